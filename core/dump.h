@@ -1,0 +1,49 @@
+/* dump.h - turns a trace buffer into a Chrome/Perfetto trace (JSON), in two
+ * modes (docs/DESIGN.md "Dump"):
+ *   MH_DUMP_MOSAIC  the same JSON value JAX's ProfilerSpec.dump writes, its
+ *                   errors and messages included (byte-identical formatting);
+ *   MH_DUMP_DEFAULT 64-bit unwrapped clocks, cycles converted with a known SM
+ *                   clock rate (or said to be cycles), process/thread names,
+ *                   errors that say how many entries were needed.
+ * Two streaming passes: a scan that validates every trace and gathers what
+ * the order and the overhead estimate need (memory per trace, not per event),
+ * then the emission in timeline order. */
+#ifndef MH_DUMP_H
+#define MH_DUMP_H
+
+#include <stdint.h>
+#include "error.h"
+#include "names.h"
+#include "out.h"
+#include "spec.h"
+#include "summary.h"
+#include "tracebuf.h"
+
+typedef enum { MH_DUMP_DEFAULT = 0, MH_DUMP_MOSAIC = 1 } mh_dump_mode;
+
+typedef void (*mh_warn_fn)(void *ctx, const char *message);
+
+typedef struct mh_dump_opts {
+    mh_dump_mode mode;
+    double clock_ghz;      /* SM clock in GHz; 0: unknown, times stay cycles */
+    mh_summary *summary;   /* optional: region statistics are added here */
+    mh_warn_fn warn;       /* optional: warnings (first few of each kind) */
+    void *warn_ctx;
+} mh_dump_opts;
+
+typedef struct mh_dump_stats {
+    uint64_t traces;            /* traces in the buffer */
+    uint64_t traces_with_events;
+    uint64_t events;            /* events written (synthetic ends included) */
+    uint64_t truncated_traces;  /* traces that ended with open regions */
+    uint64_t clock_warnings;    /* clock went backwards */
+    uint32_t overhead_cycles;   /* Mosaic mode: estimated profiling overhead */
+    uint64_t bytes;             /* bytes of JSON written */
+} mh_dump_stats;
+
+/* Dumps buf (already bound to spec) to out.  On error nothing more is
+ * written; the caller aborts `out` so no partial file remains. */
+int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const mh_dump_opts *opts, mh_out *out,
+            mh_dump_stats *stats, mh_error *e);
+
+#endif

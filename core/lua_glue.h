@@ -1,0 +1,16 @@
+/* lua_glue.h - everything that touches the Lua C API lives in lua_glue.c:
+ * the `mgpu.core` module (also built as a C module for a stock lua5.4 or
+ * busted), and the embedded interpreter that runs experiment scripts. */
+#ifndef MH_LUA_GLUE_H
+#define MH_LUA_GLUE_H
+
+/* Runs a script with `arg` set as lua.c does; returns the exit status
+ * (an uncaught mgpu error maps to its code's status, see error.h). */
+int mh_lua_run_script(const char *path, int argc, char **argv);
+const char *mh_lua_version(void);
+
+/* The embedded Lua sources of lua/ (generated at build time). */
+typedef struct { const char *module; const char *source; unsigned long size; } mh_embedded_lua;
+extern const mh_embedded_lua mh_embedded_lua_modules[];
+
+#endif

@@ -1,0 +1,169 @@
+/* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
+ * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
+#include "dump_file.h"
+#include "lua_glue.h"
+#include "version.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char USAGE[] =
+    "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script (experiment)\n"
+    "       mgpu-harness dump BUFFER --meta META.json [options]\n"
+    "       mgpu-harness info\n"
+    "       mgpu-harness --help | --version\n"
+    "\n"
+    "Run `mgpu-harness dump --help` for the dump options.\n";
+
+static const char DUMP_USAGE[] =
+    "usage: mgpu-harness dump BUFFER --meta META.json [options]\n"
+    "\n"
+    "Converts a trace buffer to a Chrome/Perfetto trace (JSON).\n"
+    "  BUFFER               raw little-endian uint32 words (.bin) or a NumPy .npy of uint32/int32\n"
+    "  --meta FILE          grid, block, entries_per_warpgroup, trace_scope, names (JAX capture format)\n"
+    "  -o, --output FILE    write the trace here (atomically); default stdout\n"
+    "  --compat mosaic      produce exactly what JAX's ProfilerSpec.dump writes\n"
+    "  --clock-ghz G        SM clock rate for cycles -> ns (default: the meta's clock_ghz; without\n"
+    "                       either, times stay in cycles and the trace says so)\n"
+    "  --summary            print a table of region durations (to stderr when the trace goes to stdout)\n"
+    "  --summary-json FILE  write the region summary as JSON\n"
+    "  -q, --quiet          no warnings\n"
+    "\n"
+    "exit status: 0 ok, 1 I/O error, 2 bad usage, 3 bad buffer/meta/trace, 4 insufficient_space,\n"
+    "             5 odd_events\n";
+
+static void print_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "mgpu-harness: warning: %s\n", msg);
+}
+
+static int report(const mh_error *e, const char *context)
+{
+    if (context)
+        fprintf(stderr, "mgpu-harness: %s: %s [%s]\n", context, e->message, mh_code_name(e->code));
+    else
+        fprintf(stderr, "mgpu-harness: %s [%s]\n", e->message, mh_code_name(e->code));
+    if (e->code == MH_E_INSUFFICIENT_SPACE && e->required > 0)
+        fprintf(stderr, "mgpu-harness: required entries_per_warpgroup: %lld (have %lld)\n", (long long)e->required,
+                (long long)e->capacity);
+    return mh_code_exit_status(e->code);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "mgpu-harness: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see `mgpu-harness dump --help`)\n");
+    return mh_code_exit_status(MH_E_BAD_ARGUMENT);
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+    enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_SUMMARY, OPT_SUMMARY_JSON };
+    static const struct option opts[] = {
+        {"meta", required_argument, NULL, OPT_META},
+        {"output", required_argument, NULL, 'o'},
+        {"compat", required_argument, NULL, OPT_COMPAT},
+        {"clock-ghz", required_argument, NULL, OPT_CLOCK},
+        {"summary", no_argument, NULL, OPT_SUMMARY},
+        {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mh_dump_request req = {.mode = MH_DUMP_DEFAULT, .warn = print_warning};
+    const char *summary_json = NULL;
+    int print_summary = 0, c;
+    char *end;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case OPT_META: req.meta_path = optarg; break;
+        case 'o': req.out_path = optarg; break;
+        case OPT_COMPAT:
+            if (strcmp(optarg, "mosaic") != 0) return usage_error("--compat takes `mosaic`, not `%s`", optarg);
+            req.mode = MH_DUMP_MOSAIC;
+            break;
+        case OPT_CLOCK:
+            errno = 0;
+            req.clock_ghz = strtod(optarg, &end);
+            if (errno || *end || end == optarg || !(req.clock_ghz > 0) || !isfinite(req.clock_ghz) ||
+                req.clock_ghz > 100)
+                return usage_error("--clock-ghz takes a clock rate in GHz such as 1.98, not `%s`", optarg);
+            break;
+        case OPT_SUMMARY: print_summary = 1; break;
+        case OPT_SUMMARY_JSON: summary_json = optarg; break;
+        case 'q': req.warn = NULL; break;
+        case 'h': fputs(DUMP_USAGE, stdout); return 0;
+        case ':': return usage_error("option `%s` needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option `%s`", argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) return usage_error("%s", "dump needs a BUFFER file");
+    if (optind + 1 < argc) return usage_error("unexpected argument `%s`", argv[optind + 1]);
+    if (!req.meta_path) return usage_error("%s", "dump needs --meta META.json (grid, block, entries, names)");
+    req.buffer_path = argv[optind];
+    req.want_summary = print_summary || summary_json;
+
+    mh_dump_result r;
+    mh_error e;
+    if (mh_dump_files(&req, &r, &e)) {
+        int on_trace = e.code == MH_E_BAD_TRACE || e.code == MH_E_INSUFFICIENT_SPACE || e.code == MH_E_ODD_EVENTS;
+        return report(&e, on_trace ? req.buffer_path : NULL);
+    }
+    int status = 0;
+    if (print_summary) {
+        int to_stdout = req.out_path && strcmp(req.out_path, "-") != 0;
+        mh_summary_print(&r.summary, to_stdout ? stdout : stderr);
+    }
+    if (summary_json && mh_summary_write_json(&r.summary, summary_json, &e)) status = report(&e, NULL);
+    mh_dump_result_free(&r);
+    return status;
+}
+
+static int cmd_info(void)
+{
+    printf("mgpu-harness %s\n", MH_VERSION);
+    printf("lua: %s (embedded)\n", mh_lua_version());
+    printf("backends: none yet in this build (the cuda and emu backends are not implemented);\n"
+           "          `dump` works on buffers captured elsewhere\n");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        printf("mgpu-harness %s\n", MH_VERSION);
+        return 0;
+    }
+    if (!strcmp(cmd, "dump")) return cmd_dump(argc - 1, argv + 1);
+    if (!strcmp(cmd, "info")) return cmd_info();
+    if (!strcmp(cmd, "run")) {
+        if (argc < 3) {
+            fputs("mgpu-harness: run needs a SCRIPT.lua\n", stderr);
+            return 2;
+        }
+        return mh_lua_run_script(argv[2], argc - 3, argv + 3);
+    }
+    size_t n = strlen(cmd);
+    if (n > 4 && !strcmp(cmd + n - 4, ".lua")) return mh_lua_run_script(cmd, argc - 2, argv + 2);
+    fprintf(stderr, "mgpu-harness: unknown command `%s`\n\n%s", cmd, USAGE);
+    return 2;
+}

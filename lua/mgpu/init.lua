@@ -1,0 +1,38 @@
+-- mgpu: the Lua face of mgpu-harness.  `require "mgpu"` works inside the
+-- mgpu-harness executable (this file is embedded) and from a stock lua5.4 or
+-- busted through the `mgpu.core` C module.  Errors are tables with a `code`
+-- (see mgpu.errors); tostring(err) gives the message.
+local core = require "mgpu.core"
+
+local M = {}
+
+M.VERSION = core.VERSION
+M.errors = require "mgpu.errors"
+
+-- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}
+-- -> {num_traces=, traces_per_block=, num_blocks=, words=, bytes=, scope=}
+function M.spec(t)
+  return core.spec(t)
+end
+
+-- Entries per warpgroup (per trace) needed for `events` events:
+-- 3 header words + 2 words per event.
+function M.entries_for(events)
+  if math.type(events) ~= "integer" or events < 0 then
+    error(M.errors.new("bad_argument", "entries_for: events must be a non-negative integer, got " .. tostring(events)))
+  end
+  return 3 + 2 * events
+end
+
+-- Dumps a trace buffer file to a Chrome trace JSON file.
+-- opts: buffer, meta, out (paths), compat ("mosaic"), clock_ghz, summary (bool)
+-- returns {traces=, events=, traces_with_events=, truncated_traces=, bytes=,
+--          unit=, clock_ghz=, summary={...}, warnings={...}}
+function M.dump(opts)
+  if type(opts) ~= "table" then
+    error(M.errors.new("bad_argument", "dump expects a table of options, got " .. type(opts)))
+  end
+  return core.dump(opts)
+end
+
+return M
