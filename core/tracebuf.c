@@ -90,7 +90,7 @@ int mh_tracebuf_open(mh_tracebuf *b, const char *path, mh_error *e)
     return 0;
 fail:
     mh_tracebuf_close(b);
-    return -1;
+    return (int)e->code;
 }
 
 int mh_tracebuf_bind(mh_tracebuf *b, const mh_spec *spec, mh_error *e)
