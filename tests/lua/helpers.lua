@@ -1,0 +1,73 @@
+-- helpers.lua: shared by the specs: paths, running the executable, writing
+-- trace buffers and meta files.
+local M = {}
+
+M.exe = assert(os.getenv("MGPU_HARNESS"), "MGPU_HARNESS must name the mgpu-harness binary")
+M.src = assert(os.getenv("MGPU_SOURCE_DIR"), "MGPU_SOURCE_DIR must name the source tree")
+M.fixtures = M.src .. "/tests/fixtures/mosaic-h200"
+
+local function quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+M.quote = quote
+
+-- Runs mgpu-harness with args; returns exit status, stdout, stderr.
+function M.run(...)
+  local args = {}
+  for i, a in ipairs({ ... }) do args[i] = quote(a) end
+  local err = os.tmpname()
+  local p = io.popen(quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err)
+  local out = p:read("a")
+  local _, _, status = p:close()
+  local f = io.open(err)
+  local stderr = f:read("a")
+  f:close()
+  os.remove(err)
+  return status, out, stderr
+end
+
+function M.read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+function M.write(path, data)
+  local f = assert(io.open(path, "wb"))
+  f:write(data)
+  f:close()
+end
+
+-- Writes words (array of integers) as little-endian uint32.
+function M.write_words(path, words)
+  local parts = {}
+  for i, w in ipairs(words) do parts[i] = string.pack("<I4", w) end
+  M.write(path, table.concat(parts))
+end
+
+-- A meta JSON for grid x block threads, scope, entries, names {name=id}.
+function M.meta(path, t)
+  local names = {}
+  for name, id in pairs(t.names or { Init = 0, load = 1, store = 2 }) do
+    names[#names + 1] = string.format("%q: %d", name, id)
+  end
+  table.sort(names)
+  M.write(path, string.format(
+    '{"grid": [%d, 1, 1], "block": [%d, 1, 1], "entries_per_warpgroup": %d, "trace_scope": %q, "names": {%s}}',
+    t.grid or 1, t.block or 32, t.entries, t.scope or "warp", table.concat(names, ", ")))
+end
+
+function M.tmpdir()
+  local d = os.tmpname()
+  os.remove(d)
+  assert(os.execute("mkdir -p " .. quote(d)))
+  return d
+end
+
+function M.rmdir(d)
+  os.execute("rm -rf " .. quote(d))
+end
+
+return M

@@ -1,0 +1,97 @@
+-- mgpu_spec.lua: the Lua API (`require "mgpu"`) through the mgpu.core C
+-- module, and the same code embedded in the executable.
+local h = require "helpers"
+local mgpu = require "mgpu"
+
+describe("mgpu", function()
+  it("has a version", function()
+    assert.matches("^%d+%.%d+%.%d+$", mgpu.VERSION)
+  end)
+
+  it("sizes trace buffers", function()
+    local s = mgpu.spec { grid = 1056, block = 256, scope = "warp", entries = mgpu.entries_for(1024) }
+    assert.equal(8448, s.num_traces)
+    assert.equal(8, s.traces_per_block)
+    assert.equal(8448 * 2051 * 4, s.bytes)
+    s = mgpu.spec { grid = { 2, 3, 4 }, block = { 128, 2 }, entries = 16 }
+    assert.equal(48, s.num_traces)
+    assert.equal("warpgroup", s.scope)
+  end)
+
+  it("raises error values with a code", function()
+    local ok, err = pcall(mgpu.spec, { grid = 1, block = 96, scope = "warpgroup", entries = 16 })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches("not a multiple of the warpgroup size", tostring(err))
+    assert.is_true(mgpu.errors.is(err, "bad_argument"))
+    ok, err = pcall(mgpu.spec, { grid = 1, block = 32, scope = "cta", entries = 16 })
+    assert.equal("bad_argument", err.code)
+    ok, err = pcall(mgpu.spec, { grid = 0, block = 32, entries = 16 })
+    assert.equal("bad_argument", err.code)
+    ok, err = pcall(mgpu.entries_for, -1)
+    assert.equal("bad_argument", err.code)
+    ok, err = pcall(mgpu.dump, "nope")
+    assert.equal("bad_argument", err.code)
+  end)
+
+  it("dumps a fixture and returns its summary", function()
+    local dir = h.tmpdir()
+    local r = mgpu.dump {
+      buffer = h.fixtures .. "/wg_264blocks_nested.bin",
+      meta = h.fixtures .. "/wg_264blocks_nested.meta.json",
+      out = dir .. "/t.json", clock_ghz = 1.98, summary = true,
+    }
+    assert.equal(264, r.traces)
+    assert.equal(264, r.traces_with_events)
+    assert.equal(13200, r.events)
+    assert.equal("ns", r.unit)
+    local by = {}
+    for _, row in ipairs(r.summary) do by[row.name] = row end
+    assert.equal(264, by.Init.count)
+    assert.equal(2112, by.step.count)
+    assert.is_true(by.step.min > by.load.min)
+    h.rmdir(dir)
+  end)
+
+  it("catches insufficient_space and reads how many entries were required", function()
+    local dir = h.tmpdir()
+    h.meta(dir .. "/m.json", { entries = 8 })
+    h.write_words(dir .. "/b.bin", { 0, 3, 10, 0, 0, 0, 0, 0 })
+    local ok, err = pcall(mgpu.dump, { buffer = dir .. "/b.bin", meta = dir .. "/m.json", out = dir .. "/t.json" })
+    assert.is_false(ok)
+    assert.equal("insufficient_space", err.code)
+    assert.equal(13, err.required)
+    assert.equal(8, err.capacity)
+    assert.equal(0, err.trace)
+    assert.is_nil(h.read(dir .. "/t.json"))
+    h.rmdir(dir)
+  end)
+
+  it("runs inside the executable with the embedded Lua sources", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/s.lua", [[
+      local mgpu = require "mgpu"
+      local s = mgpu.spec { grid = 2, block = 128, scope = "warp", entries = 8 }
+      print(mgpu.VERSION, s.num_traces, arg[1], select("#", ...))
+    ]])
+    local st, out, err = h.run(dir .. "/s.lua", "x", "y")
+    assert.equal(0, st, err)
+    assert.matches("^%d+%.%d+%.%d+\t8\tx\t2\n$", out)
+    -- an uncaught error value exits with its code's status
+    h.write(dir .. "/e.lua", [[
+      local mgpu = require "mgpu"
+      mgpu.spec { grid = 1, block = 96, scope = "warpgroup", entries = 8 }
+    ]])
+    st, out, err = h.run(dir .. "/e.lua")
+    assert.equal(2, st)
+    assert.matches("not a multiple of the warpgroup size %(128 threads%) %[bad_argument%]", err)
+    h.write(dir .. "/x.lua", "error('plain failure')")
+    st, out, err = h.run(dir .. "/x.lua")
+    assert.equal(1, st)
+    assert.matches("plain failure", err)
+    st, out, err = h.run(dir .. "/missing.lua")
+    assert.equal(1, st)
+    assert.matches("cannot open", err)
+    h.rmdir(dir)
+  end)
+end)
