@@ -106,7 +106,7 @@ static int by_id(const void *a, const void *b)
 
 int mh_names_finish(mh_names *t, mh_error *e)
 {
-    qsort(t->v, t->n, sizeof *t->v, by_id);
+    if (t->n > 1) qsort(t->v, t->n, sizeof *t->v, by_id);
     for (size_t i = 1; i < t->n; i++)
         if (t->v[i].id == t->v[i - 1].id)
             return mh_fail(e, MH_E_BAD_META, "names \"%s\" and \"%s\" share id %u",
