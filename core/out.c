@@ -29,6 +29,20 @@ int mh_out_open_fd(mh_out *o, int fd, mh_error *e)
 int mh_out_open(mh_out *o, const char *path, mh_error *e)
 {
     if (!path || strcmp(path, "-") == 0) return mh_out_open_fd(o, STDOUT_FILENO, e);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, FIFO or socket (/dev/null, a pipe): write to it in place;
+         * replacing it with a file would destroy it. */
+        if (S_ISDIR(st.st_mode)) return mh_fail(e, MH_E_IO, "%s: is a directory", path);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return mh_fail(e, MH_E_IO, "%s: cannot open for writing: %s", path, strerror(errno));
+        if (mh_out_open_fd(o, fd, e)) {
+            close(fd);
+            return -1;
+        }
+        o->owns_fd = 1;
+        return 0;
+    }
     memset(o, 0, sizeof *o);
     o->fd = -1;
     size_t n = strlen(path);
@@ -86,6 +100,9 @@ int mh_out_commit(mh_out *o, mh_error *e)
     int rc = 0;
     if (o->failed) {
         rc = mh_fail(e, MH_E_IO, "%s: write failed: %s", name, strerror(o->err));
+    } else if (o->owns_fd) {
+        if (close(o->fd) != 0) rc = mh_fail(e, MH_E_IO, "output: write failed: %s", strerror(errno));
+        o->fd = -1;
     } else if (o->path) {
         if (close(o->fd) != 0) rc = mh_fail(e, MH_E_IO, "%s: write failed: %s", name, strerror(errno));
         o->fd = -1;
@@ -102,7 +119,7 @@ int mh_out_commit(mh_out *o, mh_error *e)
 
 void mh_out_abort(mh_out *o)
 {
-    if (o->path && o->fd >= 0) close(o->fd);
+    if ((o->path || o->owns_fd) && o->fd >= 0) close(o->fd);
     if (o->tmp_path) unlink(o->tmp_path);
     free(o->tmp_path);
     free(o->path);

@@ -16,12 +16,14 @@ typedef struct mh_out {
     char *tmp_path;   /* temporary sibling while writing */
     char *buf;
     size_t len, cap;
+    int owns_fd;      /* fd opened here on a non-regular file: close it */
     int failed;       /* a write failed; errno in err */
     int err;
     uint64_t total;   /* bytes written so far */
 } mh_out;
 
-/* path NULL or "-" writes to stdout (not atomic). */
+/* path NULL or "-" writes to stdout; a path that is a device or FIFO
+ * (/dev/null) is written in place; both are not atomic. */
 int mh_out_open(mh_out *o, const char *path, mh_error *e);
 /* Writes to an fd the caller owns (not closed, not atomic). */
 int mh_out_open_fd(mh_out *o, int fd, mh_error *e);

@@ -1,6 +1,7 @@
 /* test_out.c - number formatting and atomic output files. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
 #include "out.h"
@@ -72,6 +73,15 @@ int main(void)
     CHECK(mh_out_commit(&o, &e) == 0);
     CHECK_STR(slurp(path), "new");
     unlink(path);
+
+    /* A device is written in place, never replaced by a file. */
+    struct stat st;
+    CHECK(mh_out_open(&o, "/dev/null", &e) == 0);
+    mh_out_lit(&o, "gone");
+    CHECK(mh_out_commit(&o, &e) == 0);
+    CHECK(stat("/dev/null", &st) == 0 && S_ISCHR(st.st_mode));
+    CHECK(mh_out_open(&o, "/tmp", &e) == MH_E_IO);
+    CHECK_CONTAINS(e.message, "is a directory");
 
     CHECK(mh_out_open(&o, "/nonexistent-dir/x.json", &e) == MH_E_IO);
     CHECK_CONTAINS(e.message, "/nonexistent-dir/x.json");
