@@ -40,8 +40,32 @@ typedef struct {
     uint64_t stack_cap;
     uint32_t overhead;
     int64_t origin;           /* default mode: smallest trace start offset */
-    uint64_t warned_back;
+    char *prefix;             /* per name and phase: the event text up to "ts": */
+    size_t *prefix_at;        /* offsets into prefix: [2 * name_index + end], plus the end */
 } dump_ctx;
+
+/* Builds, for every name and phase, the constant text that starts an event,
+ * separator included, so the hot loop copies it instead of formatting it. */
+static int build_prefixes(dump_ctx *c)
+{
+    int mosaic = c->opts->mode == MH_DUMP_MOSAIC;
+    size_t n = c->names->n, total = 0;
+    for (size_t i = 0; i < n; i++) total += 2 * (c->names->v[i].json_len + 40);
+    c->prefix = calloc(total + 64, 1); /* + 64: mh_out_small reads 64 bytes */
+    c->prefix_at = malloc((2 * n + 1) * sizeof *c->prefix_at);
+    if (!c->prefix || !c->prefix_at) return mh_fail(c->e, MH_E_NO_MEMORY, "out of memory");
+    size_t at = 0;
+    for (size_t i = 0; i < 2 * n; i++) {
+        const mh_name *nm = &c->names->v[i / 2];
+        const char *ph = i % 2 ? "E" : "B";
+        c->prefix_at[i] = at;
+        at += (size_t)sprintf(c->prefix + at, mosaic ? ", {\"name\": %s, \"ph\": \"%s\", \"ts\": "
+                                                     : ",\n{\"name\":%s,\"ph\":\"%s\",\"ts\":",
+                              nm->json, ph);
+    }
+    c->prefix_at[2 * n] = at;
+    return 0;
+}
 
 static void warn(dump_ctx *c, uint64_t *counter, const char *fmt, ...)
 {
@@ -315,47 +339,27 @@ static void default_thread_meta(dump_ctx *c, uint64_t pid, uint64_t tid, uint64_
     mh_out_lit(o, "}}");
 }
 
-static inline void emit_mosaic(mh_out *o, const mh_name *nm, int end, uint32_t ts, uint64_t pid, uint64_t tid,
-                               int *first)
+/* Writes the start of an event: its name/phase prefix.  Mosaic mode leaves
+ * out the ", " separator before the very first event. */
+static inline void emit_prefix(dump_ctx *c, uint32_t idx, int end, int *first)
 {
-    if (!*first) mh_out_lit(o, ", ");
+    size_t k = 2 * (size_t)idx + (end != 0), skip = *first ? 2 : 0;
+    size_t len = c->prefix_at[k + 1] - c->prefix_at[k] - skip;
+    const char *p = c->prefix + c->prefix_at[k] + skip;
     *first = 0;
-    mh_out_lit(o, "{\"name\": ");
-    mh_out_mem(o, nm->json, nm->json_len);
-    if (end) mh_out_lit(o, ", \"ph\": \"E\", \"ts\": ");
-    else mh_out_lit(o, ", \"ph\": \"B\", \"ts\": ");
-    mh_out_milli(o, ts);
-    mh_out_lit(o, ", \"pid\": ");
-    mh_out_u64(o, pid);
-    mh_out_lit(o, ", \"tid\": ");
-    mh_out_u64(o, tid);
-    mh_out_lit(o, "}");
+    if (len <= 64) mh_out_small(c->out, p, len);
+    else mh_out_mem(c->out, p, len);
 }
 
-static inline void emit_default(mh_out *o, const mh_name *nm, int end, int64_t ts_ns, uint64_t pid, uint64_t tid,
-                                int truncated)
+static inline uint64_t cycles_to_units(double ghz, uint64_t cycles)
 {
-    mh_out_lit(o, ",\n{\"name\":");
-    mh_out_mem(o, nm->json, nm->json_len);
-    if (end) mh_out_lit(o, ",\"ph\":\"E\",\"ts\":");
-    else mh_out_lit(o, ",\"ph\":\"B\",\"ts\":");
-    mh_out_milli3(o, ts_ns);
-    mh_out_lit(o, ",\"pid\":");
-    mh_out_u64(o, pid);
-    mh_out_lit(o, ",\"tid\":");
-    mh_out_u64(o, tid);
-    if (truncated) mh_out_lit(o, ",\"args\":{\"truncated\":true}}");
-    else mh_out_lit(o, "}");
-}
-
-static uint64_t cycles_to_units(double ghz, uint64_t cycles)
-{
-    return ghz > 0 ? (uint64_t)llround((double)cycles / ghz) : cycles;
+    return ghz > 0 ? (uint64_t)((double)cycles / ghz + 0.5) : cycles;
 }
 
 /* Pass 2: events of one trace in timeline order. */
-static int emit_trace(dump_ctx *c, const live_trace *l, int *first)
+static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
 {
+    int first_local = *first_out, *first = &first_local;
     const uint32_t *w = mh_tracebuf_trace(c->buf, l->trace, c->e);
     if (!w) return -1;
     int mosaic = c->opts->mode == MH_DUMP_MOSAIC;
@@ -368,14 +372,22 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first)
     uint64_t acc = 0;                                   /* cycles since the first event */
     int64_t base_ns = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin; /* default mode */
     int64_t last_ns = 0;
-    const mh_name *nm = NULL;
+
+    /* The constant end of every event of this trace. */
+    char suffix[128] = {0}; /* used <= 64, readable 64 for mh_out_small */
+    size_t sl = 0;
+    sl += (size_t)sprintf(suffix, mosaic ? ", \"pid\": " : ",\"pid\":");
+    sl += mh_fmt_u64(suffix + sl, pid);
+    sl += (size_t)sprintf(suffix + sl, mosaic ? ", \"tid\": " : ",\"tid\":");
+    sl += mh_fmt_u64(suffix + sl, tid);
+    suffix[sl++] = '}';
 
     if (grow_stack(c, n)) return -1;
     if (!mosaic) default_thread_meta(c, pid, tid, l->trace, first);
     for (uint64_t k = 0; k < n; k++) {
         uint32_t tag = w[3 + 2 * k], clock = w[4 + 2 * k];
         int end = (tag & MH_EXIT_BIT) != 0;
-        nm = mh_names_get(c->names, tag & MH_NAME_ID_MASK);
+        const mh_name *nm = mh_names_get(c->names, tag & MH_NAME_ID_MASK);
         uint32_t idx = (uint32_t)(nm - c->names->v);
 
         uint32_t step = clock - prev_clock;
@@ -388,6 +400,7 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first)
         acc += step;
         prev_clock = clock;
 
+        emit_prefix(c, idx, end, first);
         if (mosaic) {
             uint32_t t32 = (clock - first_clock) - (uint32_t)(k * (uint64_t)c->overhead);
             if (k && last32 >= t32) {
@@ -398,11 +411,12 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first)
                 t32 = last32 + 1;
             }
             last32 = t32;
-            emit_mosaic(o, nm, end, l->start + t32, pid, tid, first);
+            mh_out_milli(o, (uint32_t)(l->start + t32));
         } else {
             last_ns = base_ns + (int64_t)cycles_to_units(ghz, acc);
-            emit_default(o, nm, end, last_ns, pid, tid, 0);
+            mh_out_milli3(o, last_ns);
         }
+        mh_out_small(o, suffix, sl);
         if (!end) {
             c->stack[depth] = idx;
             c->stack_at[depth] = acc;
@@ -415,16 +429,24 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first)
     c->st->events += n;
     if (depth) {
         /* Truncated by a bounds-checked kernel: close the open regions,
-         * innermost first, at the last event's time. */
+         * innermost first, at the last event's time (the default mode marks
+         * them with args.truncated). */
         c->st->truncated_traces++;
         while (depth--) {
-            const mh_name *open = &c->names->v[c->stack[depth]];
-            if (mosaic) emit_mosaic(o, open, 1, l->start + last32, pid, tid, first);
-            else emit_default(o, open, 1, last_ns, pid, tid, 1);
+            emit_prefix(c, c->stack[depth], 1, first);
+            if (mosaic) {
+                mh_out_milli(o, (uint32_t)(l->start + last32));
+                mh_out_mem(o, suffix, sl);
+            } else {
+                mh_out_milli3(o, last_ns);
+                mh_out_mem(o, suffix, sl - 1);
+                mh_out_lit(o, ",\"args\":{\"truncated\":true}}");
+            }
             if (sum) mh_summary_truncated(sum, c->stack[depth]);
             c->st->events++;
         }
     }
+    *first_out = first_local;
     return 0;
 }
 
@@ -447,7 +469,8 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     if (opts->summary) opts->summary->unit = opts->clock_ghz > 0 ? "ns" : "cycles";
     uint64_t start_bytes = out->total + out->len;
 
-    int rc = scan(&c);
+    int rc = build_prefixes(&c);
+    if (!rc) rc = scan(&c);
     if (!rc) {
         stats->traces_with_events = c.nlive;
         int first = 1;
@@ -479,5 +502,7 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     free(c.live);
     free(c.stack);
     free(c.stack_at);
+    free(c.prefix);
+    free(c.prefix_at);
     return rc ? -1 : 0;
 }

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define BUF_BYTES (1u << 20)
+#define BUF_BYTES (1u << 17)
 
 static int alloc_buf(mh_out *o, mh_error *e)
 {
@@ -126,28 +126,4 @@ void mh_out_abort(mh_out *o)
     free(o->buf);
     memset(o, 0, sizeof *o);
     o->fd = -1;
-}
-
-size_t mh_fmt_u64(char *p, uint64_t v)
-{
-    static const char pairs[201] =
-        "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-        "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-        "8081828384858687888990919293949596979899";
-    char tmp[20];
-    size_t n = 20;
-    while (v >= 100) {
-        unsigned r = (unsigned)(v % 100);
-        v /= 100;
-        tmp[--n] = pairs[2 * r + 1];
-        tmp[--n] = pairs[2 * r];
-    }
-    if (v >= 10) {
-        tmp[--n] = pairs[2 * v + 1];
-        tmp[--n] = pairs[2 * v];
-    } else {
-        tmp[--n] = (char)('0' + v);
-    }
-    memcpy(p, tmp + n, 20 - n);
-    return 20 - n;
 }

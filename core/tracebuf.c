@@ -115,6 +115,8 @@ int mh_tracebuf_bind(mh_tracebuf *b, const mh_spec *spec, mh_error *e)
         if (!b->chunk) return mh_fail(e, MH_E_NO_MEMORY, "out of memory for a %llu-entry trace",
                                       (unsigned long long)spec->entries);
         b->chunk_count = 0;
+        b->last = UINT64_MAX; /* the first request, trace 0, counts as sequential */
+        b->run = 63;
     }
     return 0;
 }
@@ -122,9 +124,16 @@ int mh_tracebuf_bind(mh_tracebuf *b, const mh_spec *spec, mh_error *e)
 const uint32_t *mh_tracebuf_trace(mh_tracebuf *b, uint64_t t, mh_error *e)
 {
     if (b->mem) return b->mem + t * b->entries;
+    /* Sequential requests (the scan) read whole chunks; out-of-order ones
+     * (the emission in timeline order) read what they need, growing again
+     * with each run of consecutive traces, so nothing is read many times. */
+    b->run = t == b->last + 1 ? (b->run < 63 ? b->run + 1 : 63) : 0;
+    b->last = t;
     if (t < b->chunk_first || t >= b->chunk_first + b->chunk_count) {
         uint64_t ntr = b->words / b->entries;
-        uint64_t count = ntr - t < b->chunk_cap ? ntr - t : b->chunk_cap;
+        uint64_t want = b->run >= 63 ? b->chunk_cap : (uint64_t)1 << b->run;
+        if (want > b->chunk_cap) want = b->chunk_cap;
+        uint64_t count = ntr - t < want ? ntr - t : want;
         size_t nbytes = (size_t)(count * b->entries * 4);
         int err = pread_all(b->fd, b->chunk, nbytes, b->data_offset + t * b->entries * 4);
         if (err) {

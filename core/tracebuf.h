@@ -19,6 +19,8 @@ typedef struct mh_tracebuf {
     uint64_t entries;        /* words per trace, set by mh_tracebuf_bind */
     uint32_t *chunk;         /* file chunk of whole traces */
     uint64_t chunk_first, chunk_count, chunk_cap;
+    uint64_t last;           /* the previous request */
+    unsigned run;            /* consecutive sequential requests before it */
 } mh_tracebuf;
 
 /* Opens a .bin or .npy (detected by its magic, not its name). */
