@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# setup-deps.sh - installs the Debian/Ubuntu packages mgpu-harness builds and
+# tests with (as root, or through sudo).  Does nothing when all are present.
+set -euo pipefail
+pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev lua5.4 lua-busted lua-cjson)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# test.sh - the whole test suite from a fresh checkout: installs the packages,
+# builds, runs ctest (C tests, JAX fixture comparison, busted specs), then
+# builds again with AddressSanitizer/UBSan and runs everything once more.
+# usage: scripts/test.sh        (build folders: build/ and build-asan/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== build and test (RelWithDebInfo, -Werror)"
+cmake -S . -B build -DMGPU_WERROR=ON >/dev/null
+cmake --build build -j "$jobs" >/dev/null
+ctest --test-dir build --output-on-failure
+
+echo "== build and test under AddressSanitizer + UBSan"
+cmake -S . -B build-asan -DMGPU_SANITIZE=ON -DMGPU_STATIC_DEPS=OFF -DMGPU_WERROR=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-asan -j "$jobs" >/dev/null
+ctest --test-dir build-asan --output-on-failure
