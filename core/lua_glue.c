@@ -35,25 +35,39 @@ static void push_error_mt(lua_State *L)
     }
 }
 
-static void set_int_if(lua_State *L, const char *k, int64_t v)
+/* t[k] = v for the table at index t (negative indices are relative to the
+ * stack before the value is pushed). */
+static void set_int(lua_State *L, int t, const char *k, lua_Integer v)
 {
-    if (v < 0) return;
-    lua_pushinteger(L, (lua_Integer)v);
-    lua_setfield(L, -2, k);
+    t = lua_absindex(L, t);
+    lua_pushinteger(L, v);
+    lua_setfield(L, t, k);
+}
+
+static void set_num(lua_State *L, int t, const char *k, lua_Number v)
+{
+    t = lua_absindex(L, t);
+    lua_pushnumber(L, v);
+    lua_setfield(L, t, k);
+}
+
+static void set_str(lua_State *L, int t, const char *k, const char *v)
+{
+    t = lua_absindex(L, t);
+    lua_pushstring(L, v);
+    lua_setfield(L, t, k);
 }
 
 /* Pushes an error table for e and raises it. */
 static int raise_error(lua_State *L, const mh_error *e)
 {
     lua_createtable(L, 0, 6);
-    lua_pushstring(L, mh_code_name(e->code));
-    lua_setfield(L, -2, "code");
-    lua_pushstring(L, e->message);
-    lua_setfield(L, -2, "message");
-    set_int_if(L, "required", e->required);
-    set_int_if(L, "capacity", e->capacity);
-    set_int_if(L, "trace", e->trace);
-    set_int_if(L, "line", e->line);
+    set_str(L, -1, "code", mh_code_name(e->code));
+    set_str(L, -1, "message", e->message);
+    if (e->required >= 0) set_int(L, -1, "required", e->required);
+    if (e->capacity >= 0) set_int(L, -1, "capacity", e->capacity);
+    if (e->trace >= 0) set_int(L, -1, "trace", e->trace);
+    if (e->line >= 0) set_int(L, -1, "line", e->line);
     push_error_mt(L);
     lua_setmetatable(L, -2);
     return lua_error(L);
@@ -150,18 +164,12 @@ static int l_spec(lua_State *L)
     mh_error_clear(&e);
     if (mh_spec_validate(&s, &e)) return raise_error(L, &e);
     lua_createtable(L, 0, 6);
-    lua_pushinteger(L, (lua_Integer)s.num_blocks);
-    lua_setfield(L, -2, "num_blocks");
-    lua_pushinteger(L, (lua_Integer)s.traces_per_block);
-    lua_setfield(L, -2, "traces_per_block");
-    lua_pushinteger(L, (lua_Integer)s.num_traces);
-    lua_setfield(L, -2, "num_traces");
-    lua_pushinteger(L, (lua_Integer)s.words);
-    lua_setfield(L, -2, "words");
-    lua_pushinteger(L, (lua_Integer)s.bytes);
-    lua_setfield(L, -2, "bytes");
-    lua_pushstring(L, mh_scope_name(s.scope));
-    lua_setfield(L, -2, "scope");
+    set_int(L, -1, "num_blocks", (lua_Integer)s.num_blocks);
+    set_int(L, -1, "traces_per_block", (lua_Integer)s.traces_per_block);
+    set_int(L, -1, "num_traces", (lua_Integer)s.num_traces);
+    set_int(L, -1, "words", (lua_Integer)s.words);
+    set_int(L, -1, "bytes", (lua_Integer)s.bytes);
+    set_str(L, -1, "scope", mh_scope_name(s.scope));
     return 1;
 }
 
@@ -182,24 +190,15 @@ static void push_summary(lua_State *L, const mh_summary *s)
         mh_region_row r = mh_summary_row(s, i);
         if (!r.count && !r.truncated) continue;
         lua_createtable(L, 0, 9);
-        lua_pushstring(L, r.name);
-        lua_setfield(L, -2, "name");
-        lua_pushinteger(L, (lua_Integer)r.count);
-        lua_setfield(L, -2, "count");
-        lua_pushnumber(L, r.total);
-        lua_setfield(L, -2, "total");
-        lua_pushnumber(L, r.mean);
-        lua_setfield(L, -2, "mean");
-        lua_pushinteger(L, (lua_Integer)r.min);
-        lua_setfield(L, -2, "min");
-        lua_pushinteger(L, (lua_Integer)r.median);
-        lua_setfield(L, -2, "median");
-        lua_pushinteger(L, (lua_Integer)r.p99);
-        lua_setfield(L, -2, "p99");
-        lua_pushinteger(L, (lua_Integer)r.max);
-        lua_setfield(L, -2, "max");
-        lua_pushinteger(L, (lua_Integer)r.truncated);
-        lua_setfield(L, -2, "truncated");
+        set_str(L, -1, "name", r.name);
+        set_int(L, -1, "count", (lua_Integer)r.count);
+        set_num(L, -1, "total", r.total);
+        set_num(L, -1, "mean", r.mean);
+        set_int(L, -1, "min", (lua_Integer)r.min);
+        set_int(L, -1, "median", (lua_Integer)r.median);
+        set_int(L, -1, "p99", (lua_Integer)r.p99);
+        set_int(L, -1, "max", (lua_Integer)r.max);
+        set_int(L, -1, "truncated", (lua_Integer)r.truncated);
         lua_seti(L, -2, ++n);
     }
 }
@@ -236,22 +235,14 @@ static int l_dump(lua_State *L)
     if (mh_dump_files(&req, &r, &e)) return raise_error(L, &e);
     lua_setfield(L, 2, "warnings");
     const mh_dump_stats *st = &r.stats;
-    lua_pushinteger(L, (lua_Integer)st->traces);
-    lua_setfield(L, 2, "traces");
-    lua_pushinteger(L, (lua_Integer)st->traces_with_events);
-    lua_setfield(L, 2, "traces_with_events");
-    lua_pushinteger(L, (lua_Integer)st->events);
-    lua_setfield(L, 2, "events");
-    lua_pushinteger(L, (lua_Integer)st->truncated_traces);
-    lua_setfield(L, 2, "truncated_traces");
-    lua_pushinteger(L, (lua_Integer)st->bytes);
-    lua_setfield(L, 2, "bytes");
-    lua_pushinteger(L, (lua_Integer)st->overhead_cycles);
-    lua_setfield(L, 2, "overhead_cycles");
-    lua_pushnumber(L, r.clock_ghz);
-    lua_setfield(L, 2, "clock_ghz");
-    lua_pushstring(L, r.clock_ghz > 0 ? "ns" : "cycles");
-    lua_setfield(L, 2, "unit");
+    set_int(L, 2, "traces", (lua_Integer)st->traces);
+    set_int(L, 2, "traces_with_events", (lua_Integer)st->traces_with_events);
+    set_int(L, 2, "events", (lua_Integer)st->events);
+    set_int(L, 2, "truncated_traces", (lua_Integer)st->truncated_traces);
+    set_int(L, 2, "bytes", (lua_Integer)st->bytes);
+    set_int(L, 2, "overhead_cycles", (lua_Integer)st->overhead_cycles);
+    set_num(L, 2, "clock_ghz", r.clock_ghz);
+    set_str(L, 2, "unit", r.clock_ghz > 0 ? "ns" : "cycles");
     if (req.want_summary) {
         push_summary(L, &r.summary);
         lua_setfield(L, 2, "summary");
