@@ -11,15 +11,17 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
-/* Finds 'key': in the dict text and returns a pointer to its value. */
+/* Finds 'key': in the dict text and returns a pointer to its value (inside
+ * [h, end)), or NULL. */
 static const char *find_key(const char *h, const char *end, const char *key)
 {
     size_t kl = strlen(key);
     for (const char *p = h; p + kl + 2 <= end; p++) {
         if ((*p == '\'' || *p == '"') && p[kl + 1] == *p && memcmp(p + 1, key, kl) == 0) {
             p = skip_ws(p + kl + 2, end);
-            if (p < end && *p == ':') return skip_ws(p + 1, end);
-            return NULL;
+            if (p >= end || *p != ':') return NULL;
+            p = skip_ws(p + 1, end);
+            return p < end ? p : NULL; /* a value starts inside the header */
         }
     }
     return NULL;
@@ -83,7 +85,7 @@ int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e)
 
     const char *f = find_key(h, end, "fortran_order");
     if (!f) return mh_fail(e, MH_E_BAD_BUFFER, ".npy header has no 'fortran_order'");
-    if (strncmp(f, "True", 4) == 0 && ndim > 1)
+    if (end - f >= 4 && memcmp(f, "True", 4) == 0 && ndim > 1)
         return mh_fail(e, MH_E_BAD_BUFFER,
                        ".npy array is %d-D in Fortran order: save it in C order (np.ascontiguousarray)", ndim);
     out->data_offset = hstart + hlen;

@@ -53,6 +53,12 @@ int main(void)
     CHECK(mh_npy_parse(b, len - 20, &n, &e) == MH_E_BAD_BUFFER); /* header longer than the data */
     CHECK_CONTAINS(e.message, "file is shorter");
 
+    /* keys whose values run off the end of the header (found by fuzzing) */
+    len = make(b, 1, "{'descr': '<u4', 'fortran_order': False, 'shape':");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    len = make(b, 1, "{'descr': '<u4', 'shape': (4,), 'fortran_order': Tr");
+    CHECK(mh_npy_parse(b, len, &n, &e) == 0); /* not "True": C order */
+
     b[6] = 9;
     CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
     CHECK(mh_npy_parse((const unsigned char *)"NOTNUMPYATALL", 13, &n, &e) == MH_E_BAD_BUFFER);

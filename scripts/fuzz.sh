@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# fuzz.sh - builds the libFuzzer targets with clang + ASan/UBSan and runs each
+# for SECONDS (default 60) from the seeds in tests/fuzz/corpus-*; new inputs
+# go to a temporary folder, the seeds stay as they are.
+# usage: scripts/fuzz.sh [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+command -v clang >/dev/null || { echo "fuzz.sh needs clang (apt-get install clang)" >&2; exit 2; }
+CC=clang cmake -S . -B build-fuzz -DMGPU_FUZZ=ON -DMGPU_SANITIZE=ON -DMGPU_STATIC_DEPS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_dump fuzz_inputs >/dev/null
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for t in dump inputs; do
+  mkdir -p "$work/$t"
+  echo "== fuzz_$t for ${secs}s"
+  build-fuzz/tests/fuzz_$t "$work/$t" tests/fuzz/corpus-$t -max_total_time="$secs" -max_len=8192 \
+    -print_final_stats=1 2>&1 | grep -E 'stat::number_of_executed_units|DONE|ERROR|SUMMARY' || true
+done
