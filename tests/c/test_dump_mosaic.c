@@ -8,6 +8,7 @@
 #include "check.h"
 #include "dump_util.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 
 /* ---- reference model -------------------------------------------------- */
@@ -300,6 +301,22 @@ static void file_equals_memory(const mh_names *names)
     CHECK(write(fd, w, s.bytes) == (ssize_t)s.bytes);
     close(fd);
     CHECK(mh_tracebuf_open(&b, npy_path, &e) == 0);
+    CHECK(mh_tracebuf_bind(&b, &s, &e) == 0);
+    file = dump_to_string(&s, names, &b, MH_DUMP_MOSAIC, 0, NULL, NULL, &e);
+    mh_tracebuf_close(&b);
+    CHECK(mem && file && strcmp(mem, file) == 0);
+    free(file);
+
+    /* big-endian .npy ('>u4'): words swapped on read */
+    fd = open(npy_path, O_WRONLY | O_TRUNC);
+    dict[11] = '>'; /* {'descr': '<u4' -> '>u4' */
+    CHECK(write(fd, hdr, 10) == 10 && write(fd, dict, (size_t)dl) == dl);
+    for (uint64_t i = 0; i < s.words; i++) {
+        uint32_t be = __builtin_bswap32(w[i]);
+        CHECK(write(fd, &be, 4) == 4);
+    }
+    close(fd);
+    CHECK(mh_tracebuf_open(&b, npy_path, &e) == 0 && b.swap);
     CHECK(mh_tracebuf_bind(&b, &s, &e) == 0);
     file = dump_to_string(&s, names, &b, MH_DUMP_MOSAIC, 0, NULL, NULL, &e);
     mh_tracebuf_close(&b);
