@@ -311,10 +311,10 @@ static void file_equals_memory(const mh_names *names)
     fd = open(npy_path, O_WRONLY | O_TRUNC);
     dict[11] = '>'; /* {'descr': '<u4' -> '>u4' */
     CHECK(write(fd, hdr, 10) == 10 && write(fd, dict, (size_t)dl) == dl);
-    for (uint64_t i = 0; i < s.words; i++) {
-        uint32_t be = __builtin_bswap32(w[i]);
-        CHECK(write(fd, &be, 4) == 4);
-    }
+    uint32_t *be = malloc(s.bytes);
+    for (uint64_t i = 0; i < s.words; i++) be[i] = __builtin_bswap32(w[i]);
+    CHECK(write(fd, be, s.bytes) == (ssize_t)s.bytes);
+    free(be);
     close(fd);
     CHECK(mh_tracebuf_open(&b, npy_path, &e) == 0 && b.swap);
     CHECK(mh_tracebuf_bind(&b, &s, &e) == 0);
