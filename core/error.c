@@ -39,6 +39,11 @@ static const char *const names[MH_E_COUNT_] = {
     [MH_E_ODD_EVENTS] = "odd_events",
     [MH_E_IO] = "io_error",
     [MH_E_NO_MEMORY] = "no_memory",
+    [MH_E_PTX_SYNTAX] = "ptx_syntax",
+    [MH_E_PTX_UNSUPPORTED] = "ptx_unsupported",
+    [MH_E_NOT_FOUND] = "not_found",
+    [MH_E_LAUNCH_FAILED] = "launch_failed",
+    [MH_E_KERNEL_FAULT] = "kernel_fault",
 };
 
 const char *mh_code_name(mh_code code)
@@ -56,6 +61,11 @@ int mh_code_exit_status(mh_code code)
     case MH_E_BAD_TRACE: return 3;
     case MH_E_INSUFFICIENT_SPACE: return 4;
     case MH_E_ODD_EVENTS: return 5;
+    case MH_E_PTX_SYNTAX:
+    case MH_E_PTX_UNSUPPORTED:
+    case MH_E_NOT_FOUND: return 3;
+    case MH_E_LAUNCH_FAILED:
+    case MH_E_KERNEL_FAULT: return 6;
     case MH_E_IO:
     case MH_E_NO_MEMORY:
     default: return 1;

@@ -17,6 +17,11 @@ typedef enum {
     MH_E_ODD_EVENTS,        /* a trace counted an odd number of event words */
     MH_E_IO,                /* reading or writing a file failed */
     MH_E_NO_MEMORY,
+    MH_E_PTX_SYNTAX,        /* malformed PTX */
+    MH_E_PTX_UNSUPPORTED,   /* PTX the front end or emu does not support */
+    MH_E_NOT_FOUND,         /* no kernel of that name */
+    MH_E_LAUNCH_FAILED,     /* a launch refused before running (shape, arguments, resources) */
+    MH_E_KERNEL_FAULT,      /* the kernel faulted while running (bad address, trap) */
     MH_E_COUNT_
 } mh_code;
 

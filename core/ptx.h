@@ -1,0 +1,179 @@
+/* ptx.h - the PTX front end: a parsed and decoded module (entries, .funcs,
+ * parameters, registers, variables, instructions with typed operands).
+ * One front end for the emu executor, the cuda backend's argument checks
+ * and the instrumentation.  Unsupported instructions are refused here, at
+ * load time, with file, line and mnemonic. */
+#ifndef MH_PTX_H
+#define MH_PTX_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+
+/* Scalar types. */
+typedef enum {
+    PT_NONE = 0,
+    PT_B8, PT_B16, PT_B32, PT_B64,
+    PT_U8, PT_U16, PT_U32, PT_U64,
+    PT_S8, PT_S16, PT_S32, PT_S64,
+    PT_F16, PT_F16X2, PT_BF16, PT_BF16X2, PT_F32, PT_F64,
+    PT_PRED,
+} ptx_type;
+
+int ptx_type_bits(ptx_type t);
+static inline int ptx_type_is_signed(ptx_type t) { return t >= PT_S8 && t <= PT_S64; }
+static inline int ptx_type_is_float(ptx_type t) { return t >= PT_F16 && t <= PT_F64; }
+
+typedef enum { SP_GENERIC = 0, SP_GLOBAL, SP_SHARED, SP_LOCAL, SP_PARAM, SP_CONST } ptx_space;
+
+/* Operations (mnemonic without modifiers). */
+typedef enum {
+    OP_NOP = 0, OP_MOV, OP_LD, OP_ST, OP_CVTA, OP_CVT,
+    OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_ABS, OP_NEG, OP_MIN, OP_MAX,
+    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_CNOT, OP_SHL, OP_SHR, OP_SETP, OP_SELP, OP_SET,
+    OP_SQRT, OP_RSQRT, OP_RCP, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH,
+    OP_CLZ, OP_POPC, OP_BREV, OP_BFE, OP_BFI, OP_PRMT, OP_LOP3, OP_MUL24, OP_MAD24, OP_SAD,
+    OP_COPYSIGN, OP_TESTP,
+    OP_BRA, OP_RET, OP_EXIT, OP_BAR, OP_MEMBAR, OP_ATOM, OP_RED,
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL,
+    OP_COUNT_
+} ptx_op;
+
+/* Comparison operators (setp/set) and their float unordered forms. */
+typedef enum {
+    CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_LO, CMP_LS, CMP_HI, CMP_HS,
+    CMP_EQU, CMP_NEU, CMP_LTU, CMP_LEU, CMP_GTU, CMP_GEU, CMP_NUM, CMP_NAN,
+} ptx_cmp;
+
+/* Modifier bits. */
+enum {
+    MOD_HI = 1 << 0, MOD_LO = 1 << 1, MOD_WIDE = 1 << 2, MOD_SAT = 1 << 3, MOD_FTZ = 1 << 4,
+    MOD_APPROX = 1 << 5, MOD_FULL = 1 << 6, MOD_UNI = 1 << 7, MOD_SHIFTAMT = 1 << 8,
+    MOD_TO = 1 << 9,    /* cvta.to.space */
+    MOD_CC = 1 << 10,
+};
+
+/* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
+typedef enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI } ptx_rnd;
+
+typedef enum {
+    OPK_NONE = 0, OPK_REG, OPK_IMM, OPK_SREG, OPK_ADDR, OPK_VEC, OPK_LABEL, OPK_SYM, OPK_SINK,
+} ptx_opnd_kind;
+
+/* Special registers. */
+typedef enum {
+    SR_TID_X, SR_TID_Y, SR_TID_Z, SR_NTID_X, SR_NTID_Y, SR_NTID_Z,
+    SR_CTAID_X, SR_CTAID_Y, SR_CTAID_Z, SR_NCTAID_X, SR_NCTAID_Y, SR_NCTAID_Z,
+    SR_LANEID, SR_WARPID, SR_NWARPID, SR_SMID, SR_NSMID, SR_CLOCK, SR_CLOCK_HI, SR_CLOCK64,
+    SR_GLOBALTIMER, SR_GLOBALTIMER_LO, SR_GLOBALTIMER_HI,
+    SR_LANEMASK_EQ, SR_LANEMASK_LT, SR_LANEMASK_LE, SR_LANEMASK_GT, SR_LANEMASK_GE,
+    SR_DYNAMIC_SMEM_SIZE, SR_TOTAL_SMEM_SIZE, SR_GRIDID,
+    SR_COUNT_
+} ptx_sreg;
+
+typedef struct ptx_opnd {
+    uint8_t kind;        /* ptx_opnd_kind */
+    uint8_t neg;         /* !%p for predicate operands */
+    uint8_t n;           /* OPK_VEC: number of elements */
+    uint8_t fimm;        /* OPK_IMM written as a float literal: imm holds double bits until decoded */
+    uint32_t reg;        /* OPK_REG / base of OPK_ADDR (UINT32_MAX: none) / OPK_SREG id / OPK_LABEL target */
+    uint32_t vec[4];     /* OPK_VEC register indices (UINT32_MAX = sink "_", PTX_VEC_SREG|id = special) */
+    int64_t imm;         /* OPK_IMM bits, OPK_ADDR offset */
+    int32_t sym;         /* OPK_ADDR / OPK_SYM: variable index, -1 none */
+    int32_t param;       /* OPK_ADDR: kernel parameter index (ld.param [name]), -1 none */
+} ptx_opnd;
+
+#define PTX_MAX_OPNDS 6
+#define PTX_VEC_SREG 0x80000000u
+
+typedef struct ptx_insn {
+    uint16_t op;         /* ptx_op */
+    uint8_t type;        /* main type (destination type for cvt) */
+    uint8_t type2;       /* source type for cvt; ".pred" etc. */
+    uint8_t space;       /* ld/st/atom/cvta state space */
+    uint8_t vec;         /* vector width of ld/st (1, 2, 4) */
+    uint8_t cmp;         /* setp/set comparison; atom/red operation; shfl mode; vote mode; setp bool op */
+    uint8_t boolop;      /* setp combining op: 0 none, 1 and, 2 or, 3 xor */
+    uint8_t rnd;         /* ptx_rnd */
+    uint8_t nopnds;
+    uint16_t mods;       /* MOD_* */
+    int32_t guard;       /* predicate register index guarding it, -1 none */
+    int32_t dst2;        /* second destination of "d|p" (setp, shfl), -1 none */
+    uint8_t guard_neg;
+    uint32_t line;       /* line in the PTX text */
+    ptx_opnd o[PTX_MAX_OPNDS];
+} ptx_insn;
+
+/* Atomic / reduction operations (in ptx_insn.cmp). */
+typedef enum { AOP_ADD, AOP_MIN, AOP_MAX, AOP_INC, AOP_DEC, AOP_AND, AOP_OR, AOP_XOR, AOP_EXCH, AOP_CAS } ptx_aop;
+/* shfl modes */
+typedef enum { SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX } ptx_shfl;
+/* vote modes */
+typedef enum { VOTE_ALL, VOTE_ANY, VOTE_UNI, VOTE_BALLOT } ptx_vote;
+
+typedef struct ptx_param {
+    char *name;
+    ptx_type type;
+    uint32_t size;       /* bytes (arrays: element size x count) */
+    uint32_t align;
+    uint32_t offset;     /* in the parameter buffer */
+    int is_ptr;          /* declared .ptr */
+    ptx_space ptr_space; /* .ptr.global etc., SP_GENERIC when unspecified */
+} ptx_param;
+
+typedef struct ptx_var {
+    char *name;
+    ptx_space space;
+    uint32_t align;
+    uint64_t size;       /* 0 for extern/dynamic shared arrays */
+    int is_extern;       /* .extern .shared (dynamic shared memory) */
+    unsigned char *init; /* initialiser bytes (size bytes) or NULL */
+    int func;            /* -1 for module scope, else the function it belongs to */
+    uint64_t offset;     /* assigned offset in its space (shared/local per function or module) */
+} ptx_var;
+
+typedef struct ptx_func {
+    char *name;
+    int is_entry;
+    int visible;
+    ptx_param *params;
+    uint32_t nparams;
+    uint32_t param_bytes;
+    ptx_param *rets;     /* .func return parameters */
+    uint32_t nrets;
+    uint32_t first_reg, nregs; /* registers [first_reg, first_reg + nregs) */
+    ptx_insn *code;
+    uint32_t ncode;
+    uint32_t line;       /* line of the declaration */
+    uint64_t shared_bytes; /* static shared memory used (module + own variables) */
+    uint64_t local_bytes;  /* .local variables per thread */
+    uint32_t maxntid[3];
+    int defined;         /* has a body */
+} ptx_func;
+
+typedef struct ptx_module {
+    char *path;          /* for messages */
+    char *text;          /* the PTX source (owned) */
+    uint32_t version_major, version_minor;
+    char target[32];
+    uint32_t address_size;
+    ptx_func *funcs;
+    uint32_t nfuncs;
+    ptx_var *vars;
+    uint32_t nvars;
+    uint32_t nregs;      /* registers of all functions (global numbering) */
+    ptx_type *reg_type;  /* type of each register */
+    char **reg_name;     /* name of each register (for messages) */
+} ptx_module;
+
+/* Parses and decodes text (copied); `path` names it in errors.  Errors:
+ * MH_E_PTX_SYNTAX (malformed) or MH_E_PTX_UNSUPPORTED (an instruction or
+ * modifier the front end does not know), with e->line set and the message
+ * "path:line: ...". */
+int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_error *e);
+void ptx_free(ptx_module *m);
+const ptx_func *ptx_find(const ptx_module *m, const char *name);
+const char *ptx_op_name(ptx_op op);
+const char *ptx_type_name(ptx_type t);
+
+#endif

@@ -1,0 +1,1114 @@
+/* ptx_parse.c - PTX parser and decoder: module directives, variables,
+ * entries and .funcs with parameters, register declarations (ranges and
+ * inline-asm scopes), labels, and every instruction decoded into a
+ * ptx_insn.  See ptx.h. */
+#include "ptx.h"
+#include "ptx_lex.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;   /* prefix for ranges, whole name otherwise */
+    size_t len;
+    uint32_t count;     /* 0: a single register */
+    uint32_t base;
+    int depth;
+} reg_decl;
+
+typedef struct {
+    const char *name;
+    size_t len;
+    uint32_t insn;
+} label_ref;
+
+typedef struct {
+    ptx_lexer lx;
+    ptx_module *m;
+    mh_error *e;
+    reg_decl *decls;
+    size_t ndecls, cap_decls;
+    int depth;
+    int func;              /* index of the function being parsed */
+    ptx_insn *code;
+    size_t ncode, cap_code;
+    label_ref *labels, *fixups;
+    size_t nlabels, cap_labels, nfixups, cap_fixups;
+    uint32_t fixup_opnd_dummy;
+} parser;
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int perr(parser *P, uint32_t line, mh_code code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int perr(parser *P, uint32_t line, mh_code code, const char *fmt, ...)
+{
+    char msg[700];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    P->e->line = line;
+    mh_fail(P->e, code, "%.200s:%u: %s", P->m->path, line, msg);
+    return -1;
+}
+
+#define TOK (&P->lx.cur)
+#define NEXT() ptx_lex_next(&P->lx)
+
+static int grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return 0;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < need) c *= 2;
+    void *n = realloc(*v, c * elem);
+    if (!n) return -1;
+    *v = n;
+    *cap = c;
+    return 0;
+}
+
+static char *tokdup(const ptx_tok *t)
+{
+    char *s = malloc(t->len + 1);
+    if (s) {
+        memcpy(s, t->s, t->len);
+        s[t->len] = 0;
+    }
+    return s;
+}
+
+static int expect_punct(parser *P, char c)
+{
+    if (!ptx_tok_punct(TOK, c))
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected '%c', found '%.*s'", c, (int)TOK->len, TOK->s);
+    NEXT();
+    return 0;
+}
+
+static int parse_u64(const ptx_tok *t, uint64_t *out)
+{
+    const char *s = t->s, *end = t->s + t->len;
+    uint64_t v = 0;
+    if (end > s && (end[-1] == 'U' || end[-1] == 'u')) end--;
+    if (end - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+        for (s += 2; s < end; s++) {
+            int d = *s <= '9' ? *s - '0' : (*s | 32) - 'a' + 10;
+            if (v >> 60) return -1;
+            v = v * 16 + (uint64_t)d;
+        }
+    } else {
+        for (; s < end; s++) {
+            if (*s < '0' || *s > '9') return -1;
+            if (v > (UINT64_MAX - 9) / 10) return -1;
+            v = v * 10 + (uint64_t)(*s - '0');
+        }
+    }
+    *out = v;
+    return 0;
+}
+
+/* 0fXXXXXXXX (f32 bits), 0dXXXXXXXXXXXXXXXX (f64 bits), or a decimal. */
+static double parse_float(const ptx_tok *t)
+{
+    char buf[64];
+    size_t n = t->len < sizeof buf - 1 ? t->len : sizeof buf - 1;
+    memcpy(buf, t->s, n);
+    buf[n] = 0;
+    if ((buf[1] | 32) == 'f' && buf[0] == '0') {
+        uint32_t bits = (uint32_t)strtoul(buf + 2, NULL, 16);
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    if ((buf[1] | 32) == 'd' && buf[0] == '0') {
+        uint64_t bits = strtoull(buf + 2, NULL, 16);
+        double d;
+        memcpy(&d, &bits, 8);
+        return d;
+    }
+    return strtod(buf, NULL);
+}
+
+/* ---- types, spaces, names --------------------------------------------- */
+
+static const struct { const char *name; ptx_type t; } type_names[] = {
+    {"b8", PT_B8}, {"b16", PT_B16}, {"b32", PT_B32}, {"b64", PT_B64},
+    {"u8", PT_U8}, {"u16", PT_U16}, {"u32", PT_U32}, {"u64", PT_U64},
+    {"s8", PT_S8}, {"s16", PT_S16}, {"s32", PT_S32}, {"s64", PT_S64},
+    {"f16", PT_F16}, {"f16x2", PT_F16X2}, {"bf16", PT_BF16}, {"bf16x2", PT_BF16X2},
+    {"f32", PT_F32}, {"f64", PT_F64}, {"pred", PT_PRED},
+};
+
+static ptx_type type_of(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (strlen(type_names[i].name) == n && !memcmp(type_names[i].name, s, n)) return type_names[i].t;
+    return PT_NONE;
+}
+
+const char *ptx_type_name(ptx_type t)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (type_names[i].t == t) return type_names[i].name;
+    return "?";
+}
+
+int ptx_type_bits(ptx_type t)
+{
+    switch (t) {
+    case PT_B8: case PT_U8: case PT_S8: return 8;
+    case PT_B16: case PT_U16: case PT_S16: case PT_F16: case PT_BF16: return 16;
+    case PT_B32: case PT_U32: case PT_S32: case PT_F32: case PT_F16X2: case PT_BF16X2: return 32;
+    case PT_B64: case PT_U64: case PT_S64: case PT_F64: return 64;
+    case PT_PRED: return 1;
+    default: return 0;
+    }
+}
+
+/* ".shared", "shared::cta" ... -> space; -1 if not a space name. */
+static int space_of(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && s[k] != ':') k++;
+#define SP(str, v) if (k == sizeof(str) - 1 && !memcmp(s, str, k)) return v
+    SP("global", SP_GLOBAL);
+    SP("shared", SP_SHARED);
+    SP("local", SP_LOCAL);
+    SP("param", SP_PARAM);
+    SP("const", SP_CONST);
+#undef SP
+    return -1;
+}
+
+static const char *const op_names[OP_COUNT_] = {
+    [OP_NOP] = "nop", [OP_MOV] = "mov", [OP_LD] = "ld", [OP_ST] = "st", [OP_CVTA] = "cvta", [OP_CVT] = "cvt",
+    [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_MAD] = "mad", [OP_FMA] = "fma", [OP_DIV] = "div",
+    [OP_REM] = "rem", [OP_ABS] = "abs", [OP_NEG] = "neg", [OP_MIN] = "min", [OP_MAX] = "max", [OP_AND] = "and",
+    [OP_OR] = "or", [OP_XOR] = "xor", [OP_NOT] = "not", [OP_CNOT] = "cnot", [OP_SHL] = "shl", [OP_SHR] = "shr",
+    [OP_SETP] = "setp", [OP_SELP] = "selp", [OP_SET] = "set", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt",
+    [OP_RCP] = "rcp", [OP_EX2] = "ex2", [OP_LG2] = "lg2", [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh",
+    [OP_CLZ] = "clz", [OP_POPC] = "popc", [OP_BREV] = "brev", [OP_BFE] = "bfe", [OP_BFI] = "bfi",
+    [OP_PRMT] = "prmt", [OP_LOP3] = "lop3", [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_SAD] = "sad",
+    [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp", [OP_BRA] = "bra", [OP_RET] = "ret", [OP_EXIT] = "exit",
+    [OP_BAR] = "bar", [OP_MEMBAR] = "membar", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_SHFL] = "shfl",
+    [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init",
+    [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call",
+};
+
+const char *ptx_op_name(ptx_op op) { return (unsigned)op < OP_COUNT_ && op_names[op] ? op_names[op] : "?"; }
+
+static int op_of(const char *s, size_t n)
+{
+    if (n == 7 && !memcmp(s, "barrier", 7)) return OP_BAR;
+    if (n == 5 && !memcmp(s, "fence", 5)) return OP_MEMBAR;
+    if (n == 3 && !memcmp(s, "ldu", 3)) return OP_LD;
+    for (int i = 0; i < OP_COUNT_; i++)
+        if (op_names[i] && strlen(op_names[i]) == n && !memcmp(op_names[i], s, n)) return i;
+    return -1;
+}
+
+static int word_in(const char *s, size_t n, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (strlen(list[i]) == n && !memcmp(list[i], s, n)) return i;
+    return -1;
+}
+
+static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu",
+                                        "ltu", "leu", "gtu", "geu", "num", "nan", NULL};
+static const char *const aop_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", NULL};
+static const char *const rnd_names[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", NULL};
+/* Memory-ordering, cache and scope qualifiers: no effect on a sequential emulator. */
+static const char *const ignorable[] = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed",
+                                        "acquire", "release", "acq_rel", "weak", "sys", "gpu", "cta", "cluster",
+                                        "mmio", "aligned", "sync", "sc", NULL};
+
+static int strstr_n(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!memcmp(s + i, needle, k)) return 1;
+    return 0;
+}
+
+/* ---- registers and names ---------------------------------------------- */
+
+static int new_reg(parser *P, const char *name, size_t len, ptx_type t, uint32_t *out)
+{
+    ptx_module *m = P->m;
+    size_t cap = m->nregs; /* capacity tracked by powers of two */
+    if ((m->nregs & (m->nregs - 1)) == 0 || m->nregs == 0) {
+        size_t c = m->nregs ? m->nregs * 2 : 64;
+        (void)cap;
+        ptx_type *rt = realloc(m->reg_type, c * sizeof *rt);
+        if (rt) m->reg_type = rt;
+        char **rn = realloc(m->reg_name, c * sizeof *rn);
+        if (rn) m->reg_name = rn;
+        if (!rt || !rn) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory for registers");
+    }
+    char *nm = malloc(len + 1);
+    if (!nm) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory for registers");
+    memcpy(nm, name, len);
+    nm[len] = 0;
+    m->reg_type[m->nregs] = t;
+    m->reg_name[m->nregs] = nm;
+    *out = m->nregs++;
+    return 0;
+}
+
+static int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
+{
+    for (size_t i = P->ndecls; i-- > 0;) {
+        reg_decl *d = &P->decls[i];
+        if (d->count == 0) {
+            if (d->len == n && !memcmp(d->name, s, n)) { *out = d->base; return 0; }
+        } else if (n > d->len && !memcmp(d->name, s, d->len)) {
+            uint64_t v = 0;
+            size_t k = d->len;
+            for (; k < n && s[k] >= '0' && s[k] <= '9' && v < UINT32_MAX; k++) v = v * 10 + (uint64_t)(s[k] - '0');
+            if (k == n && v < d->count && (n == d->len + 1 || s[d->len] != '0')) {
+                *out = d->base + (uint32_t)v;
+                return 0;
+            }
+        }
+    }
+    return -1;
+}
+
+static const struct { const char *name; ptx_sreg id; } sreg_names[] = {
+    {"%tid.x", SR_TID_X}, {"%tid.y", SR_TID_Y}, {"%tid.z", SR_TID_Z},
+    {"%ntid.x", SR_NTID_X}, {"%ntid.y", SR_NTID_Y}, {"%ntid.z", SR_NTID_Z},
+    {"%ctaid.x", SR_CTAID_X}, {"%ctaid.y", SR_CTAID_Y}, {"%ctaid.z", SR_CTAID_Z},
+    {"%nctaid.x", SR_NCTAID_X}, {"%nctaid.y", SR_NCTAID_Y}, {"%nctaid.z", SR_NCTAID_Z},
+    {"%laneid", SR_LANEID}, {"%warpid", SR_WARPID}, {"%nwarpid", SR_NWARPID}, {"%smid", SR_SMID},
+    {"%nsmid", SR_NSMID}, {"%clock", SR_CLOCK}, {"%clock_hi", SR_CLOCK_HI}, {"%clock64", SR_CLOCK64},
+    {"%globaltimer", SR_GLOBALTIMER}, {"%globaltimer_lo", SR_GLOBALTIMER_LO},
+    {"%globaltimer_hi", SR_GLOBALTIMER_HI}, {"%lanemask_eq", SR_LANEMASK_EQ}, {"%lanemask_lt", SR_LANEMASK_LT},
+    {"%lanemask_le", SR_LANEMASK_LE}, {"%lanemask_gt", SR_LANEMASK_GT}, {"%lanemask_ge", SR_LANEMASK_GE},
+    {"%dynamic_smem_size", SR_DYNAMIC_SMEM_SIZE}, {"%total_smem_size", SR_TOTAL_SMEM_SIZE},
+    {"%gridid", SR_GRIDID},
+};
+
+static int sreg_of(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof sreg_names / sizeof *sreg_names; i++)
+        if (strlen(sreg_names[i].name) == n && !memcmp(sreg_names[i].name, s, n)) return (int)sreg_names[i].id;
+    return -1;
+}
+
+static int find_var(parser *P, const char *s, size_t n)
+{
+    for (uint32_t i = P->m->nvars; i-- > 0;) {
+        ptx_var *v = &P->m->vars[i];
+        if ((v->func == -1 || v->func == P->func) && strlen(v->name) == n && !memcmp(v->name, s, n)) return (int)i;
+    }
+    return -1;
+}
+
+static int find_param(parser *P, const char *s, size_t n)
+{
+    ptx_func *f = &P->m->funcs[P->func];
+    for (uint32_t i = 0; i < f->nparams; i++)
+        if (strlen(f->params[i].name) == n && !memcmp(f->params[i].name, s, n)) return (int)i;
+    for (uint32_t i = 0; i < f->nrets; i++)
+        if (strlen(f->rets[i].name) == n && !memcmp(f->rets[i].name, s, n)) return -2 - (int)i;
+    return -1;
+}
+
+/* ---- declarations ------------------------------------------------------- */
+
+/* .reg .TYPE name, name<N>, ...; */
+static int parse_reg_decl(parser *P)
+{
+    NEXT(); /* .reg */
+    ptx_type t = PT_NONE;
+    while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
+        ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
+        if (tt != PT_NONE) t = tt;
+        else if (!ptx_tok_is(TOK, ".v2") && !ptx_tok_is(TOK, ".v4"))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown register type '%.*s'", (int)TOK->len, TOK->s);
+        NEXT();
+    }
+    if (t == PT_NONE) return perr(P, TOK->line, MH_E_PTX_SYNTAX, ".reg without a type");
+    for (;;) {
+        if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a register name");
+        const char *name = TOK->s;
+        size_t len = TOK->len;
+        NEXT();
+        uint32_t count = 0;
+        if (ptx_tok_punct(TOK, '<')) {
+            NEXT();
+            uint64_t c;
+            if (TOK->kind != TK_INT || parse_u64(TOK, &c) || c == 0 || c > 1000000)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad register count in %.*s<...>", (int)len, name);
+            count = (uint32_t)c;
+            NEXT();
+            if (expect_punct(P, '>')) return -1;
+        }
+        if (grow((void **)&P->decls, &P->cap_decls, P->ndecls + 1, sizeof *P->decls))
+            return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        reg_decl *d = &P->decls[P->ndecls++];
+        d->name = name;
+        d->len = len;
+        d->count = count;
+        d->depth = P->depth;
+        uint32_t first = 0;
+        if (count == 0) {
+            if (new_reg(P, name, len, t, &first)) return -1;
+        } else {
+            char buf[96];
+            for (uint32_t i = 0; i < count; i++) {
+                int k = snprintf(buf, sizeof buf, "%.*s%u", (int)(len < 80 ? len : 80), name, i);
+                uint32_t r;
+                if (new_reg(P, buf, (size_t)k, t, &r)) return -1;
+                if (i == 0) first = r;
+            }
+        }
+        d->base = first;
+        if (ptx_tok_punct(TOK, ',')) { NEXT(); continue; }
+        return expect_punct(P, ';');
+    }
+}
+
+/* Initialiser: = value or = {v, v, ...}; integers or floats into init bytes. */
+static int parse_init(parser *P, ptx_var *v, ptx_type t)
+{
+    int bits = ptx_type_bits(t), esize = bits / 8;
+    if (esize == 0) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "initialiser of a variable without a size");
+    v->init = calloc(v->size ? v->size : 1, 1);
+    if (!v->init) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+    int brace = ptx_tok_punct(TOK, '{');
+    if (brace) NEXT();
+    uint64_t at = 0;
+    for (;;) {
+        int neg = 0;
+        if (ptx_tok_punct(TOK, '-')) { neg = 1; NEXT(); }
+        uint64_t bitsv = 0;
+        if (TOK->kind == TK_INT) {
+            if (parse_u64(TOK, &bitsv)) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad integer");
+            if (neg) bitsv = 0 - bitsv;
+            if (ptx_type_is_float(t)) {
+                double d = neg ? -(double)(0 - bitsv) : (double)bitsv;
+                if (t == PT_F32) { float f = (float)d; uint32_t b; memcpy(&b, &f, 4); bitsv = b; }
+                else memcpy(&bitsv, &d, 8);
+            }
+        } else if (TOK->kind == TK_FLOAT) {
+            double d = parse_float(TOK);
+            if (neg) d = -d;
+            if (t == PT_F32) { float f = (float)d; uint32_t b; memcpy(&b, &f, 4); bitsv = b; }
+            else if (t == PT_F64) memcpy(&bitsv, &d, 8);
+            else bitsv = (uint64_t)(int64_t)d;
+        } else if (ptx_tok_punct(TOK, '{')) {
+            return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "nested initialisers are not supported");
+        } else {
+            return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "initialiser '%.*s' is not supported (numbers only)",
+                        (int)TOK->len, TOK->s);
+        }
+        NEXT();
+        if (at + (uint64_t)esize <= v->size) memcpy(v->init + at, &bitsv, (size_t)esize); /* little-endian host */
+        at += (uint64_t)esize;
+        if (brace && ptx_tok_punct(TOK, ',')) { NEXT(); continue; }
+        break;
+    }
+    if (brace && expect_punct(P, '}')) return -1;
+    return 0;
+}
+
+/* [.extern|.visible] .shared/.global/.const/.local [.align N] .TYPE name[[N]] [= init]; */
+static int parse_var(parser *P, int is_extern)
+{
+    ptx_var v;
+    memset(&v, 0, sizeof v);
+    v.func = P->func;
+    v.is_extern = is_extern;
+    v.align = 0;
+    ptx_type t = PT_NONE;
+    uint32_t line = TOK->line;
+    v.space = (ptx_space)space_of(TOK->s + 1, TOK->len - 1);
+    NEXT();
+    while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
+        if (ptx_tok_is(TOK, ".align")) {
+            NEXT();
+            uint64_t a;
+            if (TOK->kind != TK_INT || parse_u64(TOK, &a) || a == 0 || (a & (a - 1)) || a > 4096)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad .align");
+            v.align = (uint32_t)a;
+            NEXT();
+            continue;
+        }
+        ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
+        if (tt == PT_NONE && !ptx_tok_is(TOK, ".v2") && !ptx_tok_is(TOK, ".v4"))
+            return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "variable qualifier '%.*s' is not supported",
+                        (int)TOK->len, TOK->s);
+        if (tt != PT_NONE) t = tt;
+        NEXT();
+    }
+    if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a variable name");
+    v.name = tokdup(TOK);
+    NEXT();
+    uint32_t esize = (uint32_t)ptx_type_bits(t) / 8;
+    if (!esize) esize = 1;
+    v.size = esize;
+    if (!v.align) v.align = esize;
+    while (ptx_tok_punct(TOK, '[')) {
+        NEXT();
+        if (ptx_tok_punct(TOK, ']')) {
+            v.size = 0; /* unsized: dynamic shared memory */
+            NEXT();
+            continue;
+        }
+        uint64_t n;
+        if (TOK->kind != TK_INT || parse_u64(TOK, &n) || n > (1ull << 40)) {
+            free(v.name);
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad array size");
+        }
+        v.size *= n;
+        NEXT();
+        if (expect_punct(P, ']')) { free(v.name); return -1; }
+    }
+    if (ptx_tok_punct(TOK, '=')) {
+        NEXT();
+        if (parse_init(P, &v, t)) { free(v.name); free(v.init); return -1; }
+    }
+    if (expect_punct(P, ';')) { free(v.name); free(v.init); return -1; }
+    if ((int)v.space < 0) { free(v.name); free(v.init); return perr(P, line, MH_E_PTX_SYNTAX, "bad state space"); }
+    /* variables are few: grow one at a time */
+    ptx_var *nv = realloc(P->m->vars, (P->m->nvars + 1) * sizeof *nv);
+    if (!nv) { free(v.name); free(v.init); return perr(P, line, MH_E_NO_MEMORY, "out of memory"); }
+    P->m->vars = nv;
+    nv[P->m->nvars++] = v;
+    return 0;
+}
+
+/* .param [.TYPE] [.ptr [.space] [.align N]] [.align N] name[[N]] */
+static int parse_param(parser *P, ptx_param *p)
+{
+    memset(p, 0, sizeof *p);
+    if (!ptx_tok_is(TOK, ".param") && !ptx_tok_is(TOK, ".reg"))
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected .param, found '%.*s'", (int)TOK->len, TOK->s);
+    NEXT();
+    while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
+        if (ptx_tok_is(TOK, ".align")) {
+            NEXT();
+            uint64_t a;
+            if (TOK->kind != TK_INT || parse_u64(TOK, &a) || a == 0 || (a & (a - 1)) || a > 4096)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad .align");
+            p->align = (uint32_t)a;
+        } else if (ptx_tok_is(TOK, ".ptr")) {
+            p->is_ptr = 1;
+        } else {
+            int sp = space_of(TOK->s + 1, TOK->len - 1);
+            ptx_type t = type_of(TOK->s + 1, TOK->len - 1);
+            if (sp >= 0) p->ptr_space = (ptx_space)sp;
+            else if (t != PT_NONE) p->type = t;
+            else return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown parameter qualifier '%.*s'", (int)TOK->len, TOK->s);
+        }
+        NEXT();
+    }
+    if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a parameter name");
+    p->name = tokdup(TOK);
+    NEXT();
+    uint32_t esize = (uint32_t)ptx_type_bits(p->type) / 8;
+    if (!esize) esize = 1;
+    p->size = esize;
+    if (ptx_tok_punct(TOK, '[')) {
+        NEXT();
+        uint64_t n;
+        if (TOK->kind != TK_INT || parse_u64(TOK, &n) || n == 0 || n > (1u << 20))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad parameter array size");
+        p->size = esize * (uint32_t)n;
+        NEXT();
+        if (expect_punct(P, ']')) return -1;
+    }
+    if (!p->align) p->align = esize;
+    return 0;
+}
+
+static int parse_param_list(parser *P, ptx_param **out, uint32_t *n, uint32_t *bytes)
+{
+    if (expect_punct(P, '(')) return -1;
+    uint32_t off = 0;
+    while (!ptx_tok_punct(TOK, ')')) {
+        ptx_param p;
+        if (parse_param(P, &p)) return -1;
+        off = (off + p.align - 1) / p.align * p.align;
+        p.offset = off;
+        off += p.size;
+        ptx_param *np = realloc(*out, (*n + 1) * sizeof *np);
+        if (!np) { free(p.name); return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory"); }
+        *out = np;
+        np[(*n)++] = p;
+        if (ptx_tok_punct(TOK, ',')) NEXT();
+        else if (!ptx_tok_punct(TOK, ')'))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ')' in a parameter list");
+    }
+    NEXT();
+    if (bytes) *bytes = off;
+    return 0;
+}
+
+/* ---- instructions --------------------------------------------------------- */
+
+static int parse_operand(parser *P, ptx_insn *in, ptx_opnd *o)
+{
+    memset(o, 0, sizeof *o);
+    o->sym = -1;
+    o->param = -1;
+    o->reg = UINT32_MAX;
+    if (ptx_tok_punct(TOK, '!')) { o->neg = 1; NEXT(); }
+    if (ptx_tok_punct(TOK, '[')) {
+        NEXT();
+        o->kind = OPK_ADDR;
+        if (TOK->kind == TK_IDENT) {
+            uint32_t r;
+            int v, pi;
+            if (TOK->s[0] == '%' && !lookup_reg(P, TOK->s, TOK->len, &r)) o->reg = r;
+            else if ((v = find_var(P, TOK->s, TOK->len)) >= 0) o->sym = v;
+            else if ((pi = find_param(P, TOK->s, TOK->len)) != -1) o->param = pi;
+            else return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s' in an address", (int)TOK->len, TOK->s);
+            NEXT();
+            if (ptx_tok_punct(TOK, '+') || ptx_tok_punct(TOK, '-')) {
+                int neg = ptx_tok_punct(TOK, '-');
+                NEXT();
+                if (ptx_tok_punct(TOK, '-')) { neg = !neg; NEXT(); }
+                uint64_t off;
+                if (TOK->kind != TK_INT || parse_u64(TOK, &off))
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad address offset '%.*s'", (int)TOK->len, TOK->s);
+                o->imm = neg ? -(int64_t)off : (int64_t)off;
+                NEXT();
+            }
+        } else if (TOK->kind == TK_INT) {
+            uint64_t a;
+            if (parse_u64(TOK, &a)) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad address");
+            o->imm = (int64_t)a;
+            NEXT();
+        } else {
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad address '%.*s'", (int)TOK->len, TOK->s);
+        }
+        return expect_punct(P, ']');
+    }
+    if (ptx_tok_punct(TOK, '{')) {
+        NEXT();
+        o->kind = OPK_VEC;
+        while (!ptx_tok_punct(TOK, '}')) {
+            if (o->n == 4) return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "vectors of more than 4 elements");
+            uint32_t r;
+            int sr;
+            if (ptx_tok_is(TOK, "_")) r = UINT32_MAX;
+            else if (TOK->kind == TK_IDENT && !lookup_reg(P, TOK->s, TOK->len, &r))
+                ;
+            else if (TOK->kind == TK_IDENT && (sr = sreg_of(TOK->s, TOK->len)) >= 0)
+                r = PTX_VEC_SREG | (uint32_t)sr;
+            else
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown register '%.*s' in a vector", (int)TOK->len, TOK->s);
+            o->vec[o->n++] = r;
+            NEXT();
+            if (ptx_tok_punct(TOK, ',')) NEXT();
+        }
+        NEXT();
+        return 0;
+    }
+    int neg = 0;
+    if (ptx_tok_punct(TOK, '-')) { neg = 1; NEXT(); }
+    if (TOK->kind == TK_INT) {
+        uint64_t v;
+        if (parse_u64(TOK, &v)) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad integer '%.*s'", (int)TOK->len, TOK->s);
+        o->kind = OPK_IMM;
+        o->imm = neg ? -(int64_t)v : (int64_t)v;
+        NEXT();
+        return 0;
+    }
+    if (TOK->kind == TK_FLOAT) {
+        double d = parse_float(TOK);
+        if (neg) d = -d;
+        o->kind = OPK_IMM;
+        o->fimm = 1;
+        memcpy(&o->imm, &d, 8);
+        NEXT();
+        return 0;
+    }
+    if (neg) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "'-' before '%.*s'", (int)TOK->len, TOK->s);
+    if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad operand '%.*s'", (int)TOK->len, TOK->s);
+    if (ptx_tok_is(TOK, "_")) { o->kind = OPK_SINK; NEXT(); return 0; }
+    uint32_t r;
+    int v;
+    if (TOK->s[0] == '%') {
+        if (!lookup_reg(P, TOK->s, TOK->len, &r)) {
+            o->kind = OPK_REG;
+            o->reg = r;
+        } else if ((v = sreg_of(TOK->s, TOK->len)) >= 0) {
+            o->kind = OPK_SREG;
+            o->reg = (uint32_t)v;
+        } else {
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "undeclared register '%.*s'", (int)TOK->len, TOK->s);
+        }
+        NEXT();
+        return 0;
+    }
+    if (in->op == OP_BRA || in->op == OP_CALL) {
+        o->kind = OPK_LABEL;
+        if (grow((void **)&P->fixups, &P->cap_fixups, P->nfixups + 1, sizeof *P->fixups))
+            return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        P->fixups[P->nfixups].name = TOK->s;
+        P->fixups[P->nfixups].len = TOK->len;
+        P->fixups[P->nfixups].insn = (uint32_t)P->ncode;
+        P->nfixups++;
+        NEXT();
+        return 0;
+    }
+    if ((v = find_var(P, TOK->s, TOK->len)) >= 0) {
+        o->kind = OPK_SYM;
+        o->sym = v;
+        NEXT();
+        return 0;
+    }
+    return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s'", (int)TOK->len, TOK->s);
+}
+
+/* Splits the mnemonic at '.' and fills op, types, space and modifiers. */
+static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
+{
+    const char *s = t->s, *end = t->s + t->len;
+    const char *dot = memchr(s, '.', t->len);
+    size_t n0 = dot ? (size_t)(dot - s) : t->len;
+    int op = op_of(s, n0);
+    if (op == OP_MBARRIER_INIT || (n0 == 8 && !memcmp(s, "mbarrier", 8))) {
+        if (t->len >= 13 && !memcmp(s, "mbarrier.init", 13)) {
+            op = OP_MBARRIER_INIT;
+            dot = memchr(s + 9, '.', t->len - 9);
+        } else {
+            op = -1;
+        }
+    }
+    if (op < 0) return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "instruction '%.*s' is not supported", (int)t->len, s);
+    in->op = (uint16_t)op;
+    in->vec = 1;
+    if (op == OP_MEMBAR || op == OP_PREFETCH) return 0; /* ordering / hints only */
+    int ntypes = 0;
+    for (const char *p = dot; p && p < end;) {
+        const char *q = p + 1, *nx = memchr(q, '.', (size_t)(end - q));
+        /* a part like "L1::evict_last" or "param::entry" contains no dot */
+        size_t n = (size_t)((nx ? nx : end) - q);
+        p = nx;
+        ptx_type ty = type_of(q, n);
+        int k;
+        if (ty != PT_NONE) {
+            if (ntypes == 0) in->type = (uint8_t)ty;
+            else in->type2 = (uint8_t)ty;
+            ntypes++;
+        } else if ((k = space_of(q, n)) >= 0 && (op == OP_LD || op == OP_ST || op == OP_ATOM || op == OP_RED ||
+                                                   op == OP_CVTA || op == OP_MBARRIER_INIT || op == OP_PREFETCH)) {
+            in->space = (uint8_t)k;
+        } else if (n == 2 && q[0] == 'v' && (q[1] == '2' || q[1] == '4')) {
+            in->vec = (uint8_t)(q[1] - '0');
+        } else if ((op == OP_SETP || op == OP_SET) && (k = word_in(q, n, cmp_names)) >= 0 && !in->mods) {
+            in->cmp = (uint8_t)k;
+            in->mods |= MOD_CC; /* comparison seen */
+        } else if ((op == OP_SETP || op == OP_SET) && (k = word_in(q, n, (const char *const[]){"and", "or", "xor", NULL})) >= 0) {
+            in->boolop = (uint8_t)(k + 1);
+        } else if ((op == OP_ATOM || op == OP_RED) && (k = word_in(q, n, aop_names)) >= 0) {
+            in->cmp = (uint8_t)k;
+        } else if (op == OP_SHFL && (k = word_in(q, n, (const char *const[]){"up", "down", "bfly", "idx", NULL})) >= 0) {
+            in->cmp = (uint8_t)k;
+        } else if (op == OP_VOTE && (k = word_in(q, n, (const char *const[]){"all", "any", "uni", "ballot", NULL})) >= 0) {
+            in->cmp = (uint8_t)k;
+        } else if ((k = word_in(q, n, rnd_names)) > 0) {
+            in->rnd = (uint8_t)k;
+        } else if (n == 2 && !memcmp(q, "hi", 2)) in->mods |= MOD_HI;
+        else if (n == 2 && !memcmp(q, "lo", 2)) in->mods |= MOD_LO;
+        else if (n == 4 && !memcmp(q, "wide", 4)) in->mods |= MOD_WIDE;
+        else if (n == 3 && !memcmp(q, "sat", 3)) in->mods |= MOD_SAT;
+        else if (n == 3 && !memcmp(q, "ftz", 3)) in->mods |= MOD_FTZ;
+        else if (n == 6 && !memcmp(q, "approx", 6)) in->mods |= MOD_APPROX;
+        else if (n == 4 && !memcmp(q, "full", 4)) in->mods |= MOD_FULL;
+        else if (n == 3 && !memcmp(q, "uni", 3)) in->mods |= MOD_UNI;
+        else if (n == 2 && !memcmp(q, "to", 2) && op == OP_CVTA) in->mods |= MOD_TO;
+        else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MOD_SHIFTAMT;
+        else if (op == OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
+        else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
+            ;
+        else
+            return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s': modifier '.%.*s' is not supported", (int)t->len, s,
+                        (int)n, q);
+    }
+    if (op == OP_BAR && in->cmp == 0) {
+        /* bar.sync / barrier.sync; bar.arrive and bar.red are not supported */
+        if (!strstr_n(s, t->len, "sync"))
+            return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s' is not supported (only bar.sync / barrier.sync)",
+                        (int)t->len, s);
+    }
+    return 0;
+}
+
+/* Converts float-literal immediates to the bits of the type they are used at. */
+static int settle_immediates(parser *P, ptx_insn *in)
+{
+    for (int i = 0; i < in->nopnds; i++) {
+        ptx_opnd *o = &in->o[i];
+        if (o->kind != OPK_IMM || !o->fimm) continue;
+        ptx_type t = (ptx_type)(in->op == OP_CVT && i == 1 ? in->type2 : in->type);
+        double d;
+        memcpy(&d, &o->imm, 8);
+        if (t == PT_F32 || t == PT_B32) {
+            float f = (float)d;
+            uint32_t b;
+            memcpy(&b, &f, 4);
+            o->imm = b;
+        } else if (t == PT_F64 || t == PT_B64) {
+            /* already double bits */
+        } else {
+            return perr(P, in->line, MH_E_PTX_UNSUPPORTED, "float literal used with .%s", ptx_type_name(t));
+        }
+        o->fimm = 0;
+    }
+    return 0;
+}
+
+static int parse_instruction(parser *P)
+{
+    ptx_insn in;
+    memset(&in, 0, sizeof in);
+    in.guard = -1;
+    in.dst2 = -1;
+    in.line = TOK->line;
+    if (ptx_tok_punct(TOK, '@')) {
+        NEXT();
+        if (ptx_tok_punct(TOK, '!')) { in.guard_neg = 1; NEXT(); }
+        uint32_t r;
+        if (TOK->kind != TK_IDENT || lookup_reg(P, TOK->s, TOK->len, &r))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad guard predicate '%.*s'", (int)TOK->len, TOK->s);
+        in.guard = (int32_t)r;
+        NEXT();
+    }
+    if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected an instruction, found '%.*s'",
+                                           (int)TOK->len, TOK->s);
+    ptx_tok mn = *TOK;
+    if (decode_mnemonic(P, &mn, &in)) return -1;
+    NEXT();
+    if (in.op == OP_MEMBAR || in.op == OP_PREFETCH || in.op == OP_CALL) {
+        /* operands carry nothing the emulator uses (call is refused by emu) */
+        if (in.op == OP_CALL) in.o[0].reg = 0;
+        ptx_lex_skip_statement(&P->lx);
+    } else {
+        while (!ptx_tok_punct(TOK, ';')) {
+            if (in.nopnds == PTX_MAX_OPNDS)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn.len, mn.s);
+            if (parse_operand(P, &in, &in.o[in.nopnds])) return -1;
+            in.nopnds++;
+            if (in.nopnds == 1 && ptx_tok_punct(TOK, '|')) {
+                NEXT();
+                uint32_t r;
+                if (TOK->kind != TK_IDENT || lookup_reg(P, TOK->s, TOK->len, &r))
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad second destination '%.*s'", (int)TOK->len, TOK->s);
+                in.dst2 = (int32_t)r;
+                NEXT();
+            }
+            if (ptx_tok_punct(TOK, ',')) NEXT();
+            else if (!ptx_tok_punct(TOK, ';'))
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
+                            (int)mn.len, mn.s, (int)TOK->len, TOK->s);
+        }
+        NEXT();
+    }
+    if (settle_immediates(P, &in)) return -1;
+    if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
+        return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
+    P->code[P->ncode++] = in;
+    return 0;
+}
+
+/* Statements until the closing '}' of the current scope. */
+static int parse_block(parser *P)
+{
+    size_t decls_at_entry = P->ndecls;
+    P->depth++;
+    while (!ptx_tok_punct(TOK, '}')) {
+        if (TOK->kind == TK_EOF) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected end of file inside a function");
+        if (ptx_tok_punct(TOK, '{')) {
+            NEXT();
+            if (parse_block(P)) return -1;
+            continue;
+        }
+        if (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
+            if (ptx_tok_is(TOK, ".reg")) {
+                if (parse_reg_decl(P)) return -1;
+            } else if (ptx_tok_is(TOK, ".shared") || ptx_tok_is(TOK, ".local") || ptx_tok_is(TOK, ".global") ||
+                       ptx_tok_is(TOK, ".const")) {
+                if (parse_var(P, 0)) return -1;
+            } else if (ptx_tok_is(TOK, ".loc") || ptx_tok_is(TOK, ".pragma") || ptx_tok_is(TOK, ".param") ||
+                       ptx_tok_is(TOK, ".maxnreg") || ptx_tok_is(TOK, ".file")) {
+                /* debug info, hints; .param inside a body is a call's argument block */
+                uint32_t line = TOK->line;
+                if (ptx_tok_is(TOK, ".param"))
+                    return perr(P, line, MH_E_PTX_UNSUPPORTED, "call parameter blocks (.param in a body) are not supported");
+                while (TOK->kind != TK_EOF && TOK->line == line && !ptx_tok_punct(TOK, ';')) NEXT();
+                if (ptx_tok_punct(TOK, ';')) NEXT();
+            } else {
+                return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "directive '%.*s' inside a function is not supported",
+                            (int)TOK->len, TOK->s);
+            }
+            continue;
+        }
+        /* label? */
+        if (TOK->kind == TK_IDENT && TOK->s[0] != '%') {
+            ptx_lexer save = P->lx;
+            ptx_tok name = *TOK;
+            NEXT();
+            if (ptx_tok_punct(TOK, ':')) {
+                NEXT();
+                if (grow((void **)&P->labels, &P->cap_labels, P->nlabels + 1, sizeof *P->labels))
+                    return perr(P, name.line, MH_E_NO_MEMORY, "out of memory");
+                P->labels[P->nlabels].name = name.s;
+                P->labels[P->nlabels].len = name.len;
+                P->labels[P->nlabels].insn = (uint32_t)P->ncode;
+                P->nlabels++;
+                continue;
+            }
+            P->lx = save;
+        }
+        if (parse_instruction(P)) return -1;
+    }
+    NEXT();
+    P->depth--;
+    P->ndecls = decls_at_entry; /* registers declared in this scope go out of scope */
+    return 0;
+}
+
+static int resolve_labels(parser *P, ptx_func *f)
+{
+    for (size_t i = 0; i < P->nfixups; i++) {
+        label_ref *r = &P->fixups[i];
+        ptx_insn *in = &P->code[r->insn];
+        size_t k = 0;
+        for (; k < P->nlabels; k++)
+            if (P->labels[k].len == r->len && !memcmp(P->labels[k].name, r->name, r->len)) break;
+        if (k == P->nlabels) {
+            if (in->op == OP_CALL) continue;
+            return perr(P, in->line, MH_E_PTX_SYNTAX, "branch to undefined label '%.*s'", (int)r->len, r->name);
+        }
+        for (int j = 0; j < in->nopnds; j++)
+            if (in->o[j].kind == OPK_LABEL) in->o[j].reg = P->labels[k].insn;
+    }
+    (void)f;
+    return 0;
+}
+
+/* [.visible|.extern|.weak] .entry|.func [(rets)] name (params) [perf directives] { body } | ; */
+static int parse_function(parser *P, int visible)
+{
+    ptx_module *m = P->m;
+    int is_entry = ptx_tok_is(TOK, ".entry");
+    uint32_t line = TOK->line;
+    NEXT();
+    ptx_func f;
+    memset(&f, 0, sizeof f);
+    f.is_entry = is_entry;
+    f.visible = visible;
+    f.line = line;
+    f.first_reg = m->nregs;
+    ptx_func *nf = realloc(m->funcs, (m->nfuncs + 1) * sizeof *nf);
+    if (!nf) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    m->funcs = nf;
+    P->func = (int)m->nfuncs;
+    m->nfuncs++;
+    ptx_func *F = &m->funcs[P->func];
+    *F = f;
+    if (!is_entry && ptx_tok_punct(TOK, '(')) {
+        if (parse_param_list(P, &F->rets, &F->nrets, NULL)) return -1;
+    }
+    if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a function name");
+    F->name = tokdup(TOK);
+    NEXT();
+    if (ptx_tok_punct(TOK, '(') && parse_param_list(P, &F->params, &F->nparams, &F->param_bytes)) return -1;
+    F->maxntid[0] = F->maxntid[1] = F->maxntid[2] = 0;
+    while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
+        int is_maxntid = ptx_tok_is(TOK, ".maxntid") || ptx_tok_is(TOK, ".reqntid");
+        NEXT();
+        for (int i = 0; TOK->kind == TK_INT; i++) {
+            uint64_t v = 0;
+            parse_u64(TOK, &v);
+            if (is_maxntid && i < 3) F->maxntid[i] = (uint32_t)v;
+            NEXT();
+            if (ptx_tok_punct(TOK, ',')) NEXT();
+        }
+    }
+    if (ptx_tok_punct(TOK, ';')) { /* a declaration */
+        NEXT();
+        return 0;
+    }
+    if (expect_punct(P, '{')) return -1;
+    P->ncode = P->nlabels = P->nfixups = 0;
+    P->ndecls = 0;
+    P->depth = 0;
+    if (parse_block(P)) return -1;
+    F = &m->funcs[P->func];
+    if (resolve_labels(P, F)) return -1;
+    /* every function ends in a return */
+    ptx_insn ret;
+    memset(&ret, 0, sizeof ret);
+    ret.op = OP_RET;
+    ret.guard = ret.dst2 = -1;
+    ret.line = TOK->line;
+    if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof ret)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    P->code[P->ncode++] = ret;
+    F->code = malloc(P->ncode * sizeof *F->code);
+    if (!F->code) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    memcpy(F->code, P->code, P->ncode * sizeof *F->code);
+    F->ncode = (uint32_t)P->ncode;
+    F->nregs = m->nregs - F->first_reg;
+    F->defined = 1;
+    P->func = -1;
+    return 0;
+}
+
+static void layout_vars(ptx_module *m)
+{
+    /* module-scope shared/const/global/local variables first, then each function's */
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+        uint64_t shared = 0, local = 0;
+        for (uint32_t i = 0; i < m->nvars; i++) {
+            ptx_var *v = &m->vars[i];
+            if (v->func != -1 && v->func != (int)fi) continue;
+            uint64_t *at = v->space == SP_SHARED ? &shared : v->space == SP_LOCAL ? &local : NULL;
+            if (!at || v->size == 0) continue;
+            *at = (*at + v->align - 1) / v->align * v->align;
+            v->offset = *at;
+            *at += v->size;
+        }
+        /* unsized (dynamic) shared arrays start after the static ones */
+        uint64_t dyn = shared;
+        for (uint32_t i = 0; i < m->nvars; i++) {
+            ptx_var *v = &m->vars[i];
+            if ((v->func == -1 || v->func == (int)fi) && v->space == SP_SHARED && v->size == 0) {
+                uint64_t a = v->align > 16 ? v->align : 16;
+                dyn = (shared + a - 1) / a * a;
+                v->offset = dyn;
+            }
+        }
+        m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
+        m->funcs[fi].local_bytes = local;
+    }
+    /* global/const variables: offsets in a module data segment */
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        ptx_var *v = &m->vars[i];
+        if (v->space != SP_GLOBAL && v->space != SP_CONST) continue;
+        data = (data + v->align - 1) / v->align * v->align;
+        v->offset = data;
+        data += v->size;
+    }
+}
+
+int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_error *e)
+{
+    parser Pv, *P = &Pv;
+    memset(m, 0, sizeof *m);
+    memset(P, 0, sizeof *P);
+    m->path = strdup(path ? path : "<ptx>");
+    m->text = malloc(len + 1);
+    if (!m->path || !m->text) {
+        ptx_free(m);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    memcpy(m->text, text, len);
+    m->text[len] = 0;
+    m->address_size = 64;
+    P->m = m;
+    P->e = e;
+    P->func = -1;
+    mh_error_clear(e);
+    ptx_lex_init(&P->lx, m->text, len);
+    int rc = 0;
+    while (!rc && TOK->kind != TK_EOF) {
+        if (TOK->kind != TK_IDENT) {
+            rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected '%.*s' at module level", (int)TOK->len, TOK->s);
+            break;
+        }
+        if (ptx_tok_is(TOK, ".version")) {
+            NEXT();
+            if (TOK->kind == TK_FLOAT || TOK->kind == TK_INT) {
+                m->version_major = (uint32_t)atoi(TOK->s);
+                const char *d = memchr(TOK->s, '.', TOK->len);
+                m->version_minor = d ? (uint32_t)atoi(d + 1) : 0;
+                NEXT();
+            }
+        } else if (ptx_tok_is(TOK, ".target")) {
+            NEXT();
+            if (TOK->kind == TK_IDENT) snprintf(m->target, sizeof m->target, "%.*s", (int)TOK->len, TOK->s);
+            NEXT();
+            while (ptx_tok_punct(TOK, ',')) { NEXT(); NEXT(); }
+        } else if (ptx_tok_is(TOK, ".address_size")) {
+            NEXT();
+            uint64_t a = 0;
+            parse_u64(TOK, &a);
+            m->address_size = (uint32_t)a;
+            if (a != 64) rc = perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, ".address_size %llu (only 64 is supported)",
+                                   (unsigned long long)a);
+            NEXT();
+        } else if (ptx_tok_is(TOK, ".file") || ptx_tok_is(TOK, ".loc")) {
+            uint32_t line = TOK->line;
+            while (TOK->kind != TK_EOF && TOK->line == line) NEXT();
+        } else if (ptx_tok_is(TOK, ".section")) {
+            NEXT();
+            NEXT();
+            ptx_lex_skip_statement(&P->lx);
+        } else if (ptx_tok_is(TOK, ".visible") || ptx_tok_is(TOK, ".extern") || ptx_tok_is(TOK, ".weak")) {
+            int vis = ptx_tok_is(TOK, ".visible"), ext = ptx_tok_is(TOK, ".extern");
+            NEXT();
+            if (ptx_tok_is(TOK, ".entry") || ptx_tok_is(TOK, ".func")) rc = parse_function(P, vis);
+            else if (TOK->kind == TK_IDENT && space_of(TOK->s + 1, TOK->len - 1) >= 0) rc = parse_var(P, ext);
+            else rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected '%.*s'", (int)TOK->len, TOK->s);
+        } else if (ptx_tok_is(TOK, ".entry") || ptx_tok_is(TOK, ".func")) {
+            rc = parse_function(P, 0);
+        } else if (ptx_tok_is(TOK, ".global") || ptx_tok_is(TOK, ".const") || ptx_tok_is(TOK, ".shared")) {
+            rc = parse_var(P, 0);
+        } else {
+            rc = perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "module directive '%.*s' is not supported", (int)TOK->len, TOK->s);
+        }
+    }
+    if (!rc) layout_vars(m);
+    free(P->decls);
+    free(P->code);
+    free(P->labels);
+    free(P->fixups);
+    if (rc) {
+        ptx_free(m);
+        return (int)e->code;
+    }
+    return 0;
+}
+
+void ptx_free(ptx_module *m)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        ptx_func *f = &m->funcs[i];
+        free(f->name);
+        for (uint32_t k = 0; k < f->nparams; k++) free(f->params[k].name);
+        for (uint32_t k = 0; k < f->nrets; k++) free(f->rets[k].name);
+        free(f->params);
+        free(f->rets);
+        free(f->code);
+    }
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        free(m->vars[i].name);
+        free(m->vars[i].init);
+    }
+    for (uint32_t i = 0; i < m->nregs; i++) free(m->reg_name[i]);
+    free(m->reg_name);
+    free(m->reg_type);
+    free(m->funcs);
+    free(m->vars);
+    free(m->path);
+    free(m->text);
+    memset(m, 0, sizeof *m);
+}
+
+const ptx_func *ptx_find(const ptx_module *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i].name && !strcmp(m->funcs[i].name, name) && m->funcs[i].defined) return &m->funcs[i];
+    return NULL;
+}
