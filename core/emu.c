@@ -1,0 +1,1072 @@
+/* emu.c - the CPU executor of PTX (see emu.h).
+ *
+ * Costs on the virtual clock: every warp instruction issued costs 1 cycle on
+ * the SM clock; a global/generic memory access 8 more, a shared one 2 more.
+ * SM s starts each launch at its own offset (s x 1000003 cycles), as real SMs'
+ * %clock values are not aligned; %globaltimer is the launch's start time plus
+ * the SM's elapsed cycles / MH_EMU_CLOCK_GHZ. */
+#include "emu.h"
+#include "fp16.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WARP 32
+#define GLOBAL_BASE 0x0000100000000000ull  /* first device allocation */
+#define ALLOC_GAP 0x10000ull               /* unmapped bytes between allocations */
+#define SHARED_WIN 0x00007e0000000000ull   /* generic window of shared memory */
+#define LOCAL_WIN 0x00007f0000000000ull    /* generic window of local memory */
+#define WIN_SIZE 0x0000010000000000ull
+
+enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED };
+
+typedef struct {
+    uint64_t addr, size;
+    unsigned char *host;
+} alloc;
+
+struct mh_emu {
+    alloc *a;
+    size_t n, cap;
+    uint64_t next_addr;
+    uint32_t nsm;
+    uint64_t max_warp_insns;
+    uint64_t timer_ns;      /* %globaltimer at the next launch's start */
+};
+
+typedef struct {
+    uint64_t *r;            /* registers: nregs x 32 lanes */
+    uint32_t pc[WARP];
+    uint8_t st[WARP];
+    uint32_t index;         /* warp index in the block */
+} warp;
+
+typedef struct {
+    mh_emu *d;
+    const ptx_module *m;
+    const ptx_func *f;
+    mh_error *e;
+    unsigned char *params;
+    unsigned char *shared;
+    uint64_t shared_size;
+    unsigned char *local;
+    uint64_t local_stride;
+    uint64_t data_addr;     /* module .global/.const segment */
+    unsigned char *data_host;
+    uint64_t data_size;
+    uint32_t grid[3], block[3], nthreads, nwarps, dyn_smem;
+    uint32_t ctaid[3], sm;
+    uint64_t sm_clock0;     /* the SM's clock when this block started */
+    uint64_t cycles;        /* cycles of this block so far */
+    uint64_t *sm_cycles;    /* per SM, this launch */
+    int faulted;
+    uint64_t warp_insns, thread_insns;
+    const ptx_insn *cur;    /* for fault messages */
+} ctx;
+
+/* ---- device memory -------------------------------------------------------- */
+
+mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
+{
+    mh_emu *d = calloc(1, sizeof *d);
+    if (!d) {
+        mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    d->next_addr = GLOBAL_BASE;
+    d->nsm = opts && opts->num_sms ? opts->num_sms : MH_EMU_DEFAULT_SMS;
+    d->max_warp_insns = opts ? opts->max_warp_insns : 0;
+    d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
+    return d;
+}
+
+void mh_emu_destroy(mh_emu *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->n; i++) free(d->a[i].host);
+    free(d->a);
+    free(d);
+}
+
+int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+{
+    if (bytes == 0) bytes = 1;
+    if (bytes > (1ull << 40)) return mh_fail(e, MH_E_NO_MEMORY, "emu: allocation of %llu bytes refused", (unsigned long long)bytes);
+    if (d->n == d->cap) {
+        size_t c = d->cap ? d->cap * 2 : 16;
+        alloc *na = realloc(d->a, c * sizeof *na);
+        if (!na) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        d->a = na;
+        d->cap = c;
+    }
+    unsigned char *h = calloc(1, bytes);
+    if (!h) return mh_fail(e, MH_E_NO_MEMORY, "emu: out of host memory for %llu bytes", (unsigned long long)bytes);
+    alloc *al = &d->a[d->n++];
+    al->addr = d->next_addr;
+    al->size = bytes;
+    al->host = h;
+    d->next_addr += (bytes + ALLOC_GAP + 255) & ~255ull;
+    *addr = al->addr;
+    return 0;
+}
+
+/* Allocation containing [a, a+n), or NULL. Allocations are sorted by address. */
+static alloc *find_alloc(mh_emu *d, uint64_t a, uint64_t n)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (d->a[mid].addr <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return NULL;
+    alloc *al = &d->a[lo - 1];
+    return a - al->addr <= al->size && n <= al->size - (a - al->addr) ? al : NULL;
+}
+
+int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->a[i].addr == addr) {
+            free(d->a[i].host);
+            memmove(&d->a[i], &d->a[i + 1], (d->n - i - 1) * sizeof *d->a);
+            d->n--;
+            return 0;
+        }
+    return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: 0x%llx is not an allocation", (unsigned long long)addr);
+}
+
+static int host_range(mh_emu *d, uint64_t addr, uint64_t bytes, unsigned char **p, mh_error *e)
+{
+    alloc *al = find_alloc(d, addr, bytes);
+    if (!al) return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: [0x%llx, +%llu) is not inside one allocation",
+                            (unsigned long long)addr, (unsigned long long)bytes);
+    *p = al->host + (addr - al->addr);
+    return 0;
+}
+
+int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memcpy(p, src, bytes);
+    return 0;
+}
+
+int mh_emu_read(mh_emu *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memcpy(dst, p, bytes);
+    return 0;
+}
+
+int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memset(p, byte, bytes);
+    return 0;
+}
+
+/* ---- faults --------------------------------------------------------------- */
+
+static void thread_of(ctx *c, const warp *w, int lane, uint32_t t[3])
+{
+    uint32_t lin = w->index * WARP + (uint32_t)lane;
+    t[0] = lin % c->block[0];
+    t[1] = lin / c->block[0] % c->block[1];
+    t[2] = lin / (c->block[0] * c->block[1]);
+}
+
+static void *fault(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void *fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
+{
+    if (c->faulted) return NULL;
+    char what[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    uint32_t t[3];
+    thread_of(c, w, lane, t);
+    c->e->line = c->cur ? c->cur->line : 0;
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", c->m->path,
+            c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    c->faulted = 1;
+    return NULL;
+}
+
+/* Describes the allocation nearest to a (for out-of-range messages). */
+static void nearest(mh_emu *d, uint64_t a, char *buf, size_t n)
+{
+    const alloc *best = NULL;
+    uint64_t dist = UINT64_MAX;
+    for (size_t i = 0; i < d->n; i++) {
+        const alloc *al = &d->a[i];
+        uint64_t dd = a < al->addr ? al->addr - a : a >= al->addr + al->size ? a - (al->addr + al->size) + 1 : 0;
+        if (dd < dist) { dist = dd; best = al; }
+    }
+    if (!best) { snprintf(buf, n, "no allocations exist"); return; }
+    if (a < best->addr)
+        snprintf(buf, n, "nearest allocation [0x%llx, 0x%llx) of %llu bytes starts %llu bytes after it",
+                 (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
+                 (unsigned long long)best->size, (unsigned long long)(best->addr - a));
+    else
+        snprintf(buf, n, "nearest allocation [0x%llx, 0x%llx) of %llu bytes ends %llu bytes before it",
+                 (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
+                 (unsigned long long)best->size, (unsigned long long)(a - (best->addr + best->size)));
+}
+
+/* ---- memory access ---------------------------------------------------------- */
+
+static const char *space_name(int s)
+{
+    static const char *const n[] = {"generic", "global", "shared", "local", "param", "const"};
+    return s >= 0 && s < 6 ? n[s] : "?";
+}
+
+/* Host pointer for `size` bytes at `addr` in `space`, or NULL after a fault. */
+static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write)
+{
+    const char *verb = write ? "write" : "read";
+    if (size > 1 && (addr & (size - 1)))
+        return fault(c, w, lane, "misaligned %s %s of %u bytes at 0x%llx", space_name(space), verb, size,
+                     (unsigned long long)addr);
+    if (space == SP_GENERIC) {
+        if (addr - SHARED_WIN < WIN_SIZE) { space = SP_SHARED; addr -= SHARED_WIN; }
+        else if (addr - LOCAL_WIN < WIN_SIZE) {
+            uint64_t lin = w->index * WARP + (uint64_t)lane;
+            space = SP_LOCAL;
+            addr -= LOCAL_WIN;
+            if (addr / (c->local_stride ? c->local_stride : 1) != lin)
+                return fault(c, w, lane, "generic %s at 0x%llx is another thread's local memory", verb,
+                             (unsigned long long)(addr + LOCAL_WIN));
+            addr %= c->local_stride ? c->local_stride : 1;
+        } else space = SP_GLOBAL;
+    }
+    switch (space) {
+    case SP_GLOBAL: {
+        alloc *al = find_alloc(c->d, addr, size);
+        if (al) return al->host + (addr - al->addr);
+        char nb[200];
+        nearest(c->d, addr, nb, sizeof nb);
+        return fault(c, w, lane, "out-of-range global %s of %u bytes at 0x%llx: %s", verb, size,
+                     (unsigned long long)addr, nb);
+    }
+    case SP_SHARED:
+        if (addr < c->shared_size && size <= c->shared_size - addr) return c->shared + addr;
+        return fault(c, w, lane, "out-of-range shared %s of %u bytes at offset 0x%llx: the block has %llu bytes of "
+                     "shared memory (static + dynamic)", verb, size, (unsigned long long)addr,
+                     (unsigned long long)c->shared_size);
+    case SP_LOCAL: {
+        uint64_t lin = w->index * WARP + (uint64_t)lane;
+        if (addr < c->local_stride && size <= c->local_stride - addr) return c->local + lin * c->local_stride + addr;
+        return fault(c, w, lane, "out-of-range local %s of %u bytes at offset 0x%llx (%llu bytes per thread)", verb,
+                     size, (unsigned long long)addr, (unsigned long long)c->local_stride);
+    }
+    case SP_PARAM:
+        if (!write && addr < c->f->param_bytes && size <= c->f->param_bytes - addr) return c->params + addr;
+        return fault(c, w, lane, "param %s of %u bytes at offset %llu outside the %u parameter bytes", verb, size,
+                     (unsigned long long)addr, c->f->param_bytes);
+    case SP_CONST:
+        if (!write && addr < c->data_size && size <= c->data_size - addr) return c->data_host + addr;
+        return fault(c, w, lane, "const %s of %u bytes at offset %llu outside the module's constants", verb, size,
+                     (unsigned long long)addr);
+    default:
+        return fault(c, w, lane, "access to an unknown state space");
+    }
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+#define REG(W_, R_, L_) ((W_)->r[(size_t)((R_) - c->f->first_reg) * WARP + (size_t)(L_)])
+
+static inline uint64_t mask_bits(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static inline int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
+
+static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
+{
+    uint32_t lin = w->index * WARP + (uint32_t)lane, t[3];
+    thread_of(c, w, lane, t);
+    uint64_t clock = c->sm_clock0 + c->cycles;
+    uint64_t timer = c->d->timer_ns + (uint64_t)((double)(c->sm_cycles[c->sm] + c->cycles) / MH_EMU_CLOCK_GHZ);
+    (void)lin;
+    switch (id) {
+    case SR_TID_X: return t[0];
+    case SR_TID_Y: return t[1];
+    case SR_TID_Z: return t[2];
+    case SR_NTID_X: return c->block[0];
+    case SR_NTID_Y: return c->block[1];
+    case SR_NTID_Z: return c->block[2];
+    case SR_CTAID_X: return c->ctaid[0];
+    case SR_CTAID_Y: return c->ctaid[1];
+    case SR_CTAID_Z: return c->ctaid[2];
+    case SR_NCTAID_X: return c->grid[0];
+    case SR_NCTAID_Y: return c->grid[1];
+    case SR_NCTAID_Z: return c->grid[2];
+    case SR_LANEID: return (uint64_t)lane;
+    case SR_WARPID: return w->index;
+    case SR_NWARPID: return c->nwarps;
+    case SR_SMID: return c->sm;
+    case SR_NSMID: return c->d->nsm;
+    case SR_CLOCK: return clock & 0xffffffffu;
+    case SR_CLOCK_HI: return clock >> 32;
+    case SR_CLOCK64: return clock;
+    case SR_GLOBALTIMER: return timer;
+    case SR_GLOBALTIMER_LO: return timer & 0xffffffffu;
+    case SR_GLOBALTIMER_HI: return timer >> 32;
+    case SR_LANEMASK_EQ: return 1u << lane;
+    case SR_LANEMASK_LT: return (1u << lane) - 1;
+    case SR_LANEMASK_LE: return (2ull << lane) - 1;
+    case SR_LANEMASK_GT: return ~((2ull << lane) - 1) & 0xffffffffu;
+    case SR_LANEMASK_GE: return ~((1ull << lane) - 1) & 0xffffffffu;
+    case SR_DYNAMIC_SMEM_SIZE: return c->dyn_smem;
+    case SR_TOTAL_SMEM_SIZE: return c->shared_size;
+    default: return 0;
+    }
+}
+
+/* Address of variable v as a kernel sees it (state-space address). */
+static uint64_t sym_addr(ctx *c, int v)
+{
+    const ptx_var *var = &c->m->vars[v];
+    if (var->space == SP_GLOBAL) return c->data_addr + var->offset;
+    return var->offset; /* shared, local, const: offsets in their space */
+}
+
+static inline uint64_t val(ctx *c, const warp *w, const ptx_opnd *o, int lane)
+{
+    uint64_t v;
+    switch (o->kind) {
+    case OPK_REG: v = REG(w, o->reg, lane); break;
+    case OPK_IMM: v = (uint64_t)o->imm; break;
+    case OPK_SREG: v = sreg(c, w, o->reg, lane); break;
+    case OPK_SYM: v = sym_addr(c, o->sym); break;
+    default: v = 0;
+    }
+    return o->neg ? !v : v;
+}
+
+static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, ptx_type t)
+{
+    int bits = ptx_type_bits(t);
+    if (t == PT_PRED) v = v != 0;
+    else if (ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
+    else v &= mask_bits(bits);
+    REG(w, reg, lane) = v;
+}
+
+static inline double fget(uint64_t v, ptx_type t)
+{
+    switch (t) {
+    case PT_F32: return mh_f32_from_bits((uint32_t)v);
+    case PT_F64: return mh_f64_from_bits(v);
+    case PT_F16: return mh_half_to_float((uint16_t)v);
+    case PT_BF16: return mh_bf16_to_float((uint16_t)v);
+    default: return 0;
+    }
+}
+
+static inline uint64_t fput(double d, ptx_type t)
+{
+    switch (t) {
+    case PT_F32: return mh_f32_bits((float)d);
+    case PT_F64: return mh_f64_bits(d);
+    case PT_F16: return mh_float_to_half((float)d);
+    case PT_BF16: return mh_float_to_bf16((float)d);
+    default: return 0;
+    }
+}
+
+/* ---- arithmetic ------------------------------------------------------------ */
+
+static uint64_t int_op(const ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
+{
+    ptx_type t = (ptx_type)in->type;
+    int bits = ptx_type_bits(t), sgn = ptx_type_is_signed(t);
+    int64_t sa = sext(a, bits), sb = sext(b, bits);
+    uint64_t ua = a & mask_bits(bits), ub = b & mask_bits(bits);
+    switch (in->op) {
+    case OP_ADD:
+        if ((in->mods & MOD_SAT) && t == PT_S32) {
+            int64_t r = sa + sb;
+            return (uint64_t)(r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r);
+        }
+        return a + b;
+    case OP_SUB:
+        if ((in->mods & MOD_SAT) && t == PT_S32) {
+            int64_t r = sa - sb;
+            return (uint64_t)(r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r);
+        }
+        return a - b;
+    case OP_MUL:
+    case OP_MAD: {
+        uint64_t r;
+        if (in->mods & MOD_WIDE) r = sgn ? (uint64_t)(sa * sb) : ua * ub;
+        else if (in->mods & MOD_HI) {
+            if (bits == 64) r = sgn ? (uint64_t)(((__int128)sa * sb) >> 64) : (uint64_t)(((unsigned __int128)ua * ub) >> 64);
+            else r = sgn ? (uint64_t)((sa * sb) >> bits) : (ua * ub) >> bits;
+        } else r = a * b;
+        return in->op == OP_MAD ? r + cc : r;
+    }
+    case OP_MUL24:
+    case OP_MAD24: {
+        uint64_t r = sgn ? (uint64_t)(sext(a, 24) * sext(b, 24)) : (ua & 0xffffff) * (ub & 0xffffff);
+        if (in->mods & MOD_HI) r >>= 16;
+        return in->op == OP_MAD24 ? r + cc : r;
+    }
+    case OP_DIV:
+        if (sgn) return sb == 0 ? ~0ull : (sa == INT64_MIN && sb == -1) ? (uint64_t)sa : (uint64_t)(sa / sb);
+        return ub == 0 ? ~0ull : ua / ub;
+    case OP_REM:
+        if (sgn) return sb == 0 ? (uint64_t)sa : (sb == -1) ? 0 : (uint64_t)(sa % sb);
+        return ub == 0 ? ua : ua % ub;
+    case OP_MIN: return sgn ? (uint64_t)(sa < sb ? sa : sb) : (ua < ub ? ua : ub);
+    case OP_MAX: return sgn ? (uint64_t)(sa > sb ? sa : sb) : (ua > ub ? ua : ub);
+    case OP_ABS: return (uint64_t)(sa < 0 ? -sa : sa);
+    case OP_NEG: return (uint64_t)-sa;
+    case OP_AND: return t == PT_PRED ? (a && b) : a & b;
+    case OP_OR: return t == PT_PRED ? (a || b) : a | b;
+    case OP_XOR: return t == PT_PRED ? ((a != 0) ^ (b != 0)) : a ^ b;
+    case OP_NOT: return t == PT_PRED ? !a : ~a;
+    case OP_CNOT: return ua == 0;
+    case OP_SHL: { uint64_t s = b & 0xffffffffu; return s >= (uint64_t)bits ? 0 : a << s; }
+    case OP_SHR: {
+        uint64_t s = b & 0xffffffffu;
+        if (sgn) return (uint64_t)(s >= (uint64_t)bits ? (sa < 0 ? -1 : 0) : sa >> s);
+        return s >= (uint64_t)bits ? 0 : ua >> s;
+    }
+    case OP_CLZ: return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
+    case OP_POPC: return (uint64_t)__builtin_popcountll(ua);
+    case OP_BREV: {
+        uint64_t r = 0;
+        for (int i = 0; i < bits; i++) r |= ((ua >> i) & 1) << (bits - 1 - i);
+        return r;
+    }
+    case OP_BFE: {
+        uint32_t pos = (uint32_t)b & 0xff, len = (uint32_t)cc & 0xff;
+        if (len == 0) return 0;
+        uint64_t field = pos >= (uint32_t)bits ? 0 : ua >> pos;
+        if (len < 64) field &= (1ull << len) - 1;
+        if (sgn) {
+            uint32_t msb = pos + len - 1 >= (uint32_t)bits ? (uint32_t)bits - 1 : pos + len - 1;
+            int sbit = (int)((ua >> msb) & 1);
+            if (len >= (uint32_t)bits || pos + len > (uint32_t)bits) {
+                /* field runs past the top: sign fill from the source's sign bit */
+                uint32_t keep = pos >= (uint32_t)bits ? 0 : (uint32_t)bits - pos;
+                field = keep >= 64 ? ua >> pos : (ua >> pos) & ((1ull << keep) - 1);
+                if (sbit) field |= ~0ull << keep;
+                return field;
+            }
+            if (sbit) field |= ~0ull << len;
+        }
+        return field;
+    }
+    default: return 0;
+    }
+}
+
+static double flt_op(const ptx_insn *in, double a, double b, double cc)
+{
+    double r;
+    switch (in->op) {
+    case OP_ADD: r = a + b; break;
+    case OP_SUB: r = a - b; break;
+    case OP_MUL: r = a * b; break;
+    case OP_FMA:
+    case OP_MAD: r = in->type == PT_F64 ? fma(a, b, cc) : (double)fmaf((float)a, (float)b, (float)cc); break;
+    case OP_DIV: r = a / b; break;
+    case OP_MIN: r = isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; break;
+    case OP_MAX: r = isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; break;
+    case OP_ABS: r = fabs(a); break;
+    case OP_NEG: r = -a; break;
+    case OP_SQRT: r = sqrt(a); break;
+    case OP_RSQRT: r = 1.0 / sqrt(a); break;
+    case OP_RCP: r = 1.0 / a; break;
+    case OP_EX2: r = exp2(a); break;
+    case OP_LG2: r = log2(a); break;
+    case OP_SIN: r = sin(a); break;
+    case OP_COS: r = cos(a); break;
+    case OP_TANH: r = tanh(a); break;
+    case OP_COPYSIGN: r = copysign(b, a); break;
+    default: r = 0;
+    }
+    if (in->type == PT_F32 && in->op != OP_FMA && in->op != OP_MAD) r = (float)r;
+    if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+    return r;
+}
+
+static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b)
+{
+    if (ptx_type_is_float(t)) {
+        double x = fget(a, t), y = fget(b, t);
+        int un = isnan(x) || isnan(y);
+        switch (cmp) {
+        case CMP_EQ: return !un && x == y;
+        case CMP_NE: return !un && x != y;
+        case CMP_LT: return !un && x < y;
+        case CMP_LE: return !un && x <= y;
+        case CMP_GT: return !un && x > y;
+        case CMP_GE: return !un && x >= y;
+        case CMP_EQU: return un || x == y;
+        case CMP_NEU: return un || x != y;
+        case CMP_LTU: return un || x < y;
+        case CMP_LEU: return un || x <= y;
+        case CMP_GTU: return un || x > y;
+        case CMP_GEU: return un || x >= y;
+        case CMP_NUM: return !un;
+        case CMP_NAN: return un;
+        default: return 0;
+        }
+    }
+    int bits = ptx_type_bits(t);
+    int64_t sa = sext(a, bits), sb = sext(b, bits);
+    uint64_t ua = a & mask_bits(bits), ub = b & mask_bits(bits);
+    int sgn = ptx_type_is_signed(t);
+    switch (cmp) {
+    case CMP_EQ: return ua == ub;
+    case CMP_NE: return ua != ub;
+    case CMP_LT: return sgn ? sa < sb : ua < ub;
+    case CMP_LE: return sgn ? sa <= sb : ua <= ub;
+    case CMP_GT: return sgn ? sa > sb : ua > ub;
+    case CMP_GE: return sgn ? sa >= sb : ua >= ub;
+    case CMP_LO: return ua < ub;
+    case CMP_LS: return ua <= ub;
+    case CMP_HI: return ua > ub;
+    case CMP_HS: return ua >= ub;
+    default: return 0;
+    }
+}
+
+static double round_int(double x, int rnd)
+{
+    switch (rnd) {
+    case RND_RNI: return nearbyint(x);
+    case RND_RZI: return trunc(x);
+    case RND_RMI: return floor(x);
+    case RND_RPI: return ceil(x);
+    default: return x;
+    }
+}
+
+/* cvt: value a of type `from` converted to `to`. */
+static uint64_t convert(const ptx_insn *in, uint64_t a)
+{
+    ptx_type to = (ptx_type)in->type, from = (ptx_type)in->type2;
+    int tb = ptx_type_bits(to), fb = ptx_type_bits(from);
+    if (!ptx_type_is_float(from) && !ptx_type_is_float(to)) {
+        int64_t sv = ptx_type_is_signed(from) ? sext(a, fb) : (int64_t)(a & mask_bits(fb));
+        int from_unsigned_big = !ptx_type_is_signed(from) && fb == 64 && (a >> 63);
+        if (in->mods & MOD_SAT) {
+            if (ptx_type_is_signed(to)) {
+                int64_t lo = -(int64_t)(1ull << (tb - 1)), hi = (int64_t)((1ull << (tb - 1)) - 1);
+                if (from_unsigned_big || sv > hi) return (uint64_t)hi;
+                if (sv < lo) return (uint64_t)lo;
+            } else {
+                uint64_t hi = mask_bits(tb);
+                if (!from_unsigned_big && sv < 0) return 0;
+                if (from_unsigned_big ? a > hi : (uint64_t)sv > hi) return hi;
+            }
+        }
+        return (uint64_t)sv;
+    }
+    if (ptx_type_is_float(from) && !ptx_type_is_float(to)) {
+        double x = round_int(fget(a, from), in->rnd ? in->rnd : RND_RZI);
+        if (isnan(x)) return 0;
+        if (ptx_type_is_signed(to)) {
+            double lo = -ldexp(1, tb - 1), hi = ldexp(1, tb - 1) - 1;
+            return (uint64_t)(int64_t)(x < lo ? lo : x > hi ? hi : x);
+        }
+        double hi = ldexp(1, tb) - 1;
+        if (x <= 0) return 0;
+        if (x >= hi) return mask_bits(tb);
+        return (uint64_t)x;
+    }
+    if (!ptx_type_is_float(from)) {
+        double x = ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb));
+        if (fb == 64 && to == PT_F32) /* avoid double rounding through double */
+            return mh_f32_bits(ptx_type_is_signed(from) ? (float)(int64_t)a : (float)a);
+        if (fb == 64 && ptx_type_is_signed(from)) x = (double)(int64_t)a;
+        else if (fb == 64) x = (double)a;
+        return fput(x, to);
+    }
+    double x = fget(a, from);
+    if (in->rnd >= RND_RNI) x = round_int(x, in->rnd);
+    if (in->mods & MOD_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+    return fput(x, to);
+}
+
+static uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
+{
+    uint64_t src = (uint64_t)b << 32 | a;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; i++) {
+        uint32_t s = (sel >> (4 * i)) & 0xf;
+        uint8_t byte = (uint8_t)(src >> (8 * (s & 7)));
+        if (s & 8) byte = (byte & 0x80) ? 0xff : 0;
+        r |= (uint32_t)byte << (8 * i);
+    }
+    return r;
+}
+
+/* ---- one instruction for the lanes in `mask` ------------------------------- */
+
+static uint64_t ld_elem(const unsigned char *p, int bytes)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)bytes);
+    return v;
+}
+
+static int elem_bytes(ptx_type t)
+{
+    int b = ptx_type_bits(t) / 8;
+    return b ? b : 1;
+}
+
+static uint64_t address(ctx *c, const warp *w, const ptx_opnd *o, int lane)
+{
+    uint64_t base = 0;
+    if (o->reg != UINT32_MAX) base = REG(w, o->reg, lane);
+    else if (o->sym >= 0) base = sym_addr(c, o->sym);
+    else if (o->param >= 0) base = c->f->params[o->param].offset;
+    return base + (uint64_t)o->imm;
+}
+
+static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uint64_t cv)
+{
+    int bytes = elem_bytes(t), bits = bytes * 8;
+    uint64_t old = ld_elem(p, bytes), r = old;
+    int sgn = ptx_type_is_signed(t);
+    switch (op) {
+    case AOP_ADD:
+        if (ptx_type_is_float(t)) r = fput(fget(old, t) + fget(b, t), t);
+        else r = old + b;
+        break;
+    case AOP_MIN: r = sgn ? (sext(old, bits) < sext(b, bits) ? old : b) : ((old & mask_bits(bits)) < (b & mask_bits(bits)) ? old : b); break;
+    case AOP_MAX: r = sgn ? (sext(old, bits) > sext(b, bits) ? old : b) : ((old & mask_bits(bits)) > (b & mask_bits(bits)) ? old : b); break;
+    case AOP_INC: r = (old & mask_bits(bits)) >= (b & mask_bits(bits)) ? 0 : old + 1; break;
+    case AOP_DEC: r = ((old & mask_bits(bits)) == 0 || (old & mask_bits(bits)) > (b & mask_bits(bits))) ? b : old - 1; break;
+    case AOP_AND: r = old & b; break;
+    case AOP_OR: r = old | b; break;
+    case AOP_XOR: r = old ^ b; break;
+    case AOP_EXCH: r = b; break;
+    case AOP_CAS: r = (old & mask_bits(bits)) == (b & mask_bits(bits)) ? cv : old; break;
+    }
+    memcpy(p, &r, (size_t)bytes);
+    return old;
+}
+
+static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+{
+    const ptx_type t = (ptx_type)in->type;
+    uint32_t emask = mask;
+    if (in->guard >= 0) {
+        emask = 0;
+        for (int l = 0; l < WARP; l++)
+            if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) emask |= 1u << l;
+    }
+    c->warp_insns++;
+    c->thread_insns += (uint64_t)__builtin_popcount(emask);
+    c->cycles += 1;
+    int branch = 0;
+    const ptx_opnd *o = in->o;
+
+#define LANES for (int l = 0; l < WARP; l++) if (emask >> l & 1)
+    switch (in->op) {
+    case OP_NOP: case OP_MEMBAR: case OP_PREFETCH: break;
+    case OP_MOV:
+        if (o[0].kind == OPK_VEC) { /* unpack */
+            int part = ptx_type_bits(t) / o[0].n;
+            LANES {
+                uint64_t v = val(c, w, &o[1], l);
+                for (int k = 0; k < o[0].n; k++)
+                    if (o[0].vec[k] != UINT32_MAX) REG(w, o[0].vec[k], l) = (v >> (k * part)) & mask_bits(part);
+            }
+        } else if (o[1].kind == OPK_VEC) { /* pack */
+            int part = ptx_type_bits(t) / o[1].n;
+            LANES {
+                uint64_t v = 0;
+                for (int k = 0; k < o[1].n; k++) {
+                    uint32_t r = o[1].vec[k];
+                    uint64_t x = r == UINT32_MAX ? 0 : (r & PTX_VEC_SREG) ? sreg(c, w, r & ~PTX_VEC_SREG, l) : REG(w, r, l);
+                    v |= (x & mask_bits(part)) << (k * part);
+                }
+                put(c, w, o[0].reg, l, v, t);
+            }
+        } else {
+            LANES put(c, w, o[0].reg, l, val(c, w, &o[1], l), t);
+        }
+        break;
+    case OP_LD: {
+        int eb = elem_bytes(t);
+        c->cycles += in->space == SP_SHARED ? 2 : in->space == SP_PARAM ? 0 : 8;
+        LANES {
+            uint64_t a = address(c, w, &o[1], l);
+            unsigned char *p = mem(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 0);
+            if (!p) return -1;
+            if (o[0].kind == OPK_VEC) {
+                for (int k = 0; k < o[0].n; k++)
+                    if (o[0].vec[k] != UINT32_MAX) put(c, w, o[0].vec[k], l, ld_elem(p + k * eb, eb), t);
+            } else {
+                put(c, w, o[0].reg, l, ld_elem(p, eb), t);
+            }
+        }
+        break;
+    }
+    case OP_ST: {
+        int eb = elem_bytes(t);
+        c->cycles += in->space == SP_SHARED ? 2 : 8;
+        LANES {
+            uint64_t a = address(c, w, &o[0], l);
+            unsigned char *p = mem(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 1);
+            if (!p) return -1;
+            if (o[1].kind == OPK_VEC) {
+                for (int k = 0; k < o[1].n; k++) {
+                    uint32_t r = o[1].vec[k];
+                    uint64_t v = r == UINT32_MAX ? 0 : (r & PTX_VEC_SREG) ? sreg(c, w, r & ~PTX_VEC_SREG, l) : REG(w, r, l);
+                    memcpy(p + k * eb, &v, (size_t)eb);
+                }
+            } else {
+                uint64_t v = val(c, w, &o[1], l);
+                memcpy(p, &v, (size_t)eb);
+            }
+        }
+        break;
+    }
+    case OP_CVTA:
+        LANES {
+            uint64_t a = val(c, w, &o[1], l), lin = w->index * WARP + (uint64_t)l;
+            if (in->space == SP_SHARED) a = (in->mods & MOD_TO) ? a - SHARED_WIN : a + SHARED_WIN;
+            else if (in->space == SP_LOCAL)
+                a = (in->mods & MOD_TO) ? (a - LOCAL_WIN) % (c->local_stride ? c->local_stride : 1)
+                                        : a + LOCAL_WIN + lin * c->local_stride;
+            put(c, w, o[0].reg, l, a, t);
+        }
+        break;
+    case OP_CVT: LANES put(c, w, o[0].reg, l, convert(in, val(c, w, &o[1], l)), t); break;
+    case OP_SETP:
+    case OP_SET:
+        LANES {
+            ptx_type ct = in->op == OP_SET ? (ptx_type)in->type2 : t;
+            int r = compare((ptx_cmp)in->cmp, ct, val(c, w, &o[1], l), val(c, w, &o[2], l));
+            int nr = !r;
+            if (in->boolop) {
+                int p = val(c, w, &o[3], l) != 0;
+                if (in->boolop == 1) { r = r && p; nr = nr && p; }
+                else if (in->boolop == 2) { r = r || p; nr = nr || p; }
+                else { r = r ^ p; nr = nr ^ p; }
+            }
+            if (in->op == OP_SETP) {
+                put(c, w, o[0].reg, l, (uint64_t)r, PT_PRED);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)nr, PT_PRED);
+            } else {
+                uint64_t v = t == PT_F32 ? (r ? mh_f32_bits(1.0f) : 0) : (r ? mask_bits(ptx_type_bits(t)) : 0);
+                put(c, w, o[0].reg, l, v, t);
+            }
+        }
+        break;
+    case OP_SELP: LANES put(c, w, o[0].reg, l, val(c, w, &o[3], l) ? val(c, w, &o[1], l) : val(c, w, &o[2], l), t); break;
+    case OP_BFI:
+        LANES {
+            uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
+            uint32_t pos = (uint32_t)val(c, w, &o[3], l) & 0xff, len = (uint32_t)val(c, w, &o[4], l) & 0xff;
+            int bits = ptx_type_bits(t);
+            uint64_t r = b;
+            if (len && pos < (uint32_t)bits) {
+                uint64_t m = (len >= 64 ? ~0ull : (1ull << len) - 1) << pos;
+                r = (b & ~m) | ((a << pos) & m);
+            }
+            put(c, w, o[0].reg, l, r, t);
+        }
+        break;
+    case OP_PRMT:
+        LANES put(c, w, o[0].reg, l, prmt((uint32_t)val(c, w, &o[1], l), (uint32_t)val(c, w, &o[2], l),
+                                          (uint32_t)val(c, w, &o[3], l)), t);
+        break;
+    case OP_LOP3:
+        LANES {
+            uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l), cc = val(c, w, &o[3], l);
+            uint32_t lut = (uint32_t)val(c, w, &o[4], l), r = 0;
+            for (int bit = 0; bit < 32; bit++) {
+                int idx = (int)(((a >> bit) & 1) << 2 | ((b >> bit) & 1) << 1 | ((cc >> bit) & 1));
+                r |= ((lut >> idx) & 1) << bit;
+            }
+            put(c, w, o[0].reg, l, r, t);
+        }
+        break;
+    case OP_BRA:
+        LANES w->pc[l] = o[0].reg;
+        branch = 1;
+        break;
+    case OP_RET:
+    case OP_EXIT:
+        LANES w->st[l] = LANE_EXITED;
+        break;
+    case OP_BAR:
+        if (in->cmp == 1) break; /* bar.warp.sync: lanes already run together */
+        LANES w->st[l] = LANE_BARRIER;
+        break;
+    case OP_TRAP:
+        LANES return fault(c, w, l, "trap instruction"), -1;
+        break;
+    case OP_MBARRIER_INIT:
+        LANES {
+            unsigned char *p = mem(c, w, l, in->space, address(c, w, &o[0], l), 8, 1);
+            if (!p) return -1;
+            uint64_t v = val(c, w, &o[1], l);
+            memcpy(p, &v, 8);
+        }
+        break;
+    case OP_ATOM:
+    case OP_RED:
+        c->cycles += in->space == SP_SHARED ? 4 : 16;
+        LANES {
+            const ptx_opnd *ao = in->op == OP_ATOM ? &o[1] : &o[0];
+            const ptx_opnd *bo = ao + 1;
+            unsigned char *p = mem(c, w, l, in->space, address(c, w, ao, l), (uint32_t)elem_bytes(t), 1);
+            if (!p) return -1;
+            uint64_t old = atomic((ptx_aop)in->cmp, t, p, val(c, w, bo, l),
+                                  in->cmp == AOP_CAS ? val(c, w, bo + 1, l) : 0);
+            if (in->op == OP_ATOM) put(c, w, o[0].reg, l, old, t);
+        }
+        break;
+    case OP_SHFL: {
+        uint64_t src[WARP];
+        for (int l = 0; l < WARP; l++) src[l] = o[1].kind == OPK_REG ? REG(w, o[1].reg, l) : val(c, w, &o[1], l);
+        LANES {
+            uint32_t bval = (uint32_t)val(c, w, &o[2], l) & 31, cv = (uint32_t)val(c, w, &o[3], l);
+            uint32_t cval = cv & 31, seg = (cv >> 8) & 31, lane = (uint32_t)l;
+            uint32_t maxl = (lane & seg) | (cval & ~seg), minl = lane & seg, j;
+            int ok;
+            switch (in->cmp) {
+            case SHFL_UP: j = lane - bval; ok = (int32_t)j >= (int32_t)maxl; break;
+            case SHFL_DOWN: j = lane + bval; ok = j <= maxl; break;
+            case SHFL_BFLY: j = lane ^ bval; ok = j <= maxl; break;
+            default: j = minl | (bval & ~seg); ok = j <= maxl; break;
+            }
+            if (!ok) j = lane;
+            put(c, w, o[0].reg, l, src[j & 31], t);
+            if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)ok, PT_PRED);
+        }
+        break;
+    }
+    case OP_VOTE: {
+        uint32_t ballot = 0, members = emask;
+        LANES if (val(c, w, &o[1], l)) ballot |= 1u << l;
+        LANES {
+            uint64_t r;
+            switch (in->cmp) {
+            case VOTE_ALL: r = (ballot & members) == members; break;
+            case VOTE_ANY: r = (ballot & members) != 0; break;
+            case VOTE_UNI: r = (ballot & members) == members || (ballot & members) == 0; break;
+            default: r = ballot; break;
+            }
+            put(c, w, o[0].reg, l, r, in->cmp == VOTE_BALLOT ? PT_B32 : PT_PRED);
+        }
+        break;
+    }
+    case OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, PT_B32); break;
+    default:
+        if (ptx_type_is_float(t) && t != PT_F16X2 && t != PT_BF16X2) {
+            LANES {
+                double a = fget(val(c, w, &o[1], l), t);
+                double b = in->nopnds > 2 ? fget(val(c, w, &o[2], l), t) : 0;
+                double cc = in->nopnds > 3 ? fget(val(c, w, &o[3], l), t) : 0;
+                put(c, w, o[0].reg, l, fput(flt_op(in, a, b, cc), t), t);
+            }
+        } else {
+            ptx_type dt = t;
+            if (in->mods & MOD_WIDE) dt = ptx_type_is_signed(t) ? (ptx_type_bits(t) == 32 ? PT_S64 : PT_S32)
+                                                                : (ptx_type_bits(t) == 32 ? PT_U64 : PT_U32);
+            if (in->op == OP_CLZ || in->op == OP_POPC) dt = PT_U32;
+            LANES {
+                uint64_t a = val(c, w, &o[1], l);
+                uint64_t b = in->nopnds > 2 ? val(c, w, &o[2], l) : 0;
+                uint64_t cc = in->nopnds > 3 ? val(c, w, &o[3], l) : 0;
+                put(c, w, o[0].reg, l, int_op(in, a, b, cc), dt);
+            }
+        }
+        break;
+    }
+#undef LANES
+    /* advance the pcs of the lanes that took part and did not branch */
+    for (int l = 0; l < WARP; l++)
+        if ((mask >> l & 1) && !(branch && (emask >> l & 1))) w->pc[l]++;
+    return 0;
+}
+
+/* ---- scheduling -------------------------------------------------------------- */
+
+/* Runs the warp until none of its lanes can go on (all exited or waiting). */
+static int run_warp(ctx *c, warp *w)
+{
+    const ptx_insn *code = c->f->code;
+    for (;;) {
+        uint32_t pc = UINT32_MAX, mask = 0;
+        for (int l = 0; l < WARP; l++) {
+            if (w->st[l] != LANE_ACTIVE) continue;
+            if (w->pc[l] < pc) { pc = w->pc[l]; mask = 1u << l; }
+            else if (w->pc[l] == pc) mask |= 1u << l;
+        }
+        if (!mask) return 0;
+        if (pc >= c->f->ncode) { /* fell off the end: like ret */
+            for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
+            continue;
+        }
+        c->cur = &code[pc];
+        if (exec_insn(c, w, &code[pc], mask)) return -1;
+        if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
+            fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions (endless loop?)",
+                  (unsigned long long)c->d->max_warp_insns);
+            return -1;
+        }
+    }
+}
+
+static int run_block(ctx *c, warp *warps)
+{
+    for (;;) {
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            if (run_warp(c, &warps[i])) return -1;
+        int waiting = 0;
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (int l = 0; l < WARP; l++) waiting += warps[i].st[l] == LANE_BARRIER;
+        if (!waiting) return 0; /* everyone exited */
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (int l = 0; l < WARP; l++)
+                if (warps[i].st[l] == LANE_BARRIER) warps[i].st[l] = LANE_ACTIVE;
+    }
+}
+
+int mh_emu_check_module(const ptx_module *m, mh_error *e)
+{
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+        const ptx_func *f = &m->funcs[fi];
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const ptx_insn *in = &f->code[i];
+            const char *why = NULL;
+            if (in->op == OP_CALL) why = "call (function calls) is not supported by emu yet";
+            else if (in->op == OP_TESTP) why = "testp is not supported by emu";
+            else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) && in->op != OP_MOV && in->op != OP_LD &&
+                     in->op != OP_ST)
+                why = "packed f16x2/bf16x2 arithmetic is not supported by emu yet";
+            else if (in->rnd && in->rnd <= RND_RP && in->rnd != RND_RN && in->op != OP_CVT)
+                why = NULL; /* directed rounding on arithmetic: computed as rn (documented) */
+            if (why) {
+                e->line = in->line;
+                return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line, ptx_op_name((ptx_op)in->op), why);
+            }
+        }
+    }
+    return 0;
+}
+
+int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
+               mh_error *e)
+{
+    mh_error_clear(e);
+    const ptx_func *f = ptx_find(m, name);
+    if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
+    if (mh_emu_check_module(m, e)) return -1;
+    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    if (!threads || !l->grid[0] || !l->grid[1] || !l->grid[2] || threads > 1024)
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: block %ux%ux%u / grid %ux%ux%u is not a valid launch shape "
+                       "(1 to 1024 threads per block, no zero dimension)", name, l->block[0], l->block[1],
+                       l->block[2], l->grid[0], l->grid[1], l->grid[2]);
+    if (f->maxntid[0] && threads > (uint64_t)f->maxntid[0] * (f->maxntid[1] ? f->maxntid[1] : 1) * (f->maxntid[2] ? f->maxntid[2] : 1))
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %llu threads per block exceed its .maxntid", name, (unsigned long long)threads);
+    if (l->nargs != f->nparams)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s takes %u arguments, %u given", name, f->nparams, l->nargs);
+
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = d;
+    c.m = m;
+    c.f = f;
+    c.e = e;
+    memcpy(c.grid, l->grid, sizeof c.grid);
+    memcpy(c.block, l->block, sizeof c.block);
+    c.nthreads = (uint32_t)threads;
+    c.nwarps = (c.nthreads + WARP - 1) / WARP;
+    c.dyn_smem = l->dynamic_smem;
+    c.shared_size = f->shared_bytes + l->dynamic_smem;
+    c.local_stride = (f->local_bytes + 15) & ~15ull;
+    c.params = calloc(1, f->param_bytes ? f->param_bytes : 1);
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        if (l->args[i].size != f->params[i].size) {
+            free(c.params);
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: argument %u (%s) is %u bytes, the parameter is %u", name, i,
+                           f->params[i].name, l->args[i].size, f->params[i].size);
+        }
+        memcpy(c.params + f->params[i].offset, l->args[i].data, l->args[i].size);
+    }
+    /* module .global/.const data */
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < m->nvars; i++)
+        if (m->vars[i].space == SP_GLOBAL || m->vars[i].space == SP_CONST)
+            if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
+    int rc = 0;
+    if (data) {
+        if (mh_emu_alloc(d, data, &c.data_addr, e)) { free(c.params); return -1; }
+        alloc *al = find_alloc(d, c.data_addr, data);
+        c.data_host = al->host;
+        c.data_size = data;
+        for (uint32_t i = 0; i < m->nvars; i++)
+            if (m->vars[i].init && (m->vars[i].space == SP_GLOBAL || m->vars[i].space == SP_CONST))
+                memcpy(c.data_host + m->vars[i].offset, m->vars[i].init, m->vars[i].size);
+    }
+    c.shared = calloc(1, c.shared_size ? c.shared_size : 1);
+    c.local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
+    c.sm_cycles = calloc(d->nsm, sizeof *c.sm_cycles);
+    warp *warps = calloc(c.nwarps, sizeof *warps);
+    uint64_t *regs = calloc((size_t)c.nwarps * (f->nregs ? f->nregs : 1) * WARP, sizeof *regs);
+    if (!c.shared || !c.local || !c.sm_cycles || !warps || !regs) {
+        rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
+        goto done;
+    }
+    uint64_t nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+    for (uint64_t b = 0; b < nblocks && !rc; b++) {
+        /* blocks in Mosaic's linear order: (x*gy + y)*gz + z, x slowest?  CUDA
+         * schedules x fastest; the order only moves virtual time. */
+        c.ctaid[0] = (uint32_t)(b % l->grid[0]);
+        c.ctaid[1] = (uint32_t)(b / l->grid[0] % l->grid[1]);
+        c.ctaid[2] = (uint32_t)(b / ((uint64_t)l->grid[0] * l->grid[1]));
+        c.sm = (uint32_t)(b % d->nsm);
+        c.sm_clock0 = (uint64_t)c.sm * 1000003ull + c.sm_cycles[c.sm];
+        c.cycles = 0;
+        memset(c.shared, 0, c.shared_size);
+        memset(regs, 0, (size_t)c.nwarps * (f->nregs ? f->nregs : 1) * WARP * sizeof *regs);
+        for (uint32_t i = 0; i < c.nwarps; i++) {
+            warps[i].r = regs + (size_t)i * (f->nregs ? f->nregs : 1) * WARP;
+            warps[i].index = i;
+            for (int ln = 0; ln < WARP; ln++) {
+                warps[i].pc[ln] = 0;
+                warps[i].st[ln] = i * WARP + (uint32_t)ln < c.nthreads ? LANE_ACTIVE : LANE_EXITED;
+            }
+        }
+        rc = run_block(&c, warps) ? -1 : 0;
+        c.sm_cycles[c.sm] += c.cycles;
+    }
+    uint64_t longest = 0;
+    for (uint32_t s = 0; s < d->nsm; s++) if (c.sm_cycles[s] > longest) longest = c.sm_cycles[s];
+    d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
+    if (st) {
+        st->warp_insns = c.warp_insns;
+        st->thread_insns = c.thread_insns;
+        st->cycles = longest;
+    }
+done:
+    if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
+    free(c.params);
+    free(c.shared);
+    free(c.local);
+    free(c.sm_cycles);
+    free(warps);
+    free(regs);
+    return rc;
+}

@@ -1,0 +1,314 @@
+/* test_emu.c - the emu backend end to end: the real Mosaic GPU kernel
+ * (copy_bounds_wg.ptx, LLVM NVPTX output) runs unchanged and its trace
+ * dumps; the ptx/ kernels (nvcc output) match CPU references; runs are
+ * deterministic; faults and unsupported PTX are reported with their line. */
+#include "check.h"
+#include "dump_util.h"
+#include "emu.h"
+#include "fp16.h"
+#include "ptx.h"
+
+static char *src_dir;
+
+static int load(ptx_module *m, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", src_dir, rel);
+    size_t n;
+    char *text = read_file_all(path, &n);
+    if (!text) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return -1;
+    }
+    mh_error e;
+    int rc = ptx_parse(m, text, n, rel, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    free(text);
+    return rc;
+}
+
+static uint64_t dev_alloc(mh_emu *d, uint64_t bytes)
+{
+    uint64_t a = 0;
+    mh_error e;
+    CHECK(mh_emu_alloc(d, bytes, &a, &e) == 0);
+    return a;
+}
+
+#define ARG(v) {&(v), sizeof(v)}
+
+static mh_emu_launch shape(uint32_t grid, uint32_t block, uint32_t smem, const mh_emu_arg *args, uint32_t n)
+{
+    mh_emu_launch l = {{grid, 1, 1}, {block, 1, 1}, smem, args, n};
+    return l;
+}
+
+/* Runs copy_bounds_wg; returns the trace buffer (8 x 32 words), malloc'd. */
+static uint32_t *run_mosaic(mh_emu *d, const ptx_module *m)
+{
+    enum { N = 128 * 128 };
+    uint16_t *in = malloc(N * 2), *out = malloc(N * 2);
+    for (int i = 0; i < N; i++) in[i] = mh_float_to_bf16((float)i * 0.25f - 100.0f);
+    uint64_t din = dev_alloc(d, N * 2), dout = dev_alloc(d, N * 2), dtr = dev_alloc(d, 8 * 32 * 4);
+    mh_error e;
+    CHECK(mh_emu_write(d, din, in, N * 2, &e) == 0);
+    mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dtr)};
+    mh_emu_launch l = shape(8, 128, 128, args, 3);
+    mh_emu_stats st;
+    int rc = mh_emu_run(d, m, "body_mosaic_gpu_kernel", &l, &st, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    CHECK(mh_emu_read(d, dout, out, N * 2, &e) == 0);
+    CHECK(memcmp(in, out, N * 2) == 0);
+    uint32_t *tr = malloc(8 * 32 * 4);
+    CHECK(mh_emu_read(d, dtr, tr, 8 * 32 * 4, &e) == 0);
+    mh_emu_free(d, din, &e);
+    mh_emu_free(d, dout, &e);
+    mh_emu_free(d, dtr, &e);
+    free(in);
+    free(out);
+    return tr;
+}
+
+static void mosaic_kernel(void)
+{
+    ptx_module m;
+    CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
+    mh_error e;
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint32_t *tr = run_mosaic(d, &m);
+
+    /* header: start, smid = block (round-robin over 132 SMs), n = 28 (truncated at 32 - 3 words) */
+    for (int b = 0; b < 8; b++) {
+        CHECK(tr[b * 32 + 1] == (uint32_t)b);
+        CHECK(tr[b * 32 + 2] == 28);
+    }
+    /* events of block 0: Init B, Init E, load B, load E, store B, ... in that order */
+    uint32_t want_tags[] = {0, 0x80000000u, 1, 0x80000001u, 2, 0x80000002u, 1, 0x80000001u, 2};
+    for (int k = 0; k < 9; k++) CHECK(tr[3 + 2 * k] == want_tags[k]);
+    for (int k = 1; k < 14; k++) CHECK(tr[4 + 2 * k] > tr[2 + 2 * k]); /* clock increases */
+
+    /* the trace dumps: Mosaic mode and default mode with the virtual clock */
+    mh_names names;
+    mh_names_init(&names);
+    mh_names_add(&names, "Init", 0, &e);
+    mh_names_add(&names, "load", 1, &e);
+    mh_names_add(&names, "store", 2, &e);
+    mh_names_finish(&names, &e);
+    mh_spec s;
+    mh_spec_init(&s, 8, 128, MH_SCOPE_WARPGROUP, 32);
+    CHECK(mh_spec_validate(&s, &e) == 0);
+    char *compat = dump_words(&s, &names, tr, MH_DUMP_MOSAIC, 0, NULL, &e);
+    CHECK(compat != NULL);
+    mh_summary sum;
+    mh_summary_init(&sum, &names, &e);
+    char *def = dump_words(&s, &names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+    CHECK(def != NULL);
+    CHECK(mh_summary_row(&sum, 0).count == 8);           /* Init once per block */
+    /* 32 entries hold 14 events: Init and 3 of the kernel's 20 (load, store)
+     * rounds; its bounds check drops the rest */
+    CHECK(mh_summary_row(&sum, 1).count == 8 * 3);
+    CHECK(mh_summary_row(&sum, 1).truncated == 0);
+    CHECK(mh_summary_row(&sum, 2).count == 8 * 3);
+    fprintf(stderr, "  mosaic kernel on emu: output == input; trace regions Init %llu, load %llu (+%llu truncated), store %llu\n",
+            (unsigned long long)mh_summary_row(&sum, 0).count, (unsigned long long)mh_summary_row(&sum, 1).count,
+            (unsigned long long)mh_summary_row(&sum, 1).truncated, (unsigned long long)mh_summary_row(&sum, 2).count);
+
+    /* deterministic: a second run on a fresh device gives the same buffer */
+    mh_emu *d2 = mh_emu_create(NULL, &e);
+    uint32_t *tr2 = run_mosaic(d2, &m);
+    CHECK(memcmp(tr, tr2, 8 * 32 * 4) == 0);
+    mh_emu_destroy(d2);
+
+    mh_summary_free(&sum);
+    mh_names_free(&names);
+    free(compat);
+    free(def);
+    free(tr);
+    free(tr2);
+    mh_emu_destroy(d);
+    ptx_free(&m);
+}
+
+static void copy_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "ptx/copy.ptx") == 0);
+    enum { N4 = 1000 };
+    float *in = malloc(N4 * 16), *out = calloc(N4, 16);
+    for (int i = 0; i < N4 * 4; i++) in[i] = (float)i * 1.5f;
+    uint64_t din = dev_alloc(d, N4 * 16), dout = dev_alloc(d, N4 * 16);
+    mh_error e;
+    mh_emu_write(d, din, in, N4 * 16, &e);
+    unsigned n4 = N4;
+    mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n4)};
+    mh_emu_launch l = shape(3, 128, 0, args, 3);
+    CHECK(mh_emu_run(d, &m, "copy_f32x4", &l, NULL, &e) == 0);
+    mh_emu_read(d, dout, out, N4 * 16, &e);
+    CHECK(memcmp(in, out, N4 * 16) == 0);
+    mh_emu_free(d, din, &e);
+    mh_emu_free(d, dout, &e);
+    free(in);
+    free(out);
+    ptx_free(&m);
+}
+
+static void reduce_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "ptx/reduce.ptx") == 0);
+    enum { N = 5000, G = 4, B = 256 };
+    float *in = malloc(N * 4), out[G];
+    for (int i = 0; i < N; i++) in[i] = (float)(i % 17) - 3.0f;
+    uint64_t din = dev_alloc(d, N * 4), dout = dev_alloc(d, G * 4);
+    mh_error e;
+    mh_emu_write(d, din, in, N * 4, &e);
+    unsigned n = N;
+    mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
+    mh_emu_launch l = shape(G, B, B * 4, args, 3);
+    int rc = mh_emu_run(d, &m, "reduce_sum_f32", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dout, out, G * 4, &e);
+    double total = 0, want = 0;
+    for (int g = 0; g < G; g++) total += out[g];
+    for (int i = 0; i < N; i++) want += in[i];
+    CHECK(total == want); /* small integers: exact in float */
+    /* without its dynamic shared memory the kernel faults, naming the line */
+    l.dynamic_smem = 0;
+    CHECK(mh_emu_run(d, &m, "reduce_sum_f32", &l, NULL, &e) == -1 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "ptx/reduce.ptx:");
+    CHECK_CONTAINS(e.message, "out-of-range shared write of 4 bytes");
+    mh_emu_free(d, din, &e);
+    mh_emu_free(d, dout, &e);
+    free(in);
+    ptx_free(&m);
+}
+
+static void tiled_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "ptx/tiled.ptx") == 0);
+    enum { N = 1000, B = 64 };
+    float *a = malloc(N * 4), *cc = calloc(N, 4), alpha = 2.0f;
+    for (int i = 0; i < N; i++) a[i] = (float)i;
+    uint64_t da = dev_alloc(d, N * 4), dc = dev_alloc(d, N * 4);
+    mh_error e;
+    mh_emu_write(d, da, a, N * 4, &e);
+    unsigned n = N;
+    mh_emu_arg args[] = {ARG(da), ARG(dc), ARG(n), ARG(alpha)};
+    mh_emu_launch l = shape(5, B, B * 4, args, 4);
+    int rc = mh_emu_run(d, &m, "tiled_scale", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dc, cc, N * 4, &e);
+    int bad = 0;
+    for (int i = 0; i < N; i++) {
+        /* thread t reads tile[(t'+1) % B] of lane t' = (t+31) % 32 within its warp */
+        int k = i / B, t = i % B, w0 = t / 32 * 32, src_lane = (t % 32 + 31) % 32, t2 = w0 + src_lane;
+        int j = k * B + (t2 + 1) % B;
+        float v = (j < N ? a[j] : 0.0f) * alpha + (float)k;
+        if (cc[i] != v) bad++;
+    }
+    CHECK(bad == 0);
+    mh_emu_free(d, da, &e);
+    mh_emu_free(d, dc, &e);
+    free(a);
+    free(cc);
+    ptx_free(&m);
+}
+
+static void persistent_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "ptx/persistent.ptx") == 0);
+    enum { ITEMS = 37, W = 100, G = 3 };
+    int *in = malloc(ITEMS * W * 4), out[ITEMS];
+    for (int i = 0; i < ITEMS * W; i++) in[i] = i % 7 - 2;
+    uint64_t din = dev_alloc(d, ITEMS * W * 4), dout = dev_alloc(d, ITEMS * 4), dcnt = dev_alloc(d, 4),
+             ddone = dev_alloc(d, G * 4);
+    mh_error e;
+    mh_emu_write(d, din, in, ITEMS * W * 4, &e);
+    unsigned items = ITEMS, width = W;
+    mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dcnt), ARG(ddone), ARG(items), ARG(width)};
+    mh_emu_launch l = shape(G, 32, 0, args, 6);
+    int rc = mh_emu_run(d, &m, "persistent_rows", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dout, out, ITEMS * 4, &e);
+    unsigned done[G], cnt;
+    mh_emu_read(d, ddone, done, sizeof done, &e);
+    mh_emu_read(d, dcnt, &cnt, 4, &e);
+    int bad = 0;
+    for (int w = 0; w < ITEMS; w++) {
+        int s = 0;
+        for (int j = 0; j < W; j++) s += in[w * W + j];
+        bad += out[w] != s;
+    }
+    CHECK(bad == 0);
+    CHECK(done[0] + done[1] + done[2] == ITEMS);
+    CHECK(cnt == ITEMS + G); /* every block took one item past the end */
+    free(in);
+    ptx_free(&m);
+}
+
+static void faults_and_refusals(mh_emu *d)
+{
+    static const char bad_load[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
+        "ld.param.u64 %rd1, [p];\n"
+        "ld.global.u32 %r1, [%rd1+64];\n" /* line 9: past a 64-byte allocation */
+        "ret;\n}\n";
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, bad_load, sizeof bad_load - 1, "bad.ptx", &e) == 0);
+    uint64_t a = dev_alloc(d, 64);
+    mh_emu_arg args[] = {ARG(a)};
+    mh_emu_launch l = shape(1, 32, 0, args, 1);
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == -1);
+    CHECK(e.code == MH_E_KERNEL_FAULT && e.line == 9);
+    CHECK_CONTAINS(e.message, "bad.ptx:9: k: out-of-range global read of 4 bytes at 0x");
+    CHECK_CONTAINS(e.message, "64 bytes ends 0 bytes before it");
+    CHECK_CONTAINS(e.message, "thread (0,0,0)");
+    /* the device is still usable */
+    uint64_t b = dev_alloc(d, 128);
+    mh_emu_arg args2[] = {ARG(b)};
+    l.args = args2;
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == 0);
+    CHECK(mh_emu_run(d, &m, "nope", &l, NULL, &e) != 0 && e.code == MH_E_NOT_FOUND);
+    l.nargs = 0;
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    ptx_free(&m);
+
+    static const char unsupported[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
+        "wgmma.fence.sync.aligned;\nret;\n}\n";
+    CHECK(ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'wgmma.fence.sync.aligned' is not supported");
+    CHECK(e.line == 7);
+
+    static const char syntax[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                                 "add.s32 %r1, %r2, 1;\nret;\n}\n";
+    CHECK(ptx_parse(&m, syntax, sizeof syntax - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "s.ptx:6: undeclared register '%r1'");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_emu SOURCE_DIR\n");
+        return 2;
+    }
+    src_dir = argv[1];
+    mosaic_kernel();
+    mh_error e;
+    mh_emu *d = mh_emu_create(NULL, &e);
+    copy_kernel(d);
+    reduce_kernel(d);
+    tiled_kernel(d);
+    persistent_kernel(d);
+    faults_and_refusals(d);
+    mh_emu_destroy(d);
+    return check_report("test_emu");
+}
