@@ -65,6 +65,7 @@ typedef struct {
     int faulted;
     uint64_t warp_insns, thread_insns;
     const ptx_insn *cur;    /* for fault messages */
+    const alloc *last;      /* the allocation of the previous global access */
 } ctx;
 
 /* ---- device memory -------------------------------------------------------- */
@@ -250,7 +251,10 @@ static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t a
     }
     switch (space) {
     case SP_GLOBAL: {
-        alloc *al = find_alloc(c->d, addr, size);
+        const alloc *al = c->last;
+        if (al && addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
+            return al->host + (addr - al->addr);
+        al = c->last = find_alloc(c->d, addr, size);
         if (al) return al->host + (addr - al->addr);
         char nb[200];
         nearest(c->d, addr, nb, sizeof nb);
@@ -279,6 +283,18 @@ static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t a
     default:
         return fault(c, w, lane, "access to an unknown state space");
     }
+}
+
+/* The common case inline: an aligned global (or generic, below the windows)
+ * access inside the allocation of the previous one. */
+static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size,
+                                      int write)
+{
+    const alloc *al = c->last;
+    if (al && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
+        addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
+        return al->host + (addr - al->addr);
+    return mem(c, w, lane, space, addr, size, write);
 }
 
 /* ---- values --------------------------------------------------------------- */
@@ -341,6 +357,7 @@ static uint64_t sym_addr(ctx *c, int v)
 static inline uint64_t val(ctx *c, const warp *w, const ptx_opnd *o, int lane)
 {
     uint64_t v;
+    if (__builtin_expect(o->kind == OPK_REG && !o->neg, 1)) return REG(w, o->reg, lane);
     switch (o->kind) {
     case OPK_REG: v = REG(w, o->reg, lane); break;
     case OPK_IMM: v = (uint64_t)o->imm; break;
@@ -661,7 +678,9 @@ static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uin
     return old;
 }
 
-static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+/* Returns -1 on a fault; 1 when every lane of mask went on to the same
+ * *next pc (and none left the active state); 0 otherwise. */
+static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_t *next)
 {
     const ptx_type t = (ptx_type)in->type;
     uint32_t emask = mask;
@@ -707,7 +726,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
         c->cycles += in->space == SP_SHARED ? 2 : in->space == SP_PARAM ? 0 : 8;
         LANES {
             uint64_t a = address(c, w, &o[1], l);
-            unsigned char *p = mem(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 0);
+            unsigned char *p = mem_fast(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 0);
             if (!p) return -1;
             if (o[0].kind == OPK_VEC) {
                 for (int k = 0; k < o[0].n; k++)
@@ -723,7 +742,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
         c->cycles += in->space == SP_SHARED ? 2 : 8;
         LANES {
             uint64_t a = address(c, w, &o[0], l);
-            unsigned char *p = mem(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 1);
+            unsigned char *p = mem_fast(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 1);
             if (!p) return -1;
             if (o[1].kind == OPK_VEC) {
                 for (int k = 0; k < o[1].n; k++) {
@@ -897,6 +916,15 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
     /* advance the pcs of the lanes that took part and did not branch */
     for (int l = 0; l < WARP; l++)
         if ((mask >> l & 1) && !(branch && (emask >> l & 1))) w->pc[l]++;
+    if (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BAR) return 0;
+    if (!branch || emask == 0) {
+        *next = (uint32_t)(c->cur - c->f->code) + 1;
+        return 1;
+    }
+    if (emask == mask) {
+        *next = in->o[0].reg;
+        return 1;
+    }
     return 0;
 }
 
@@ -906,12 +934,17 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
 static int run_warp(ctx *c, warp *w)
 {
     const ptx_insn *code = c->f->code;
+    uint32_t pc = 0, mask = 0;
+    int known = 0; /* pc/mask already known: every active lane is at pc */
     for (;;) {
-        uint32_t pc = UINT32_MAX, mask = 0;
-        for (int l = 0; l < WARP; l++) {
-            if (w->st[l] != LANE_ACTIVE) continue;
-            if (w->pc[l] < pc) { pc = w->pc[l]; mask = 1u << l; }
-            else if (w->pc[l] == pc) mask |= 1u << l;
+        if (!known) {
+            pc = UINT32_MAX;
+            mask = 0;
+            for (int l = 0; l < WARP; l++) {
+                if (w->st[l] != LANE_ACTIVE) continue;
+                if (w->pc[l] < pc) { pc = w->pc[l]; mask = 1u << l; }
+                else if (w->pc[l] == pc) mask |= 1u << l;
+            }
         }
         if (!mask) return 0;
         if (pc >= c->f->ncode) { /* fell off the end: like ret */
@@ -919,7 +952,20 @@ static int run_warp(ctx *c, warp *w)
             continue;
         }
         c->cur = &code[pc];
-        if (exec_insn(c, w, &code[pc], mask)) return -1;
+        uint32_t next;
+        int rc = exec_insn(c, w, &code[pc], mask, &next);
+        if (rc < 0) return -1;
+        /* still converged when the lanes that ran are all the active ones and
+         * went on together (exec_insn says so with rc == 1) */
+        known = 0;
+        if (rc == 1) {
+            uint32_t active = 0;
+            for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
+            if (active == mask) {
+                pc = next;
+                known = 1;
+            }
+        }
         if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
             fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions (endless loop?)",
                   (unsigned long long)c->d->max_warp_insns);

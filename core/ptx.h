@@ -20,7 +20,16 @@ typedef enum {
     PT_PRED,
 } ptx_type;
 
-int ptx_type_bits(ptx_type t);
+/* Width in bits of a type (1 for .pred, 0 for none). */
+static inline int ptx_type_bits(ptx_type t)
+{
+    static const unsigned char bits[] = {
+        [PT_NONE] = 0, [PT_B8] = 8, [PT_B16] = 16, [PT_B32] = 32, [PT_B64] = 64, [PT_U8] = 8, [PT_U16] = 16,
+        [PT_U32] = 32, [PT_U64] = 64, [PT_S8] = 8, [PT_S16] = 16, [PT_S32] = 32, [PT_S64] = 64, [PT_F16] = 16,
+        [PT_F16X2] = 32, [PT_BF16] = 16, [PT_BF16X2] = 32, [PT_F32] = 32, [PT_F64] = 64, [PT_PRED] = 1,
+    };
+    return (unsigned)t <= PT_PRED ? bits[t] : 0;
+}
 static inline int ptx_type_is_signed(ptx_type t) { return t >= PT_S8 && t <= PT_S64; }
 static inline int ptx_type_is_float(ptx_type t) { return t >= PT_F16 && t <= PT_F64; }
 

@@ -156,18 +156,6 @@ const char *ptx_type_name(ptx_type t)
     return "?";
 }
 
-int ptx_type_bits(ptx_type t)
-{
-    switch (t) {
-    case PT_B8: case PT_U8: case PT_S8: return 8;
-    case PT_B16: case PT_U16: case PT_S16: case PT_F16: case PT_BF16: return 16;
-    case PT_B32: case PT_U32: case PT_S32: case PT_F32: case PT_F16X2: case PT_BF16X2: return 32;
-    case PT_B64: case PT_U64: case PT_S64: case PT_F64: return 64;
-    case PT_PRED: return 1;
-    default: return 0;
-    }
-}
-
 /* ".shared", "shared::cta" ... -> space; -1 if not a space name. */
 static int space_of(const char *s, size_t n)
 {
