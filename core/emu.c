@@ -21,7 +21,9 @@
 #define LOCAL_WIN 0x00007f0000000000ull    /* generic window of local memory */
 #define WIN_SIZE 0x0000010000000000ull
 
-enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED };
+/* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
+ * vote.sync, bar.warp.sync) and waiting for the rest of its member mask. */
+enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC };
 
 typedef struct {
     uint64_t addr, size;
@@ -937,6 +939,7 @@ static int run_warp(ctx *c, warp *w)
     uint32_t pc = 0, mask = 0;
     int known = 0; /* pc/mask already known: every active lane is at pc */
     for (;;) {
+        int forced = 0; /* a warp-synchronous group released without all members */
         if (!known) {
             pc = UINT32_MAX;
             mask = 0;
@@ -946,14 +949,43 @@ static int run_warp(ctx *c, warp *w)
                 else if (w->pc[l] == pc) mask |= 1u << l;
             }
         }
-        if (!mask) return 0;
+        if (!mask) {
+            /* nothing can run: lanes still waiting at a warp-synchronous
+             * instruction for members that will not come go on without them */
+            pc = UINT32_MAX;
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_WSYNC && w->pc[l] < pc) pc = w->pc[l];
+            if (pc == UINT32_MAX) return 0;
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_WSYNC && w->pc[l] == pc) { w->st[l] = LANE_ACTIVE; mask |= 1u << l; }
+            forced = 1;
+        }
         if (pc >= c->f->ncode) { /* fell off the end: like ret */
             for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
             continue;
         }
         c->cur = &code[pc];
+        const ptx_insn *in = &code[pc];
+        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || (in->op == OP_BAR && in->cmp == 1);
+        if (wsync && !forced) {
+            /* wait until every live lane of the member mask has arrived */
+            const ptx_opnd *mo = &in->o[in->op == OP_SHFL ? 4 : in->op == OP_VOTE ? 2 : 0];
+            uint32_t members = in->nopnds > (in->op == OP_SHFL ? 4 : in->op == OP_VOTE ? 2 : 0)
+                                   ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
+            uint32_t live = 0, here = mask;
+            for (int l = 0; l < WARP; l++) {
+                live |= (uint32_t)(w->st[l] != LANE_EXITED) << l;
+                if (w->st[l] == LANE_WSYNC && w->pc[l] == pc) here |= 1u << l;
+            }
+            if ((here & members & live) != (members & live)) {
+                for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_WSYNC;
+                continue;
+            }
+            for (int l = 0; l < WARP; l++) if ((here >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;
+            mask = here;
+        }
         uint32_t next;
-        int rc = exec_insn(c, w, &code[pc], mask, &next);
+        int rc = exec_insn(c, w, in, mask, &next);
         if (rc < 0) return -1;
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1) */
@@ -981,7 +1013,7 @@ static int run_block(ctx *c, warp *warps)
             if (run_warp(c, &warps[i])) return -1;
         int waiting = 0;
         for (uint32_t i = 0; i < c->nwarps; i++)
-            for (int l = 0; l < WARP; l++) waiting += warps[i].st[l] == LANE_BARRIER;
+            for (int l = 0; l < WARP; l++) waiting += warps[i].st[l] == LANE_BARRIER || warps[i].st[l] == LANE_WSYNC;
         if (!waiting) return 0; /* everyone exited */
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (int l = 0; l < WARP; l++)
