@@ -2,13 +2,18 @@
  * embedded runner.  Errors reach Lua as tables {code=, message=, ...} with a
  * metatable whose __tostring gives the message. */
 #include "lua_glue.h"
+#include "args.h"
+#include "dtype.h"
 #include "dump_file.h"
+#include "emu.h"
+#include "ptx.h"
 #include "spec.h"
 #include "version.h"
 
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,20 +257,571 @@ static int l_dump(lua_State *L)
     return 1;
 }
 
+/* ---- devices, modules, kernels, arrays, traces ----------------------------- */
+
+#define DEVICE_MT "mgpu.device"
+#define MODULE_MT "mgpu.module"
+#define KERNEL_MT "mgpu.kernel"
+#define ARRAY_MT "mgpu.array"
+#define TRACE_MT "mgpu.trace"
+
+typedef struct { mh_emu *emu; } l_device;
+typedef struct { ptx_module m; int loaded; } l_module;        /* uservalue 1: device */
+typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
+typedef struct { uint64_t addr, count; mh_dtype dtype; mh_emu *emu; } l_array; /* uservalue 1: device */
+typedef struct { uint32_t *words; mh_spec spec; mh_names names; } l_trace;
+
+static char trace_sentinel; /* core.TRACE: "the harness's trace buffer goes here" */
+
+static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *what)
+{
+    mh_error e;
+    mh_error_clear(&e);
+    mh_fail(&e, code, fmt, what);
+    return raise_error(L, &e);
+}
+
+static void *new_object(lua_State *L, size_t size, const char *mt, int uservalue_index)
+{
+    void *p = lua_newuserdatauv(L, size, 1);
+    memset(p, 0, size);
+    luaL_setmetatable(L, mt);
+    if (uservalue_index) {
+        lua_pushvalue(L, uservalue_index);
+        lua_setiuservalue(L, -2, 1);
+    }
+    return p;
+}
+
+/* core.device([kind]) -> device ("auto" and "emu" give the emu backend). */
+static int l_device_new(lua_State *L)
+{
+    const char *kind = luaL_optstring(L, 1, "auto");
+    if (!strcmp(kind, "cuda"))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "%s: the cuda backend is not built yet; use \"emu\" or \"auto\"", kind);
+    if (strcmp(kind, "auto") && strcmp(kind, "emu"))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "unknown backend \"%s\" (auto, emu, cuda)", kind);
+    l_device *d = new_object(L, sizeof *d, DEVICE_MT, 0);
+    mh_error e;
+    d->emu = mh_emu_create(NULL, &e);
+    if (!d->emu) return raise_error(L, &e);
+    return 1;
+}
+
+static int l_device_gc(lua_State *L)
+{
+    l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
+    mh_emu_destroy(d->emu);
+    d->emu = NULL;
+    return 0;
+}
+
+static l_device *check_device(lua_State *L, int i)
+{
+    l_device *d = luaL_checkudata(L, i, DEVICE_MT);
+    if (!d->emu) luaL_argerror(L, i, "device is closed");
+    return d;
+}
+
+static int l_device_index(lua_State *L)
+{
+    check_device(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (!strcmp(k, "backend")) { lua_pushliteral(L, "emu"); return 1; }
+    if (!strcmp(k, "name")) { lua_pushliteral(L, "emu (CPU PTX executor)"); return 1; }
+    if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, MH_EMU_CLOCK_GHZ); return 1; }
+    if (!strcmp(k, "sms")) { lua_pushinteger(L, MH_EMU_DEFAULT_SMS); return 1; }
+    luaL_getmetafield(L, 1, "methods");
+    lua_getfield(L, -1, k);
+    return 1;
+}
+
+/* dev:load(path) or dev:load{source=, name=} -> module */
+static int l_device_load(lua_State *L)
+{
+    check_device(L, 1);
+    const char *path = NULL, *source = NULL;
+    size_t len = 0;
+    char *owned = NULL;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "source");
+        source = lua_tolstring(L, -1, &len);
+        lua_getfield(L, 2, "name");
+        path = luaL_optstring(L, -1, "<string>");
+        if (!source) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "load{source=...}: source must be the PTX text");
+    } else {
+        path = luaL_checkstring(L, 2);
+        FILE *f = fopen(path, "rb");
+        if (!f) return fail_code(L, MH_E_IO, "%s: cannot open", path);
+        fseek(f, 0, SEEK_END);
+        long n = ftell(f);
+        fseek(f, 0, SEEK_SET);
+        owned = malloc(n > 0 ? (size_t)n : 1);
+        len = owned ? fread(owned, 1, n > 0 ? (size_t)n : 0, f) : 0;
+        fclose(f);
+        source = owned;
+    }
+    l_module *m = new_object(L, sizeof *m, MODULE_MT, 1);
+    mh_error e;
+    int rc = ptx_parse(&m->m, source, len, path, &e);
+    free(owned);
+    if (rc) return raise_error(L, &e);
+    m->loaded = 1;
+    if (mh_emu_check_module(&m->m, &e)) return raise_error(L, &e);
+    return 1;
+}
+
+static int l_module_gc(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    if (m->loaded) ptx_free(&m->m);
+    m->loaded = 0;
+    return 0;
+}
+
+static int l_module_kernel(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    const char *name = luaL_checkstring(L, 2);
+    const ptx_func *f = ptx_find(&m->m, name);
+    if (!f || !f->is_entry) {
+        mh_error e;
+        mh_error_clear(&e);
+        mh_fail(&e, MH_E_NOT_FOUND, "%s: no kernel named \"%s\"", m->m.path, name);
+        return raise_error(L, &e);
+    }
+    l_kernel *k = new_object(L, sizeof *k, KERNEL_MT, 1);
+    k->f = f;
+    return 1;
+}
+
+static int l_module_kernels(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (uint32_t i = 0; i < m->m.nfuncs; i++)
+        if (m->m.funcs[i].is_entry && m->m.funcs[i].defined) {
+            lua_pushstring(L, m->m.funcs[i].name);
+            lua_seti(L, -2, ++n);
+        }
+    return 1;
+}
+
+static int l_kernel_params(lua_State *L)
+{
+    l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    lua_newtable(L);
+    for (uint32_t i = 0; i < k->f->nparams; i++) {
+        const ptx_param *p = &k->f->params[i];
+        lua_createtable(L, 0, 4);
+        set_str(L, -1, "name", p->name);
+        set_str(L, -1, "type", ptx_type_name(p->type));
+        set_int(L, -1, "size", p->size);
+        lua_pushboolean(L, p->is_ptr);
+        lua_setfield(L, -2, "ptr");
+        lua_seti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* dev:array(dtype, n | {values}, [{fill=, seed=, min=, max=, start=, step=}]) */
+static int l_device_array(lua_State *L)
+{
+    l_device *d = check_device(L, 1);
+    const char *tn = luaL_checkstring(L, 2);
+    mh_dtype t;
+    if (mh_dtype_parse(tn, &t))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "unknown dtype \"%s\" (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64)", tn);
+    int from_table = lua_istable(L, 3);
+    lua_Integer n = from_table ? (lua_Integer)luaL_len(L, 3) : luaL_checkinteger(L, 3);
+    if (n < 1 || n > ((lua_Integer)1 << 36)) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "array length must be 1 to 2^36");
+    size_t es = mh_dtype_size(t), bytes = (size_t)n * es;
+    unsigned char *host = calloc(1, bytes);
+    if (!host) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the array");
+    if (from_table) {
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, 3, i);
+            if (!lua_isnumber(L, -1)) { free(host); return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "array values must be numbers"); }
+            mh_dtype_set(t, host, (size_t)i - 1, lua_tonumber(L, -1));
+            lua_pop(L, 1);
+        }
+    } else if (lua_istable(L, 4)) {
+        lua_getfield(L, 4, "fill");
+        const char *fill = luaL_optstring(L, -1, "zeros");
+        lua_getfield(L, 4, "seed");
+        lua_getfield(L, 4, "min");
+        lua_getfield(L, 4, "max");
+        lua_getfield(L, 4, "start");
+        lua_getfield(L, 4, "step");
+        if (!strcmp(fill, "random")) mh_fill_random(t, host, (size_t)n, (uint64_t)luaL_optinteger(L, -5, 1),
+                                                    luaL_optnumber(L, -4, 0), luaL_optnumber(L, -3, 1));
+        else if (!strcmp(fill, "ramp")) mh_fill_ramp(t, host, (size_t)n, luaL_optnumber(L, -2, 0), luaL_optnumber(L, -1, 1));
+        else if (strcmp(fill, "zeros")) { free(host); return fail_code(L, MH_E_BAD_ARGUMENT, "fill \"%s\" (zeros, ramp, random)", fill); }
+        lua_pop(L, 6);
+    }
+    mh_error e;
+    uint64_t addr;
+    if (mh_emu_alloc(d->emu, bytes, &addr, &e) || mh_emu_write(d->emu, addr, host, bytes, &e)) {
+        free(host);
+        return raise_error(L, &e);
+    }
+    free(host);
+    l_array *a = new_object(L, sizeof *a, ARRAY_MT, 1);
+    a->addr = addr;
+    a->count = (uint64_t)n;
+    a->dtype = t;
+    a->emu = d->emu;
+    return 1;
+}
+
+static l_array *check_array(lua_State *L, int i) { return luaL_checkudata(L, i, ARRAY_MT); }
+
+static int l_array_gc(lua_State *L)
+{
+    l_array *a = check_array(L, 1);
+    if (a->emu && a->addr) {
+        mh_error e;
+        mh_emu_free(a->emu, a->addr, &e);
+    }
+    a->addr = 0;
+    return 0;
+}
+
+static int l_array_len(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)check_array(L, 1)->count);
+    return 1;
+}
+
+/* Copies the array to the host (malloc'd). */
+static unsigned char *array_host(lua_State *L, l_array *a)
+{
+    size_t bytes = (size_t)a->count * mh_dtype_size(a->dtype);
+    unsigned char *h = malloc(bytes);
+    mh_error e;
+    if (!h) fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory");
+    if (mh_emu_read(a->emu, a->addr, h, bytes, &e)) {
+        free(h);
+        raise_error(L, &e);
+    }
+    return h;
+}
+
+/* arr:read() -> {values}; arr:read(i) -> value i (1-based) */
+static int l_array_read(lua_State *L)
+{
+    l_array *a = check_array(L, 1);
+    unsigned char *h = array_host(L, a);
+    int integer = !mh_dtype_is_float(a->dtype);
+    if (!lua_isnoneornil(L, 2)) {
+        lua_Integer i = luaL_checkinteger(L, 2);
+        if (i < 1 || (uint64_t)i > a->count) { free(h); return luaL_argerror(L, 2, "index out of range"); }
+        double v = mh_dtype_get(a->dtype, h, (size_t)i - 1);
+        if (integer) lua_pushinteger(L, (lua_Integer)v); else lua_pushnumber(L, v);
+        free(h);
+        return 1;
+    }
+    lua_createtable(L, (int)(a->count < 1u << 30 ? a->count : 0), 0);
+    for (uint64_t i = 0; i < a->count; i++) {
+        double v = mh_dtype_get(a->dtype, h, (size_t)i);
+        if (integer) lua_pushinteger(L, (lua_Integer)v); else lua_pushnumber(L, v);
+        lua_seti(L, -2, (lua_Integer)i + 1);
+    }
+    free(h);
+    return 1;
+}
+
+/* a:compare(b, {atol=, rtol=}) -> {mismatches=, max_abs=, first=} */
+static int l_array_compare(lua_State *L)
+{
+    l_array *a = check_array(L, 1), *b = check_array(L, 2);
+    double atol = 0, rtol = 0;
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "atol");
+        atol = luaL_optnumber(L, -1, 0);
+        lua_getfield(L, 3, "rtol");
+        rtol = luaL_optnumber(L, -1, 0);
+        lua_pop(L, 2);
+    }
+    if (a->count != b->count) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "compare: arrays differ in length");
+    unsigned char *ha = array_host(L, a), *hb = array_host(L, b);
+    uint64_t bad = 0, first = 0;
+    double max_abs = 0;
+    for (uint64_t i = 0; i < a->count; i++) {
+        double x = mh_dtype_get(a->dtype, ha, (size_t)i), y = mh_dtype_get(b->dtype, hb, (size_t)i);
+        double d = fabs(x - y);
+        if (d > max_abs || (isnan(d) && !isnan(max_abs))) max_abs = d;
+        if (!(d <= atol + rtol * fabs(y))) {
+            if (!bad) first = i + 1;
+            bad++;
+        }
+    }
+    free(ha);
+    free(hb);
+    lua_createtable(L, 0, 3);
+    set_int(L, -1, "mismatches", (lua_Integer)bad);
+    set_num(L, -1, "max_abs", max_abs);
+    if (bad) set_int(L, -1, "first", (lua_Integer)first);
+    return 1;
+}
+
+static int l_trace_gc(lua_State *L)
+{
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    free(t->words);
+    t->words = NULL;
+    mh_names_free(&t->names);
+    return 0;
+}
+
+/* trace:dump(path, {compat=, clock_ghz=}) -> {events=, ..., summary={...}} */
+static int l_trace_dump(lua_State *L)
+{
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    const char *path = luaL_checkstring(L, 2);
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = MH_EMU_CLOCK_GHZ};
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "compat");
+        if (!lua_isnil(L, -1)) opts.mode = MH_DUMP_MOSAIC;
+        lua_getfield(L, 3, "clock_ghz");
+        opts.clock_ghz = luaL_optnumber(L, -1, opts.clock_ghz);
+        lua_pop(L, 2);
+    }
+    mh_summary sum;
+    mh_tracebuf b;
+    mh_out o;
+    mh_dump_stats st;
+    mh_error e;
+    mh_error_clear(&e);
+    mh_tracebuf_memory(&b, t->words, t->spec.words);
+    if (mh_tracebuf_bind(&b, &t->spec, &e) || mh_summary_init(&sum, &t->names, &e)) return raise_error(L, &e);
+    opts.summary = &sum;
+    if (mh_out_open(&o, path, &e)) { mh_summary_free(&sum); return raise_error(L, &e); }
+    if (mh_dump(&t->spec, &t->names, &b, &opts, &o, &st, &e) || mh_out_commit(&o, &e)) {
+        mh_out_abort(&o);
+        mh_summary_free(&sum);
+        return raise_error(L, &e);
+    }
+    lua_createtable(L, 0, 4);
+    set_int(L, -1, "events", (lua_Integer)st.events);
+    set_int(L, -1, "traces_with_events", (lua_Integer)st.traces_with_events);
+    set_int(L, -1, "truncated_traces", (lua_Integer)st.truncated_traces);
+    set_str(L, -1, "unit", sum.unit);
+    push_summary(L, &sum);
+    lua_setfield(L, -2, "summary");
+    mh_summary_free(&sum);
+    return 1;
+}
+
+/* trace:words() -> the raw buffer as a table of integers */
+static int l_trace_words(lua_State *L)
+{
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    lua_createtable(L, (int)t->spec.words, 0);
+    for (uint64_t i = 0; i < t->spec.words; i++) {
+        lua_pushinteger(L, t->words[i]);
+        lua_seti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* profile = {scope=, entries=, names={"a", "b"} or {a=0, b=1}} -> spec + names in t */
+static void read_profile(lua_State *L, int idx, const mh_emu_launch *l, l_trace *t)
+{
+    mh_error e;
+    mh_error_clear(&e);
+    memset(&t->spec, 0, sizeof t->spec);
+    for (int i = 0; i < 3; i++) { t->spec.grid[i] = l->grid[i]; t->spec.block[i] = l->block[i]; }
+    lua_getfield(L, idx, "scope");
+    const char *scope = luaL_optstring(L, -1, "warpgroup");
+    if (mh_scope_parse(scope, &t->spec.scope)) fail_code(L, MH_E_BAD_ARGUMENT, "profile.scope \"%s\" (warp, warpgroup)", scope);
+    lua_getfield(L, idx, "entries");
+    t->spec.entries = (uint64_t)luaL_checkinteger(L, -1);
+    lua_pop(L, 2);
+    if (mh_spec_validate(&t->spec, &e)) raise_error(L, &e);
+    mh_names_init(&t->names);
+    lua_getfield(L, idx, "names");
+    if (!lua_istable(L, -1)) fail_code(L, MH_E_BAD_ARGUMENT, "%s", "profile.names must list the region names");
+    lua_Integer n = (lua_Integer)luaL_len(L, -1);
+    if (n > 0) {
+        for (lua_Integer i = 1; i <= n; i++) {
+            lua_geti(L, -1, i);
+            if (mh_names_add(&t->names, luaL_checkstring(L, -1), (uint64_t)(i - 1), &e)) raise_error(L, &e);
+            lua_pop(L, 1);
+        }
+    } else {
+        lua_pushnil(L);
+        while (lua_next(L, -2)) {
+            if (mh_names_add(&t->names, luaL_checkstring(L, -2), (uint64_t)luaL_checkinteger(L, -1), &e)) raise_error(L, &e);
+            lua_pop(L, 1);
+        }
+    }
+    lua_pop(L, 1);
+    if (mh_names_finish(&t->names, &e)) raise_error(L, &e);
+}
+
+static void read_dims32(lua_State *L, int t, const char *k, uint32_t out[3])
+{
+    uint64_t d[3];
+    opt_dims(L, t, k, d);
+    for (int i = 0; i < 3; i++) {
+        if (d[i] > UINT32_MAX) fail_code(L, MH_E_BAD_ARGUMENT, "%s dimension too large", k);
+        out[i] = (uint32_t)d[i];
+    }
+}
+
+/* k:launch{grid=, block=, smem=, args={...}, profile={...}} -> run */
+static int l_kernel_launch(lua_State *L)
+{
+    l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_getiuservalue(L, 1, 1);                 /* module, index 3 */
+    lua_getiuservalue(L, 3, 1);                 /* device, index 4 */
+    l_module *m = luaL_checkudata(L, 3, MODULE_MT);
+    l_device *d = check_device(L, 4);
+    mh_emu_launch l;
+    memset(&l, 0, sizeof l);
+    read_dims32(L, 2, "grid", l.grid);
+    read_dims32(L, 2, "block", l.block);
+    lua_getfield(L, 2, "smem");
+    l.dynamic_smem = (uint32_t)luaL_optinteger(L, -1, 0);
+    lua_pop(L, 1);
+    lua_getfield(L, 2, "args");                 /* index 5 */
+    if (!lua_istable(L, 5)) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: args must be a list");
+    uint32_t nargs = (uint32_t)luaL_len(L, 5);
+    if (nargs > 64) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: too many arguments");
+    mh_arg args[64];
+    int trace_at = -1;
+    for (uint32_t i = 0; i < nargs; i++) {
+        lua_geti(L, 5, (lua_Integer)i + 1);
+        memset(&args[i], 0, sizeof args[i]);
+        l_array *a = luaL_testudata(L, -1, ARRAY_MT);
+        if (a) {
+            args[i].kind = MH_ARG_PTR;
+            args[i].ptr = a->addr;
+            args[i].bytes = a->count * mh_dtype_size(a->dtype);
+        } else if (lua_touserdata(L, -1) == &trace_sentinel) {
+            args[i].kind = MH_ARG_PTR;
+            trace_at = (int)i;
+        } else if (lua_isinteger(L, -1)) {
+            args[i].kind = MH_ARG_INT;
+            args[i].i = lua_tointeger(L, -1);
+        } else if (lua_type(L, -1) == LUA_TNUMBER) {
+            args[i].kind = MH_ARG_FLOAT;
+            args[i].f = lua_tonumber(L, -1);
+        } else {
+            char msg[160];
+            snprintf(msg, sizeof msg, "launch %s: argument %u is a %s (arrays, numbers or mgpu.TRACE)", k->f->name, i + 1,
+                     luaL_typename(L, -1));
+            return fail_code(L, MH_E_BAD_ARGUMENT, "%s", msg);
+        }
+        lua_pop(L, 1);
+    }
+    /* the trace buffer, when the kernel writes one */
+    l_trace *tr = NULL;
+    mh_error e;
+    mh_error_clear(&e);
+    lua_getfield(L, 2, "profile");              /* index 6 */
+    if (trace_at >= 0 || lua_istable(L, 6)) {
+        if (!lua_istable(L, 6) || trace_at < 0)
+            return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: profile={...} and mgpu.TRACE in args go together");
+        tr = new_object(L, sizeof *tr, TRACE_MT, 0); /* index 7 */
+        read_profile(L, 6, &l, tr);
+        tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
+        if (!tr->words) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the trace buffer");
+        if (mh_emu_alloc(d->emu, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
+        args[trace_at].bytes = tr->spec.bytes;
+    }
+    uint64_t packed[64];
+    mh_emu_arg eargs[64];
+    int rc = mh_args_pack(k->f, args, nargs, packed, &e);
+    if (!rc) {
+        for (uint32_t i = 0; i < nargs; i++) {
+            eargs[i].data = &packed[i];
+            eargs[i].size = k->f->params[i].size;
+        }
+        l.args = eargs;
+        l.nargs = nargs;
+    }
+    mh_emu_stats st;
+    memset(&st, 0, sizeof st);
+    if (!rc) rc = mh_emu_run(d->emu, &m->m, k->f->name, &l, &st, &e);
+    if (tr) {
+        mh_error e2;
+        if (!rc) rc = mh_emu_read(d->emu, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
+        mh_emu_free(d->emu, args[trace_at].ptr, &e2);
+    }
+    if (rc) return raise_error(L, &e);
+    lua_createtable(L, 0, 6);
+    set_int(L, -1, "cycles", (lua_Integer)st.cycles);
+    set_num(L, -1, "time_ns", (double)st.cycles / MH_EMU_CLOCK_GHZ);
+    set_int(L, -1, "warp_insns", (lua_Integer)st.warp_insns);
+    set_int(L, -1, "thread_insns", (lua_Integer)st.thread_insns);
+    set_str(L, -1, "backend", "emu");
+    if (tr) {
+        lua_pushvalue(L, 7);
+        lua_setfield(L, -2, "trace");
+    }
+    return 1;
+}
+
+static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods)
+{
+    luaL_newmetatable(L, name);
+    luaL_setfuncs(L, meta, 0);
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_pushvalue(L, -1);
+    lua_setfield(L, -3, "methods");
+    if (!lua_getfield(L, -2, "__index")) {
+        lua_pop(L, 1);
+        lua_setfield(L, -2, "__index");
+    } else {
+        lua_pop(L, 2);
+    }
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+}
+
+static void register_classes(lua_State *L)
+{
+    static const luaL_Reg device_meta[] = {{"__gc", l_device_gc}, {"__index", l_device_index}, {NULL, NULL}};
+    static const luaL_Reg device_methods[] = {{"load", l_device_load}, {"array", l_device_array}, {NULL, NULL}};
+    static const luaL_Reg module_meta[] = {{"__gc", l_module_gc}, {NULL, NULL}};
+    static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
+    static const luaL_Reg kernel_meta[] = {{NULL, NULL}};
+    static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params}, {NULL, NULL}};
+    static const luaL_Reg array_meta[] = {{"__gc", l_array_gc}, {"__len", l_array_len}, {NULL, NULL}};
+    static const luaL_Reg array_methods[] = {{"read", l_array_read}, {"compare", l_array_compare}, {NULL, NULL}};
+    static const luaL_Reg trace_meta[] = {{"__gc", l_trace_gc}, {NULL, NULL}};
+    static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"words", l_trace_words}, {NULL, NULL}};
+    new_class(L, DEVICE_MT, device_meta, device_methods);
+    new_class(L, MODULE_MT, module_meta, module_methods);
+    new_class(L, KERNEL_MT, kernel_meta, kernel_methods);
+    new_class(L, ARRAY_MT, array_meta, array_methods);
+    new_class(L, TRACE_MT, trace_meta, trace_methods);
+}
+
 static const luaL_Reg core_funcs[] = {
     {"version", l_version},
     {"spec", l_spec},
     {"dump", l_dump},
     {"error", l_error},
+    {"device", l_device_new},
     {NULL, NULL},
 };
 
 int luaopen_mgpu_core(lua_State *L);
 int luaopen_mgpu_core(lua_State *L)
 {
+    register_classes(L);
     luaL_newlib(L, core_funcs);
     lua_pushliteral(L, MH_VERSION);
     lua_setfield(L, -2, "VERSION");
+    lua_pushlightuserdata(L, &trace_sentinel);
+    lua_setfield(L, -2, "TRACE");
     return 1;
 }
 

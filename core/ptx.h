@@ -126,7 +126,7 @@ typedef struct ptx_param {
     uint32_t size;       /* bytes (arrays: element size x count) */
     uint32_t align;
     uint32_t offset;     /* in the parameter buffer */
-    int is_ptr;          /* declared .ptr */
+    int is_ptr;          /* declared .ptr, or inferred: loaded and used as an address */
     ptx_space ptr_space; /* .ptr.global etc., SP_GENERIC when unspecified */
 } ptx_param;
 

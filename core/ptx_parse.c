@@ -884,6 +884,26 @@ static int resolve_labels(parser *P, ptx_func *f)
     return 0;
 }
 
+/* nvcc does not mark pointer parameters (.ptr); a .u64/.b64 parameter whose
+ * loaded value is converted with cvta or used as an address is one. */
+static void infer_pointers(ptx_module *m, ptx_func *f)
+{
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        const ptx_insn *ld = &f->code[i];
+        if (ld->op != OP_LD || ld->space != SP_PARAM || ld->o[1].param < 0 || ld->o[0].kind != OPK_REG) continue;
+        ptx_param *p = &f->params[ld->o[1].param];
+        if (p->is_ptr || ptx_type_bits(p->type) != 64 || ptx_type_is_float(p->type)) continue;
+        uint32_t r = ld->o[0].reg;
+        for (uint32_t j = i + 1; j < f->ncode && !p->is_ptr; j++) {
+            const ptx_insn *u = &f->code[j];
+            if (u->op == OP_CVTA && u->o[1].kind == OPK_REG && u->o[1].reg == r) p->is_ptr = 1;
+            for (int k = 0; k < u->nopnds; k++)
+                if (u->o[k].kind == OPK_ADDR && u->o[k].reg == r && u->space != SP_PARAM) p->is_ptr = 1;
+        }
+    }
+    (void)m;
+}
+
 /* [.visible|.extern|.weak] .entry|.func [(rets)] name (params) [perf directives] { body } | ; */
 static int parse_function(parser *P, int visible)
 {
@@ -948,6 +968,7 @@ static int parse_function(parser *P, int visible)
     F->ncode = (uint32_t)P->ncode;
     F->nregs = m->nregs - F->first_reg;
     F->defined = 1;
+    if (F->is_entry) infer_pointers(m, F);
     P->func = -1;
     return 0;
 }

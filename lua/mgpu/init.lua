@@ -9,6 +9,22 @@ local M = {}
 M.VERSION = core.VERSION
 M.errors = require "mgpu.errors"
 
+-- Placeholder in a launch's args for the trace buffer the harness allocates
+-- (kernels that write their own trace, Mosaic style); see kernel:launch.
+M.TRACE = core.TRACE
+
+-- A device: mgpu.device() or mgpu.device("auto") picks cuda when present,
+-- else emu (the CPU executor of PTX); this build has emu only.
+--   dev:load(path | {source=, name=}) -> module;  module:kernel(name) -> kernel
+--   dev:array(dtype, n | {values}, {fill="zeros"|"ramp"|"random", seed=, min=, max=, start=, step=})
+--   kernel:launch{grid=, block=, smem=, args={...}, profile={scope=, entries=, names={...}}}
+--     -> {cycles=, time_ns=, warp_insns=, thread_insns=, backend=, trace=}
+--   array:read([i]), array:compare(other, {atol=, rtol=}), #array
+--   trace:dump(path, {compat="mosaic"}) -> {events=, summary={...}}
+function M.device(kind)
+  return core.device(kind)
+end
+
 -- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}
 -- -> {num_traces=, traces_per_block=, num_blocks=, words=, bytes=, scope=}
 function M.spec(t)

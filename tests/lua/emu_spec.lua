@@ -1,0 +1,124 @@
+-- emu_spec.lua: devices, modules, arrays and launches from Lua on the emu
+-- backend: results, argument checks, error values, traces, determinism.
+local h = require "helpers"
+local mgpu = require "mgpu"
+
+local function ptx(name) return h.src .. "/ptx/" .. name end
+
+describe("mgpu on emu", function()
+  local dev
+  before_each(function() dev = mgpu.device() end)
+
+  it("is the emu backend without a GPU", function()
+    assert.equal("emu", dev.backend)
+    assert.equal(1.5, dev.clock_ghz)
+    local ok, err = pcall(mgpu.device, "tpu")
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+  end)
+
+  it("makes arrays from fills and tables and reads them back", function()
+    local a = dev:array("i32", { 3, -1, 7 })
+    assert.same({ 3, -1, 7 }, a:read())
+    assert.equal(3, #a)
+    local r = dev:array("f32", 5, { fill = "ramp", start = 1, step = 0.5 })
+    assert.same({ 1, 1.5, 2, 2.5, 3 }, r:read())
+    local x = dev:array("f32", 100, { fill = "random", seed = 7, min = -1, max = 1 })
+    local y = dev:array("f32", 100, { fill = "random", seed = 7, min = -1, max = 1 })
+    local z = dev:array("f32", 100, { fill = "random", seed = 8, min = -1, max = 1 })
+    assert.equal(0, x:compare(y).mismatches)
+    assert.is_true(x:compare(z).mismatches > 90)
+    for _, v in ipairs(x:read()) do assert.is_true(v >= -1 and v < 1) end
+    local ok, err = pcall(dev.array, dev, "f8", 4)
+    assert.equal("bad_argument", err.code)
+  end)
+
+  it("runs the reduction kernel and matches a CPU sum", function()
+    local k = dev:load(ptx("reduce.ptx")):kernel("reduce_sum_f32")
+    local n, blocks, threads = 10000, 8, 128
+    local input = dev:array("f32", n, { fill = "random", seed = 3, min = 0, max = 16 })
+    local partial = dev:array("f32", blocks)
+    local run = k:launch { grid = blocks, block = threads, smem = threads * 4, args = { input, partial, n } }
+    local want = 0
+    for _, v in ipairs(input:read()) do want = want + v end
+    local got = 0
+    for _, v in ipairs(partial:read()) do got = got + v end
+    assert.is_true(math.abs(got - want) / want < 1e-5, got .. " vs " .. want)
+    assert.is_true(run.thread_insns > n)
+    assert.equal("emu", run.backend)
+  end)
+
+  it("checks arguments against the kernel's signature before launching", function()
+    local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
+    local a, b = dev:array("f32", 16), dev:array("f32", 16)
+    local params = k:params()
+    assert.equal(3, #params)
+    assert.is_true(params[1].ptr)
+    assert.equal("u32", params[3].type)
+    local cases = {
+      { { a, b }, "takes 3 arguments, 2 were given" },
+      { { a, 5, 4 }, "is a pointer but got an integer" },
+      { { a, b, -1 }, "%-1 does not fit" },
+      { { a, b, 2 ^ 40 }, "needs an integer" },
+      { { a, b, "x" }, "argument 3 is a string" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = c[1] })
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches(c[2], err.message)
+    end
+  end)
+
+  it("reports PTX errors and faults as error values with the line", function()
+    local ok, err = pcall(dev.load, dev, { name = "bad.ptx", source = ".version 8.0\n.target sm_90\n.address_size 64\n"
+      .. ".visible .entry k()\n{\nfoo.bar %r1;\n}\n" })
+    assert.equal("ptx_unsupported", err.code)
+    assert.equal(6, err.line)
+    assert.matches("bad%.ptx:6: instruction 'foo%.bar' is not supported", err.message)
+    local m = dev:load(ptx("copy.ptx"))
+    ok, err = pcall(m.kernel, m, "nope")
+    assert.equal("not_found", err.code)
+    -- n larger than the arrays: the copy runs off their end
+    local k = m:kernel("copy_f32x4")
+    local a, b = dev:array("f32", 16), dev:array("f32", 16)
+    ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { a, b, 8 } })
+    assert.equal("kernel_fault", err.code)
+    assert.matches("copy%.ptx:%d+: copy_f32x4: out%-of%-range global read of 16 bytes", err.message)
+    assert.is_number(err.line)
+    -- the device still works
+    k:launch { grid = 1, block = 32, args = { a, b, 4 } }
+  end)
+
+  it("gives the trace a kernel writes, the same on every run", function()
+    local k = dev:load(h.fixtures .. "/copy_bounds_wg.ptx"):kernel("body_mosaic_gpu_kernel")
+    local x = dev:array("bf16", 128 * 128, { fill = "ramp", step = 0.125 })
+    local y = dev:array("bf16", 128 * 128)
+    local function run()
+      return k:launch { grid = 8, block = 128, smem = 128, args = { x, y, mgpu.TRACE },
+        profile = { scope = "warpgroup", entries = 32, names = { "Init", "load", "store" } } }
+    end
+    local r1 = run()
+    assert.equal(0, y:compare(x).mismatches)
+    -- the same launch on a fresh device gives the same buffer, word for word
+    local dev2 = mgpu.device()
+    local k2 = dev2:load(h.fixtures .. "/copy_bounds_wg.ptx"):kernel("body_mosaic_gpu_kernel")
+    local x2 = dev2:array("bf16", 128 * 128, { fill = "ramp", step = 0.125 })
+    local r2 = k2:launch { grid = 8, block = 128, smem = 128, args = { x2, dev2:array("bf16", 128 * 128), mgpu.TRACE },
+      profile = { scope = "warpgroup", entries = 32, names = { "Init", "load", "store" } } }
+    assert.same(r1.trace:words(), r2.trace:words())
+    local dir = h.tmpdir()
+    local d = r1.trace:dump(dir .. "/t.json")
+    assert.equal(112, d.events)
+    assert.equal("ns", d.unit)
+    local names = {}
+    for _, row in ipairs(d.summary) do names[#names + 1] = row.name .. "=" .. row.count end
+    assert.same({ "Init=8", "load=24", "store=24" }, names)
+    local c = r1.trace:dump(dir .. "/m.json", { compat = "mosaic" })
+    assert.equal(112, c.events)
+    h.rmdir(dir)
+    -- a trace argument without a profile spec is refused
+    local ok, err = pcall(k.launch, k, { grid = 8, block = 128, smem = 128, args = { x, y, mgpu.TRACE } })
+    assert.equal("bad_argument", err.code)
+  end)
+end)
