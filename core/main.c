@@ -1,6 +1,7 @@
 /* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
 #include "dump_file.h"
+#include "emu.h"
 #include "lua_glue.h"
 #include "version.h"
 
@@ -133,8 +134,10 @@ static int cmd_info(void)
 {
     printf("mgpu-harness %s\n", MH_VERSION);
     printf("lua: %s (embedded)\n", mh_lua_version());
-    printf("backends: none yet in this build (the cuda and emu backends are not implemented);\n"
-           "          `dump` works on buffers captured elsewhere\n");
+    printf("backends:\n");
+    printf("  emu   available: CPU executor of PTX, %d virtual SMs, virtual SM clock %.1f GHz\n"
+           "        (deterministic; its times are not GPU timings)\n", MH_EMU_DEFAULT_SMS, MH_EMU_CLOCK_GHZ);
+    printf("  cuda  not built yet (the CUDA Driver API backend is a later issue)\n");
     return 0;
 }
 

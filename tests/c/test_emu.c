@@ -2,6 +2,7 @@
  * (copy_bounds_wg.ptx, LLVM NVPTX output) runs unchanged and its trace
  * dumps; the ptx/ kernels (nvcc output) match CPU references; runs are
  * deterministic; faults and unsupported PTX are reported with their line. */
+#include <math.h>
 #include "check.h"
 #include "dump_util.h"
 #include "emu.h"
@@ -252,6 +253,60 @@ static void persistent_kernel(mh_emu *d)
     ptx_free(&m);
 }
 
+static void alu_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "ptx/alu_loop.ptx") == 0);
+    enum { T = 96 };
+    unsigned iters = 37;
+    uint64_t dout = dev_alloc(d, T * 4);
+    mh_emu_arg args[] = {ARG(dout), ARG(iters)};
+    mh_emu_launch l = shape(3, 32, 0, args, 2);
+    mh_error e;
+    CHECK(mh_emu_run(d, &m, "alu_loop", &l, NULL, &e) == 0);
+    float out[T];
+    mh_emu_read(d, dout, out, sizeof out, &e);
+    int bad = 0;
+    for (unsigned t = 0; t < T; t++) {
+        float x = (float)t * 1e-3f;
+        unsigned h = t;
+        for (unsigned i = 0; i < iters; i++) {
+            x = fmaf(x, 1.0001f, 0.5f);
+            h = h * 1664525u + 1013904223u;
+        }
+        bad += out[t] != x + (float)(h & 0xffu);
+    }
+    CHECK(bad == 0);
+    ptx_free(&m);
+}
+
+static void local_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "tests/ptx/local.ptx") == 0);
+    enum { T = 64, N = 1000 };
+    unsigned in[N], out[T], n = N;
+    for (int i = 0; i < N; i++) in[i] = (unsigned)(i * 7 + i / 3);
+    uint64_t din = dev_alloc(d, sizeof in), dout = dev_alloc(d, sizeof out);
+    mh_error e;
+    mh_emu_write(d, din, in, sizeof in, &e);
+    mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
+    mh_emu_launch l = shape(2, 32, 0, args, 3);
+    int rc = mh_emu_run(d, &m, "local_hist", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dout, out, sizeof out, &e);
+    int bad = 0;
+    for (unsigned t = 0; t < T; t++) {
+        unsigned h[16] = {0}, v = 0;
+        for (unsigned i = t; i < N; i += T) h[in[i] & 15]++;
+        for (int k = 0; k < 16; k++) v = v * 3 + h[k];
+        bad += out[t] != v;
+    }
+    CHECK(bad == 0);
+    ptx_free(&m);
+}
+
 static void faults_and_refusals(mh_emu *d)
 {
     static const char bad_load[] =
@@ -308,6 +363,8 @@ int main(int argc, char **argv)
     reduce_kernel(d);
     tiled_kernel(d);
     persistent_kernel(d);
+    alu_kernel(d);
+    local_kernel(d);
     faults_and_refusals(d);
     mh_emu_destroy(d);
     return check_report("test_emu");
