@@ -68,6 +68,7 @@ typedef struct {
     uint64_t warp_insns, thread_insns;
     const ptx_insn *cur;    /* for fault messages */
     const alloc *last;      /* the allocation of the previous global access */
+    const alloc **icache;   /* per instruction: the allocation it last accessed */
 } ctx;
 
 /* ---- device memory -------------------------------------------------------- */
@@ -292,11 +293,15 @@ static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t a
 static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size,
                                       int write)
 {
-    const alloc *al = c->last;
+    /* each instruction remembers the allocation it last touched */
+    const alloc **slot = &c->icache[c->cur - c->f->code];
+    const alloc *al = *slot;
     if (al && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
         addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
         return al->host + (addr - al->addr);
-    return mem(c, w, lane, space, addr, size, write);
+    unsigned char *p = mem(c, w, lane, space, addr, size, write);
+    if (p && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN))) *slot = c->last;
+    return p;
 }
 
 /* ---- values --------------------------------------------------------------- */
@@ -1101,9 +1106,10 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     c.shared = calloc(1, c.shared_size ? c.shared_size : 1);
     c.local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
     c.sm_cycles = calloc(d->nsm, sizeof *c.sm_cycles);
+    c.icache = calloc(f->ncode ? f->ncode : 1, sizeof *c.icache);
     warp *warps = calloc(c.nwarps, sizeof *warps);
     uint64_t *regs = calloc((size_t)c.nwarps * (f->nregs ? f->nregs : 1) * WARP, sizeof *regs);
-    if (!c.shared || !c.local || !c.sm_cycles || !warps || !regs) {
+    if (!c.shared || !c.local || !c.sm_cycles || !warps || !regs || !c.icache) {
         rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         goto done;
     }
@@ -1144,6 +1150,7 @@ done:
     free(c.shared);
     free(c.local);
     free(c.sm_cycles);
+    free(c.icache);
     free(warps);
     free(regs);
     return rc;
