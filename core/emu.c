@@ -39,10 +39,20 @@ struct mh_emu {
     uint64_t timer_ns;      /* %globaltimer at the next launch's start */
 };
 
+#define MAX_CALL_DEPTH 32
+
 typedef struct {
-    uint64_t *r;            /* registers: nregs x 32 lanes */
+    uint32_t ret_pc;
+    int32_t retvar;         /* caller's .param variable receiving the return value, -1 none */
+    uint32_t callee;
+} call_frame;
+
+typedef struct {
+    uint64_t *r;            /* registers: module registers x 32 lanes */
     uint32_t pc[WARP];
     uint8_t st[WARP];
+    uint8_t depth[WARP];    /* call depth per lane */
+    call_frame stack[WARP][MAX_CALL_DEPTH];
     uint32_t index;         /* warp index in the block */
 } warp;
 
@@ -69,7 +79,18 @@ typedef struct {
     const ptx_insn *cur;    /* for fault messages */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
+    /* all defined functions' code, one after another (pcs are global) */
+    ptx_insn *code;
+    uint32_t ncode;
+    uint32_t *insn_func;    /* function of each pc */
+    uint32_t *base;         /* first pc of each function */
+    /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
+    uint64_t *frame_off;    /* per function, inside a thread's frame */
+    uint64_t frame_bytes;   /* per thread */
+    unsigned char *frames;
 } ctx;
+
+static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
 
 /* ---- device memory -------------------------------------------------------- */
 
@@ -294,7 +315,7 @@ static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space
                                       int write)
 {
     /* each instruction remembers the allocation it last touched */
-    const alloc **slot = &c->icache[c->cur - c->f->code];
+    const alloc **slot = &c->icache[c->cur - c->code];
     const alloc *al = *slot;
     if (al && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
         addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
@@ -306,7 +327,7 @@ static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space
 
 /* ---- values --------------------------------------------------------------- */
 
-#define REG(W_, R_, L_) ((W_)->r[(size_t)((R_) - c->f->first_reg) * WARP + (size_t)(L_)])
+#define REG(W_, R_, L_) ((W_)->r[(size_t)(R_) * WARP + (size_t)(L_)])
 
 static inline uint64_t mask_bits(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 static inline int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
@@ -377,6 +398,7 @@ static inline uint64_t val(ctx *c, const warp *w, const ptx_opnd *o, int lane)
 
 static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, ptx_type t)
 {
+    (void)c;
     int bits = ptx_type_bits(t);
     if (t == PT_PRED) v = v != 0;
     else if (ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
@@ -661,6 +683,54 @@ static uint64_t address(ctx *c, const warp *w, const ptx_opnd *o, int lane)
     return base + (uint64_t)o->imm;
 }
 
+/* Frame regions of function fi for one thread: formal params, returns,
+ * the .param variables of its call sequences. */
+static unsigned char *frame(ctx *c, const warp *w, int lane, uint32_t fi, int part)
+{
+    const ptx_func *F = &c->m->funcs[fi];
+    uint64_t off = c->frame_off[fi];
+    if (part >= 1) off += align16(F->param_bytes);
+    if (part >= 2) off += align16(F->ret_bytes);
+    return c->frames + (w->index * WARP + (uint64_t)lane) * c->frame_bytes + off;
+}
+
+/* Host pointer of a .param access: kernel parameters, a .func's formal
+ * parameters or returns, or a call-sequence variable. */
+static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const ptx_opnd *o, uint32_t size, int write)
+{
+    uint32_t fi = c->insn_func[c->cur - c->code];
+    const ptx_func *F = &c->m->funcs[fi];
+    uint64_t off = (uint64_t)o->imm, limit;
+    unsigned char *base;
+    const char *what;
+    if (o->sym >= 0) {
+        const ptx_var *v = &c->m->vars[o->sym];
+        base = frame(c, w, lane, (uint32_t)v->func, 2) + v->offset;
+        limit = v->size;
+        what = v->name;
+    } else if (o->param >= 0 && F->is_entry) {
+        if (write) return fault(c, w, lane, "write to a kernel parameter");
+        base = c->params + F->params[o->param].offset;
+        limit = F->params[o->param].size;
+        what = F->params[o->param].name;
+    } else if (o->param >= 0) {
+        base = frame(c, w, lane, fi, 0) + F->params[o->param].offset;
+        limit = F->params[o->param].size;
+        what = F->params[o->param].name;
+    } else if (o->param <= -2) {
+        const ptx_param *r = &F->rets[-2 - o->param];
+        base = frame(c, w, lane, fi, 1) + r->offset;
+        limit = r->size;
+        what = r->name;
+    } else {
+        return fault(c, w, lane, ".param access through a register is not supported");
+    }
+    if (off > limit || size > limit - off)
+        return fault(c, w, lane, "%s of %u bytes at offset %llu of .param %s (%llu bytes)", write ? "write" : "read", size,
+                     (unsigned long long)off, what, (unsigned long long)limit);
+    return base + off;
+}
+
 static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uint64_t cv)
 {
     int bytes = elem_bytes(t), bits = bytes * 8;
@@ -732,8 +802,9 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         c->cycles += in->space == SP_SHARED ? 2 : in->space == SP_PARAM ? 0 : 8;
         LANES {
-            uint64_t a = address(c, w, &o[1], l);
-            unsigned char *p = mem_fast(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 0);
+            unsigned char *p = in->space == SP_PARAM
+                                   ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
+                                   : mem_fast(c, w, l, in->space, address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
             if (!p) return -1;
             if (o[0].kind == OPK_VEC) {
                 for (int k = 0; k < o[0].n; k++)
@@ -748,8 +819,9 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         c->cycles += in->space == SP_SHARED ? 2 : 8;
         LANES {
-            uint64_t a = address(c, w, &o[0], l);
-            unsigned char *p = mem_fast(c, w, l, in->space, a, (uint32_t)(eb * in->vec), 1);
+            unsigned char *p = in->space == SP_PARAM
+                                   ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
+                                   : mem_fast(c, w, l, in->space, address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);
             if (!p) return -1;
             if (o[1].kind == OPK_VEC) {
                 for (int k = 0; k < o[1].n; k++) {
@@ -829,7 +901,45 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         LANES w->pc[l] = o[0].reg;
         branch = 1;
         break;
+    case OP_CALL: {
+        const ptx_func *callee = &c->m->funcs[in->callee];
+        uint32_t pc = (uint32_t)(c->cur - c->code);
+        int nret = in->cmp;
+        LANES {
+            if (w->depth[l] == MAX_CALL_DEPTH) return fault(c, w, l, "call depth exceeds %d", MAX_CALL_DEPTH), -1;
+            for (int k = 0; k + nret < in->nopnds; k++) {
+                const ptx_var *v = &c->m->vars[o[nret + k].sym];
+                const ptx_param *p = &callee->params[k];
+                memcpy(frame(c, w, l, (uint32_t)in->callee, 0) + p->offset, frame(c, w, l, (uint32_t)v->func, 2) + v->offset,
+                       v->size < p->size ? v->size : p->size);
+            }
+            call_frame *cf = &w->stack[l][w->depth[l]++];
+            cf->ret_pc = pc + 1;
+            cf->retvar = nret ? o[0].sym : -1;
+            cf->callee = (uint32_t)in->callee;
+            w->pc[l] = c->base[in->callee];
+        }
+        branch = 1;
+        break;
+    }
     case OP_RET:
+        LANES {
+            if (!w->depth[l]) {
+                w->st[l] = LANE_EXITED;
+                continue;
+            }
+            const call_frame *cf = &w->stack[l][--w->depth[l]];
+            if (cf->retvar >= 0) {
+                const ptx_var *v = &c->m->vars[cf->retvar];
+                const ptx_func *callee = &c->m->funcs[cf->callee];
+                uint32_t n = callee->nrets ? callee->rets[0].size : 0;
+                memcpy(frame(c, w, l, (uint32_t)v->func, 2) + v->offset, frame(c, w, l, cf->callee, 1),
+                       v->size < n ? v->size : n);
+            }
+            w->pc[l] = cf->ret_pc;
+        }
+        branch = 1;
+        break;
     case OP_EXIT:
         LANES w->st[l] = LANE_EXITED;
         break;
@@ -925,11 +1035,11 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         if ((mask >> l & 1) && !(branch && (emask >> l & 1))) w->pc[l]++;
     if (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BAR) return 0;
     if (!branch || emask == 0) {
-        *next = (uint32_t)(c->cur - c->f->code) + 1;
+        *next = (uint32_t)(c->cur - c->code) + 1;
         return 1;
     }
     if (emask == mask) {
-        *next = in->o[0].reg;
+        *next = in->op == OP_CALL ? c->base[in->callee] : in->o[0].reg;
         return 1;
     }
     return 0;
@@ -940,7 +1050,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
 /* Runs the warp until none of its lanes can go on (all exited or waiting). */
 static int run_warp(ctx *c, warp *w)
 {
-    const ptx_insn *code = c->f->code;
+    const ptx_insn *code = c->code;
     uint32_t pc = 0, mask = 0;
     int known = 0; /* pc/mask already known: every active lane is at pc */
     for (;;) {
@@ -965,7 +1075,7 @@ static int run_warp(ctx *c, warp *w)
                 if (w->st[l] == LANE_WSYNC && w->pc[l] == pc) { w->st[l] = LANE_ACTIVE; mask |= 1u << l; }
             forced = 1;
         }
-        if (pc >= c->f->ncode) { /* fell off the end: like ret */
+        if (pc >= c->ncode) { /* fell off the end: like ret */
             for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
             continue;
         }
@@ -1026,26 +1136,81 @@ static int run_block(ctx *c, warp *warps)
     }
 }
 
+/* 1 when function f reaches itself through calls (recursion needs register
+ * frames, which emu does not have). */
+static int recursive(const ptx_module *m, uint32_t f, uint32_t at, int depth)
+{
+    if (depth > (int)m->nfuncs) return 1;
+    const ptx_func *F = &m->funcs[at];
+    for (uint32_t i = 0; i < F->ncode; i++) {
+        const ptx_insn *in = &F->code[i];
+        if (in->op != OP_CALL) continue;
+        if ((uint32_t)in->callee == f || recursive(m, f, (uint32_t)in->callee, depth + 1)) return 1;
+    }
+    return 0;
+}
+
 int mh_emu_check_module(const ptx_module *m, mh_error *e)
 {
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
         const ptx_func *f = &m->funcs[fi];
         for (uint32_t i = 0; i < f->ncode; i++) {
             const ptx_insn *in = &f->code[i];
-            const char *why = NULL;
-            if (in->op == OP_CALL) why = "call (function calls) is not supported by emu yet";
-            else if (in->op == OP_TESTP) why = "testp is not supported by emu";
-            else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) && in->op != OP_MOV && in->op != OP_LD &&
-                     in->op != OP_ST)
-                why = "packed f16x2/bf16x2 arithmetic is not supported by emu yet";
-            else if (in->rnd && in->rnd <= RND_RP && in->rnd != RND_RN && in->op != OP_CVT)
-                why = NULL; /* directed rounding on arithmetic: computed as rn (documented) */
-            if (why) {
+            char why[300] = "";
+            if (in->op == OP_CALL) {
+                const ptx_func *g = &m->funcs[in->callee];
+                if (!g->defined)
+                    snprintf(why, sizeof why, "call to %s, which has no body in this module (extern functions such as "
+                             "vprintf are not available on emu)", g->name);
+                else if ((uint32_t)(in->nopnds - in->cmp) != g->nparams || (uint32_t)in->cmp > g->nrets)
+                    snprintf(why, sizeof why, "call to %s passes %d arguments and %d returns; it declares %u and %u",
+                             g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
+                else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
+                    snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
+            } else if (in->op == OP_TESTP) {
+                snprintf(why, sizeof why, "testp is not supported by emu");
+            } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) && in->op != OP_MOV && in->op != OP_LD &&
+                       in->op != OP_ST) {
+                snprintf(why, sizeof why, "packed f16x2/bf16x2 arithmetic is not supported by emu yet");
+            }
+            if (why[0]) {
                 e->line = in->line;
-                return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line, ptx_op_name((ptx_op)in->op), why);
+                return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line,
+                               ptx_op_name((ptx_op)in->op), why);
             }
         }
     }
+    return 0;
+}
+
+/* Lays every defined function's code end to end, with branch targets made
+ * global, and sizes the per-thread parameter frames. */
+static int link_code(ctx *c, mh_error *e)
+{
+    const ptx_module *m = c->m;
+    uint32_t n = 0;
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) n += m->funcs[fi].defined ? m->funcs[fi].ncode : 0;
+    c->code = malloc((n ? n : 1) * sizeof *c->code);
+    c->insn_func = malloc((n ? n : 1) * sizeof *c->insn_func);
+    c->base = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *c->base);
+    c->frame_off = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *c->frame_off);
+    if (!c->code || !c->insn_func || !c->base || !c->frame_off) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    uint32_t at = 0;
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+        const ptx_func *F = &m->funcs[fi];
+        c->frame_off[fi] = c->frame_bytes;
+        c->frame_bytes += align16(F->param_bytes) + align16(F->ret_bytes) + align16(F->callarea_bytes);
+        if (!F->defined) continue;
+        c->base[fi] = at;
+        memcpy(c->code + at, F->code, F->ncode * sizeof *c->code);
+        for (uint32_t i = 0; i < F->ncode; i++) {
+            c->insn_func[at + i] = fi;
+            ptx_insn *in = &c->code[at + i];
+            if (in->op == OP_BRA) in->o[0].reg += at;
+        }
+        at += F->ncode;
+    }
+    c->ncode = n;
     return 0;
 }
 
@@ -1106,10 +1271,15 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     c.shared = calloc(1, c.shared_size ? c.shared_size : 1);
     c.local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
     c.sm_cycles = calloc(d->nsm, sizeof *c.sm_cycles);
-    c.icache = calloc(f->ncode ? f->ncode : 1, sizeof *c.icache);
-    warp *warps = calloc(c.nwarps, sizeof *warps);
-    uint64_t *regs = calloc((size_t)c.nwarps * (f->nregs ? f->nregs : 1) * WARP, sizeof *regs);
-    if (!c.shared || !c.local || !c.sm_cycles || !warps || !regs || !c.icache) {
+    warp *warps = NULL;
+    uint64_t *regs = NULL;
+    if (link_code(&c, e)) { rc = -1; goto done; }
+    c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
+    c.frames = calloc((size_t)c.nwarps * WARP, c.frame_bytes ? c.frame_bytes : 1);
+    uint32_t nregs = m->nregs ? m->nregs : 1, entry = (uint32_t)(f - m->funcs);
+    warps = calloc(c.nwarps, sizeof *warps);
+    regs = calloc((size_t)c.nwarps * nregs * WARP, sizeof *regs);
+    if (!c.shared || !c.local || !warps || !regs || !c.icache || !c.frames) {
         rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         goto done;
     }
@@ -1124,12 +1294,14 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
         c.sm_clock0 = (uint64_t)c.sm * 1000003ull + c.sm_cycles[c.sm];
         c.cycles = 0;
         memset(c.shared, 0, c.shared_size);
-        memset(regs, 0, (size_t)c.nwarps * (f->nregs ? f->nregs : 1) * WARP * sizeof *regs);
+        memset(regs, 0, (size_t)c.nwarps * nregs * WARP * sizeof *regs);
+        memset(c.frames, 0, (size_t)c.nwarps * WARP * c.frame_bytes);
         for (uint32_t i = 0; i < c.nwarps; i++) {
-            warps[i].r = regs + (size_t)i * (f->nregs ? f->nregs : 1) * WARP;
+            warps[i].r = regs + (size_t)i * nregs * WARP;
             warps[i].index = i;
             for (int ln = 0; ln < WARP; ln++) {
-                warps[i].pc[ln] = 0;
+                warps[i].pc[ln] = c.base[entry];
+                warps[i].depth[ln] = 0;
                 warps[i].st[ln] = i * WARP + (uint32_t)ln < c.nthreads ? LANE_ACTIVE : LANE_EXITED;
             }
         }
@@ -1151,6 +1323,11 @@ done:
     free(c.local);
     free(c.sm_cycles);
     free(c.icache);
+    free(c.code);
+    free(c.insn_func);
+    free(c.base);
+    free(c.frame_off);
+    free(c.frames);
     free(warps);
     free(regs);
     return rc;

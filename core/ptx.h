@@ -108,6 +108,8 @@ typedef struct ptx_insn {
     uint16_t mods;       /* MOD_* */
     int32_t guard;       /* predicate register index guarding it, -1 none */
     int32_t dst2;        /* second destination of "d|p" (setp, shfl), -1 none */
+    int32_t callee;      /* call: index of the called function; its return and argument
+                          * variables are o[0 .. nopnds) as OPK_SYM, the first `cmp` being returns */
     uint8_t guard_neg;
     uint32_t line;       /* line in the PTX text */
     ptx_opnd o[PTX_MAX_OPNDS];
@@ -158,6 +160,8 @@ typedef struct ptx_func {
     uint64_t local_bytes;  /* .local variables per thread */
     uint32_t maxntid[3];
     int defined;         /* has a body */
+    uint32_t ret_bytes;  /* bytes of the return parameters */
+    uint64_t callarea_bytes; /* bytes of the .param variables its call sequences declare */
 } ptx_func;
 
 typedef struct ptx_module {

@@ -36,7 +36,8 @@ typedef struct {
     size_t ncode, cap_code;
     label_ref *labels, *fixups;
     size_t nlabels, cap_labels, nfixups, cap_fixups;
-    uint32_t fixup_opnd_dummy;
+    label_ref *calls;      /* call sites: name of the callee; insn = function << 20 | index */
+    size_t ncalls, cap_calls;
 } parser;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -755,12 +756,65 @@ static int settle_immediates(parser *P, ptx_insn *in)
     return 0;
 }
 
+/* One variable name of a call's return or argument list, as an OPK_SYM operand. */
+static int call_var(parser *P, ptx_insn *in)
+{
+    if (in->nopnds == PTX_MAX_OPNDS)
+        return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "calls with more than %d parameters are not supported", PTX_MAX_OPNDS);
+    int v = TOK->kind == TK_IDENT ? find_var(P, TOK->s, TOK->len) : -1;
+    if (v < 0 || P->m->vars[v].space != SP_PARAM)
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "call argument '%.*s' is not a .param variable", (int)TOK->len, TOK->s);
+    ptx_opnd *o = &in->o[in->nopnds++];
+    memset(o, 0, sizeof *o);
+    o->kind = OPK_SYM;
+    o->sym = v;
+    o->param = -1;
+    o->reg = UINT32_MAX;
+    NEXT();
+    return 0;
+}
+
+/* call[.uni] [(ret),] name[, (arg, ...)];  (indirect calls are refused) */
+static int parse_call(parser *P, ptx_insn *in)
+{
+    if (ptx_tok_punct(TOK, '(')) {
+        NEXT();
+        while (!ptx_tok_punct(TOK, ')')) {
+            if (call_var(P, in)) return -1;
+            in->cmp++;
+            if (ptx_tok_punct(TOK, ',')) NEXT();
+        }
+        NEXT();
+        if (expect_punct(P, ',')) return -1;
+    }
+    if (TOK->kind != TK_IDENT || TOK->s[0] == '%')
+        return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "indirect calls (through a register) are not supported");
+    if (grow((void **)&P->calls, &P->cap_calls, P->ncalls + 1, sizeof *P->calls))
+        return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+    P->calls[P->ncalls].name = TOK->s;
+    P->calls[P->ncalls].len = TOK->len;
+    P->calls[P->ncalls].insn = (uint32_t)P->func << 20 | (uint32_t)P->ncode;
+    P->ncalls++;
+    NEXT();
+    if (ptx_tok_punct(TOK, ',')) {
+        NEXT();
+        if (expect_punct(P, '(')) return -1;
+        while (!ptx_tok_punct(TOK, ')')) {
+            if (call_var(P, in)) return -1;
+            if (ptx_tok_punct(TOK, ',')) NEXT();
+        }
+        NEXT();
+    }
+    return expect_punct(P, ';');
+}
+
 static int parse_instruction(parser *P)
 {
     ptx_insn in;
     memset(&in, 0, sizeof in);
     in.guard = -1;
     in.dst2 = -1;
+    in.callee = -1;
     in.line = TOK->line;
     if (ptx_tok_punct(TOK, '@')) {
         NEXT();
@@ -776,10 +830,10 @@ static int parse_instruction(parser *P)
     ptx_tok mn = *TOK;
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
-    if (in.op == OP_MEMBAR || in.op == OP_PREFETCH || in.op == OP_CALL) {
-        /* operands carry nothing the emulator uses (call is refused by emu) */
-        if (in.op == OP_CALL) in.o[0].reg = 0;
-        ptx_lex_skip_statement(&P->lx);
+    if (in.op == OP_MEMBAR || in.op == OP_PREFETCH) {
+        ptx_lex_skip_statement(&P->lx); /* ordering and hints: no operands the emulator uses */
+    } else if (in.op == OP_CALL) {
+        if (parse_call(P, &in)) return -1;
     } else {
         while (!ptx_tok_punct(TOK, ';')) {
             if (in.nopnds == PTX_MAX_OPNDS)
@@ -826,12 +880,13 @@ static int parse_block(parser *P)
             } else if (ptx_tok_is(TOK, ".shared") || ptx_tok_is(TOK, ".local") || ptx_tok_is(TOK, ".global") ||
                        ptx_tok_is(TOK, ".const")) {
                 if (parse_var(P, 0)) return -1;
-            } else if (ptx_tok_is(TOK, ".loc") || ptx_tok_is(TOK, ".pragma") || ptx_tok_is(TOK, ".param") ||
-                       ptx_tok_is(TOK, ".maxnreg") || ptx_tok_is(TOK, ".file")) {
-                /* debug info, hints; .param inside a body is a call's argument block */
+            } else if (ptx_tok_is(TOK, ".param")) {
+                /* a call sequence's argument or return variable */
+                if (parse_var(P, 0)) return -1;
+            } else if (ptx_tok_is(TOK, ".loc") || ptx_tok_is(TOK, ".pragma") || ptx_tok_is(TOK, ".maxnreg") ||
+                       ptx_tok_is(TOK, ".file")) {
+                /* debug info, hints */
                 uint32_t line = TOK->line;
-                if (ptx_tok_is(TOK, ".param"))
-                    return perr(P, line, MH_E_PTX_UNSUPPORTED, "call parameter blocks (.param in a body) are not supported");
                 while (TOK->kind != TK_EOF && TOK->line == line && !ptx_tok_punct(TOK, ';')) NEXT();
                 if (ptx_tok_punct(TOK, ';')) NEXT();
             } else {
@@ -925,7 +980,7 @@ static int parse_function(parser *P, int visible)
     ptx_func *F = &m->funcs[P->func];
     *F = f;
     if (!is_entry && ptx_tok_punct(TOK, '(')) {
-        if (parse_param_list(P, &F->rets, &F->nrets, NULL)) return -1;
+        if (parse_param_list(P, &F->rets, &F->nrets, &F->ret_bytes)) return -1;
     }
     if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a function name");
     F->name = tokdup(TOK);
@@ -958,7 +1013,7 @@ static int parse_function(parser *P, int visible)
     ptx_insn ret;
     memset(&ret, 0, sizeof ret);
     ret.op = OP_RET;
-    ret.guard = ret.dst2 = -1;
+    ret.guard = ret.dst2 = ret.callee = -1;
     ret.line = TOK->line;
     if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof ret)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     P->code[P->ncode++] = ret;
@@ -981,7 +1036,8 @@ static void layout_vars(ptx_module *m)
         for (uint32_t i = 0; i < m->nvars; i++) {
             ptx_var *v = &m->vars[i];
             if (v->func != -1 && v->func != (int)fi) continue;
-            uint64_t *at = v->space == SP_SHARED ? &shared : v->space == SP_LOCAL ? &local : NULL;
+            uint64_t *at = v->space == SP_SHARED ? &shared : v->space == SP_LOCAL ? &local
+                         : v->space == SP_PARAM && v->func == (int)fi ? &m->funcs[fi].callarea_bytes : NULL;
             if (!at || v->size == 0) continue;
             *at = (*at + v->align - 1) / v->align * v->align;
             v->offset = *at;
@@ -1078,11 +1134,22 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
             rc = perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "module directive '%.*s' is not supported", (int)TOK->len, TOK->s);
         }
     }
+    for (size_t i = 0; !rc && i < P->ncalls; i++) {
+        label_ref *r = &P->calls[i];
+        ptx_insn *in = &m->funcs[r->insn >> 20].code[r->insn & 0xfffff];
+        for (uint32_t k = 0; k < m->nfuncs; k++)
+            if (strlen(m->funcs[k].name) == r->len && !memcmp(m->funcs[k].name, r->name, r->len)) {
+                /* prefer the definition over a prototype */
+                if (in->callee < 0 || m->funcs[k].defined) in->callee = (int32_t)k;
+            }
+        if (in->callee < 0) rc = perr(P, in->line, MH_E_PTX_SYNTAX, "call to undeclared function '%.*s'", (int)r->len, r->name);
+    }
     if (!rc) layout_vars(m);
     free(P->decls);
     free(P->code);
     free(P->labels);
     free(P->fixups);
+    free(P->calls);
     if (rc) {
         ptx_free(m);
         return (int)e->code;

@@ -307,6 +307,57 @@ static void local_kernel(mh_emu *d)
     ptx_free(&m);
 }
 
+static int mix(int a, int b) { return a * 31 + (b ^ 7); }
+
+static void calls_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "tests/ptx/calls.ptx") == 0);
+    enum { T = 96 };
+    float x[T], y[T];
+    int z[T];
+    unsigned count = 0;
+    for (int i = 0; i < T; i++) x[i] = (float)i - 10.25f;
+    uint64_t dx = dev_alloc(d, sizeof x), dy = dev_alloc(d, sizeof y), dz = dev_alloc(d, sizeof z), dc = dev_alloc(d, 4);
+    mh_error e;
+    mh_emu_write(d, dx, x, sizeof x, &e);
+    mh_emu_arg args[] = {ARG(dx), ARG(dy), ARG(dz), ARG(dc)};
+    mh_emu_launch l = shape(3, 32, 0, args, 4);
+    int rc = mh_emu_run(d, &m, "calls", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dy, y, sizeof y, &e);
+    mh_emu_read(d, dz, z, sizeof z, &e);
+    mh_emu_read(d, dc, &count, 4, &e);
+    int bad = 0;
+    for (int t = 0; t < T; t++) {
+        bad += y[t] != x[t] * 0.5f;
+        bad += z[t] != ((t & 1) ? mix(t, t) + mix(t + 1, 2) : mix(t, 3));
+    }
+    CHECK(bad == 0);
+    CHECK(count == T * (T - 1) / 2);
+    ptx_free(&m);
+
+    /* recursion and calls to functions without a body are refused at load */
+    static const char rec[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".func f()\n{\ncall.uni f, ();\nret;\n}\n"
+        ".visible .entry k()\n{\ncall.uni f, ();\nret;\n}\n";
+    CHECK(ptx_parse(&m, rec, sizeof rec - 1, "rec.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "rec.ptx:6: call: f is recursive");
+    ptx_free(&m);
+    static const char ext[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n"
+        ".visible .entry k()\n{\n.param .b64 p0;\n.param .b64 p1;\n.param .b32 r0;\n"
+        "call.uni (r0), vprintf, (p0, p1);\nret;\n}\n";
+    CHECK(ptx_parse(&m, ext, sizeof ext - 1, "ext.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "ext.ptx:10: call: call to vprintf, which has no body");
+    ptx_free(&m);
+}
+
 static void faults_and_refusals(mh_emu *d)
 {
     static const char bad_load[] =
@@ -365,6 +416,7 @@ int main(int argc, char **argv)
     persistent_kernel(d);
     alu_kernel(d);
     local_kernel(d);
+    calls_kernel(d);
     faults_and_refusals(d);
     mh_emu_destroy(d);
     return check_report("test_emu");
