@@ -330,7 +330,10 @@ static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space
 #define REG(W_, R_, L_) ((W_)->r[(size_t)(R_) * WARP + (size_t)(L_)])
 
 static inline uint64_t mask_bits(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
-static inline int64_t sext(uint64_t v, int bits) { return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits); }
+static inline int64_t sext(uint64_t v, int bits)
+{
+    return bits >= 64 || bits <= 0 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
 
 static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
 {

@@ -522,7 +522,10 @@ static int parse_param_list(parser *P, ptx_param **out, uint32_t *n, uint32_t *b
     uint32_t off = 0;
     while (!ptx_tok_punct(TOK, ')')) {
         ptx_param p;
-        if (parse_param(P, &p)) return -1;
+        if (parse_param(P, &p)) {
+            free(p.name);
+            return -1;
+        }
         off = (off + p.align - 1) / p.align * p.align;
         p.offset = off;
         off += p.size;
@@ -808,6 +811,45 @@ static int parse_call(parser *P, ptx_insn *in)
     return expect_punct(P, ';');
 }
 
+/* Operand shapes the executor relies on: enough operands, a register (or
+ * a vector of registers) where a result goes, an address where memory is
+ * accessed, a type where one is needed. */
+static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
+{
+    static const unsigned char min_opnds[OP_COUNT_] = {
+        [OP_MOV] = 2, [OP_LD] = 2, [OP_ST] = 2, [OP_CVTA] = 2, [OP_CVT] = 2, [OP_ADD] = 3, [OP_SUB] = 3,
+        [OP_MUL] = 3, [OP_MAD] = 4, [OP_FMA] = 4, [OP_DIV] = 3, [OP_REM] = 3, [OP_ABS] = 2, [OP_NEG] = 2,
+        [OP_MIN] = 3, [OP_MAX] = 3, [OP_AND] = 3, [OP_OR] = 3, [OP_XOR] = 3, [OP_NOT] = 2, [OP_CNOT] = 2,
+        [OP_SHL] = 3, [OP_SHR] = 3, [OP_SETP] = 3, [OP_SELP] = 4, [OP_SET] = 3, [OP_SQRT] = 2, [OP_RSQRT] = 2,
+        [OP_RCP] = 2, [OP_EX2] = 2, [OP_LG2] = 2, [OP_SIN] = 2, [OP_COS] = 2, [OP_TANH] = 2, [OP_CLZ] = 2,
+        [OP_POPC] = 2, [OP_BREV] = 2, [OP_BFE] = 4, [OP_BFI] = 5, [OP_PRMT] = 4, [OP_LOP3] = 5, [OP_MUL24] = 3,
+        [OP_MAD24] = 4, [OP_SAD] = 4, [OP_COPYSIGN] = 3, [OP_TESTP] = 2, [OP_BRA] = 1, [OP_ATOM] = 3, [OP_RED] = 2,
+        [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2,
+    };
+    int op = in->op;
+    const char *what = NULL;
+    int need = min_opnds[op] + (op == OP_SETP && in->boolop) + (op == OP_ATOM && in->cmp == AOP_CAS);
+    int no_type = op == OP_BRA || op == OP_RET || op == OP_EXIT || op == OP_BAR || op == OP_MEMBAR ||
+                  op == OP_PREFETCH || op == OP_TRAP || op == OP_CALL || op == OP_NOP;
+    int writes = !no_type && op != OP_ST && op != OP_RED && op != OP_MBARRIER_INIT;
+    if (in->nopnds < need) what = "too few operands";
+    else if (!no_type && in->type == PT_NONE) what = "a type is needed (e.g. .u32)";
+    else if (op == OP_CVT && in->type2 == PT_NONE) what = "cvt needs a destination and a source type";
+    else if (writes && in->o[0].kind != OPK_REG && !(in->o[0].kind == OPK_VEC && (op == OP_LD || op == OP_MOV)))
+        what = "the destination must be a register";
+    else if ((op == OP_LD || op == OP_ATOM) && in->o[1].kind != OPK_ADDR) what = "the source must be an address [..]";
+    else if ((op == OP_ST || op == OP_RED || op == OP_MBARRIER_INIT) && in->o[0].kind != OPK_ADDR)
+        what = "the destination must be an address [..]";
+    else if (op == OP_BRA && in->o[0].kind != OPK_LABEL) what = "the target must be a label";
+    else if ((op == OP_LD || op == OP_ST) && in->vec > 1 && in->o[op == OP_LD ? 0 : 1].kind != OPK_VEC)
+        what = "a vector access needs a {...} register list";
+    else if (in->o[0].kind == OPK_VEC && writes)
+        for (int k = 0; k < in->o[0].n; k++)
+            if (in->o[0].vec[k] != UINT32_MAX && (in->o[0].vec[k] & PTX_VEC_SREG)) what = "a special register cannot be written";
+    if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+    return 0;
+}
+
 static int parse_instruction(parser *P)
 {
     ptx_insn in;
@@ -855,7 +897,7 @@ static int parse_instruction(parser *P)
         }
         NEXT();
     }
-    if (settle_immediates(P, &in)) return -1;
+    if (settle_immediates(P, &in) || validate_insn(P, &in, &mn)) return -1;
     if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
         return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
     P->code[P->ncode++] = in;
