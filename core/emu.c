@@ -769,6 +769,12 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         for (int l = 0; l < WARP; l++)
             if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) emask |= 1u << l;
     }
+    if (in->mods & MOD_MARKER) { /* a marker comment: not an instruction, free */
+        for (int l = 0; l < WARP; l++)
+            if (mask >> l & 1) w->pc[l]++;
+        *next = (uint32_t)(c->cur - c->code) + 1;
+        return 1;
+    }
     c->warp_insns++;
     c->thread_insns += (uint64_t)__builtin_popcount(emask);
     c->cycles += 1;

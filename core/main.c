@@ -2,6 +2,8 @@
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
 #include "dump_file.h"
 #include "emu.h"
+#include "instrument.h"
+#include "ptx.h"
 #include "lua_glue.h"
 #include "version.h"
 
@@ -16,6 +18,7 @@
 static const char USAGE[] =
     "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script (experiment)\n"
     "       mgpu-harness dump BUFFER --meta META.json [options]\n"
+    "       mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup]\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
@@ -130,6 +133,99 @@ static int cmd_dump(int argc, char **argv)
     return status;
 }
 
+/* Reads a whole file; NULL with e set on failure. */
+static char *read_all(const char *path, size_t *len, mh_error *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        mh_fail(e, MH_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n > 0 ? (size_t)n + 1 : 1);
+    *len = s ? fread(s, 1, n > 0 ? (size_t)n : 0, f) : 0;
+    fclose(f);
+    if (!s) mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    else s[*len] = 0;
+    return s;
+}
+
+static const char INSTRUMENT_USAGE[] =
+    "usage: mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
+    "\n"
+    "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel into trace\n"
+    "stores. Each instrumented kernel gets two parameters appended: .u64 __mgpu_trace (the buffer,\n"
+    "traces x entries uint32) and .u32 __mgpu_entries (entries_per_warpgroup). --names writes the\n"
+    "region name table as {\"name\": id}. A module without markers is written unchanged.\n";
+
+static int cmd_instrument(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"scope", required_argument, NULL, 's'},
+        {"names", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out_path = NULL, *names_path = NULL;
+    mh_scope scope = MH_SCOPE_WARP;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out_path = optarg; break;
+        case 'n': names_path = optarg; break;
+        case 's':
+            if (mh_scope_parse(optarg, &scope)) return usage_error("--scope takes warp or warpgroup, not `%s`", optarg);
+            break;
+        case 'h': fputs(INSTRUMENT_USAGE, stdout); return 0;
+        case ':': return usage_error("option `%s` needs a value", argv[optind - 1]);
+        default: return usage_error("unknown option `%s`", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1) return usage_error("%s", "instrument needs exactly one IN.ptx");
+    mh_error e;
+    size_t len;
+    char *text = read_all(argv[optind], &len, &e);
+    if (!text) return report(&e, NULL);
+    ptx_module m;
+    mh_instrumented r;
+    int rc = ptx_parse(&m, text, len, argv[optind], &e);
+    free(text);
+    if (rc) return report(&e, NULL);
+    rc = mh_instrument(&m, scope, &r, &e);
+    if (!rc) {
+        mh_out o;
+        rc = mh_out_open(&o, out_path, &e);
+        if (!rc) {
+            if (r.markers) mh_out_mem(&o, r.text, r.len);
+            else mh_out_str(&o, m.text);
+            rc = mh_out_commit(&o, &e);
+        }
+        if (!rc && names_path) {
+            rc = mh_out_open(&o, names_path, &e);
+            if (!rc) {
+                mh_out_lit(&o, "{");
+                for (size_t i = 0; i < r.names.n; i++) {
+                    if (i) mh_out_lit(&o, ", ");
+                    mh_out_mem(&o, r.names.v[i].json, r.names.v[i].json_len);
+                    mh_out_lit(&o, ": ");
+                    mh_out_u64(&o, r.names.v[i].id);
+                }
+                mh_out_lit(&o, "}\n");
+                rc = mh_out_commit(&o, &e);
+            }
+        }
+        if (!rc)
+            fprintf(stderr, "mgpu-harness: %u markers in %u kernels, %zu region names\n", r.markers, r.nkernels,
+                    r.names.n);
+        mh_instrumented_free(&r);
+    }
+    ptx_free(&m);
+    return rc ? report(&e, NULL) : 0;
+}
+
 static int cmd_info(void)
 {
     printf("mgpu-harness %s\n", MH_VERSION);
@@ -158,6 +254,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "dump")) return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cmd_info();
+    if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
     if (!strcmp(cmd, "run")) {
         if (argc < 3) {
             fputs("mgpu-harness: run needs a SCRIPT.lua\n", stderr);

@@ -60,6 +60,7 @@ enum {
     MOD_APPROX = 1 << 5, MOD_FULL = 1 << 6, MOD_UNI = 1 << 7, MOD_SHIFTAMT = 1 << 8,
     MOD_TO = 1 << 9,    /* cvta.to.space */
     MOD_CC = 1 << 10,
+    MOD_MARKER = 1 << 11, /* OP_NOP standing for a "// @mgpu" marker comment (text_off = the comment) */
 };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
@@ -112,6 +113,7 @@ typedef struct ptx_insn {
                           * variables are o[0 .. nopnds) as OPK_SYM, the first `cmp` being returns */
     uint8_t guard_neg;
     uint32_t line;       /* line in the PTX text */
+    uint32_t text_off, text_end; /* the statement's bytes in the module text, guard to ';' (0, 0: synthetic) */
     ptx_opnd o[PTX_MAX_OPNDS];
 } ptx_insn;
 
@@ -161,6 +163,9 @@ typedef struct ptx_func {
     uint32_t maxntid[3];
     int defined;         /* has a body */
     uint32_t ret_bytes;  /* bytes of the return parameters */
+    uint32_t params_close; /* offset of the ')' closing the parameter list (0: none) */
+    uint32_t body_open;    /* offset just after the body's '{' */
+    uint32_t body_close;   /* offset of the body's closing '}' */
     uint64_t callarea_bytes; /* bytes of the .param variables its call sequences declare */
 } ptx_func;
 

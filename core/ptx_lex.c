@@ -2,12 +2,15 @@
 #include "ptx_lex.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int strchr_punct(int c) { return c && strchr(",;:{}[]()<>+-@!|=*/", c) != NULL; }
 
 void ptx_lex_init(ptx_lexer *lx, const char *text, size_t len)
 {
+    lx->markers = NULL;
+    lx->nmarkers = lx->cap_markers = 0;
     lx->p = text;
     lx->end = text + len;
     lx->line = 1;
@@ -26,6 +29,23 @@ void ptx_lex_next(ptx_lexer *lx)
             p++;
         }
         if (p + 1 < end && p[0] == '/' && p[1] == '/') {
+            const char *q = p + 2;
+            while (q < end && (*q == ' ' || *q == '\t')) q++;
+            if (end - q >= 5 && !memcmp(q, "@mgpu", 5)) {
+                if (lx->nmarkers == lx->cap_markers) {
+                    size_t cap = lx->cap_markers ? lx->cap_markers * 2 : 16;
+                    ptx_marker_pos *nm = realloc(lx->markers, cap * sizeof *nm);
+                    if (nm) {
+                        lx->markers = nm;
+                        lx->cap_markers = cap;
+                    }
+                }
+                if (lx->nmarkers < lx->cap_markers) {
+                    lx->markers[lx->nmarkers].s = p;
+                    lx->markers[lx->nmarkers].line = lx->line;
+                    lx->nmarkers++;
+                }
+            }
             while (p < end && *p != '\n') p++;
             continue;
         }
@@ -111,6 +131,13 @@ void ptx_lex_next(ptx_lexer *lx)
     t->kind = TK_BAD;
     t->len = 1;
     lx->p = p + 1;
+}
+
+void ptx_lex_free(ptx_lexer *lx)
+{
+    free(lx->markers);
+    lx->markers = NULL;
+    lx->nmarkers = lx->cap_markers = 0;
 }
 
 void ptx_lex_skip_statement(ptx_lexer *lx)

@@ -17,12 +17,20 @@ typedef struct {
 } ptx_tok;
 
 typedef struct {
+    const char *s;   /* the "//" of a "// @mgpu ..." comment */
+    uint32_t line;
+} ptx_marker_pos;
+
+typedef struct {
     const char *p, *end;
     uint32_t line;
     ptx_tok cur;     /* the current token */
+    ptx_marker_pos *markers; /* region-marker comments seen so far, in order */
+    size_t nmarkers, cap_markers;
 } ptx_lexer;
 
 void ptx_lex_init(ptx_lexer *lx, const char *text, size_t len);
+void ptx_lex_free(ptx_lexer *lx);
 /* Advances to the next token (lx->cur). */
 void ptx_lex_next(ptx_lexer *lx);
 /* Skips to just after the next ';' at this nesting level, or before '}'. */

@@ -38,6 +38,8 @@ typedef struct {
     size_t nlabels, cap_labels, nfixups, cap_fixups;
     label_ref *calls;      /* call sites: name of the callee; insn = function << 20 | index */
     size_t ncalls, cap_calls;
+    const char *last_close;  /* the '}' that ended the last block */
+    size_t next_marker;      /* markers of the lexer already placed */
 } parser;
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -808,6 +810,7 @@ static int parse_call(parser *P, ptx_insn *in)
         }
         NEXT();
     }
+    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
     return expect_punct(P, ';');
 }
 
@@ -858,6 +861,7 @@ static int parse_instruction(parser *P)
     in.dst2 = -1;
     in.callee = -1;
     in.line = TOK->line;
+    in.text_off = (uint32_t)(TOK->s - P->m->text);
     if (ptx_tok_punct(TOK, '@')) {
         NEXT();
         if (ptx_tok_punct(TOK, '!')) { in.guard_neg = 1; NEXT(); }
@@ -873,6 +877,8 @@ static int parse_instruction(parser *P)
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
     if (in.op == OP_MEMBAR || in.op == OP_PREFETCH) {
+        const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
+        in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;
         ptx_lex_skip_statement(&P->lx); /* ordering and hints: no operands the emulator uses */
     } else if (in.op == OP_CALL) {
         if (parse_call(P, &in)) return -1;
@@ -895,6 +901,7 @@ static int parse_instruction(parser *P)
                 return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
                             (int)mn.len, mn.s, (int)TOK->len, TOK->s);
         }
+        in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
         NEXT();
     }
     if (settle_immediates(P, &in) || validate_insn(P, &in, &mn)) return -1;
@@ -904,12 +911,47 @@ static int parse_instruction(parser *P)
     return 0;
 }
 
+static int parse_block(parser *P);
+
+/* parse_block, also giving where its closing '}' is. */
+static int parse_block_at(parser *P, const char **close_at)
+{
+    int rc = parse_block(P);
+    *close_at = P->last_close;
+    return rc;
+}
+
+/* Places the marker comments met before the current token as OP_NOP
+ * pseudo-instructions, so labels and control flow see where they are. */
+static int place_markers(parser *P)
+{
+    while (P->next_marker < P->lx.nmarkers && P->lx.markers[P->next_marker].s < TOK->s) {
+        const ptx_marker_pos *mp = &P->lx.markers[P->next_marker++];
+        if (P->func < 0) continue;
+        ptx_insn in;
+        memset(&in, 0, sizeof in);
+        in.op = OP_NOP;
+        in.mods = MOD_MARKER;
+        in.guard = in.dst2 = in.callee = -1;
+        in.line = mp->line;
+        in.text_off = (uint32_t)(mp->s - P->m->text);
+        const char *eol = strchr(mp->s, '\n');
+        in.text_end = eol ? (uint32_t)(eol - P->m->text) : in.text_off;
+        if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
+            return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
+        P->code[P->ncode++] = in;
+    }
+    return 0;
+}
+
 /* Statements until the closing '}' of the current scope. */
 static int parse_block(parser *P)
 {
     size_t decls_at_entry = P->ndecls;
     P->depth++;
-    while (!ptx_tok_punct(TOK, '}')) {
+    for (;;) {
+        if (place_markers(P)) return -1;
+        if (ptx_tok_punct(TOK, '}')) break;
         if (TOK->kind == TK_EOF) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected end of file inside a function");
         if (ptx_tok_punct(TOK, '{')) {
             NEXT();
@@ -956,6 +998,7 @@ static int parse_block(parser *P)
         }
         if (parse_instruction(P)) return -1;
     }
+    P->last_close = TOK->s;
     NEXT();
     P->depth--;
     P->ndecls = decls_at_entry; /* registers declared in this scope go out of scope */
@@ -1027,7 +1070,14 @@ static int parse_function(parser *P, int visible)
     if (TOK->kind != TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a function name");
     F->name = tokdup(TOK);
     NEXT();
-    if (ptx_tok_punct(TOK, '(') && parse_param_list(P, &F->params, &F->nparams, &F->param_bytes)) return -1;
+    if (ptx_tok_punct(TOK, '(')) {
+        if (parse_param_list(P, &F->params, &F->nparams, &F->param_bytes)) return -1;
+        F = &m->funcs[P->func];
+        /* the token before the current one was ')' */
+        const char *q = TOK->s;
+        while (q > m->text && *q != ')') q--;
+        F->params_close = (uint32_t)(q - m->text);
+    }
     F->maxntid[0] = F->maxntid[1] = F->maxntid[2] = 0;
     while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
         int is_maxntid = ptx_tok_is(TOK, ".maxntid") || ptx_tok_is(TOK, ".reqntid");
@@ -1044,12 +1094,16 @@ static int parse_function(parser *P, int visible)
         NEXT();
         return 0;
     }
-    if (expect_punct(P, '{')) return -1;
+    if (!ptx_tok_punct(TOK, '{')) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected '{' or ';' after a function header");
+    F->body_open = (uint32_t)(TOK->s - m->text) + 1;
+    NEXT();
     P->ncode = P->nlabels = P->nfixups = 0;
     P->ndecls = 0;
     P->depth = 0;
-    if (parse_block(P)) return -1;
+    const char *close_at = NULL;
+    if (parse_block_at(P, &close_at)) return -1;
     F = &m->funcs[P->func];
+    F->body_close = (uint32_t)(close_at - m->text);
     if (resolve_labels(P, F)) return -1;
     /* every function ends in a return */
     ptx_insn ret;
@@ -1130,6 +1184,7 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
     ptx_lex_init(&P->lx, m->text, len);
     int rc = 0;
     while (!rc && TOK->kind != TK_EOF) {
+        P->next_marker = P->lx.nmarkers; /* markers outside bodies are the instrumenter's to report */
         if (TOK->kind != TK_IDENT) {
             rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected '%.*s' at module level", (int)TOK->len, TOK->s);
             break;
@@ -1192,6 +1247,7 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
     free(P->labels);
     free(P->fixups);
     free(P->calls);
+    ptx_lex_free(&P->lx);
     if (rc) {
         ptx_free(m);
         return (int)e->code;

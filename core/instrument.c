@@ -1,0 +1,443 @@
+/* instrument.c - marker rewriting (see instrument.h).  The rewrite is a set
+ * of insertions into the original text at offsets the front end recorded,
+ * so everything else in the module stays byte for byte as it was. */
+#include "instrument.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    size_t at;      /* insert before this offset */
+    size_t seq;     /* insertion order, for equal offsets */
+    char *text;
+} edit;
+
+typedef struct {
+    edit *v;
+    size_t n, cap;
+    int oom;
+} edits;
+
+static void add_edit(edits *E, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void add_edit(edits *E, size_t at, const char *fmt, ...)
+{
+    if (E->oom) return;
+    if (E->n == E->cap) {
+        size_t c = E->cap ? E->cap * 2 : 32;
+        edit *nv = realloc(E->v, c * sizeof *nv);
+        if (!nv) { E->oom = 1; return; }
+        E->v = nv;
+        E->cap = c;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *s = malloc((size_t)n + 1);
+    if (!s) { E->oom = 1; return; }
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    E->v[E->n].at = at;
+    E->v[E->n].seq = E->n;
+    E->v[E->n].text = s;
+    E->n++;
+}
+
+static int by_offset(const void *a, const void *b)
+{
+    const edit *x = a, *y = b;
+    if (x->at != y->at) return x->at < y->at ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+typedef struct {
+    size_t off, end_of_line;  /* the comment, and where its line ends */
+    uint32_t line;
+    int end;                  /* 0 begin, 1 end */
+    char *name;
+} marker;
+
+static uint32_t line_at(const char *text, size_t off)
+{
+    uint32_t l = 1;
+    for (size_t i = 0; i < off; i++) l += text[i] == '\n';
+    return l;
+}
+
+/* Finds the markers: "//" comments whose text starts with "@mgpu". */
+static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *e)
+{
+    const char *t = m->text;
+    size_t len = strlen(t), cap = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (t[i] == '"') { /* skip strings */
+            for (i++; i < len && t[i] != '"' && t[i] != '\n'; i++) {}
+            continue;
+        }
+        if (t[i] == '/' && t[i + 1] == '*') {
+            const char *c = strstr(t + i + 2, "*/");
+            i = c ? (size_t)(c - t) + 1 : len;
+            continue;
+        }
+        if (t[i] != '/' || t[i + 1] != '/') continue;
+        size_t eol = i;
+        while (eol < len && t[eol] != '\n') eol++;
+        const char *p = t + i + 2;
+        while (p < t + eol && (*p == ' ' || *p == '\t')) p++;
+        if ((size_t)(t + eol - p) < 5 || memcmp(p, "@mgpu", 5) != 0) { i = eol; continue; }
+        uint32_t line = line_at(t, i);
+        p += 5;
+        const char *q = p;
+        while (q < t + eol && (*q == ' ' || *q == '\t')) q++;
+        int is_end;
+        if ((size_t)(t + eol - q) >= 5 && !memcmp(q, "begin", 5) && (q[5] == ' ' || q[5] == '\t')) is_end = 0, q += 5;
+        else if ((size_t)(t + eol - q) >= 3 && !memcmp(q, "end", 3) && (q[3] == ' ' || q[3] == '\t')) is_end = 1, q += 3;
+        else {
+            e->line = line;
+            free(*out);
+            return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: bad marker: expected \"// @mgpu begin NAME\" or \"// @mgpu end NAME\"",
+                           m->path, line);
+        }
+        while (q < t + eol && isspace((unsigned char)*q)) q++;
+        const char *ne = t + eol;
+        while (ne > q && isspace((unsigned char)ne[-1])) ne--;
+        if (ne == q) {
+            e->line = line;
+            free(*out);
+            return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: marker without a region name", m->path, line);
+        }
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            marker *nv = realloc(*out, cap * sizeof *nv);
+            if (!nv) { free(*out); return mh_fail(e, MH_E_NO_MEMORY, "out of memory"); }
+            *out = nv;
+        }
+        marker *mk = &(*out)[(*n)++];
+        mk->off = i;
+        mk->end_of_line = eol < len ? eol + 1 : eol;
+        mk->line = line;
+        mk->end = is_end;
+        mk->name = malloc((size_t)(ne - q) + 1);
+        if (!mk->name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        memcpy(mk->name, q, (size_t)(ne - q));
+        mk->name[ne - q] = 0;
+        i = eol;
+    }
+    return 0;
+}
+
+static const char PROLOGUE[] =
+    "\n\t// @mgpu: trace prologue (added by mgpu-harness)\n"
+    "\t.reg .pred \t%%__mgpu_p<3>;\n"
+    "\t.reg .b32 \t%%__mgpu_r<12>;\n"
+    "\t.reg .b64 \t%%__mgpu_d<3>;\n"
+    "\tld.param.u64 \t%%__mgpu_d0, [__mgpu_trace];\n"
+    "\tld.param.u32 \t%%__mgpu_r0, [__mgpu_entries];\n"
+    "\tcvta.to.global.u64 \t%%__mgpu_d0, %%__mgpu_d0;\n"
+    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n"
+    "\tmov.u32 \t%%__mgpu_r2, %%tid.x;\n"
+    "\tmov.u32 \t%%__mgpu_r3, %%tid.y;\n"
+    "\tmov.u32 \t%%__mgpu_r4, %%tid.z;\n"
+    "\tmov.u32 \t%%__mgpu_r5, %%ntid.x;\n"
+    "\tmov.u32 \t%%__mgpu_r6, %%ntid.y;\n"
+    "\tmov.u32 \t%%__mgpu_r7, %%ntid.z;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6, %%__mgpu_r3;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n"
+    "\tand.b32 \t%%__mgpu_r3, %%__mgpu_r2, %u;\n"
+    "\tsetp.eq.u32 \t%%__mgpu_p0, %%__mgpu_r3, 0;\n"
+    "\tshr.u32 \t%%__mgpu_r2, %%__mgpu_r2, %u;\n"
+    "\tmul.lo.s32 \t%%__mgpu_r5, %%__mgpu_r5, %%__mgpu_r6;\n"
+    "\tmul.lo.s32 \t%%__mgpu_r5, %%__mgpu_r5, %%__mgpu_r7;\n"
+    "\tshr.u32 \t%%__mgpu_r5, %%__mgpu_r5, %u;\n"
+    "\tmov.u32 \t%%__mgpu_r3, %%ctaid.x;\n"
+    "\tmov.u32 \t%%__mgpu_r4, %%nctaid.y;\n"
+    "\tmov.u32 \t%%__mgpu_r6, %%ctaid.y;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6;\n"
+    "\tmov.u32 \t%%__mgpu_r4, %%nctaid.z;\n"
+    "\tmov.u32 \t%%__mgpu_r6, %%ctaid.z;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n"
+    "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
+    "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
+    "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
+    "\tmov.u32 \t%%__mgpu_r8, 0;\n"
+    "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n";
+
+/* r1 = capacity (entries - 4, signed), r8 = count, d1 = trace base, p0 = writer */
+static const char RECORD[] =
+    "\t// @mgpu: record %s \"%s\" (tag 0x%08x)\n"
+    "\tsetp.lt.and.s32 \t%%__mgpu_p1, %%__mgpu_r8, %%__mgpu_r1, %%__mgpu_p0;\n"
+    "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;\n"
+    "\tmov.u32 \t%%__mgpu_r10, %%clock;\n"
+    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+12], %u;\n"
+    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+16], %%__mgpu_r10;\n"
+    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, 2;\n";
+
+static const char HEADER[] =
+    "\t// @mgpu: trace header at exit\n"
+    "\tmov.u32 \t%%__mgpu_r11, %%smid;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1], %%__mgpu_r9;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+4], %%__mgpu_r11;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n";
+
+static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    e->line = line;
+    return mh_fail(e, code, "%.200s:%u: %s", m->path, line, msg);
+}
+
+/* Region stacks along the control flow of one entry: every instruction must
+ * be reached with the same stack of open regions from every path, and an
+ * end must close the innermost open region.  (Compilers lay loops out with
+ * the latch before the header, so the text order of markers proves nothing.)
+ * The front end places each marker in the code as an OP_NOP with MOD_MARKER. */
+typedef struct { uint32_t *ids; uint32_t n; int set; } region_stack;
+
+static int same_stack(const region_stack *a, const uint32_t *ids, uint32_t n)
+{
+    return a->n == n && (n == 0 || !memcmp(a->ids, ids, n * sizeof *ids));
+}
+
+static void describe_stack(const mh_names *names, const uint32_t *ids, uint32_t n, char *buf, size_t len)
+{
+    size_t o = (size_t)snprintf(buf, len, "[");
+    for (uint32_t i = 0; i < n && o < len; i++)
+        o += (size_t)snprintf(buf + o, len - o, "%s\"%s\"", i ? ", " : "", mh_names_get(names, ids[i])->name);
+    if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t nmk, const uint32_t *mk_id,
+                      const mh_names *names, mh_error *e)
+{
+    uint32_t n = f->ncode;
+    region_stack *st = calloc(n, sizeof *st);
+    uint32_t *work = malloc(n * sizeof *work), *at = malloc((nmk ? nmk : 1) * sizeof *at);
+    uint32_t *cur = malloc((nmk + 1) * sizeof *cur);
+    char a[300], b[300];
+    int rc = 0;
+    if (!st || !work || !at || !cur) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
+    for (size_t k = 0; k < nmk; k++) {
+        at[k] = UINT32_MAX;
+        for (uint32_t i = 0; i < n; i++)
+            if ((f->code[i].mods & MOD_MARKER) && f->code[i].text_off == mk[k].off) at[k] = i;
+        if (at[k] == UINT32_MAX) {
+            rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "marker \"%s\" is not between two statements", mk[k].name);
+            goto done;
+        }
+    }
+    uint32_t nwork = 0;
+    st[0].set = 1;
+    work[nwork++] = 0;
+    while (nwork && !rc) {
+        uint32_t i = work[--nwork], depth = st[i].n;
+        if (depth) memcpy(cur, st[i].ids, depth * sizeof *cur);
+        for (size_t k = 0; k < nmk && !rc; k++) {
+            if (at[k] != i) continue;
+            if (!mk[k].end) { cur[depth++] = mk_id[k]; continue; }
+            if (depth == 0)
+                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "end \"%s\" without its begin on some path (in %s)",
+                            mk[k].name, f->name);
+            else if (cur[depth - 1] != mk_id[k]) {
+                describe_stack(names, cur, depth, a, sizeof a);
+                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX,
+                            "end \"%s\" does not close the innermost open region (open: %s): regions must nest and end "
+                            "once", mk[k].name, a);
+            } else depth--;
+        }
+        if (rc) break;
+        const ptx_insn *in = &f->code[i];
+        uint32_t succ[2], ns = 0;
+        int uncond_exit = (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_TRAP) && in->guard < 0;
+        if (in->op == OP_BRA) succ[ns++] = in->o[0].reg;
+        if (!uncond_exit && !(in->op == OP_BRA && in->guard < 0) && i + 1 < n) succ[ns++] = i + 1;
+        for (uint32_t s2 = 0; s2 < ns && !rc; s2++) {
+            region_stack *t = &st[succ[s2]];
+            if (!t->set) {
+                t->ids = malloc((depth ? depth : 1) * sizeof *t->ids);
+                if (!t->ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+                if (depth) memcpy(t->ids, cur, depth * sizeof *cur);
+                t->n = depth;
+                t->set = 1;
+                work[nwork++] = succ[s2];
+            } else if (!same_stack(t, cur, depth)) {
+                describe_stack(names, t->ids, t->n, a, sizeof a);
+                describe_stack(names, cur, depth, b, sizeof b);
+                rc = err_at(e, m, f->code[succ[s2]].line, MH_E_PTX_SYNTAX,
+                            "paths into this line of %s have different open regions (%s and %s): a region begins or "
+                            "ends on one branch only", f->name, a, b);
+            }
+        }
+    }
+done:
+    for (uint32_t i = 0; st && i < n; i++) free(st[i].ids);
+    free(st);
+    free(work);
+    free(at);
+    free(cur);
+    return rc;
+}
+
+static int intern(mh_names *t, const char *name, uint32_t *id, mh_error *e)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (!strcmp(t->v[i].name, name)) { *id = t->v[i].id; return 0; }
+    if (t->n >= MH_NAME_ID_MAX) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "more than 2^31 region names");
+    *id = (uint32_t)t->n;
+    return mh_names_add(t, name, *id, e);
+}
+
+int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
+{
+    memset(out, 0, sizeof *out);
+    mh_names_init(&out->names);
+    mh_error_clear(e);
+    if (scope != MH_SCOPE_WARP && scope != MH_SCOPE_WARPGROUP)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "scope must be warp or warpgroup");
+    unsigned lg = scope == MH_SCOPE_WARP ? 5 : 7;
+    marker *mk = NULL;
+    size_t nmk = 0;
+    edits E = {0};
+    int rc = find_markers(m, &mk, &nmk, e);
+    if (rc) return rc;
+
+    /* each marker belongs to a function body */
+    for (size_t i = 0; i < nmk && !rc; i++) {
+        int owner = -1;
+        for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+            const ptx_func *f = &m->funcs[fi];
+            if (f->defined && mk[i].off >= f->body_open && mk[i].off < f->body_close) owner = (int)fi;
+        }
+        if (owner < 0)
+            rc = err_at(e, m, mk[i].line, MH_E_PTX_SYNTAX, "marker \"%s\" outside any function body", mk[i].name);
+        else if (!m->funcs[owner].is_entry)
+            rc = err_at(e, m, mk[i].line, MH_E_PTX_UNSUPPORTED,
+                        "marker \"%s\" is inside .func %s: markers are supported in kernels (.entry) only; mark the "
+                        "call site or inline the function", mk[i].name, m->funcs[owner].name);
+    }
+
+    size_t label = 0;
+    for (uint32_t fi = 0; fi < m->nfuncs && !rc; fi++) {
+        const ptx_func *f = &m->funcs[fi];
+        if (!f->is_entry || !f->defined) continue;
+        size_t first = nmk, count = 0;
+        for (size_t i = 0; i < nmk; i++)
+            if (mk[i].off >= f->body_open && mk[i].off < f->body_close) {
+                if (first == nmk) first = i;
+                count++;
+            }
+        if (!count) continue;
+        uint32_t *ids = malloc(count * sizeof *ids);
+        if (!ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+        for (size_t i = 0; i < count && !rc; i++) rc = intern(&out->names, mk[first + i].name, &ids[i], e);
+        if (!rc) rc = mh_names_finish(&out->names, e);
+        if (!rc) rc = check_flow(m, f, mk + first, count, ids, &out->names, e);
+        free(ids);
+        if (rc) break;
+        /* parameters */
+        if (f->params_close)
+            add_edit(&E, f->params_close, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n"
+                                                     : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n");
+        else
+            rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
+        add_edit(&E, f->body_open, PROLOGUE, (unsigned)scope - 1, lg, lg);
+        /* markers */
+        for (size_t i = first; i < first + count && !rc; i++) {
+            uint32_t id = 0;
+            if ((rc = intern(&out->names, mk[i].name, &id, e))) break;
+            add_edit(&E, mk[i].end_of_line, RECORD, mk[i].end ? "end" : "begin", mk[i].name,
+                     id | (mk[i].end ? MH_EXIT_BIT : 0), id | (mk[i].end ? MH_EXIT_BIT : 0));
+            out->markers++;
+        }
+        /* the header at every exit */
+        int ends_with_exit = 0;
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const ptx_insn *in = &f->code[i];
+            if (in->text_off == 0 && in->text_end == 0) continue; /* the synthetic final ret */
+            ends_with_exit = in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BRA || in->op == OP_TRAP;
+            if (in->op != OP_RET && in->op != OP_EXIT) continue;
+            if (in->guard >= 0) {
+                add_edit(&E, in->text_off, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!",
+                         m->reg_name[in->guard], label);
+                add_edit(&E, in->text_off, HEADER);
+                add_edit(&E, in->text_off, "$__mgpu_skip%zu:\n\t", label);
+                label++;
+            } else {
+                add_edit(&E, in->text_off, HEADER);
+                add_edit(&E, in->text_off, "\t");
+            }
+        }
+        if (!ends_with_exit) add_edit(&E, f->body_close, HEADER);
+        char **nk = realloc(out->kernels, (out->nkernels + 1) * sizeof *nk);
+        if (!nk || !(nk[out->nkernels] = strdup(f->name))) {
+            if (nk) out->kernels = nk;
+            rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+            break;
+        }
+        out->kernels = nk;
+        out->nkernels++;
+    }
+    if (!rc && nmk && !out->nkernels)
+        rc = mh_fail(e, MH_E_PTX_SYNTAX, "%s: markers found but no kernel to instrument", m->path);
+    if (!rc && E.oom) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    if (!rc) rc = mh_names_finish(&out->names, e);
+
+    if (!rc) {
+        /* splice */
+        size_t len = strlen(m->text), total = len;
+        qsort(E.v, E.n, sizeof *E.v, by_offset);
+        for (size_t i = 0; i < E.n; i++) total += strlen(E.v[i].text);
+        out->text = malloc(total + 1);
+        if (!out->text) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        else {
+            size_t at = 0, o = 0;
+            for (size_t i = 0; i < E.n; i++) {
+                memcpy(out->text + o, m->text + at, E.v[i].at - at);
+                o += E.v[i].at - at;
+                at = E.v[i].at;
+                size_t l = strlen(E.v[i].text);
+                memcpy(out->text + o, E.v[i].text, l);
+                o += l;
+            }
+            memcpy(out->text + o, m->text + at, len - at);
+            o += len - at;
+            out->text[o] = 0;
+            out->len = o;
+        }
+    }
+    for (size_t i = 0; i < E.n; i++) free(E.v[i].text);
+    free(E.v);
+    for (size_t i = 0; i < nmk; i++) free(mk[i].name);
+    free(mk);
+    if (rc) mh_instrumented_free(out);
+    return rc;
+}
+
+void mh_instrumented_free(mh_instrumented *r)
+{
+    free(r->text);
+    mh_names_free(&r->names);
+    for (uint32_t i = 0; i < r->nkernels; i++) free(r->kernels[i]);
+    free(r->kernels);
+    memset(r, 0, sizeof *r);
+}
+
+int mh_instrumented_has(const mh_instrumented *r, const char *kernel)
+{
+    for (uint32_t i = 0; i < r->nkernels; i++)
+        if (!strcmp(r->kernels[i], kernel)) return 1;
+    return 0;
+}

@@ -1,0 +1,40 @@
+/* instrument.h - rewrites a PTX module so that its region markers record a
+ * trace (docs/DESIGN.md "Instrumenting kernels").  Markers are comments:
+ *     // @mgpu begin NAME        ...        // @mgpu end NAME
+ * Each entry with markers gets two parameters appended, passed by the
+ * harness, never by the user:
+ *     .param .u64 __mgpu_trace     the trace buffer (traces x entries uint32)
+ *     .param .u32 __mgpu_entries   entries_per_warpgroup (words per trace)
+ * The writer of a trace is lane 0 of its warp (scope warp) or thread 0 of its
+ * warpgroup; it stores (tag, %clock) for each marker it passes while the
+ * trace has room, and counts every event even past the capacity, so the
+ * header's count says exactly how many entries the kernel needed.  The
+ * header (start %globaltimer_lo, %smid, count) is written at every exit. */
+#ifndef MH_INSTRUMENT_H
+#define MH_INSTRUMENT_H
+
+#include <stddef.h>
+#include "error.h"
+#include "names.h"
+#include "ptx.h"
+#include "spec.h"
+
+typedef struct mh_instrumented {
+    char *text;            /* the rewritten module, NUL-terminated */
+    size_t len;
+    mh_names names;        /* region names, ids in order of first appearance */
+    uint32_t markers;      /* markers rewritten */
+    char **kernels;        /* entries that were instrumented */
+    uint32_t nkernels;
+} mh_instrumented;
+
+/* Instruments every entry of m that has markers, for traces of `scope`.
+ * A module without markers comes back unchanged (markers == 0).  Errors
+ * (MH_E_PTX_SYNTAX / MH_E_PTX_UNSUPPORTED) name the file and line: an end
+ * without its begin, an end that closes another region than the innermost
+ * open one, a region never ended, markers in a .func, a malformed marker. */
+int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
+void mh_instrumented_free(mh_instrumented *r);
+int mh_instrumented_has(const mh_instrumented *r, const char *kernel);
+
+#endif
