@@ -96,8 +96,10 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
         const char *q = p;
         while (q < t + eol && (*q == ' ' || *q == '\t')) q++;
         int is_end;
-        if ((size_t)(t + eol - q) >= 5 && !memcmp(q, "begin", 5) && (q[5] == ' ' || q[5] == '\t')) is_end = 0, q += 5;
-        else if ((size_t)(t + eol - q) >= 3 && !memcmp(q, "end", 3) && (q[3] == ' ' || q[3] == '\t')) is_end = 1, q += 3;
+        if ((size_t)(t + eol - q) >= 5 && !memcmp(q, "begin", 5) && (q + 5 == t + eol || isspace((unsigned char)q[5])))
+            is_end = 0, q += 5;
+        else if ((size_t)(t + eol - q) >= 3 && !memcmp(q, "end", 3) && (q + 3 == t + eol || isspace((unsigned char)q[3])))
+            is_end = 1, q += 3;
         else {
             e->line = line;
             free(*out);
@@ -348,10 +350,12 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         free(ids);
         if (rc) break;
         /* parameters */
-        if (f->params_close)
-            add_edit(&E, f->params_close, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n"
-                                                     : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n");
-        else
+        if (f->params_close) {
+            size_t at = f->params_close;
+            while (f->nparams && at > 0 && isspace((unsigned char)m->text[at - 1])) at--; /* after the last parameter */
+            add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries"
+                                        : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n");
+        } else
             rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
         add_edit(&E, f->body_open, PROLOGUE, (unsigned)scope - 1, lg, lg);
         /* markers */

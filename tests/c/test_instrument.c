@@ -1,0 +1,222 @@
+/* test_instrument.c - PTX instrumentation from markers: the golden rewrite,
+ * modules without markers untouched, marker errors with their lines, and
+ * instrumented kernels run on emu: same outputs, exact counts, an overflow
+ * that reports exactly the entries needed, and the retry with that number. */
+#include "check.h"
+#include "dump_util.h"
+#include "emu.h"
+#include "instrument.h"
+#include "ptx.h"
+
+static const char *src;
+
+static char *slurp(const char *rel, size_t *n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", src, rel);
+    return read_file_all(path, n);
+}
+
+static int parse_file(ptx_module *m, const char *rel)
+{
+    size_t n;
+    char *t = slurp(rel, &n);
+    mh_error e;
+    int rc = t ? ptx_parse(m, t, n, rel, &e) : -1;
+    if (rc && t) fprintf(stderr, "  %s\n", e.message);
+    free(t);
+    return rc;
+}
+
+static void golden(void)
+{
+    ptx_module m;
+    mh_instrumented r;
+    mh_error e;
+    CHECK(parse_file(&m, "tests/golden/mini.ptx") == 0);
+    CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) == 0);
+    size_t n;
+    char *want = slurp("tests/golden/mini.warp.ptx", &n);
+    CHECK(want && r.len == n && memcmp(r.text, want, n) == 0);
+    CHECK(r.markers == 2 && r.nkernels == 1 && mh_instrumented_has(&r, "mini"));
+    CHECK(r.names.n == 1);
+    CHECK_STR(r.names.v[0].name, "store");
+    free(want);
+    mh_instrumented_free(&r);
+    ptx_free(&m);
+
+    /* no markers: nothing to do */
+    CHECK(parse_file(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
+    CHECK(mh_instrument(&m, MH_SCOPE_WARPGROUP, &r, &e) == 0);
+    CHECK(r.markers == 0 && r.nkernels == 0);
+    mh_instrumented_free(&r);
+    ptx_free(&m);
+}
+
+static void errors(void)
+{
+    static const char head[] = ".version 8.0\n.target sm_90\n.address_size 64\n"; /* 3 lines */
+    static const struct { const char *body; int line; const char *msg; } cases[] = {
+        {".visible .entry k()\n{\n// @mgpu end a\nret;\n}\n", 6, "end \"a\" without its begin"},
+        {".visible .entry k()\n{\n// @mgpu begin a\n// @mgpu begin b\n// @mgpu end a\n// @mgpu end b\nret;\n}\n", 8,
+         "end \"a\" does not close the innermost open region (open: [\"a\", \"b\"])"},
+        {".visible .entry k()\n{\n// @mgpu begin a\n// @mgpu end a\n// @mgpu end a\nret;\n}\n", 8,
+         "end \"a\" without its begin"},
+        {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
+         "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\n// @mgpu end a\nret;\n}\n",
+         13, "paths into this line of k have different open regions"},
+        {".func f()\n{\n// @mgpu begin a\n// @mgpu end a\nret;\n}\n.visible .entry k()\n{\nret;\n}\n", 6,
+         "inside .func f: markers are supported in kernels (.entry) only"},
+        {".visible .entry k()\n{\n// @mgpu start a\nret;\n}\n", 6, "bad marker"},
+        {".visible .entry k()\n{\n// @mgpu begin\nret;\n}\n", 6, "marker without a region name"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", head, cases[i].body);
+        ptx_module m;
+        mh_instrumented r;
+        mh_error e;
+        int rc = ptx_parse(&m, text, strlen(text), "t.ptx", &e);
+        CHECK(rc == 0);
+        if (rc) { fprintf(stderr, "  case %zu: %s\n", i, e.message); continue; }
+        CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) != 0);
+        CHECK(e.code == MH_E_PTX_SYNTAX || e.code == MH_E_PTX_UNSUPPORTED);
+        CHECK_CONTAINS(e.message, cases[i].msg);
+        CHECK(e.line == cases[i].line);
+        if (e.line != cases[i].line) fprintf(stderr, "  case %zu: line %lld, expected %d\n", i, (long long)e.line, cases[i].line);
+        ptx_free(&m);
+    }
+}
+
+typedef struct {
+    ptx_module plain, inst;
+    mh_instrumented r;
+} kernel_pair;
+
+static int load_pair(kernel_pair *k, const char *rel, mh_scope scope)
+{
+    mh_error e;
+    if (parse_file(&k->plain, rel)) return -1;
+    if (mh_instrument(&k->plain, scope, &k->r, &e)) { fprintf(stderr, "  %s\n", e.message); return -1; }
+    if (ptx_parse(&k->inst, k->r.text, k->r.len, rel, &e)) { fprintf(stderr, "  %s\n", e.message); return -1; }
+    return 0;
+}
+
+static void free_pair(kernel_pair *k)
+{
+    ptx_free(&k->plain);
+    ptx_free(&k->inst);
+    mh_instrumented_free(&k->r);
+}
+
+/* reduce: same result instrumented; every warp's writer records load and tree once. */
+static void reduce_on_emu(void)
+{
+    kernel_pair k;
+    CHECK(load_pair(&k, "ptx/reduce.ptx", MH_SCOPE_WARP) == 0);
+    mh_error e;
+    mh_emu *d = mh_emu_create(NULL, &e);
+    enum { N = 3000, G = 3, B = 128, TR = G * B / 32, E = 16 };
+    float in[N], out1[G], out2[G];
+    for (int i = 0; i < N; i++) in[i] = (float)(i % 13);
+    uint64_t din, dout, dtr;
+    mh_emu_alloc(d, sizeof in, &din, &e);
+    mh_emu_alloc(d, sizeof out1, &dout, &e);
+    mh_emu_alloc(d, TR * E * 4, &dtr, &e);
+    mh_emu_write(d, din, in, sizeof in, &e);
+    unsigned n = N, entries = E;
+    mh_emu_arg args[] = {{&din, 8}, {&dout, 8}, {&n, 4}, {&dtr, 8}, {&entries, 4}};
+    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 3};
+    CHECK(mh_emu_run(d, &k.plain, "reduce_sum_f32", &l, NULL, &e) == 0);
+    mh_emu_read(d, dout, out1, sizeof out1, &e);
+    l.nargs = 5;
+    int rc = mh_emu_run(d, &k.inst, "reduce_sum_f32", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dout, out2, sizeof out2, &e);
+    CHECK(memcmp(out1, out2, sizeof out1) == 0);
+    uint32_t tr[TR * E];
+    mh_emu_read(d, dtr, tr, sizeof tr, &e);
+    for (int t = 0; t < TR; t++) {
+        CHECK(tr[t * E + 2] == 8);                /* 4 events */
+        CHECK(tr[t * E + 1] == (uint32_t)(t / 4)); /* block b on SM b */
+        CHECK(tr[t * E + 3] == 0 && tr[t * E + 5] == 0x80000000u && tr[t * E + 7] == 1 && tr[t * E + 9] == 0x80000001u);
+    }
+    mh_spec s;
+    mh_spec_init(&s, G, B, MH_SCOPE_WARP, E);
+    mh_spec_validate(&s, &e);
+    mh_summary sum;
+    mh_summary_init(&sum, &k.r.names, &e);
+    char *json = dump_words(&s, &k.r.names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+    CHECK(json != NULL);
+    CHECK(mh_summary_row(&sum, 0).count == TR && mh_summary_row(&sum, 1).count == TR);
+    free(json);
+    mh_summary_free(&sum);
+    mh_emu_destroy(d);
+    free_pair(&k);
+}
+
+/* tiled: 5 tiles per block x 8 events: 83 entries needed; given 20, the dump
+ * says 83 exactly, and the run with 83 records everything. */
+static void overflow_and_retry(void)
+{
+    kernel_pair k;
+    CHECK(load_pair(&k, "ptx/tiled.ptx", MH_SCOPE_WARP) == 0);
+    mh_error e;
+    mh_emu *d = mh_emu_create(NULL, &e);
+    enum { G = 2, B = 64, TILES = 10, N = B * TILES, TR = G * B / 32 };
+    float a[N], c1[N], c2[N], alpha = 3.0f;
+    for (int i = 0; i < N; i++) a[i] = (float)i;
+    uint64_t da, dc, dtr;
+    mh_emu_alloc(d, sizeof a, &da, &e);
+    mh_emu_alloc(d, sizeof c1, &dc, &e);
+    mh_emu_write(d, da, a, sizeof a, &e);
+    unsigned n = N, entries = 20;
+    mh_emu_alloc(d, TR * 83 * 4, &dtr, &e);
+    mh_emu_arg args[] = {{&da, 8}, {&dc, 8}, {&n, 4}, {&alpha, 4}, {&dtr, 8}, {&entries, 4}};
+    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 4};
+    CHECK(mh_emu_run(d, &k.plain, "tiled_scale", &l, NULL, &e) == 0);
+    mh_emu_read(d, dc, c1, sizeof c1, &e);
+
+    mh_spec s;
+    uint32_t tr[TR * 83];
+    l.nargs = 6;
+    /* too small: the stores stop at the capacity, the count goes on */
+    CHECK(mh_emu_run(d, &k.inst, "tiled_scale", &l, NULL, &e) == 0);
+    mh_emu_read(d, dc, c2, sizeof c2, &e);
+    CHECK(memcmp(c1, c2, sizeof c1) == 0);
+    mh_emu_read(d, dtr, tr, TR * 20 * 4, &e);
+    mh_spec_init(&s, G, B, MH_SCOPE_WARP, 20);
+    mh_spec_validate(&s, &e);
+    char *json = dump_words(&s, &k.r.names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, NULL, &e);
+    CHECK(json == NULL && e.code == MH_E_INSUFFICIENT_SPACE);
+    CHECK(e.required == 3 + 2 * 8 * (TILES / G) && e.capacity == 20);
+    fprintf(stderr, "  tiled, 20 entries: %s\n", e.message);
+
+    /* retry with exactly what was required */
+    entries = (unsigned)e.required;
+    CHECK(mh_emu_run(d, &k.inst, "tiled_scale", &l, NULL, &e) == 0);
+    mh_emu_read(d, dtr, tr, TR * entries * 4, &e);
+    mh_spec_init(&s, G, B, MH_SCOPE_WARP, entries);
+    mh_spec_validate(&s, &e);
+    mh_summary sum;
+    mh_summary_init(&sum, &k.r.names, &e);
+    json = dump_words(&s, &k.r.names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+    CHECK(json != NULL);
+    for (size_t i = 0; i < k.r.names.n; i++) CHECK(mh_summary_row(&sum, i).count == TR * TILES / G);
+    free(json);
+    mh_summary_free(&sum);
+    mh_emu_destroy(d);
+    free_pair(&k);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return 2;
+    src = argv[1];
+    golden();
+    errors();
+    reduce_on_emu();
+    overflow_and_retry();
+    return check_report("test_instrument");
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# ptxas_check.sh - instruments every kernel of ptx/ (both scopes) and checks
+# that ptxas -arch=sm_90 accepts the result, and that the plain PTX is
+# accepted too.  Exit 77 (skipped) where no ptxas is installed.
+# usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
+set -euo pipefail
+exe=$1; src=$2
+ptxas=$(command -v ptxas || true)
+[ -z "$ptxas" ] && [ -x /usr/local/cuda/bin/ptxas ] && ptxas=/usr/local/cuda/bin/ptxas
+[ -n "$ptxas" ] || { echo "ptxas not found: skipped"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+n=0
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx; do
+  "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
+  for scope in warp warpgroup; do
+    out="$tmp/$(basename "$f" .ptx).$scope.ptx"
+    "$exe" instrument "$f" --scope "$scope" -o "$out" 2>/dev/null
+    "$ptxas" -arch=sm_90 "$out" -o "$tmp/inst.cubin"
+    n=$((n + 1))
+  done
+done
+echo "ptxas -arch=sm_90 accepted $n instrumented modules ($("$ptxas" --version | tail -1))"
