@@ -402,7 +402,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     if (!rc) {
         /* splice */
         size_t len = strlen(m->text), total = len;
-        qsort(E.v, E.n, sizeof *E.v, by_offset);
+        if (E.n > 1) qsort(E.v, E.n, sizeof *E.v, by_offset);
         for (size_t i = 0; i < E.n; i++) total += strlen(E.v[i].text);
         out->text = malloc(total + 1);
         if (!out->text) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
