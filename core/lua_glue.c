@@ -6,6 +6,7 @@
 #include "dtype.h"
 #include "dump_file.h"
 #include "emu.h"
+#include "instrument.h"
 #include "ptx.h"
 #include "spec.h"
 #include "version.h"
@@ -266,7 +267,13 @@ static int l_dump(lua_State *L)
 #define TRACE_MT "mgpu.trace"
 
 typedef struct { mh_emu *emu; } l_device;
-typedef struct { ptx_module m; int loaded; } l_module;        /* uservalue 1: device */
+typedef struct {
+    ptx_module m;
+    int loaded;
+    int instrumented;        /* loaded with instrument = scope: r holds the names */
+    mh_scope scope;
+    mh_instrumented r;
+} l_module;                  /* uservalue 1: device */
 typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
 typedef struct { uint64_t addr, count; mh_dtype dtype; mh_emu *emu; } l_array; /* uservalue 1: device */
 typedef struct { uint32_t *words; mh_spec spec; mh_names names; } l_trace;
@@ -336,11 +343,21 @@ static int l_device_index(lua_State *L)
     return 1;
 }
 
-/* dev:load(path) or dev:load{source=, name=} -> module */
+/* dev:load(path [, {instrument = "warp"|"warpgroup"}]) or
+ * dev:load{source=, name=, instrument=} -> module */
 static int l_device_load(lua_State *L)
 {
     check_device(L, 1);
-    const char *path = NULL, *source = NULL;
+    const char *path = NULL, *source = NULL, *instrument = NULL;
+    int opts = lua_istable(L, 2) ? 2 : lua_istable(L, 3) ? 3 : 0;
+    if (opts) {
+        lua_getfield(L, opts, "instrument");
+        instrument = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+        lua_pop(L, 1);
+    }
+    mh_scope scope = MH_SCOPE_WARP;
+    if (instrument && mh_scope_parse(instrument, &scope))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "instrument = \"%s\": warp or warpgroup", instrument);
     size_t len = 0;
     char *owned = NULL;
     if (lua_istable(L, 2)) {
@@ -367,6 +384,18 @@ static int l_device_load(lua_State *L)
     free(owned);
     if (rc) return raise_error(L, &e);
     m->loaded = 1;
+    if (instrument) {
+        /* rewrite the markers, then load the rewritten text in its place */
+        if (mh_instrument(&m->m, scope, &m->r, &e)) return raise_error(L, &e);
+        m->instrumented = 1;
+        m->scope = scope;
+        if (m->r.markers) {
+            ptx_module inst;
+            if (ptx_parse(&inst, m->r.text, m->r.len, path, &e)) return raise_error(L, &e);
+            ptx_free(&m->m);
+            m->m = inst;
+        }
+    }
     if (mh_emu_check_module(&m->m, &e)) return raise_error(L, &e);
     return 1;
 }
@@ -375,7 +404,8 @@ static int l_module_gc(lua_State *L)
 {
     l_module *m = luaL_checkudata(L, 1, MODULE_MT);
     if (m->loaded) ptx_free(&m->m);
-    m->loaded = 0;
+    if (m->instrumented) mh_instrumented_free(&m->r);
+    m->loaded = m->instrumented = 0;
     return 0;
 }
 
@@ -408,11 +438,25 @@ static int l_module_kernels(lua_State *L)
     return 1;
 }
 
+/* The module of kernel k (uservalue 1); pushes it. */
+static l_module *kernel_module(lua_State *L, int k)
+{
+    lua_getiuservalue(L, k, 1);
+    return luaL_checkudata(L, -1, MODULE_MT);
+}
+
+static int kernel_instrumented(const l_module *m, const ptx_func *f)
+{
+    return m->instrumented && mh_instrumented_has(&m->r, f->name);
+}
+
 static int l_kernel_params(lua_State *L)
 {
     l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    l_module *m = kernel_module(L, 1);
+    uint32_t shown = k->f->nparams - (kernel_instrumented(m, k->f) ? 2 : 0);
     lua_newtable(L);
-    for (uint32_t i = 0; i < k->f->nparams; i++) {
+    for (uint32_t i = 0; i < shown; i++) {
         const ptx_param *p = &k->f->params[i];
         lua_createtable(L, 0, 4);
         set_str(L, -1, "name", p->name);
@@ -671,15 +715,42 @@ static void read_dims32(lua_State *L, int t, const char *k, uint32_t out[3])
     }
 }
 
-/* k:launch{grid=, block=, smem=, args={...}, profile={...}} -> run */
+/* Copies a name table. */
+static int names_copy(mh_names *dst, const mh_names *src, mh_error *e)
+{
+    mh_names_init(dst);
+    for (size_t i = 0; i < src->n; i++)
+        if (mh_names_add(dst, src->v[i].name, src->v[i].id, e)) return -1;
+    return mh_names_finish(dst, e);
+}
+
+/* Largest header count + 3 over the traces: the entries the kernel needed. */
+static uint64_t entries_needed(const uint32_t *w, const mh_spec *s)
+{
+    uint64_t need = 0;
+    for (uint64_t t = 0; t < s->num_traces; t++) {
+        uint64_t n = (uint64_t)w[t * s->entries + 2] + MH_HEADER_WORDS;
+        if (n > need) need = n;
+    }
+    return need;
+}
+
+/* k:launch{grid=, block=, smem=, args={...}, profile={...}} -> run
+ * Kernels that write their own trace take mgpu.TRACE in args and
+ * profile = {scope=, entries=, names=}.  Kernels instrumented from markers
+ * take only their own args; profile = {entries=, retry=} (defaults 259 and
+ * true): when a trace needed more entries than it had, the launch runs
+ * again once with exactly that many (the kernel counts past the capacity).
+ * Every attempt is listed in run.attempts. */
 static int l_kernel_launch(lua_State *L)
 {
     l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
     luaL_checktype(L, 2, LUA_TTABLE);
-    lua_getiuservalue(L, 1, 1);                 /* module, index 3 */
+    lua_settop(L, 2);
+    l_module *m = kernel_module(L, 1);          /* index 3 */
     lua_getiuservalue(L, 3, 1);                 /* device, index 4 */
-    l_module *m = luaL_checkudata(L, 3, MODULE_MT);
     l_device *d = check_device(L, 4);
+    int inst = kernel_instrumented(m, k->f);
     mh_emu_launch l;
     memset(&l, 0, sizeof l);
     read_dims32(L, 2, "grid", l.grid);
@@ -690,7 +761,7 @@ static int l_kernel_launch(lua_State *L)
     lua_getfield(L, 2, "args");                 /* index 5 */
     if (!lua_istable(L, 5)) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: args must be a list");
     uint32_t nargs = (uint32_t)luaL_len(L, 5);
-    if (nargs > 64) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: too many arguments");
+    if (nargs > 60) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: too many arguments");
     mh_arg args[64];
     int trace_at = -1;
     for (uint32_t i = 0; i < nargs; i++) {
@@ -701,7 +772,7 @@ static int l_kernel_launch(lua_State *L)
             args[i].kind = MH_ARG_PTR;
             args[i].ptr = a->addr;
             args[i].bytes = a->count * mh_dtype_size(a->dtype);
-        } else if (lua_touserdata(L, -1) == &trace_sentinel) {
+        } else if (lua_touserdata(L, -1) == &trace_sentinel && !inst) {
             args[i].kind = MH_ARG_PTR;
             trace_at = (int)i;
         } else if (lua_isinteger(L, -1)) {
@@ -711,49 +782,98 @@ static int l_kernel_launch(lua_State *L)
             args[i].kind = MH_ARG_FLOAT;
             args[i].f = lua_tonumber(L, -1);
         } else {
-            char msg[160];
-            snprintf(msg, sizeof msg, "launch %s: argument %u is a %s (arrays, numbers or mgpu.TRACE)", k->f->name, i + 1,
-                     luaL_typename(L, -1));
+            char msg[200];
+            snprintf(msg, sizeof msg, "launch %s: argument %u is a %s (arrays, numbers%s)", k->f->name, i + 1,
+                     luaL_typename(L, -1), inst ? "; the trace buffer of an instrumented kernel is passed by the harness"
+                                                 : " or mgpu.TRACE");
             return fail_code(L, MH_E_BAD_ARGUMENT, "%s", msg);
         }
         lua_pop(L, 1);
     }
-    /* the trace buffer, when the kernel writes one */
+    uint32_t user_params = k->f->nparams - (inst ? 2 : 0);
+    if (nargs != user_params) {
+        mh_error e;
+        mh_error_clear(&e);
+        mh_fail(&e, MH_E_BAD_ARGUMENT, "kernel %s takes %u arguments, %u were given", k->f->name, user_params, nargs);
+        return raise_error(L, &e);
+    }
+    lua_getfield(L, 2, "profile");              /* index 6 */
+    int has_profile = lua_istable(L, 6);
+    if (!inst && (trace_at >= 0) != has_profile)
+        return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: profile={...} and mgpu.TRACE in args go together");
     l_trace *tr = NULL;
+    int retry = 1;
+    if (trace_at >= 0 || inst) {
+        tr = new_object(L, sizeof *tr, TRACE_MT, 0); /* index 7 */
+        mh_error e;
+        mh_error_clear(&e);
+        if (!inst) {
+            read_profile(L, 6, &l, tr);
+        } else {
+            memset(&tr->spec, 0, sizeof tr->spec);
+            for (int i = 0; i < 3; i++) { tr->spec.grid[i] = l.grid[i]; tr->spec.block[i] = l.block[i]; }
+            tr->spec.scope = m->scope;
+            tr->spec.entries = 3 + 2 * 128;
+            if (has_profile) {
+                lua_getfield(L, 6, "entries");
+                tr->spec.entries = (uint64_t)luaL_optinteger(L, -1, (lua_Integer)tr->spec.entries);
+                lua_getfield(L, 6, "retry");
+                retry = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
+                lua_pop(L, 2);
+            }
+            if (mh_spec_validate(&tr->spec, &e) || names_copy(&tr->names, &m->r.names, &e)) return raise_error(L, &e);
+            trace_at = (int)nargs;
+            memset(&args[nargs], 0, 2 * sizeof *args);
+            args[nargs].kind = MH_ARG_PTR;
+            args[nargs + 1].kind = MH_ARG_INT;
+            nargs += 2;
+        }
+    }
+    lua_newtable(L);                            /* attempts, index 7 or 8 */
+    int attempts_idx = lua_gettop(L);
+    mh_emu_stats st;
     mh_error e;
     mh_error_clear(&e);
-    lua_getfield(L, 2, "profile");              /* index 6 */
-    if (trace_at >= 0 || lua_istable(L, 6)) {
-        if (!lua_istable(L, 6) || trace_at < 0)
-            return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: profile={...} and mgpu.TRACE in args go together");
-        tr = new_object(L, sizeof *tr, TRACE_MT, 0); /* index 7 */
-        read_profile(L, 6, &l, tr);
-        tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
-        if (!tr->words) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the trace buffer");
-        if (mh_emu_alloc(d->emu, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
-        args[trace_at].bytes = tr->spec.bytes;
-    }
-    uint64_t packed[64];
-    mh_emu_arg eargs[64];
-    int rc = mh_args_pack(k->f, args, nargs, packed, &e);
-    if (!rc) {
-        for (uint32_t i = 0; i < nargs; i++) {
-            eargs[i].data = &packed[i];
-            eargs[i].size = k->f->params[i].size;
+    int rc = 0;
+    for (int attempt = 1;; attempt++) {
+        if (tr) {
+            free(tr->words);
+            tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
+            if (!tr->words) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the trace buffer");
+            if (mh_emu_alloc(d->emu, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
+            args[trace_at].bytes = tr->spec.bytes;
+            if (inst) args[trace_at + 1].i = (int64_t)tr->spec.entries;
         }
-        l.args = eargs;
-        l.nargs = nargs;
+        uint64_t packed[64];
+        mh_emu_arg eargs[64];
+        rc = mh_args_pack(k->f, args, nargs, packed, &e);
+        if (!rc) {
+            for (uint32_t i = 0; i < nargs; i++) {
+                eargs[i].data = &packed[i];
+                eargs[i].size = k->f->params[i].size;
+            }
+            l.args = eargs;
+            l.nargs = nargs;
+            memset(&st, 0, sizeof st);
+            rc = mh_emu_run(d->emu, &m->m, k->f->name, &l, &st, &e);
+        }
+        uint64_t need = 0;
+        if (tr) {
+            mh_error e2;
+            if (!rc) rc = mh_emu_read(d->emu, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
+            mh_emu_free(d->emu, args[trace_at].ptr, &e2);
+            if (!rc) need = entries_needed(tr->words, &tr->spec);
+            lua_createtable(L, 0, 2);
+            set_int(L, -1, "entries", (lua_Integer)tr->spec.entries);
+            if (!rc) set_int(L, -1, "required", (lua_Integer)need);
+            lua_seti(L, attempts_idx, attempt);
+        }
+        if (rc) return raise_error(L, &e);
+        if (!(inst && retry && attempt == 1 && need > tr->spec.entries)) break;
+        tr->spec.entries = need; /* the kernel counted past the capacity: exactly what it needed */
+        if (mh_spec_validate(&tr->spec, &e)) return raise_error(L, &e);
     }
-    mh_emu_stats st;
-    memset(&st, 0, sizeof st);
-    if (!rc) rc = mh_emu_run(d->emu, &m->m, k->f->name, &l, &st, &e);
-    if (tr) {
-        mh_error e2;
-        if (!rc) rc = mh_emu_read(d->emu, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
-        mh_emu_free(d->emu, args[trace_at].ptr, &e2);
-    }
-    if (rc) return raise_error(L, &e);
-    lua_createtable(L, 0, 6);
+    lua_createtable(L, 0, 8);
     set_int(L, -1, "cycles", (lua_Integer)st.cycles);
     set_num(L, -1, "time_ns", (double)st.cycles / MH_EMU_CLOCK_GHZ);
     set_int(L, -1, "warp_insns", (lua_Integer)st.warp_insns);
@@ -762,6 +882,9 @@ static int l_kernel_launch(lua_State *L)
     if (tr) {
         lua_pushvalue(L, 7);
         lua_setfield(L, -2, "trace");
+        lua_pushvalue(L, attempts_idx);
+        lua_setfield(L, -2, "attempts");
+        set_int(L, -1, "entries", (lua_Integer)tr->spec.entries);
     }
     return 1;
 }
