@@ -9,6 +9,17 @@ local M = {}
 M.VERSION = core.VERSION
 M.errors = require "mgpu.errors"
 
+-- Axes of an experiment (see mgpu.axes): mgpu.axis(name, values), mgpu.zip{...}
+local axes = require "mgpu.axes"
+M.axis = axes.axis
+M.zip = axes.zip
+
+-- Runs an experiment table (what an experiment script returns) from Lua:
+-- mgpu.run(exp, {set=, out=, resume=, backend=, quiet=, list=}).
+function M.run(exp, opts)
+  return require("mgpu.experiment").run(exp, opts)
+end
+
 -- Placeholder in a launch's args for the trace buffer the harness allocates
 -- (kernels that write their own trace, Mosaic style); see kernel:launch.
 M.TRACE = core.TRACE

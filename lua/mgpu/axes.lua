@@ -1,0 +1,140 @@
+-- mgpu.axes: the parameter space of an experiment.  An experiment's `axes`
+-- is either a map {name = {values}} (axes in name order) or a list whose
+-- entries are mgpu.axis(name, values) or mgpu.zip{...} (several axes that
+-- advance together).  Points are the cartesian product, first axis slowest,
+-- minus those the experiment's filter rejects.
+local errors = require "mgpu.errors"
+
+local M = {}
+
+local function bad(msg) error(errors.new("bad_argument", msg), 2) end
+
+function M.axis(name, values)
+  if type(name) ~= "string" or name == "" then bad("axis: name must be a non-empty string") end
+  if type(values) ~= "table" or #values == 0 then bad("axis " .. name .. ": values must be a non-empty list") end
+  return { kind = "axis", names = { name }, rows = (function()
+    local rows = {}
+    for i, v in ipairs(values) do rows[i] = { v } end
+    return rows
+  end)() }
+end
+
+-- mgpu.zip{ m = {..}, n = {..} } or mgpu.zip{ {"m", {..}}, {"n", {..}} }: equal lengths.
+function M.zip(spec)
+  local pairs_ = {}
+  if #spec > 0 then
+    for _, e in ipairs(spec) do pairs_[#pairs_ + 1] = { e[1], e[2] } end
+  else
+    for k, v in pairs(spec) do pairs_[#pairs_ + 1] = { k, v } end
+    table.sort(pairs_, function(a, b) return a[1] < b[1] end)
+  end
+  if #pairs_ == 0 then bad("zip: no axes") end
+  local len = #pairs_[1][2]
+  local names, rows = {}, {}
+  for j, p in ipairs(pairs_) do
+    if type(p[2]) ~= "table" or #p[2] ~= len then bad("zip: axis " .. tostring(p[1]) .. " must have " .. len .. " values like the others") end
+    names[j] = p[1]
+  end
+  for i = 1, len do
+    rows[i] = {}
+    for j, p in ipairs(pairs_) do rows[i][j] = p[2][i] end
+  end
+  return { kind = "zip", names = names, rows = rows }
+end
+
+-- The axis groups of an experiment's axes table, in order.
+function M.groups(axes)
+  axes = axes or {}
+  local groups = {}
+  if #axes > 0 then
+    for i, g in ipairs(axes) do
+      if type(g) ~= "table" or not g.kind then bad("axes[" .. i .. "] must be mgpu.axis(...) or mgpu.zip{...}") end
+      groups[i] = g
+    end
+  else
+    local names = {}
+    for k in pairs(axes) do names[#names + 1] = k end
+    table.sort(names)
+    for i, k in ipairs(names) do groups[i] = M.axis(k, axes[k]) end
+  end
+  local seen = {}
+  for _, g in ipairs(groups) do
+    for _, n in ipairs(g.names) do
+      if seen[n] then bad("axis " .. n .. " appears twice") end
+      seen[n] = true
+    end
+  end
+  return groups
+end
+
+-- "128" -> 128, "0.5" -> 0.5, "abc" -> "abc"
+local function parse_value(s)
+  local n = math.tointeger(tonumber(s)) or tonumber(s)
+  if n ~= nil then return n end
+  if s == "true" then return true elseif s == "false" then return false end
+  return s
+end
+
+-- Applies command-line overrides {name = "v1,v2"} to the groups.
+function M.override(groups, set)
+  for name, text in pairs(set or {}) do
+    local values = {}
+    for item in string.gmatch(text, "[^,]+") do values[#values + 1] = parse_value(item) end
+    if #values == 0 then bad("--set " .. name .. "= needs at least one value") end
+    local found = false
+    for gi, g in ipairs(groups) do
+      for j, n in ipairs(g.names) do
+        if n == name then
+          found = true
+          if g.kind == "zip" then bad("--set " .. name .. ": axis is zipped with others; set them in the script") end
+          groups[gi] = M.axis(name, values)
+          local _ = j
+        end
+      end
+    end
+    if not found then
+      local names = {}
+      for _, g in ipairs(groups) do for _, n in ipairs(g.names) do names[#names + 1] = n end end
+      bad("--set " .. name .. ": no such axis (axes: " .. (#names > 0 and table.concat(names, ", ") or "none") .. ")")
+    end
+  end
+  return groups
+end
+
+-- Canonical text of a point ("block=128,n=4096"), in axis order.
+function M.key(groups, point)
+  local parts = {}
+  for _, g in ipairs(groups) do
+    for _, n in ipairs(g.names) do parts[#parts + 1] = n .. "=" .. tostring(point[n]) end
+  end
+  return table.concat(parts, ",")
+end
+
+-- All points: cartesian product of the groups, first slowest; filter(point)
+-- returning false drops a point.  Returns points, number filtered out.
+function M.expand(groups, filter)
+  local points, dropped = {}, 0
+  local function rec(gi, acc)
+    if gi > #groups then
+      local p = {}
+      for k, v in pairs(acc) do p[k] = v end
+      if filter and not filter(p) then dropped = dropped + 1 else points[#points + 1] = p end
+      return
+    end
+    for _, row in ipairs(groups[gi].rows) do
+      for j, n in ipairs(groups[gi].names) do acc[n] = row[j] end
+      rec(gi + 1, acc)
+    end
+    for _, n in ipairs(groups[gi].names) do acc[n] = nil end
+  end
+  rec(1, {})
+  return points, dropped
+end
+
+function M.names(groups)
+  local names = {}
+  for _, g in ipairs(groups) do for _, n in ipairs(g.names) do names[#names + 1] = n end end
+  return names
+end
+
+return M

@@ -1,0 +1,302 @@
+-- mgpu.experiment: runs an experiment file: `mgpu-harness experiment.lua`.
+-- A script returns a table:
+--   name        experiment name (results go to results/<name>/<timestamp>/)
+--   module      PTX file, relative to the script (or the working directory)
+--   kernel      kernel name
+--   instrument  "warp" | "warpgroup": profile the kernel from its markers
+--   profile     for kernels that write their own trace (args hold mgpu.TRACE):
+--               {scope=, entries=, names={...}} or a function(point) returning it
+--   axes        parameter axes (see mgpu.axes); filter = function(point) -> bool
+--   setup       function(point, device, entries) -> {grid=, block=, smem=, args={...},
+--               estimate = events per trace (sizes the trace), check = function() -> ok, msg,
+--               before = function() called before every launch (reset counters: warm-up
+--               launches, repeats and retries all run the kernel again)}
+--   warmup, repeats   launches before / measured (default 1 / 3)
+--   retry       false: no automatic retry on insufficient_space
+--   max_entries upper bound for the doubling retry (default 1 << 20)
+-- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
+local core = require "mgpu.core"
+local mgpu = require "mgpu"
+local axes = require "mgpu.axes"
+local errors = require "mgpu.errors"
+local results = require "mgpu.results"
+
+local M = {}
+
+local function bad(msg) error(errors.new("bad_argument", msg), 0) end
+
+-- argv (arg[1..n]) -> options; hand-written: five options do not justify a dependency
+function M.parse_args(argv)
+  local opts = { set = {} }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local function value()
+      i = i + 1
+      if argv[i] == nil then bad(a .. " needs a value") end
+      return argv[i]
+    end
+    if a == "--set" then
+      local kv = value()
+      local k, v = kv:match("^([%w_]+)=(.+)$")
+      if not k then bad("--set takes name=v1,v2 (got " .. kv .. ")") end
+      opts.set[k] = v
+    elseif a == "--list" then opts.list = true
+    elseif a == "--out" then opts.out = value()
+    elseif a == "--resume" then opts.resume = value()
+    elseif a == "--backend" then opts.backend = value()
+    elseif a == "--quiet" or a == "-q" then opts.quiet = true
+    else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --backend, --quiet)") end
+    i = i + 1
+  end
+  return opts
+end
+
+local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
+
+local function exists(path)
+  local f = io.open(path, "r")
+  if f then f:close() end
+  return f ~= nil
+end
+
+local function resolve(script_dir, rel)
+  if rel:sub(1, 1) == "/" then return rel end
+  local p = script_dir .. "/" .. rel
+  if exists(p) then return p end
+  return rel
+end
+
+local function stats(xs)
+  if #xs == 0 then return nil end
+  local s = {}
+  for i, x in ipairs(xs) do s[i] = x end
+  table.sort(s)
+  local sum = 0
+  for _, x in ipairs(s) do sum = sum + x end
+  return { min = s[1], max = s[#s], median = s[(#s + 1) // 2], mean = sum / #s, n = #s }
+end
+
+local function validate(exp)
+  if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") then
+    bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder)")
+  end
+  if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX file") end
+  if type(exp.kernel) ~= "string" then bad("experiment.kernel must name the kernel") end
+  if type(exp.setup) ~= "function" then bad("experiment.setup must be a function(point, device)") end
+end
+
+-- Turns any error into {code, message}; script errors keep file:line and a traceback.
+local function as_error(e)
+  if errors.is(e) then return { code = e.code, message = e.message, required = e.required, capacity = e.capacity } end
+  return { code = "script_error", message = debug.traceback(tostring(e), 2) }
+end
+
+-- One attempt at a point with `entries` per trace (nil: the experiment's choice).
+local function attempt_point(ctx, index, point, entries, row)
+  local exp = ctx.exp
+  local spec = exp.setup(point, ctx.dev, entries)
+  if type(spec) ~= "table" then bad("setup must return a table {grid=, block=, args=, ...}") end
+  local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args }
+  entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
+  if exp.instrument then
+    -- the launch retries by itself with the exact count, unless setup resets state
+    -- before each launch (then the retry happens here, around setup)
+    launch.profile = { entries = entries or exp.entries or 259, retry = exp.retry ~= false and not spec.before }
+  elseif exp.profile then
+    local prof = type(exp.profile) == "function" and exp.profile(point) or exp.profile
+    launch.profile = { scope = prof.scope, names = prof.names, entries = entries or prof.entries }
+  end
+  local function go()
+    if spec.before then spec.before() end
+    return ctx.kernel:launch(launch)
+  end
+  for _ = 1, exp.warmup or 1 do go() end
+  local times, run = {}, nil
+  for _ = 1, exp.repeats or 3 do
+    run = go()
+    times[#times + 1] = run.time_ns
+  end
+  for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end
+  row.time_ns = stats(times)
+  row.cycles, row.thread_insns = run.cycles, run.thread_insns
+  row.entries = run.entries or (launch.profile and launch.profile.entries)
+  if run.trace then
+    row.trace = string.format("point-%d.trace.json", index)
+    local ok, dumped = pcall(run.trace.dump, run.trace, ctx.dir .. "/" .. row.trace)
+    if not ok then
+      row.trace = nil
+      error(dumped, 0)
+    end
+    row.regions, row.unit = dumped.summary, dumped.unit
+    core.write_file(ctx.dir .. string.format("/point-%d.summary.json", index),
+      core.json_encode({ unit = dumped.unit, regions = dumped.summary }, true) .. "\n")
+  end
+  if spec.check then
+    local ok, msg = spec.check()
+    if not ok then error(errors.new("check_failed", "check failed: " .. tostring(msg or "output differs")), 0) end
+  end
+  return launch.profile and launch.profile.entries
+end
+
+-- Runs a point, retrying when the trace did not fit: with exactly the entries
+-- an instrumented kernel reported, else (kernels that write their own trace)
+-- with twice as many, up to max_entries.  setup is called again for each
+-- attempt with the entries as its third argument (a kernel compiled for a
+-- fixed capacity must be regenerated or given it as an argument).
+local function run_point(ctx, index, point)
+  local exp = ctx.exp
+  local row = { attempts = {} }
+  local entries = nil
+  local max_entries = exp.max_entries or (1 << 20)
+  for _ = 1, 40 do
+    local ok, err = pcall(attempt_point, ctx, index, point, entries, row)
+    if ok then return row end
+    local cur = row.entries or entries
+    local overflow = errors.is(err, "insufficient_space")
+    if not overflow and errors.is(err, "kernel_fault") and exp.profile then
+      -- a kernel writing its own trace without a bounds check overruns a small
+      -- buffer; that cannot be told from another fault, so it is said plainly
+      overflow = true
+      err.message = err.message .. " (taken as a trace buffer overrun: retrying with more entries)"
+    end
+    if not overflow or exp.retry == false or not cur then error(err, 0) end
+    local nxt
+    if exp.instrument and err.required then
+      nxt = err.required -- the kernel counted past its capacity
+    else
+      row.attempts[#row.attempts + 1] = { entries = cur, error = err.code, required = err.required }
+      nxt = cur * 2 + 1
+    end
+    if nxt > max_entries then
+      err.message = err.message .. string.format(" (retry stopped: %d entries would exceed max_entries %d)", nxt, max_entries)
+      error(err, 0)
+    end
+    entries = nxt
+  end
+  error(errors.new("insufficient_space", "trace still did not fit after 40 attempts"), 0)
+end
+
+local function progress(ctx, done, failed, total)
+  if ctx.quiet or not ctx.tty then return end
+  local elapsed = core.now() - ctx.t0
+  local eta = done > 0 and (total - done) * elapsed / done or 0
+  io.stderr:write(string.format("\r[%d/%d] %d failed  elapsed %.1fs  ETA %.1fs ", done, total, failed, elapsed, eta))
+  if done == total then io.stderr:write("\n") end
+end
+
+-- Runs exp with opts; returns {dir=, rows=, ok=, failed=, skipped=, filtered=}.
+function M.run(exp, opts)
+  opts = opts or {}
+  validate(exp)
+  local script = opts.script or "experiment.lua"
+  local script_dir = dirname(script)
+  local groups = axes.override(axes.groups(exp.axes), opts.set)
+  local points, filtered = axes.expand(groups, exp.filter)
+  local names = axes.names(groups)
+  if opts.list then
+    local rows = {}
+    for i, p in ipairs(points) do rows[i] = { index = i, point = p, status = "listed" } end
+    print(results.table(names, rows, "time"))
+    print(string.format("%d points (%d filtered out)", #points, filtered))
+    return { rows = rows, ok = 0, failed = 0, skipped = 0, filtered = filtered }
+  end
+
+  local dev = mgpu.device(opts.backend or exp.backend or "auto")
+  local module_path = resolve(script_dir, exp.module)
+  local module = dev:load(module_path, exp.instrument and { instrument = exp.instrument } or nil)
+  local kernel = module:kernel(exp.kernel)
+
+  local dir = opts.resume or opts.out
+  if not dir then
+    local base = "results/" .. exp.name .. "/" .. os.date("!%Y%m%dT%H%M%SZ")
+    dir = base
+    local n = 1
+    while exists(dir .. "/manifest.json") do
+      n = n + 1
+      dir = base .. "-" .. n
+    end
+  end
+  core.mkdir_p(dir)
+  local done = {}
+  if opts.resume then
+    if not exists(dir .. "/manifest.json") then bad("--resume " .. dir .. ": no manifest.json there") end
+    local man = core.json_decode(io.open(dir .. "/manifest.json"):read("a"), dir .. "/manifest.json")
+    if man.experiment ~= exp.name then
+      bad("--resume " .. dir .. ": it holds experiment " .. tostring(man.experiment) .. ", not " .. exp.name)
+    end
+    for _, r in ipairs(results.read_jsonl(dir .. "/results.jsonl")) do
+      if r.status == "ok" then done[r.key] = true end
+    end
+  end
+  local ptx_hash = core.sha256_file(module_path)
+  local manifest = {
+    harness = mgpu.VERSION,
+    experiment = exp.name,
+    created = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+    command = opts.command,
+    script = { path = script, sha256 = exists(script) and core.sha256_file(script) or nil },
+    ptx = { { path = module_path, sha256 = ptx_hash } },
+    kernel = exp.kernel,
+    instrument = exp.instrument,
+    axes = (function()
+      local t = {}
+      for _, g in ipairs(groups) do t[#t + 1] = { kind = g.kind, names = g.names, rows = g.rows } end
+      return t
+    end)(),
+    set = opts.set,
+    points = #points,
+    seed = exp.seed,
+    warmup = exp.warmup or 1,
+    repeats = exp.repeats or 3,
+    backend = dev.backend,
+    device = dev.name,
+    clock_ghz = dev.clock_ghz,
+    time_note = dev.backend == "emu" and "emu times are virtual (deterministic cycles at the stated clock), not GPU timings" or nil,
+  }
+  if not opts.resume or not exists(dir .. "/manifest.json") then
+    core.write_file(dir .. "/manifest.json", core.json_encode(manifest, true) .. "\n")
+  end
+
+  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
+  local nok, nfailed, nskipped = 0, 0, 0
+  for i, p in ipairs(points) do
+    local key = axes.key(groups, p)
+    if done[key] then
+      nskipped = nskipped + 1
+    else
+      local ok, row = xpcall(run_point, as_error, ctx, i, p)
+      if ok then
+        row.status = "ok"
+        nok = nok + 1
+      else
+        row = { status = "failed", error = row }
+        nfailed = nfailed + 1
+      end
+      row.index, row.key, row.point = i, key, p
+      results.append(dir, row)
+    end
+    progress(ctx, i, nfailed, #points)
+  end
+  local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
+  results.write_csv(dir, names, rows)
+  if not opts.quiet then
+    print(results.table(names, rows, dev.backend == "emu" and "emu time" or "time"))
+    print(string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
+      nskipped, filtered, dir))
+  end
+  return { dir = dir, rows = rows, ok = nok, failed = nfailed, skipped = nskipped, filtered = filtered }
+end
+
+-- Entry point of `mgpu-harness experiment.lua [options]`: returns the exit status.
+function M.main(exp, argv)
+  local opts = M.parse_args(argv or {})
+  opts.script = argv and argv[0] or opts.script
+  local cmd = { "mgpu-harness", opts.script }
+  for _, a in ipairs(argv or {}) do cmd[#cmd + 1] = a end
+  opts.command = table.concat(cmd, " ")
+  local r = M.run(exp, opts)
+  return r.failed > 0 and 7 or 0
+end
+
+return M

@@ -1,0 +1,115 @@
+-- mgpu.results: a run's results folder.  results.jsonl gets one line per
+-- point, appended and flushed as each point finishes (so an interrupted run
+-- keeps every finished point); results.csv and the summary table are made
+-- from those lines; manifest.json says how to repeat the run.  Every file but
+-- the jsonl is written atomically (temporary file, then rename).
+local core = require "mgpu.core"
+
+local M = {}
+
+function M.read_jsonl(path)
+  local rows = {}
+  local f = io.open(path, "r")
+  if not f then return rows end
+  local n = 0
+  for line in f:lines() do
+    n = n + 1
+    if line ~= "" then
+      local ok, row = pcall(core.json_decode, line, path)
+      if ok and type(row) == "table" then rows[#rows + 1] = row end
+      -- a line cut short by an interruption is skipped; its point runs again on --resume
+    end
+  end
+  f:close()
+  return rows
+end
+
+function M.append(dir, row)
+  core.append_line(dir .. "/results.jsonl", core.json_encode(row))
+end
+
+local function csv_cell(v)
+  if v == nil then return "" end
+  local s = tostring(v)
+  if s:find('[,"\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
+  return s
+end
+
+-- The latest row for each point key, in point order.
+function M.latest(rows)
+  local by_key, order = {}, {}
+  for _, r in ipairs(rows) do
+    if not by_key[r.key] then order[#order + 1] = r.key end
+    by_key[r.key] = r
+  end
+  local out = {}
+  for _, k in ipairs(order) do out[#out + 1] = by_key[k] end
+  table.sort(out, function(a, b) return (a.index or 0) < (b.index or 0) end)
+  return out
+end
+
+function M.write_csv(dir, axis_names, rows)
+  local cols = { "index" }
+  for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
+  for _, c in ipairs({ "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean", "cycles",
+    "thread_insns", "entries", "attempts", "trace" }) do cols[#cols + 1] = c end
+  local lines = { table.concat(cols, ",") }
+  for _, r in ipairs(rows) do
+    local t = r.time_ns or {}
+    local v, k = { r.index }, 1 -- explicit positions: values may be nil
+    for _, n in ipairs(axis_names) do k = k + 1; v[k] = r.point and r.point[n] end
+    local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean,
+      r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace }
+    for j = 1, 11 do v[k + j] = rest[j] end
+    local cells = {}
+    for i = 1, #cols do cells[i] = csv_cell(v[i]) end
+    lines[#lines + 1] = table.concat(cells, ",")
+  end
+  core.write_file(dir .. "/results.csv", table.concat(lines, "\n") .. "\n")
+end
+
+local function fmt_ns(v, unit)
+  if v == nil then return "-" end
+  if unit ~= "ns" then return string.format("%.0f", v) end
+  if v < 1e3 then return string.format("%.0f ns", v) end
+  if v < 1e6 then return string.format("%.2f us", v / 1e3) end
+  return string.format("%.2f ms", v / 1e6)
+end
+
+-- A table for the terminal: one line per point.
+function M.table(axis_names, rows, time_label)
+  local head = { "#" }
+  for _, n in ipairs(axis_names) do head[#head + 1] = n end
+  for _, c in ipairs({ "status", time_label or "time", "entries", "regions (mean)" }) do head[#head + 1] = c end
+  local body = {}
+  for _, r in ipairs(rows) do
+    local line = { tostring(r.index) }
+    for _, n in ipairs(axis_names) do line[#line + 1] = tostring(r.point and r.point[n]) end
+    line[#line + 1] = r.status == "ok" and "ok" or (r.status .. (r.error and (" " .. r.error.code) or ""))
+    line[#line + 1] = r.time_ns and fmt_ns(r.time_ns.median, "ns") or "-"
+    local tries = r.attempts and #r.attempts or 0
+    line[#line + 1] = r.entries and (tostring(r.entries) .. (tries > 1 and (" (" .. tries .. " tries)") or "")) or "-"
+    local regs = {}
+    for _, g in ipairs(r.regions or {}) do regs[#regs + 1] = g.name .. " " .. fmt_ns(g.mean, r.unit) end
+    line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:sub(1, 60) or "")
+    body[#body + 1] = line
+  end
+  local width = {}
+  for i, h in ipairs(head) do width[i] = #h end
+  for _, line in ipairs(body) do
+    for i, c in ipairs(line) do if i < #line and #c > (width[i] or 0) then width[i] = #c end end
+  end
+  local out = {}
+  local function row(cells)
+    local parts = {}
+    for i, c in ipairs(cells) do
+      parts[i] = i < #cells and (c .. string.rep(" ", width[i] - #c)) or c
+    end
+    out[#out + 1] = table.concat(parts, "  ")
+  end
+  row(head)
+  for _, line in ipairs(body) do row(line) end
+  return table.concat(out, "\n")
+end
+
+return M
