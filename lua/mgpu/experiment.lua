@@ -165,7 +165,12 @@ local function run_point(ctx, index, point)
     if exp.instrument and err.required then
       nxt = err.required -- the kernel counted past its capacity
     else
-      row.attempts[#row.attempts + 1] = { entries = cur, error = err.code, required = err.required }
+      local last = row.attempts[#row.attempts]
+      if last and last.entries == cur and not last.error then
+        last.error = err.code -- the launch already recorded this attempt
+      else
+        row.attempts[#row.attempts + 1] = { entries = cur, error = err.code, required = err.required }
+      end
       nxt = cur * 2 + 1
     end
     if nxt > max_entries then

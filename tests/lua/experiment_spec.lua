@@ -1,0 +1,259 @@
+-- experiment_spec.lua: experiments: axis expansion and overrides, sizing,
+-- the retry policy with overflows forced on purpose, results files, failing
+-- points, resume, and the example scripts from the command line.
+local h = require "helpers"
+local mgpu = require "mgpu"
+local axes = require "mgpu.axes"
+local core = require "mgpu.core"
+local results = require "mgpu.results"
+
+local function keys(points, groups)
+  local out = {}
+  for i, p in ipairs(points) do out[i] = axes.key(groups, p) end
+  return out
+end
+
+describe("axes", function()
+  it("expand a map in name order, first axis slowest", function()
+    local g = axes.groups { n = { 1, 2 }, block = { 32, 64 } }
+    local pts = axes.expand(g)
+    assert.same({ "block=32,n=1", "block=32,n=2", "block=64,n=1", "block=64,n=2" }, keys(pts, g))
+  end)
+
+  it("keep the order of a list, zip axes together, and filter", function()
+    local g = axes.groups { mgpu.axis("n", { 1, 2, 3 }), mgpu.zip { { "m", { 10, 20 } }, { "k", { "a", "b" } } } }
+    local pts, dropped = axes.expand(g, function(p) return p.n ~= 2 end)
+    assert.same({ "n=1,m=10,k=a", "n=1,m=20,k=b", "n=3,m=10,k=a", "n=3,m=20,k=b" }, keys(pts, g))
+    assert.equal(2, dropped)
+  end)
+
+  it("take --set overrides with typed values and refuse unknown axes", function()
+    local g = axes.override(axes.groups { block = { 32 }, mode = { "x" } }, { block = "64,128", mode = "fast,0.5" })
+    local pts = axes.expand(g)
+    assert.equal(4, #pts)
+    assert.equal(64, pts[1].block)
+    assert.is_true(math.type(pts[1].block) == "integer")
+    assert.equal("fast", pts[1].mode)
+    assert.equal(0.5, pts[2].mode)
+    local ok, err = pcall(axes.override, axes.groups { block = { 32 } }, { blk = "1" })
+    assert.equal("bad_argument", err.code)
+    assert.matches("no such axis %(axes: block%)", err.message)
+    ok, err = pcall(mgpu.zip, { a = { 1, 2 }, b = { 1 } })
+    assert.equal("bad_argument", err.code)
+  end)
+
+  it("size traces: 3 header words and 2 per event", function()
+    assert.equal(3, mgpu.entries_for(0))
+    assert.equal(2051, mgpu.entries_for(1024))
+  end)
+end)
+
+describe("experiments", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  local function tiled(extra)
+    local exp = {
+      name = "tiled_test",
+      module = h.src .. "/ptx/tiled.ptx",
+      kernel = "tiled_scale",
+      instrument = "warp",
+      axes = { tiles = { 2, 6 } },
+      warmup = 0, repeats = 2,
+      setup = function(p, dev)
+        local n = 64 * p.tiles
+        local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 1 }
+      end,
+    }
+    for k, v in pairs(extra or {}) do exp[k] = v end
+    return exp
+  end
+
+  it("retry an instrumented kernel once with the exact entries and write the results folder", function()
+    local r = mgpu.run(tiled(), { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    assert.equal(0, r.failed)
+    local rows = results.read_jsonl(dir .. "/results.jsonl")
+    assert.equal(2, #rows)
+    -- tiles=6 over 2 blocks: 3 tiles per warp x 8 events -> 3 + 48 entries
+    assert.same({ { entries = 5, required = 51 }, { entries = 51, required = 51 } }, rows[2].attempts)
+    assert.equal(51, rows[2].entries)
+    assert.equal("ok", rows[2].status)
+    for _, reg in ipairs(rows[2].regions) do assert.equal(12, reg.count) end -- 4 warps x 3 tiles
+    assert.is_true(rows[2].time_ns.min > 0)
+    assert.is_string(h.read(dir .. "/point-2.trace.json"))
+    local summary = core.json_decode(h.read(dir .. "/point-2.summary.json"))
+    assert.equal("ns", summary.unit)
+    local csv = h.read(dir .. "/results.csv")
+    assert.matches("^index,tiles,status,", csv)
+    assert.matches("\n2,6,ok,,,", csv)
+    local man = core.json_decode(h.read(dir .. "/manifest.json"))
+    assert.equal("tiled_test", man.experiment)
+    assert.equal("emu", man.backend)
+    assert.equal(2, man.points)
+    assert.matches("^%x+$", man.ptx[1].sha256)
+    assert.equal(64, #man.ptx[1].sha256)
+  end)
+
+  it("record a failing point and go on", function()
+    local exp = tiled {
+      axes = { tiles = { 2, 3, 4 } },
+      setup = function(p, dev)
+        local n = 64 * p.tiles
+        local a, c = dev:array("f32", n), dev:array("f32", n)
+        if p.tiles == 3 then
+          return { grid = 2, block = 64, smem = 256, args = { a, c, n } } -- one argument short
+        end
+        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 },
+          check = function() return p.tiles ~= 4, "tiles=4 is wrong on purpose" end }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    assert.equal(2, r.failed)
+    local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
+    assert.equal("bad_argument", rows[2].error.code)
+    assert.matches("takes 4 arguments, 3 were given", rows[2].error.message)
+    assert.equal("check_failed", rows[3].error.code)
+    assert.matches("tiles=4 is wrong on purpose", rows[3].error.message)
+  end)
+
+  it("show file:line and a traceback for a script error", function()
+    local exp = tiled { setup = function() local t = nil; return t.x end }
+    mgpu.run(exp, { out = dir, quiet = true })
+    local rows = results.read_jsonl(dir .. "/results.jsonl")
+    assert.equal("script_error", rows[1].error.code)
+    assert.matches("experiment_spec%.lua:%d+: attempt to index", rows[1].error.message)
+    assert.matches("stack traceback", rows[1].error.message)
+  end)
+
+  it("resume without redoing finished points", function()
+    local calls = 0
+    local exp = tiled {
+      axes = { tiles = { 2, 3, 4 } },
+      setup = function(p, dev)
+        calls = calls + 1
+        local n = 64 * p.tiles
+        local a, c = dev:array("f32", n), dev:array("f32", n)
+        if p.tiles == 3 and calls < 3 then error("interrupted on purpose") end
+        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 40 }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    assert.equal(1, r.failed)
+    calls = 10
+    r = mgpu.run(exp, { resume = dir, quiet = true })
+    assert.equal(1, r.ok)
+    assert.equal(2, r.skipped)
+    local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
+    assert.equal(3, #rows)
+    for _, row in ipairs(rows) do assert.equal("ok", row.status) end
+    local ok, err = pcall(mgpu.run, tiled { name = "other" }, { resume = dir, quiet = true })
+    assert.equal("bad_argument", err.code)
+    assert.matches("holds experiment tiled_test", err.message)
+  end)
+
+  it("double the buffer of a kernel that writes its own trace until it fits", function()
+    -- each warp's lane 0 writes a header saying it recorded 10 events (20 words)
+    -- and writes only the events its buffer has room for: entries is an argument
+    local ptx = [[
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry own(.param .u64 buf, .param .u32 entries)
+{
+.reg .pred %p<3>;
+.reg .b32 %r<12>;
+.reg .b64 %rd<6>;
+ld.param.u64 %rd1, [buf];
+ld.param.u32 %r1, [entries];
+mov.u32 %r2, %tid.x;
+and.b32 %r3, %r2, 31;
+setp.ne.u32 %p1, %r3, 0;
+@%p1 bra DONE;
+shr.u32 %r4, %r2, 5;
+mul.lo.u32 %r5, %r4, %r1;
+mul.wide.u32 %rd2, %r5, 4;
+add.s64 %rd3, %rd1, %rd2;
+mov.u32 %r6, %smid;
+st.global.u32 [%rd3+4], %r6;
+mov.u32 %r7, 20;
+st.global.u32 [%rd3+8], %r7;
+mov.u32 %r8, 0;
+LOOP:
+add.u32 %r9, %r8, 5;
+setp.gt.u32 %p2, %r9, %r1;
+@%p2 bra DONE;
+mul.wide.u32 %rd4, %r8, 4;
+add.s64 %rd5, %rd3, %rd4;
+and.b32 %r10, %r8, 2;
+shl.b32 %r11, %r10, 30;
+st.global.u32 [%rd5+12], %r11;
+st.global.u32 [%rd5+16], %r8;
+add.u32 %r8, %r8, 2;
+setp.lt.u32 %p2, %r8, 20;
+@%p2 bra LOOP;
+DONE:
+ret;
+}
+]]
+    local f = io.open(dir .. "/own.ptx", "w")
+    f:write(ptx)
+    f:close()
+    local exp = {
+      name = "own_trace",
+      module = dir .. "/own.ptx",
+      kernel = "own",
+      profile = { scope = "warp", names = { "r" } },
+      warmup = 0, repeats = 1,
+      setup = function(_, _, entries)
+        entries = entries or 8
+        return { grid = 1, block = 64, args = { mgpu.TRACE, entries }, entries = entries }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir .. "/res", quiet = true })
+    assert.equal(1, r.ok)
+    local rows = results.read_jsonl(dir .. "/res/results.jsonl")
+    assert.equal(35, rows[1].entries)                          -- 8 -> 17 -> 35 >= 23
+    assert.equal(3, #rows[1].attempts)
+    assert.equal("insufficient_space", rows[1].attempts[1].error)
+    assert.equal(23, rows[1].attempts[1].required)
+    assert.equal(17, rows[1].attempts[2].entries)
+    assert.is_nil(rows[1].attempts[3].error)
+    assert.equal(10, rows[1].regions[1].count)                 -- 2 warps x 5 regions
+    -- with a cap, it fails plainly
+    exp.max_entries = 20
+    r = mgpu.run(exp, { out = dir .. "/res2", quiet = true })
+    assert.equal(1, r.failed)
+    local row = results.read_jsonl(dir .. "/res2/results.jsonl")[1]
+    assert.equal("insufficient_space", row.error.code)
+    assert.matches("exceed max_entries 20", row.error.message)
+  end)
+end)
+
+describe("example experiments", function()
+  for _, name in ipairs({ "copy", "tile_sweep", "mosaic", "overflow_retry" }) do
+    it(name .. ".lua runs with one command and ends with a summary", function()
+      local dir = h.tmpdir()
+      local st, out, err = h.run(h.src .. "/scripts/examples/" .. name .. ".lua", "--out", dir)
+      assert.equal(0, st, err)
+      assert.matches("#%s+%S+.*status", out)
+      assert.matches("%d+ ok, 0 failed", out)
+      assert.is_string(h.read(dir .. "/results.csv"))
+      h.rmdir(dir)
+    end)
+  end
+  it("--list shows the points without running them", function()
+    local st, out = h.run(h.src .. "/scripts/examples/tile_sweep.lua", "--list", "--set", "n=4096")
+    assert.equal(0, st)
+    assert.matches("3 points %(0 filtered out%)", out)
+  end)
+  it("a bad option is a usage error", function()
+    local st, _, err = h.run(h.src .. "/scripts/examples/copy.lua", "--bogus")
+    assert.equal(2, st)
+    assert.matches("unknown option %-%-bogus", err)
+  end)
+end)
