@@ -44,6 +44,7 @@ static const char *const names[MH_E_COUNT_] = {
     [MH_E_NOT_FOUND] = "not_found",
     [MH_E_LAUNCH_FAILED] = "launch_failed",
     [MH_E_KERNEL_FAULT] = "kernel_fault",
+    [MH_E_INTERRUPTED] = "interrupted",
 };
 
 const char *mh_code_name(mh_code code)
@@ -66,6 +67,7 @@ int mh_code_exit_status(mh_code code)
     case MH_E_NOT_FOUND: return 3;
     case MH_E_LAUNCH_FAILED:
     case MH_E_KERNEL_FAULT: return 6;
+    case MH_E_INTERRUPTED: return 130;
     case MH_E_IO:
     case MH_E_NO_MEMORY:
     default: return 1;

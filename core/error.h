@@ -22,6 +22,7 @@ typedef enum {
     MH_E_NOT_FOUND,         /* no kernel of that name */
     MH_E_LAUNCH_FAILED,     /* a launch refused before running (shape, arguments, resources) */
     MH_E_KERNEL_FAULT,      /* the kernel faulted while running (bad address, trap) */
+    MH_E_INTERRUPTED,       /* Ctrl-C */
     MH_E_COUNT_
 } mh_code;
 

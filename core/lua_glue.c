@@ -13,6 +13,7 @@
 #include "version.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <nettle/sha2.h>
@@ -1227,6 +1228,7 @@ static int run_protected(lua_State *L)
     const char *path = lua_touserdata(L, 1);
     int argc = (int)lua_tointeger(L, 2);
     char **argv = lua_touserdata(L, 3);
+    const char *code = lua_touserdata(L, 4); /* a built-in command's Lua code, or NULL */
     luaL_openlibs(L);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
     lua_pushcfunction(L, luaopen_mgpu_core);
@@ -1247,7 +1249,7 @@ static int run_protected(lua_State *L)
     lua_setglobal(L, "arg");
     lua_pushcfunction(L, traceback);
     int h = lua_gettop(L);
-    if (luaL_loadfile(L, path) != LUA_OK) return lua_error(L);
+    if ((code ? luaL_loadbuffer(L, code, strlen(code), path) : luaL_loadfile(L, path)) != LUA_OK) return lua_error(L);
     for (int i = 0; i < argc; i++) lua_pushstring(L, argv[i]);
     if (lua_pcall(L, argc, 1, h) != LUA_OK) return lua_error(L);
     /* a script that returns a table with setup() is an experiment: run it */
@@ -1263,8 +1265,29 @@ static int run_protected(lua_State *L)
         lua_pushinteger(L, lua_tointeger(L, -1));
         return 1;
     }
-    lua_pushinteger(L, 0);
+    lua_pushinteger(L, lua_isinteger(L, -1) && code ? lua_tointeger(L, -1) : 0);
     return 1;
+}
+
+/* Ctrl-C: the first one stops the script at its next Lua step with an
+ * "interrupted" error value (the experiment runner then leaves a consistent
+ * results folder); a second one kills the process as usual. */
+static lua_State *interrupt_L;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    mh_error e;
+    mh_error_clear(&e);
+    mh_fail(&e, MH_E_INTERRUPTED, "interrupted (Ctrl-C)");
+    raise_error(L, &e);
+}
+
+static void on_sigint(int sig)
+{
+    signal(sig, SIG_DFL);
+    if (interrupt_L) lua_sethook(interrupt_L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 static int exit_status_for_code(const char *code)
@@ -1274,34 +1297,46 @@ static int exit_status_for_code(const char *code)
     return 1;
 }
 
-int mh_lua_run_script(const char *path, int argc, char **argv)
+static int run_lua(const char *path, const char *code, int argc, char **argv)
 {
     lua_State *L = luaL_newstate();
     if (!L) {
         fputs("mgpu-harness: cannot create a Lua state (out of memory)\n", stderr);
         return 1;
     }
+    interrupt_L = L;
+    signal(SIGINT, on_sigint);
     lua_pushcfunction(L, run_protected);
     lua_pushlightuserdata(L, (void *)path);
     lua_pushinteger(L, argc);
     lua_pushlightuserdata(L, argv);
+    lua_pushlightuserdata(L, (void *)code);
     int status = 0;
-    if (lua_pcall(L, 3, 1, 0) == LUA_OK) {
+    if (lua_pcall(L, 4, 1, 0) == LUA_OK) {
         status = (int)lua_tointeger(L, -1);
     } else {
         if (lua_type(L, -1) == LUA_TTABLE) {
             lua_getfield(L, -1, "code");
-            const char *code = lua_tostring(L, -1);
+            const char *ecode = lua_tostring(L, -1);
             lua_getfield(L, -2, "message");
             const char *msg = lua_tostring(L, -1);
-            fprintf(stderr, "mgpu-harness: %s [%s]\n", msg ? msg : "error", code ? code : "?");
-            status = code ? exit_status_for_code(code) : 1;
+            fprintf(stderr, "mgpu-harness: %s [%s]\n", msg ? msg : "error", ecode ? ecode : "?");
+            status = ecode ? exit_status_for_code(ecode) : 1;
         } else {
             const char *msg = lua_tostring(L, -1);
             fprintf(stderr, "mgpu-harness: %s\n", msg ? msg : "(error object is not a string)");
             status = 1;
         }
     }
+    signal(SIGINT, SIG_DFL);
+    interrupt_L = NULL;
     lua_close(L);
     return status;
+}
+
+int mh_lua_run_script(const char *path, int argc, char **argv) { return run_lua(path, NULL, argc, argv); }
+
+int mh_lua_run_builtin(const char *name, const char *code, int argc, char **argv)
+{
+    return run_lua(name, code, argc, argv);
 }

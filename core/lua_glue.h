@@ -8,6 +8,8 @@
  * (an uncaught mgpu error maps to its code's status, see error.h). */
 int mh_lua_run_script(const char *path, int argc, char **argv);
 const char *mh_lua_version(void);
+/* Runs Lua code of the harness itself (a built-in command) with arg set. */
+int mh_lua_run_builtin(const char *name, const char *code, int argc, char **argv);
 
 /* The embedded Lua sources of lua/ (generated at build time). */
 typedef struct { const char *module; const char *source; unsigned long size; } mh_embedded_lua;

@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 static const char USAGE[] =
-    "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script (experiment)\n"
+    "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script; an experiment takes\n"
+    "                                             --set NAME=V1,V2 --list --out DIR --resume DIR --backend B\n"
     "       mgpu-harness dump BUFFER --meta META.json [options]\n"
     "       mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup]\n"
+    "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
@@ -255,6 +257,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "dump")) return cmd_dump(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cmd_info();
     if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
+    if (!strcmp(cmd, "replay"))
+        return mh_lua_run_builtin("mgpu-harness replay", "return require('mgpu.experiment').replay_main(arg)", argc - 2,
+                                  argv + 2);
     if (!strcmp(cmd, "run")) {
         if (argc < 3) {
             fputs("mgpu-harness: run needs a SCRIPT.lua\n", stderr);

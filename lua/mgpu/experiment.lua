@@ -23,6 +23,8 @@ local results = require "mgpu.results"
 
 local M = {}
 
+M.MAX_SMEM = 232448 -- dynamic shared memory per block on sm_90 (H100/H200), opt-in maximum
+
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
 -- argv (arg[1..n]) -> options; hand-written: five options do not justify a dependency
@@ -106,6 +108,21 @@ local function attempt_point(ctx, index, point, entries, row)
   elseif exp.profile then
     local prof = type(exp.profile) == "function" and exp.profile(point) or exp.profile
     launch.profile = { scope = prof.scope, names = prof.names, entries = entries or prof.entries }
+    if prof.staged then
+      -- the kernel stages its events in dynamic shared memory (Mosaic GPU):
+      -- traces per block x entries x 4 bytes, on top of what it needs itself
+      local b = type(spec.block) == "table" and spec.block or { spec.block }
+      local threads = (b[1] or 1) * (b[2] or 1) * (b[3] or 1)
+      local per_block = threads // (prof.scope == "warp" and 32 or 128)
+      local bytes = per_block * launch.profile.entries * 4
+      launch.smem = (prof.smem_extra or 0) + bytes
+      if launch.smem > M.MAX_SMEM then
+        error(errors.new("launch_failed", string.format(
+          "the trace needs %d bytes of shared memory per block (%d traces x %d entries x 4) plus %d: more than the "
+            .. "%d bytes (227 KiB) a block can have on sm_90", bytes, per_block, launch.profile.entries,
+          prof.smem_extra or 0, M.MAX_SMEM), { required = launch.profile.entries }), 0)
+      end
+    end
   end
   local function go()
     if spec.before then spec.before() end
@@ -265,12 +282,17 @@ function M.run(exp, opts)
 
   local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
   local nok, nfailed, nskipped = 0, 0, 0
+  local interrupted = false
   for i, p in ipairs(points) do
     local key = axes.key(groups, p)
     if done[key] then
       nskipped = nskipped + 1
     else
       local ok, row = xpcall(run_point, as_error, ctx, i, p)
+      if not ok and row.code == "interrupted" then
+        interrupted = true
+        break
+      end
       if ok then
         row.status = "ok"
         nok = nok + 1
@@ -286,11 +308,85 @@ function M.run(exp, opts)
   local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
   results.write_csv(dir, names, rows)
   if not opts.quiet then
+    if ctx.tty then io.stderr:write("\n") end
     print(results.table(names, rows, dev.backend == "emu" and "emu time" or "time"))
     print(string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
       nskipped, filtered, dir))
   end
-  return { dir = dir, rows = rows, ok = nok, failed = nfailed, skipped = nskipped, filtered = filtered }
+  if interrupted then
+    io.stderr:write(string.format("mgpu-harness: interrupted; the results folder is consistent: continue with\n"
+      .. "  mgpu-harness %s --resume %s\n", script, dir))
+  end
+  return { dir = dir, rows = rows, ok = nok, failed = nfailed, skipped = nskipped, filtered = filtered,
+    interrupted = interrupted }
+end
+
+local function deep_equal(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) ~= "table" then return a == b end
+  for k, v in pairs(a) do if not deep_equal(v, b[k]) then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
+local function read_all(path)
+  local f = io.open(path, "rb")
+  if not f then bad(path .. ": cannot open") end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- Re-runs a results folder from its manifest into DIR/replay-<time>/ and
+-- compares every point.  Refuses when the script or a PTX file changed since
+-- the run, unless opts.force.  On emu the times are virtual, so a replay must
+-- give identical rows; (on a GPU the comparison will have to allow for noise).
+function M.replay(dir, opts)
+  opts = opts or {}
+  local man = core.json_decode(read_all(dir .. "/manifest.json"), dir .. "/manifest.json")
+  local function same_file(entry, what)
+    local ok, now = pcall(core.sha256_file, entry.path)
+    if not ok then bad(string.format("%s %s of the run is gone", what, entry.path)) end
+    if now ~= entry.sha256 and not opts.force then
+      bad(string.format("%s %s changed since the run (sha256 %s..., now %s...): replay would not repeat it; "
+        .. "use --force to replay anyway", what, entry.path, entry.sha256:sub(1, 12), now:sub(1, 12)))
+    end
+  end
+  same_file(man.script, "script")
+  for _, p in ipairs(man.ptx or {}) do same_file(p, "PTX") end
+  local chunk, err = loadfile(man.script.path)
+  if not chunk then bad(err) end
+  local exp = chunk()
+  local out = dir .. "/replay-" .. os.date("!%Y%m%dT%H%M%SZ")
+  local r = M.run(exp, { set = man.set, out = out, quiet = true, script = man.script.path, backend = man.backend,
+    command = "mgpu-harness replay " .. dir })
+  local old = {}
+  for _, row in ipairs(results.latest(results.read_jsonl(dir .. "/results.jsonl"))) do old[row.key] = row end
+  local fields = { "status", "time_ns", "cycles", "thread_insns", "entries", "regions", "attempts" }
+  local same, differ = 0, {}
+  for _, row in ipairs(r.rows) do
+    local o = old[row.key]
+    local eq = o ~= nil
+    for _, f in ipairs(fields) do eq = eq and deep_equal(o[f], row[f]) end
+    if eq then same = same + 1 else differ[#differ + 1] = row.key end
+  end
+  return { out = out, identical = same, differ = differ, backend = man.backend }
+end
+
+function M.replay_main(argv)
+  local dir, force = nil, false
+  for _, a in ipairs(argv or {}) do
+    if a == "--force" then force = true
+    elseif a:sub(1, 2) == "--" then bad("replay: unknown option " .. a .. " (--force)")
+    elseif dir then bad("replay takes one results folder")
+    else dir = a end
+  end
+  if not dir then bad("usage: mgpu-harness replay RESULTS_DIR [--force]") end
+  local r = M.replay(dir, { force = force })
+  print(string.format("replay of %s on %s: %d points identical, %d differ -> %s", dir, r.backend, r.identical,
+    #r.differ, r.out))
+  for _, k in ipairs(r.differ) do print("  differs: " .. k) end
+  return #r.differ == 0 and 0 or 8
 end
 
 -- Entry point of `mgpu-harness experiment.lua [options]`: returns the exit status.
@@ -301,6 +397,7 @@ function M.main(exp, argv)
   for _, a in ipairs(argv or {}) do cmd[#cmd + 1] = a end
   opts.command = table.concat(cmd, " ")
   local r = M.run(exp, opts)
+  if r.interrupted then return 130 end
   return r.failed > 0 and 7 or 0
 end
 

@@ -234,6 +234,81 @@ ret;
   end)
 end)
 
+describe("replay and interruption", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  local script = [[
+local mgpu = require "mgpu"
+return {
+  name = "replay_test",
+  module = "]] .. h.src .. [[/ptx/reduce.ptx",
+  kernel = "reduce_sum_f32",
+  instrument = "warp",
+  axes = { n = { 1000, 5000 } },
+  repeats = 1,
+  setup = function(p, dev)
+    local x = dev:array("f32", p.n, { fill = "random", seed = 4, min = 0, max = 1 })
+    return { grid = 2, block = 64, smem = 256, args = { x, dev:array("f32", 2), p.n } }
+  end,
+}
+]]
+
+  it("replays a results folder identically on emu, and refuses a changed script", function()
+    h.write(dir .. "/exp.lua", script)
+    local st, _, err = h.run(dir .. "/exp.lua", "--out", dir .. "/r", "--quiet")
+    assert.equal(0, st, err)
+    local out
+    st, out, err = h.run("replay", dir .. "/r")
+    assert.equal(0, st, err)
+    assert.matches("2 points identical, 0 differ", out)
+    h.write(dir .. "/exp.lua", script .. "-- edited\n")
+    st, out, err = h.run("replay", dir .. "/r")
+    assert.equal(2, st)
+    assert.matches("changed since the run", err)
+    st, out, err = h.run("replay", dir .. "/r", "--force")
+    assert.equal(0, st, err)
+  end)
+
+  it("leaves a consistent folder when interrupted, and resumes", function()
+    local n = 0
+    local exp = {
+      name = "interrupt_test", module = h.src .. "/ptx/copy.ptx", kernel = "copy_f32x4",
+      axes = { k = { 1, 2, 3 } }, repeats = 1,
+      setup = function(p, dev)
+        n = n + 1
+        if n == 2 then error(mgpu.errors.new("interrupted", "interrupted (Ctrl-C)")) end
+        local a, b = dev:array("f32", 64), dev:array("f32", 64)
+        return { grid = 1, block = 16, args = { a, b, 16 } }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.is_true(r.interrupted)
+    assert.equal(1, r.ok)
+    assert.matches("\n1,1,ok", h.read(dir .. "/results.csv"))
+    r = mgpu.run(exp, { resume = dir, quiet = true })
+    assert.equal(2, r.ok)
+    assert.equal(1, r.skipped)
+  end)
+
+  it("refuses a trace that cannot fit in shared memory before launching", function()
+    local exp = {
+      name = "smem_test", module = h.fixtures .. "/copy_bounds_wg.ptx", kernel = "body_mosaic_gpu_kernel",
+      profile = { scope = "warpgroup", entries = 100000, names = { "Init", "load", "store" }, staged = true },
+      retry = false,
+      setup = function(_, dev)
+        return { grid = 8, block = 128, args = { dev:array("bf16", 16384), dev:array("bf16", 16384), mgpu.TRACE } }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(1, r.failed)
+    local row = results.read_jsonl(dir .. "/results.jsonl")[1]
+    assert.equal("launch_failed", row.error.code)
+    assert.matches("400000 bytes of shared memory per block", row.error.message)
+  end)
+end)
+
 describe("example experiments", function()
   for _, name in ipairs({ "copy", "tile_sweep", "mosaic", "overflow_retry" }) do
     it(name .. ".lua runs with one command and ends with a summary", function()
