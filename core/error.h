@@ -23,6 +23,8 @@ typedef enum {
     MH_E_LAUNCH_FAILED,     /* a launch refused before running (shape, arguments, resources) */
     MH_E_KERNEL_FAULT,      /* the kernel faulted while running (bad address, trap) */
     MH_E_INTERRUPTED,       /* Ctrl-C */
+    MH_E_NO_DEVICE,         /* no CUDA driver or device */
+    MH_E_JIT_FAILED,        /* the driver's JIT refused a module */
     MH_E_COUNT_
 } mh_code;
 

@@ -1,6 +1,7 @@
 /* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
 #include "dump_file.h"
+#include "cuda.h"
 #include "emu.h"
 #include "instrument.h"
 #include "ptx.h"
@@ -235,7 +236,27 @@ static int cmd_info(void)
     printf("backends:\n");
     printf("  emu   available: CPU executor of PTX, %d virtual SMs, virtual SM clock %.1f GHz\n"
            "        (deterministic; its times are not GPU timings)\n", MH_EMU_DEFAULT_SMS, MH_EMU_CLOCK_GHZ);
-    printf("  cuda  not built yet (the CUDA Driver API backend is a later issue)\n");
+    mh_cuda *c = NULL;
+    mh_error e;
+    mh_error_clear(&e);
+    int n = 0, version = 0;
+    if (mh_cuda_load(NULL, &c, &e) || mh_cuda_device_count(c, &n, &e) || mh_cuda_driver_version(c, &version, &e)) {
+        printf("  cuda  not available: %s\n", e.message);
+    } else {
+        printf("  cuda  driver %d.%d, %d device%s (launches from scripts are not wired to it yet: experiments run\n"
+               "        on emu)\n", version / 1000, version % 1000 / 10, n, n == 1 ? "" : "s");
+        for (int i = 0; i < n; i++) {
+            mh_cuda_devinfo d;
+            if (mh_cuda_device_info(c, i, &d, &e)) {
+                printf("        %d: %s\n", i, e.message);
+                continue;
+            }
+            printf("        %d: %s, sm_%d%d, %d SMs, %.2f GHz (nominal), %.1f GiB, %d KiB shared memory per block "
+                   "(opt-in)\n", i, d.name, d.major, d.minor, d.sms, d.clock_khz / 1e6, (double)d.memory / (1 << 30),
+                   d.smem_optin / 1024);
+        }
+    }
+    if (c) mh_cuda_unload(c);
     return 0;
 }
 

@@ -15,6 +15,20 @@ describe("mgpu-harness", function()
     assert.matches("%-%-compat mosaic", out)
   end)
 
+  it("info lists the backends, with or without a CUDA driver", function()
+    local st, out = h.run_env("MGPU_LIBCUDA=/nonexistent/libcuda.so.1", "info")
+    assert.equal(0, st)
+    assert.matches("emu%s+available", out)
+    assert.matches("cuda%s+not available: cannot load the CUDA driver %(/nonexistent/libcuda%.so%.1%)", out)
+    local fake = os.getenv("MGPU_FAKE_CUDA")
+    if fake then
+      st, out = h.run_env("MGPU_LIBCUDA=" .. fake, "info")
+      assert.equal(0, st)
+      assert.matches("cuda%s+driver 13%.0, 1 device", out)
+      assert.matches("0: Fake GPU 0, sm_90, 132 SMs, 1%.98 GHz", out)
+    end
+  end)
+
   it("rejects an unknown command with status 2", function()
     local st, _, err = h.run("frobnicate")
     assert.equal(2, st)

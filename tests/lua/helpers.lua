@@ -13,10 +13,15 @@ M.quote = quote
 
 -- Runs mgpu-harness with args; returns exit status, stdout, stderr.
 function M.run(...)
+  return M.run_env("", ...)
+end
+
+-- The same with environment assignments first: run_env("A=1 B=2", args...)
+function M.run_env(env, ...)
   local args = {}
   for i, a in ipairs({ ... }) do args[i] = quote(a) end
   local err = os.tmpname()
-  local p = io.popen(quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err)
+  local p = io.popen(env .. " " .. quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err)
   local out = p:read("a")
   local _, _, status = p:close()
   local f = io.open(err)

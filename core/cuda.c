@@ -1,0 +1,346 @@
+/* cuda.c - the cuda backend's core over the CUDA Driver API, loaded with
+ * dlopen (see cuda.h, cuda_api.h). */
+#define _GNU_SOURCE
+#include "cuda.h"
+#include "cuda_api.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mh_cuda {
+    void *lib;
+    mh_cuda_fns f;
+    char path[256];
+};
+
+struct mh_cuda_dev {
+    mh_cuda *c;
+    CUdevice dev;
+    CUcontext ctx;
+    int ordinal;
+    unsigned generation;
+};
+
+struct mh_cuda_module {
+    mh_cuda_dev *d;
+    CUmodule mod;
+    unsigned generation;
+};
+
+static const char *err_name(mh_cuda *c, CUresult r)
+{
+    const char *s = NULL;
+    if (c->f.cuGetErrorName && c->f.cuGetErrorName(r, &s) == 0 && s) return s;
+    return "CUDA error";
+}
+
+static const char *err_text(mh_cuda *c, CUresult r)
+{
+    const char *s = NULL;
+    if (c->f.cuGetErrorString && c->f.cuGetErrorString(r, &s) == 0 && s) return s;
+    return "";
+}
+
+static int sticky(CUresult r)
+{
+    return r == MH_CUDA_ERROR_ILLEGAL_ADDRESS || r == MH_CUDA_ERROR_MISALIGNED_ADDRESS ||
+           r == MH_CUDA_ERROR_LAUNCH_FAILED || r == MH_CUDA_ERROR_ILLEGAL_INSTRUCTION ||
+           r == MH_CUDA_ERROR_HARDWARE_STACK_ERROR || r == MH_CUDA_ERROR_INVALID_PC || r == MH_CUDA_ERROR_ASSERT ||
+           r == MH_CUDA_ERROR_LAUNCH_TIMEOUT;
+}
+
+/* The harness's code for a driver result. */
+static mh_code map(CUresult r)
+{
+    if (sticky(r)) return MH_E_KERNEL_FAULT;
+    switch (r) {
+    case MH_CUDA_ERROR_OUT_OF_MEMORY: return MH_E_NO_MEMORY;
+    case MH_CUDA_ERROR_NO_DEVICE:
+    case MH_CUDA_ERROR_NOT_INITIALIZED: return MH_E_NO_DEVICE;
+    case MH_CUDA_ERROR_INVALID_IMAGE:
+    case MH_CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case MH_CUDA_ERROR_INVALID_PTX:
+    case MH_CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case MH_CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return MH_E_JIT_FAILED;
+    case MH_CUDA_ERROR_NOT_FOUND: return MH_E_NOT_FOUND;
+    case MH_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return MH_E_LAUNCH_FAILED;
+    default: return MH_E_LAUNCH_FAILED;
+    }
+}
+
+static int fail_cu(mh_cuda *c, CUresult r, mh_error *e, const char *what)
+{
+    return mh_fail(e, map(r), "%s: %s (%d): %s", what, err_name(c, r), r, err_text(c, r));
+}
+
+int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
+{
+    *out = NULL;
+    if (!lib) lib = getenv("MGPU_LIBCUDA");
+    if (!lib || !*lib) lib = "libcuda.so.1";
+    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) return mh_fail(e, MH_E_NO_DEVICE, "cannot load the CUDA driver (%s): %s", lib, dlerror());
+    mh_cuda *c = calloc(1, sizeof *c);
+    if (!c) {
+        dlclose(h);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    c->lib = h;
+    snprintf(c->path, sizeof c->path, "%s", lib);
+#define SYM(name)                                                                                    \
+    do {                                                                                             \
+        *(void **)&c->f.name = dlsym(h, #name);                                                      \
+        if (!c->f.name) {                                                                            \
+            mh_fail(e, MH_E_NO_DEVICE, "%s has no %s: a driver older than the harness needs", lib, #name); \
+            mh_cuda_unload(c);                                                                       \
+            return (int)e->code;                                                                     \
+        }                                                                                            \
+    } while (0)
+    SYM(cuInit); SYM(cuDriverGetVersion); SYM(cuDeviceGetCount); SYM(cuDeviceGet); SYM(cuDeviceGetName);
+    SYM(cuDeviceGetAttribute); SYM(cuDeviceTotalMem_v2); SYM(cuDevicePrimaryCtxRetain);
+    SYM(cuDevicePrimaryCtxRelease_v2); SYM(cuDevicePrimaryCtxReset_v2); SYM(cuCtxSetCurrent); SYM(cuCtxSynchronize);
+    SYM(cuModuleLoadDataEx); SYM(cuModuleUnload); SYM(cuModuleGetFunction); SYM(cuFuncGetAttribute);
+    SYM(cuFuncSetAttribute); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemcpyDtoH_v2);
+    SYM(cuMemsetD8_v2); SYM(cuLaunchKernel); SYM(cuEventCreate); SYM(cuEventRecord); SYM(cuEventSynchronize);
+    SYM(cuEventElapsedTime); SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
+#undef SYM
+    CUresult r = c->f.cuInit(0);
+    if (r) {
+        fail_cu(c, r, e, "cuInit");
+        e->code = MH_E_NO_DEVICE;
+        mh_cuda_unload(c);
+        return (int)e->code;
+    }
+    *out = c;
+    return 0;
+}
+
+void mh_cuda_unload(mh_cuda *c)
+{
+    if (!c) return;
+    if (c->lib) dlclose(c->lib);
+    free(c);
+}
+
+int mh_cuda_driver_version(mh_cuda *c, int *version, mh_error *e)
+{
+    CUresult r = c->f.cuDriverGetVersion(version);
+    return r ? fail_cu(c, r, e, "cuDriverGetVersion") : 0;
+}
+
+int mh_cuda_device_count(mh_cuda *c, int *n, mh_error *e)
+{
+    CUresult r = c->f.cuDeviceGetCount(n);
+    return r ? fail_cu(c, r, e, "cuDeviceGetCount") : 0;
+}
+
+int mh_cuda_device_info(mh_cuda *c, int ordinal, mh_cuda_devinfo *info, mh_error *e)
+{
+    CUdevice dev;
+    CUresult r;
+    size_t mem = 0;
+    memset(info, 0, sizeof *info);
+    if ((r = c->f.cuDeviceGet(&dev, ordinal))) return fail_cu(c, r, e, "cuDeviceGet");
+    if ((r = c->f.cuDeviceGetName(info->name, (int)sizeof info->name, dev))) return fail_cu(c, r, e, "cuDeviceGetName");
+    struct { int attr; int *out; } q[] = {
+        {MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, &info->major},
+        {MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, &info->minor},
+        {MH_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &info->sms},
+        {MH_CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &info->clock_khz},
+        {MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, &info->smem_optin},
+        {MH_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &info->max_threads},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++)
+        if ((r = c->f.cuDeviceGetAttribute(q[i].out, q[i].attr, dev))) return fail_cu(c, r, e, "cuDeviceGetAttribute");
+    if ((r = c->f.cuDeviceTotalMem_v2(&mem, dev))) return fail_cu(c, r, e, "cuDeviceTotalMem");
+    info->memory = mem;
+    return 0;
+}
+
+int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
+{
+    int n = 0;
+    *out = NULL;
+    if (mh_cuda_device_count(c, &n, e)) return (int)e->code;
+    if (ordinal < 0 || ordinal >= n)
+        return mh_fail(e, MH_E_NO_DEVICE, "no CUDA device %d (%d device%s)", ordinal, n, n == 1 ? "" : "s");
+    mh_cuda_dev *d = calloc(1, sizeof *d);
+    if (!d) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    d->c = c;
+    d->ordinal = ordinal;
+    CUresult r = c->f.cuDeviceGet(&d->dev, ordinal);
+    if (!r) r = c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (!r) r = c->f.cuCtxSetCurrent(d->ctx);
+    if (r) {
+        free(d);
+        return fail_cu(c, r, e, "opening the device's primary context");
+    }
+    *out = d;
+    return 0;
+}
+
+void mh_cuda_close(mh_cuda_dev *d)
+{
+    if (!d) return;
+    d->c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
+    free(d);
+}
+
+unsigned mh_cuda_generation(const mh_cuda_dev *d) { return d->generation; }
+
+/* After a sticky error the context is unusable: reset it and take a new one. */
+static void recover(mh_cuda_dev *d)
+{
+    mh_cuda *c = d->c;
+    c->f.cuDevicePrimaryCtxReset_v2(d->dev);
+    if (c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev) == 0) c->f.cuCtxSetCurrent(d->ctx);
+    d->generation++;
+}
+
+/* "ptxas application ptx input, line 12; error   : ..." -> 12 */
+static long log_line(const char *log)
+{
+    const char *p = strstr(log, ", line ");
+    return p ? strtol(p + 7, NULL, 10) : -1;
+}
+
+int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_level, mh_cuda_module **out,
+                     char **info_log, mh_error *e)
+{
+    enum { LOG = 1 << 16 };
+    mh_cuda *c = d->c;
+    char *info = calloc(1, LOG), *err = calloc(1, LOG);
+    if (!info || !err) {
+        free(info);
+        free(err);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    int opts[] = {MH_CU_JIT_INFO_LOG_BUFFER, MH_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_ERROR_LOG_BUFFER,
+                  MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_LOG_VERBOSE, MH_CU_JIT_OPTIMIZATION_LEVEL};
+    void *vals[] = {info, (void *)(uintptr_t)LOG, err, (void *)(uintptr_t)LOG, (void *)(uintptr_t)1,
+                    (void *)(uintptr_t)(opt_level >= 0 && opt_level <= 4 ? opt_level : 4)};
+    CUmodule mod = NULL;
+    CUresult r = c->f.cuModuleLoadDataEx(&mod, ptx, 6, opts, vals);
+    int rc = 0;
+    if (r) {
+        if (sticky(r)) recover(d);
+        long line = log_line(err);
+        e->line = line;
+        rc = mh_fail(e, map(r), "%s: the JIT refused the module: %s (%d)%s%s", path, err_name(c, r), r,
+                     err[0] ? "\n" : "", err);
+    } else {
+        mh_cuda_module *m = calloc(1, sizeof *m);
+        if (!m) {
+            c->f.cuModuleUnload(mod);
+            rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        } else {
+            m->d = d;
+            m->mod = mod;
+            m->generation = d->generation;
+            *out = m;
+        }
+    }
+    if (info_log && !rc) *info_log = info;
+    else free(info);
+    free(err);
+    return rc;
+}
+
+void mh_cuda_unload_module(mh_cuda_module *m)
+{
+    if (!m) return;
+    if (m->generation == m->d->generation) m->d->c->f.cuModuleUnload(m->mod);
+    free(m);
+}
+
+int mh_cuda_kernel(mh_cuda_module *m, const char *name, void **fn, mh_cuda_kernel_info *info, mh_error *e)
+{
+    mh_cuda *c = m->d->c;
+    if (m->generation != m->d->generation)
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "the module was loaded before the device was reset after a fault: load it again");
+    CUfunction f;
+    CUresult r = c->f.cuModuleGetFunction(&f, m->mod, name);
+    if (r) return mh_fail(e, r == MH_CUDA_ERROR_NOT_FOUND ? MH_E_NOT_FOUND : map(r), "no kernel named \"%s\" (%s)", name,
+                          err_name(c, r));
+    if (info) {
+        memset(info, 0, sizeof *info);
+        c->f.cuFuncGetAttribute(&info->regs, MH_CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+        c->f.cuFuncGetAttribute(&info->static_smem, MH_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+        c->f.cuFuncGetAttribute(&info->local_bytes, MH_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+        c->f.cuFuncGetAttribute(&info->max_threads, MH_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
+    }
+    *fn = f;
+    return 0;
+}
+
+int mh_cuda_alloc(mh_cuda_dev *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+{
+    CUdeviceptr p = 0;
+    CUresult r = d->c->f.cuMemAlloc_v2(&p, bytes ? bytes : 1);
+    if (r) return fail_cu(d->c, r, e, "cuMemAlloc");
+    *addr = p;
+    return 0;
+}
+
+int mh_cuda_free(mh_cuda_dev *d, uint64_t addr, mh_error *e)
+{
+    CUresult r = d->c->f.cuMemFree_v2(addr);
+    return r ? fail_cu(d->c, r, e, "cuMemFree") : 0;
+}
+
+int mh_cuda_write(mh_cuda_dev *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e)
+{
+    CUresult r = d->c->f.cuMemcpyHtoD_v2(addr, src, bytes);
+    return r ? fail_cu(d->c, r, e, "cuMemcpyHtoD") : 0;
+}
+
+int mh_cuda_read(mh_cuda_dev *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e)
+{
+    CUresult r = d->c->f.cuMemcpyDtoH_v2(dst, addr, bytes);
+    return r ? fail_cu(d->c, r, e, "cuMemcpyDtoH") : 0;
+}
+
+int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e)
+{
+    CUresult r = d->c->f.cuMemsetD8_v2(addr, (unsigned char)byte, bytes);
+    return r ? fail_cu(d->c, r, e, "cuMemsetD8") : 0;
+}
+
+int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                   unsigned smem, void **params, float *ms, mh_error *e)
+{
+    mh_cuda *c = d->c;
+    CUfunction f = fn;
+    CUevent ev[2] = {NULL, NULL};
+    CUresult r;
+    if (smem > 48 * 1024 &&
+        (r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)))
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %u bytes of dynamic shared memory refused: %s", name, smem,
+                       err_text(c, r));
+    if ((r = c->f.cuEventCreate(&ev[0], 0)) || (r = c->f.cuEventCreate(&ev[1], 0))) {
+        if (ev[0]) c->f.cuEventDestroy_v2(ev[0]);
+        return fail_cu(c, r, e, "cuEventCreate");
+    }
+    c->f.cuEventRecord(ev[0], NULL);
+    r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
+    if (!r) r = c->f.cuEventRecord(ev[1], NULL);
+    if (!r) r = c->f.cuEventSynchronize(ev[1]);
+    if (!r && ms) r = c->f.cuEventElapsedTime(ms, ev[0], ev[1]);
+    int rc = 0;
+    if (r) {
+        if (sticky(r)) {
+            rc = mh_fail(e, MH_E_KERNEL_FAULT,
+                         "%s faulted: %s (%d): %s; the device was reset (its modules and memory are gone) so the "
+                         "next launch can run",
+                         name, err_name(c, r), r, err_text(c, r));
+            recover(d);
+            return rc; /* the events died with the context */
+        }
+        rc = mh_fail(e, map(r), "launching %s: %s (%d): %s", name, err_name(c, r), r, err_text(c, r));
+    }
+    c->f.cuEventDestroy_v2(ev[0]);
+    c->f.cuEventDestroy_v2(ev[1]);
+    return rc;
+}

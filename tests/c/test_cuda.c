@@ -1,0 +1,91 @@
+/* test_cuda.c - the cuda backend's core without a GPU, through a fake
+ * driver (tests/fake/fake_cuda.c) loaded by path: no driver, device facts,
+ * JIT errors with the PTX line, memory, the mapping of driver errors, and a
+ * sticky fault after which the next launch runs. */
+#include "check.h"
+#include "cuda.h"
+
+#include <stdlib.h>
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return 2;
+    const char *fake = argv[1];
+    mh_cuda *c;
+    mh_error e;
+    mh_error_clear(&e);
+
+    CHECK(mh_cuda_load("/nonexistent/libcuda.so.1", &c, &e) == MH_E_NO_DEVICE);
+    CHECK_CONTAINS(e.message, "cannot load the CUDA driver (/nonexistent/libcuda.so.1)");
+
+    CHECK(mh_cuda_load(fake, &c, &e) == 0);
+    if (!c) return check_report("test_cuda");
+    int n = 0, v = 0;
+    CHECK(mh_cuda_device_count(c, &n, &e) == 0 && n == 1);
+    CHECK(mh_cuda_driver_version(c, &v, &e) == 0 && v == 13000);
+    mh_cuda_devinfo info;
+    CHECK(mh_cuda_device_info(c, 0, &info, &e) == 0);
+    CHECK_STR(info.name, "Fake GPU 0");
+    CHECK(info.major == 9 && info.minor == 0 && info.sms == 132 && info.clock_khz == 1980000);
+    CHECK(info.smem_optin == 232448 && info.memory == (uint64_t)141 << 30);
+
+    mh_cuda_dev *d;
+    CHECK(mh_cuda_open(c, 1, &d, &e) == MH_E_NO_DEVICE);
+    CHECK_CONTAINS(e.message, "no CUDA device 1 (1 device)");
+    CHECK(mh_cuda_open(c, 0, &d, &e) == 0);
+
+    /* JIT errors carry the log and the PTX line */
+    mh_cuda_module *m = NULL;
+    char *log = NULL;
+    const char bad[] = ".version 8.0\n.target sm_90\nFAKE_JIT_ERROR\n";
+    CHECK(mh_cuda_load_ptx(d, bad, "bad.ptx", 4, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK(e.line == 3);
+    CHECK_CONTAINS(e.message, "bad.ptx: the JIT refused the module: CUDA_ERROR_INVALID_PTX (218)");
+    CHECK_CONTAINS(e.message, "line 3; error   : Unknown symbol");
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", 4, &m, &log, &e) == 0);
+    CHECK_CONTAINS(log, "ptxas info");
+    free(log);
+    void *fn;
+    mh_cuda_kernel_info ki;
+    CHECK(mh_cuda_kernel(m, "missing", &fn, &ki, &e) == MH_E_NOT_FOUND);
+    CHECK_CONTAINS(e.message, "no kernel named \"missing\"");
+    CHECK(mh_cuda_kernel(m, "k", &fn, &ki, &e) == 0 && ki.regs == 32);
+
+    /* memory */
+    uint64_t a;
+    CHECK(mh_cuda_alloc(d, (uint64_t)2 << 30, &a, &e) == MH_E_NO_MEMORY);
+    CHECK_CONTAINS(e.message, "CUDA_ERROR_OUT_OF_MEMORY");
+    CHECK(mh_cuda_alloc(d, 64, &a, &e) == 0);
+    char in[64], out[64];
+    for (int i = 0; i < 64; i++) in[i] = (char)i;
+    CHECK(mh_cuda_write(d, a, in, 64, &e) == 0 && mh_cuda_read(d, a, out, 64, &e) == 0 && !memcmp(in, out, 64));
+    CHECK(mh_cuda_free(d, a, &e) == 0);
+
+    /* launches: timing, then a sticky fault, then the next launch runs */
+    unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
+    float ms = 0;
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, 0, NULL, &ms, &e) == 0 && ms == 0.125f);
+    void *ffault;
+    CHECK(mh_cuda_kernel(m, "fault", &ffault, NULL, &e) == 0);
+    unsigned gen = mh_cuda_generation(d);
+    CHECK(mh_cuda_launch(d, ffault, "fault", g, b, 0, NULL, &ms, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "fault faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access");
+    CHECK(mh_cuda_generation(d) == gen + 1);
+    CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == MH_E_LAUNCH_FAILED); /* the old module is gone */
+    CHECK_CONTAINS(e.message, "load it again");
+    mh_cuda_unload_module(m);
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", 4, &m, NULL, &e) == 0);
+    CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == 0);
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, 0, NULL, &ms, &e) == 0);
+    mh_cuda_unload_module(m);
+    mh_cuda_close(d);
+    mh_cuda_unload(c);
+
+    /* a driver with no device */
+    setenv("FAKE_CUDA_DEVICES", "0", 1);
+    CHECK(mh_cuda_load(fake, &c, &e) == 0);
+    CHECK(mh_cuda_open(c, 0, &d, &e) == MH_E_NO_DEVICE);
+    CHECK_CONTAINS(e.message, "no CUDA device 0 (0 devices)");
+    mh_cuda_unload(c);
+    return check_report("test_cuda");
+}

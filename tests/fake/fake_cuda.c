@@ -1,0 +1,126 @@
+/* fake_cuda.c - a stand-in for libcuda.so.1 in tests: the driver entry
+ * points the harness uses, backed by host memory, with behaviour chosen by
+ * environment variables:
+ *   FAKE_CUDA_DEVICES=N     number of devices (default 1)
+ *   a PTX containing "FAKE_JIT_ERROR" fails to JIT with a ptxas-style log
+ *     naming the line of that text
+ *   a kernel named "fault" returns CUDA_ERROR_ILLEGAL_ADDRESS, and every call
+ *     but the reset keeps failing until cuDevicePrimaryCtxReset (sticky)
+ *   allocations above 1 GiB fail with CUDA_ERROR_OUT_OF_MEMORY
+ * Never part of the harness: built for the tests only. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+static int sticky_error;
+static char fname_store[64][64];
+static int nfuncs;
+
+#define STICKY() do { if (sticky_error) return 700; } while (0)
+
+CUresult cuInit(unsigned f) { (void)f; return 0; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int *n)
+{
+    const char *s = getenv("FAKE_CUDA_DEVICES");
+    *n = s ? atoi(s) : 1;
+    return 0;
+}
+CUresult cuDeviceGet(int *d, int i) { int n; cuDeviceGetCount(&n); if (i >= n) return 101; *d = i; return 0; }
+CUresult cuDeviceGetName(char *name, int len, int d) { snprintf(name, (size_t)len, "Fake GPU %d", d); return 0; }
+CUresult cuDeviceGetAttribute(int *v, int attr, int d)
+{
+    (void)d;
+    switch (attr) {
+    case 75: *v = 9; break;        /* major */
+    case 76: *v = 0; break;        /* minor */
+    case 16: *v = 132; break;      /* SMs */
+    case 13: *v = 1980000; break;  /* clock kHz */
+    case 97: *v = 232448; break;   /* smem opt-in */
+    case 1: *v = 1024; break;
+    default: *v = 0;
+    }
+    return 0;
+}
+CUresult cuDeviceTotalMem_v2(size_t *m, int d) { (void)d; *m = (size_t)141 << 30; return 0; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { (void)d; *ctx = (void *)0x1; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; sticky_error = 0; return 0; }
+CUresult cuCtxSetCurrent(void *c) { (void)c; STICKY(); return 0; }
+CUresult cuCtxSynchronize(void) { STICKY(); return 0; }
+
+CUresult cuModuleLoadDataEx(void **mod, const void *img, unsigned n, int *opts, void **vals)
+{
+    STICKY();
+    const char *ptx = img, *bad = strstr(ptx, "FAKE_JIT_ERROR");
+    char *info = NULL, *err = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        if (opts[i] == 3) info = vals[i];
+        if (opts[i] == 5) err = vals[i];
+    }
+    if (bad) {
+        int line = 1;
+        for (const char *p = ptx; p < bad; p++) line += *p == '\n';
+        if (err) sprintf(err, "ptxas application ptx input, line %d; error   : Unknown symbol 'FAKE_JIT_ERROR'", line);
+        return 218;
+    }
+    if (info) strcpy(info, "ptxas info    : 0 bytes gmem");
+    *mod = (void *)0x2;
+    return 0;
+}
+CUresult cuModuleUnload(void *m) { (void)m; return 0; }
+CUresult cuModuleGetFunction(void **f, void *m, const char *name)
+{
+    (void)m;
+    STICKY();
+    if (!strcmp(name, "missing")) return 500;
+    snprintf(fname_store[nfuncs % 64], 64, "%s", name);
+    *f = fname_store[nfuncs++ % 64];
+    return 0;
+}
+CUresult cuFuncGetAttribute(int *v, int a, void *f) { (void)f; *v = a == 4 ? 32 : 0; return 0; }
+CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
+CUresult cuMemAlloc_v2(uint64_t *p, size_t n)
+{
+    STICKY();
+    if (n > (1u << 30)) return 2;
+    void *h = calloc(1, n);
+    if (!h) return 2;
+    *p = (uint64_t)(uintptr_t)h;
+    return 0;
+}
+CUresult cuMemFree_v2(uint64_t p) { free((void *)(uintptr_t)p); return 0; }
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { STICKY(); memcpy((void *)(uintptr_t)d, s, n); return 0; }
+CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { STICKY(); memcpy(d, (void *)(uintptr_t)s, n); return 0; }
+CUresult cuMemsetD8_v2(uint64_t d, unsigned char b, size_t n) { STICKY(); memset((void *)(uintptr_t)d, b, n); return 0; }
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned smem, void *stream, void **params, void **extra)
+{
+    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+    STICKY();
+    if (!strcmp((const char *)f, "fault")) {
+        sticky_error = 1;
+        return 700;
+    }
+    return 0;
+}
+static char events[2];
+static int next_event;
+CUresult cuEventCreate(void **e, unsigned f) { (void)f; STICKY(); *e = &events[next_event++ % 2]; return 0; }
+CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; STICKY(); return 0; }
+CUresult cuEventSynchronize(void *e) { (void)e; STICKY(); return 0; }
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0.125f; return 0; }
+CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
+CUresult cuGetErrorName(CUresult r, const char **s)
+{
+    *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY"
+       : r == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_UNKNOWN";
+    return 0;
+}
+CUresult cuGetErrorString(CUresult r, const char **s)
+{
+    *s = r == 700 ? "an illegal memory access was encountered" : "fake error";
+    return 0;
+}
