@@ -6,6 +6,7 @@
 #include "args.h"
 #include "dtype.h"
 #include "dump_file.h"
+#include "cuda.h"
 #include "emu.h"
 #include "instrument.h"
 #include "ptx.h"
@@ -275,17 +276,51 @@ static int l_dump(lua_State *L)
 #define ARRAY_MT "mgpu.array"
 #define TRACE_MT "mgpu.trace"
 
-typedef struct { mh_emu *emu; } l_device;
+/* A device: the emu executor or a CUDA device (through the driver). */
+typedef struct {
+    int cuda;
+    mh_emu *emu;
+    mh_cuda *cu;
+    mh_cuda_dev *cud;
+    mh_cuda_devinfo info;
+    int open;
+} l_device;
+
+static int dev_alloc(l_device *d, uint64_t n, uint64_t *a, mh_error *e)
+{
+    return d->cuda ? mh_cuda_alloc(d->cud, n, a, e) : mh_emu_alloc(d->emu, n, a, e);
+}
+static int dev_free(l_device *d, uint64_t a, mh_error *e)
+{
+    return d->cuda ? mh_cuda_free(d->cud, a, e) : mh_emu_free(d->emu, a, e);
+}
+static int dev_write(l_device *d, uint64_t a, const void *p, uint64_t n, mh_error *e)
+{
+    return d->cuda ? mh_cuda_write(d->cud, a, p, n, e) : mh_emu_write(d->emu, a, p, n, e);
+}
+static int dev_read(l_device *d, uint64_t a, void *p, uint64_t n, mh_error *e)
+{
+    return d->cuda ? mh_cuda_read(d->cud, a, p, n, e) : mh_emu_read(d->emu, a, p, n, e);
+}
+static int dev_memset(l_device *d, uint64_t a, int b, uint64_t n, mh_error *e)
+{
+    return d->cuda ? mh_cuda_memset(d->cud, a, b, n, e) : mh_emu_memset(d->emu, a, b, n, e);
+}
+/* The SM clock the default dump converts cycles with: emu's virtual clock,
+ * or the driver's nominal clock (not a measured one: no calibration yet). */
+static double dev_clock_ghz(const l_device *d) { return d->cuda ? d->info.clock_khz / 1e6 : MH_EMU_CLOCK_GHZ; }
 typedef struct {
     ptx_module m;
     int loaded;
     int instrumented;        /* loaded with instrument = scope: r holds the names */
     mh_scope scope;
     mh_instrumented r;
+    mh_cuda_module *cm;      /* cuda: the JIT-compiled module */
+    unsigned gen;            /* cuda: device generation it was loaded in */
 } l_module;                  /* uservalue 1: device */
 typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
-typedef struct { uint64_t addr, count; mh_dtype dtype; mh_emu *emu; } l_array; /* uservalue 1: device */
-typedef struct { uint32_t *words; mh_spec spec; mh_names names; } l_trace;
+typedef struct { uint64_t addr, count; mh_dtype dtype; l_device *dev; unsigned gen; } l_array; /* uservalue 1: device */
+typedef struct { uint32_t *words; mh_spec spec; mh_names names; double clock_ghz; } l_trace;
 
 static char trace_sentinel; /* core.TRACE: "the harness's trace buffer goes here" */
 
@@ -309,33 +344,62 @@ static void *new_object(lua_State *L, size_t size, const char *mt, int uservalue
     return p;
 }
 
-/* core.device([kind]) -> device ("auto" and "emu" give the emu backend). */
+/* core.device([kind]) -> device.  "emu"; "cuda" or "cuda:N" (device N);
+ * "auto": the first CUDA device when a driver and a device are there, else emu. */
 static int l_device_new(lua_State *L)
 {
     const char *kind = luaL_optstring(L, 1, "auto");
-    if (!strcmp(kind, "cuda"))
-        return fail_code(L, MH_E_BAD_ARGUMENT, "%s: the cuda backend is not built yet; use \"emu\" or \"auto\"", kind);
-    if (strcmp(kind, "auto") && strcmp(kind, "emu"))
-        return fail_code(L, MH_E_BAD_ARGUMENT, "unknown backend \"%s\" (auto, emu, cuda)", kind);
+    int want_cuda = !strncmp(kind, "cuda", 4), ordinal = 0;
+    if (want_cuda && kind[4] == ':') ordinal = atoi(kind + 5);
+    else if (want_cuda && kind[4]) want_cuda = -1;
+    if (want_cuda < 0 || (!want_cuda && strcmp(kind, "auto") && strcmp(kind, "emu")))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "unknown backend \"%s\" (auto, emu, cuda, cuda:N)", kind);
     l_device *d = new_object(L, sizeof *d, DEVICE_MT, 0);
     mh_error e;
+    mh_error_clear(&e);
+    const char *driver = NULL; /* {driver = path}: another libcuda (tests use a fake one) */
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "driver");
+        driver = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    if (want_cuda || !strcmp(kind, "auto")) {
+        int rc = mh_cuda_load(driver, &d->cu, &e);
+        if (!rc) rc = mh_cuda_open(d->cu, ordinal, &d->cud, &e);
+        if (!rc) rc = mh_cuda_device_info(d->cu, ordinal, &d->info, &e);
+        if (!rc) {
+            d->cuda = d->open = 1;
+            return 1;
+        }
+        if (d->cud) mh_cuda_close(d->cud);
+        if (d->cu) mh_cuda_unload(d->cu);
+        d->cud = NULL;
+        d->cu = NULL;
+        if (want_cuda) return raise_error(L, &e);
+    }
     d->emu = mh_emu_create(NULL, &e);
     if (!d->emu) return raise_error(L, &e);
+    d->open = 1;
     return 1;
 }
 
 static int l_device_gc(lua_State *L)
 {
     l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
-    mh_emu_destroy(d->emu);
+    if (d->emu) mh_emu_destroy(d->emu);
+    if (d->cud) mh_cuda_close(d->cud);
+    if (d->cu) mh_cuda_unload(d->cu);
     d->emu = NULL;
+    d->cud = NULL;
+    d->cu = NULL;
+    d->open = 0;
     return 0;
 }
 
 static l_device *check_device(lua_State *L, int i)
 {
     l_device *d = luaL_checkudata(L, i, DEVICE_MT);
-    if (!d->emu) luaL_argerror(L, i, "device is closed");
+    if (!d->open) luaL_argerror(L, i, "device is closed");
     return d;
 }
 
@@ -343,10 +407,11 @@ static int l_device_index(lua_State *L)
 {
     check_device(L, 1);
     const char *k = luaL_checkstring(L, 2);
-    if (!strcmp(k, "backend")) { lua_pushliteral(L, "emu"); return 1; }
-    if (!strcmp(k, "name")) { lua_pushliteral(L, "emu (CPU PTX executor)"); return 1; }
-    if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, MH_EMU_CLOCK_GHZ); return 1; }
-    if (!strcmp(k, "sms")) { lua_pushinteger(L, MH_EMU_DEFAULT_SMS); return 1; }
+    l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
+    if (!strcmp(k, "backend")) { lua_pushstring(L, d->cuda ? "cuda" : "emu"); return 1; }
+    if (!strcmp(k, "name")) { lua_pushstring(L, d->cuda ? d->info.name : "emu (CPU PTX executor)"); return 1; }
+    if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, dev_clock_ghz(d)); return 1; }
+    if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : MH_EMU_DEFAULT_SMS); return 1; }
     luaL_getmetafield(L, 1, "methods");
     lua_getfield(L, -1, k);
     return 1;
@@ -405,7 +470,13 @@ static int l_device_load(lua_State *L)
             m->m = inst;
         }
     }
-    if (mh_emu_check_module(&m->m, &e)) return raise_error(L, &e);
+    l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
+    if (d->cuda) {
+        if (mh_cuda_load_ptx(d->cud, m->m.text, m->m.path, 4, &m->cm, NULL, &e)) return raise_error(L, &e);
+        m->gen = mh_cuda_generation(d->cud);
+    } else if (mh_emu_check_module(&m->m, &e)) {
+        return raise_error(L, &e);
+    }
     return 1;
 }
 
@@ -414,6 +485,8 @@ static int l_module_gc(lua_State *L)
     l_module *m = luaL_checkudata(L, 1, MODULE_MT);
     if (m->loaded) ptx_free(&m->m);
     if (m->instrumented) mh_instrumented_free(&m->r);
+    if (m->cm) mh_cuda_unload_module(m->cm);
+    m->cm = NULL;
     m->loaded = m->instrumented = 0;
     return 0;
 }
@@ -515,7 +588,13 @@ static int l_device_array(lua_State *L)
     }
     mh_error e;
     uint64_t addr;
-    if (mh_emu_alloc(d->emu, bytes, &addr, &e) || mh_emu_write(d->emu, addr, host, bytes, &e)) {
+    if (dev_alloc(d, bytes, &addr, &e)) {
+        free(host);
+        return raise_error(L, &e);
+    }
+    if (dev_write(d, addr, host, bytes, &e)) {
+        mh_error e2;
+        dev_free(d, addr, &e2);
         free(host);
         return raise_error(L, &e);
     }
@@ -524,7 +603,8 @@ static int l_device_array(lua_State *L)
     a->addr = addr;
     a->count = (uint64_t)n;
     a->dtype = t;
-    a->emu = d->emu;
+    a->dev = d;
+    a->gen = d->cuda ? mh_cuda_generation(d->cud) : 0;
     return 1;
 }
 
@@ -533,9 +613,10 @@ static l_array *check_array(lua_State *L, int i) { return luaL_checkudata(L, i, 
 static int l_array_gc(lua_State *L)
 {
     l_array *a = check_array(L, 1);
-    if (a->emu && a->addr) {
+    /* memory of a context reset after a fault is already gone */
+    if (a->dev && a->dev->open && a->addr && (!a->dev->cuda || a->gen == mh_cuda_generation(a->dev->cud))) {
         mh_error e;
-        mh_emu_free(a->emu, a->addr, &e);
+        dev_free(a->dev, a->addr, &e);
     }
     a->addr = 0;
     return 0;
@@ -554,7 +635,7 @@ static unsigned char *array_host(lua_State *L, l_array *a)
     unsigned char *h = malloc(bytes);
     mh_error e;
     if (!h) fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory");
-    if (mh_emu_read(a->emu, a->addr, h, bytes, &e)) {
+    if (dev_read(a->dev, a->addr, h, bytes, &e)) {
         free(h);
         raise_error(L, &e);
     }
@@ -602,7 +683,7 @@ static int l_array_write(lua_State *L)
         mh_dtype_set(a->dtype, h, (size_t)i - 1, v);
     }
     mh_error e;
-    int rc = mh_emu_write(a->emu, a->addr, h, (uint64_t)n * es, &e);
+    int rc = dev_write(a->dev, a->addr, h, (uint64_t)n * es, &e);
     free(h);
     if (rc) return raise_error(L, &e);
     return 0;
@@ -612,7 +693,7 @@ static int l_array_zero(lua_State *L)
 {
     l_array *a = check_array(L, 1);
     mh_error e;
-    if (mh_emu_memset(a->emu, a->addr, 0, a->count * mh_dtype_size(a->dtype), &e)) return raise_error(L, &e);
+    if (dev_memset(a->dev, a->addr, 0, a->count * mh_dtype_size(a->dtype), &e)) return raise_error(L, &e);
     return 0;
 }
 
@@ -664,7 +745,7 @@ static int l_trace_dump(lua_State *L)
 {
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
     const char *path = luaL_checkstring(L, 2);
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = MH_EMU_CLOCK_GHZ};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz};
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "compat");
         if (!lua_isnil(L, -1)) opts.mode = MH_DUMP_MOSAIC;
@@ -845,6 +926,7 @@ static int l_kernel_launch(lua_State *L)
     int retry = 1;
     if (trace_at >= 0 || inst) {
         tr = new_object(L, sizeof *tr, TRACE_MT, 0); /* index 7 */
+        tr->clock_ghz = dev_clock_ghz(d);
         mh_error e;
         mh_error_clear(&e);
         if (!inst) {
@@ -872,6 +954,7 @@ static int l_kernel_launch(lua_State *L)
     lua_newtable(L);                            /* attempts, index 7 or 8 */
     int attempts_idx = lua_gettop(L);
     mh_emu_stats st;
+    double time_ns = 0;
     mh_error e;
     mh_error_clear(&e);
     int rc = 0;
@@ -880,7 +963,8 @@ static int l_kernel_launch(lua_State *L)
             free(tr->words);
             tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
             if (!tr->words) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the trace buffer");
-            if (mh_emu_alloc(d->emu, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
+            if (dev_alloc(d, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
+            if (dev_memset(d, args[trace_at].ptr, 0, tr->spec.bytes, &e)) return raise_error(L, &e);
             args[trace_at].bytes = tr->spec.bytes;
             if (inst) args[trace_at + 1].i = (int64_t)tr->spec.entries;
         }
@@ -895,13 +979,30 @@ static int l_kernel_launch(lua_State *L)
             l.args = eargs;
             l.nargs = nargs;
             memset(&st, 0, sizeof st);
-            rc = mh_emu_run(d->emu, &m->m, k->f->name, &l, &st, &e);
+            if (!d->cuda) {
+                rc = mh_emu_run(d->emu, &m->m, k->f->name, &l, &st, &e);
+                time_ns = (double)st.cycles / MH_EMU_CLOCK_GHZ;
+            } else {
+                /* after a fault reset the device: JIT the module again, transparently */
+                if (m->gen != mh_cuda_generation(d->cud)) {
+                    mh_cuda_unload_module(m->cm);
+                    m->cm = NULL;
+                    rc = mh_cuda_load_ptx(d->cud, m->m.text, m->m.path, 4, &m->cm, NULL, &e);
+                    m->gen = mh_cuda_generation(d->cud);
+                }
+                void *fn = NULL, *params[64];
+                float ms = 0;
+                for (uint32_t i = 0; i < nargs; i++) params[i] = &packed[i];
+                if (!rc) rc = mh_cuda_kernel(m->cm, k->f->name, &fn, NULL, &e);
+                if (!rc) rc = mh_cuda_launch(d->cud, fn, k->f->name, l.grid, l.block, l.dynamic_smem, params, &ms, &e);
+                time_ns = (double)ms * 1e6;
+            }
         }
         uint64_t need = 0;
         if (tr) {
             mh_error e2;
-            if (!rc) rc = mh_emu_read(d->emu, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
-            mh_emu_free(d->emu, args[trace_at].ptr, &e2);
+            if (!rc) rc = dev_read(d, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
+            if (!d->cuda || e.code != MH_E_KERNEL_FAULT) dev_free(d, args[trace_at].ptr, &e2);
             if (!rc) need = entries_needed(tr->words, &tr->spec);
             lua_createtable(L, 0, 2);
             set_int(L, -1, "entries", (lua_Integer)tr->spec.entries);
@@ -914,11 +1015,13 @@ static int l_kernel_launch(lua_State *L)
         if (mh_spec_validate(&tr->spec, &e)) return raise_error(L, &e);
     }
     lua_createtable(L, 0, 8);
-    set_int(L, -1, "cycles", (lua_Integer)st.cycles);
-    set_num(L, -1, "time_ns", (double)st.cycles / MH_EMU_CLOCK_GHZ);
-    set_int(L, -1, "warp_insns", (lua_Integer)st.warp_insns);
-    set_int(L, -1, "thread_insns", (lua_Integer)st.thread_insns);
-    set_str(L, -1, "backend", "emu");
+    set_num(L, -1, "time_ns", time_ns);
+    if (!d->cuda) {
+        set_int(L, -1, "cycles", (lua_Integer)st.cycles);
+        set_int(L, -1, "warp_insns", (lua_Integer)st.warp_insns);
+        set_int(L, -1, "thread_insns", (lua_Integer)st.thread_insns);
+    }
+    set_str(L, -1, "backend", d->cuda ? "cuda" : "emu");
     if (tr) {
         lua_pushvalue(L, 7);
         lua_setfield(L, -2, "trace");

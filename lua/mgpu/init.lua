@@ -24,16 +24,17 @@ end
 -- (kernels that write their own trace, Mosaic style); see kernel:launch.
 M.TRACE = core.TRACE
 
--- A device: mgpu.device() or mgpu.device("auto") picks cuda when present,
--- else emu (the CPU executor of PTX); this build has emu only.
+-- A device: mgpu.device() or mgpu.device("auto") picks the first CUDA device
+-- when a driver and a device are present, else emu (the CPU executor of PTX);
+-- "emu", "cuda", "cuda:N" choose; {driver = path} loads another libcuda.
 --   dev:load(path | {source=, name=}) -> module;  module:kernel(name) -> kernel
 --   dev:array(dtype, n | {values}, {fill="zeros"|"ramp"|"random", seed=, min=, max=, start=, step=})
 --   kernel:launch{grid=, block=, smem=, args={...}, profile={scope=, entries=, names={...}}}
 --     -> {cycles=, time_ns=, warp_insns=, thread_insns=, backend=, trace=}
 --   array:read([i]), array:compare(other, {atol=, rtol=}), #array
 --   trace:dump(path, {compat="mosaic"}) -> {events=, summary={...}}
-function M.device(kind)
-  return core.device(kind)
+function M.device(kind, opts)
+  return core.device(kind, opts)
 end
 
 -- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}

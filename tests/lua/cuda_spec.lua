@@ -1,0 +1,62 @@
+-- cuda_spec.lua: the Lua API on the cuda backend, through the fake driver of
+-- the tests (tests/fake/fake_cuda.c): the same calls as on emu reach the
+-- driver; JIT errors and a sticky fault are error values, and the launch
+-- after a fault runs (the module is compiled again behind the scenes).
+-- Nothing here runs a kernel: the fake driver only pretends to.
+local h = require "helpers"
+local mgpu = require "mgpu"
+
+local fake = os.getenv("MGPU_FAKE_CUDA")
+
+describe("mgpu on the cuda backend (fake driver)", function()
+  if not fake then
+    pending("MGPU_FAKE_CUDA is not set")
+    return
+  end
+
+  it("opens a device and says what it is", function()
+    local dev = mgpu.device("cuda", { driver = fake })
+    assert.equal("cuda", dev.backend)
+    assert.equal("Fake GPU 0", dev.name)
+    assert.equal(132, dev.sms)
+    assert.equal(1.98, dev.clock_ghz)
+    local ok, err = pcall(mgpu.device, "cuda:3", { driver = fake })
+    assert.equal("no_device", err.code)
+    ok, err = pcall(mgpu.device, "cuda", { driver = "/nonexistent/libcuda.so.1" })
+    assert.equal("no_device", err.code)
+    -- auto falls back to emu without a driver
+    assert.equal("emu", mgpu.device("auto", { driver = "/nonexistent/libcuda.so.1" }).backend)
+  end)
+
+  it("moves arrays, launches with checked arguments and times with events", function()
+    local dev = mgpu.device("cuda", { driver = fake })
+    local x = dev:array("f32", 64, { fill = "ramp" })
+    assert.same({ 0, 1, 2 }, { x:read(1), x:read(2), x:read(3) })
+    local k = dev:load(h.src .. "/ptx/copy.ptx"):kernel("copy_f32x4")
+    local y = dev:array("f32", 64)
+    local run = k:launch { grid = 1, block = 32, args = { x, y, 16 } }
+    assert.equal("cuda", run.backend)
+    assert.equal(125000, run.time_ns) -- the fake's events say 0.125 ms
+    assert.is_nil(run.cycles)
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { x, y } })
+    assert.equal("bad_argument", err.code)
+  end)
+
+  it("reports JIT errors with the line, and survives a fault", function()
+    local dev = mgpu.device("cuda", { driver = fake })
+    local ok, err = pcall(dev.load, dev, { name = "j.ptx", source = ".version 8.0\n.target sm_90\n.address_size 64\n"
+      .. ".visible .entry k()\n{\nret;\n}\n// FAKE_JIT_ERROR\n" })
+    assert.equal("jit_failed", err.code)
+    assert.equal(8, err.line)
+    local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fault(.param .u64 p)\n{\nret;\n}\n"
+      .. ".visible .entry fine(.param .u64 p)\n{\nret;\n}\n"
+    local m = dev:load { name = "f.ptx", source = src }
+    local a = dev:array("u32", 4)
+    ok, err = pcall(m:kernel("fault").launch, m:kernel("fault"), { grid = 1, block = 32, args = { a } })
+    assert.equal("kernel_fault", err.code)
+    assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", err.message)
+    local b = dev:array("u32", 4)
+    local run = m:kernel("fine"):launch { grid = 1, block = 32, args = { b } }
+    assert.equal("cuda", run.backend)
+  end)
+end)
