@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# device-check.sh - the GPU checks, in one command, on a machine with an NVIDIA
+# GPU and a driver (the build folder may come from another machine: Lua,
+# jansson and nettle are linked statically, libcuda is loaded at run time).
+# Writes $OUT (or results/device-check) /device-check.md.  Builds nothing.
+# usage: scripts/device-check.sh [BUILD_DIR]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=${OUT:-results/device-check}
+mkdir -p "$out"
+"$build/mgpu-harness" info | tee "$out/info.txt"
+"$build/mgpu-harness" scripts/device/check.lua "$out"

@@ -1,0 +1,121 @@
+-- check.lua: the GPU device check (run by scripts/device-check.sh on a machine
+-- with an NVIDIA GPU).  For every kernel of ptx/ and the Mosaic GPU fixture it
+-- runs the same launch on cuda and on emu and compares the outputs; it checks
+-- that the Mosaic kernel's trace dumps with Init/load/store, that a faulting
+-- kernel is a kernel_fault and the next launch runs, and that instrumented
+-- kernels give the same outputs with exact counts.  Prints a markdown table.
+--   mgpu-harness scripts/device/check.lua [OUT_DIR]
+local mgpu = require "mgpu"
+
+local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
+local out_dir = arg[1] or "results/device-check"
+os.execute("mkdir -p '" .. out_dir .. "'")
+
+local gpu = mgpu.device("cuda")
+local rows = {}
+local function row(name, ok, detail)
+  rows[#rows + 1] = string.format("| %s | %s | %s |", name, ok and "ok" or "FAIL", detail or "")
+  io.stderr:write(string.format("%-28s %s %s\n", name, ok and "ok  " or "FAIL", detail or ""))
+end
+
+local function both(name, fn)
+  local ok, err = pcall(function()
+    local a = fn(gpu)
+    local b = fn(mgpu.device("emu"))
+    local diff = 0
+    for i, v in ipairs(a.out:read()) do
+      local w = b.out:read(i)
+      if math.abs(v - w) > (a.tol or 0) * math.max(1, math.abs(w)) then diff = diff + 1 end
+    end
+    row(name, diff == 0, string.format("%d of %d outputs differ from emu; cuda %.1f us", diff, #a.out, a.run.time_ns / 1e3))
+  end)
+  if not ok then row(name, false, tostring(err)) end
+end
+
+both("copy.ptx", function(dev)
+  local n = 1 << 20
+  local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
+  local y = dev:array("f32", n)
+  local run = dev:load(here .. "/ptx/copy.ptx"):kernel("copy_f32x4"):launch { grid = 264, block = 256, args = { x, y, n // 4 } }
+  return { out = y, run = run }
+end)
+
+both("reduce.ptx", function(dev)
+  local n = 1 << 16
+  local x = dev:array("f32", n, { fill = "random", seed = 2, min = 0, max = 1 })
+  local p = dev:array("f32", 132)
+  local run = dev:load(here .. "/ptx/reduce.ptx"):kernel("reduce_sum_f32"):launch { grid = 132, block = 256, smem = 1024, args = { x, p, n } }
+  return { out = p, run = run, tol = 1e-5 }
+end)
+
+both("tiled.ptx", function(dev)
+  local n = 128 * 64
+  local a = dev:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
+  local c = dev:array("f32", n)
+  local run = dev:load(here .. "/ptx/tiled.ptx"):kernel("tiled_scale"):launch { grid = 16, block = 128, smem = 512, args = { a, c, n, 0.5 } }
+  return { out = c, run = run }
+end)
+
+both("alu_loop.ptx", function(dev)
+  local o = dev:array("f32", 132 * 256)
+  local run = dev:load(here .. "/ptx/alu_loop.ptx"):kernel("alu_loop"):launch { grid = 132, block = 256, args = { o, 1000 } }
+  return { out = o, run = run }
+end)
+
+do
+  local ok, err = pcall(function()
+    local k = gpu:load(here .. "/tests/fixtures/mosaic-h200/copy_bounds_wg.ptx"):kernel("body_mosaic_gpu_kernel")
+    local x = gpu:array("bf16", 128 * 128, { fill = "random", seed = 4, min = -8, max = 8 })
+    local y = gpu:array("bf16", 128 * 128)
+    local run = k:launch { grid = 8, block = 128, smem = 128, args = { x, y, mgpu.TRACE },
+      profile = { scope = "warpgroup", entries = 32, names = { "Init", "load", "store" } } }
+    local d = run.trace:dump(out_dir .. "/mosaic.trace.json")
+    local names = {}
+    for _, r in ipairs(d.summary) do names[#names + 1] = string.format("%s %d (mean %.0f %s)", r.name, r.count, r.mean, d.unit) end
+    row("Mosaic copy_bounds_wg.ptx", y:compare(x).mismatches == 0, table.concat(names, ", "))
+  end)
+  if not ok then row("Mosaic copy_bounds_wg.ptx", false, tostring(err)) end
+end
+
+do
+  local ok, err = pcall(function()
+    local n = 64 * 40
+    local k = gpu:load(here .. "/ptx/tiled.ptx", { instrument = "warp" }):kernel("tiled_scale")
+    local a = gpu:array("f32", n, { fill = "ramp" })
+    local c = gpu:array("f32", n)
+    local run = k:launch { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, profile = { entries = 20 } }
+    local d = run.trace:dump(out_dir .. "/tiled.instrumented.trace.json")
+    local counts = {}
+    for _, r in ipairs(d.summary) do counts[#counts + 1] = r.name .. " " .. r.count end
+    -- 40 tiles over 2 blocks: 20 per warp, 8 events each -> 3 + 320 entries; 4 warps x 20 regions each
+    local exact = run.entries == 323
+    for _, r in ipairs(d.summary) do exact = exact and r.count == 80 end
+    row("instrumented tiled.ptx", exact,
+      string.format("attempts %d -> entries %d (expected 323); %s", #run.attempts, run.entries, table.concat(counts, ", ")))
+  end)
+  if not ok then row("instrumented tiled.ptx", false, tostring(err)) end
+end
+
+do
+  local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry boom(.param .u64 p)\n{\n"
+    .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n"
+    .. "add.s64 %rd2, %rd1, 1099511627776;\nmov.u32 %r1, 1;\nst.global.u32 [%rd2], %r1;\nret;\n}\n"
+  local m = gpu:load { name = "boom.ptx", source = src }
+  local a = gpu:array("u32", 4)
+  local ok, err = pcall(m:kernel("boom").launch, m:kernel("boom"), { grid = 1, block = 32, args = { a } })
+  local fault = not ok and mgpu.errors.is(err, "kernel_fault")
+  local ok2, err2 = pcall(function()
+    local x = gpu:array("f32", 1024, { fill = "ramp" })
+    local y = gpu:array("f32", 1024)
+    gpu:load(here .. "/ptx/copy.ptx"):kernel("copy_f32x4"):launch { grid = 1, block = 256, args = { x, y, 256 } }
+    return y:compare(x).mismatches
+  end)
+  row("fault, then next launch", fault and ok2 and err2 == 0,
+    (fault and "kernel_fault" or (ok and "no fault" or ("other error: " .. tostring(err)))) .. "; next launch "
+      .. (ok2 and ("mismatches " .. err2) or tostring(err2)))
+end
+
+local f = io.open(out_dir .. "/device-check.md", "w")
+f:write("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n") .. "\n")
+f:close()
+print("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n"))
