@@ -408,6 +408,18 @@ static int parse_init(parser *P, ptx_var *v, ptx_type t)
     return 0;
 }
 
+/* ".align N" (the current token is .align): a power of two up to 4096. */
+static int parse_align(parser *P, uint32_t *out)
+{
+    NEXT();
+    uint64_t a;
+    if (TOK->kind != TK_INT || parse_u64(TOK, &a) || a == 0 || (a & (a - 1)) || a > 4096)
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad .align: a power of two up to 4096 expected");
+    *out = (uint32_t)a;
+    NEXT();
+    return 0;
+}
+
 /* [.extern|.visible] .shared/.global/.const/.local [.align N] .TYPE name[[N]] [= init]; */
 static int parse_var(parser *P, int is_extern)
 {
@@ -422,12 +434,7 @@ static int parse_var(parser *P, int is_extern)
     NEXT();
     while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
         if (ptx_tok_is(TOK, ".align")) {
-            NEXT();
-            uint64_t a;
-            if (TOK->kind != TK_INT || parse_u64(TOK, &a) || a == 0 || (a & (a - 1)) || a > 4096)
-                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad .align");
-            v.align = (uint32_t)a;
-            NEXT();
+            if (parse_align(P, &v.align)) return -1;
             continue;
         }
         ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
@@ -483,11 +490,8 @@ static int parse_param(parser *P, ptx_param *p)
     NEXT();
     while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
         if (ptx_tok_is(TOK, ".align")) {
-            NEXT();
-            uint64_t a;
-            if (TOK->kind != TK_INT || parse_u64(TOK, &a) || a == 0 || (a & (a - 1)) || a > 4096)
-                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad .align");
-            p->align = (uint32_t)a;
+            if (parse_align(P, &p->align)) return -1;
+            continue;
         } else if (ptx_tok_is(TOK, ".ptr")) {
             p->is_ptr = 1;
         } else {
