@@ -40,6 +40,7 @@ typedef struct {
     uint64_t stack_cap;
     uint32_t overhead;
     int64_t origin;           /* default mode: smallest trace start offset */
+    double ghz;               /* default mode: the clock used (given or measured) */
     char *prefix;             /* per name and phase: the event text up to "ts": */
     size_t *prefix_at;        /* offsets into prefix: [2 * name_index + end], plus the end */
 } dump_ctx;
@@ -249,6 +250,29 @@ static int scan(dump_ctx *c)
     return 0;
 }
 
+/* Measures the SM clock from the calibration words: cycles over timer ns,
+ * summed over the traces with events (each long enough to read). */
+static void measure_clock(dump_ctx *c)
+{
+    const uint32_t *k = c->opts->calib;
+    double cycles = 0, ns = 0;
+    uint64_t used = 0;
+    for (uint64_t i = 0; i < c->nlive; i++) {
+        const uint32_t *w = k + c->live[i].trace * 4;
+        uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
+        if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
+        cycles += dc;
+        ns += dt;
+        used++;
+    }
+    /* below a microsecond in all, %globaltimer's steps (32 ns or more) make
+     * the measurement meaningless: keep the given rate */
+    if (ns >= 1000 && cycles > 0) {
+        c->st->clock_ghz_measured = cycles / ns;
+        c->st->calib_traces = used;
+    }
+}
+
 static void write_dims(mh_out *o, const uint64_t v[3])
 {
     mh_out_lit(o, "[");
@@ -270,15 +294,20 @@ static int default_prologue(dump_ctx *c)
 {
     mh_out *o = c->out;
     const mh_spec *s = c->spec;
-    int cycles = !(c->opts->clock_ghz > 0);
+    int cycles = !(c->ghz > 0);
     mh_out_lit(o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"mgpu-harness " MH_VERSION "\",");
     if (cycles) {
         mh_out_lit(o, "\"time_unit\":\"cycles\",\"note\":\"no SM clock rate was given (--clock-ghz): event times "
                       "are SM clock cycles shown as if they were ns (1 us on the timeline = 1000 cycles); trace "
                       "start offsets are %globaltimer ns\",");
     } else {
-        char g[64];
-        snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.17g,", c->opts->clock_ghz);
+        char g[200];
+        if (c->st->clock_ghz_measured > 0)
+            snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.6g,\"clock\":\"measured from %%clock and "
+                     "%%globaltimer at the start and exit of %llu traces\",", c->ghz,
+                     (unsigned long long)c->st->calib_traces);
+        else
+            snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.17g,", c->ghz);
         mh_out_str(o, g);
     }
     mh_out_lit(o, "\"scope\":\"");
@@ -363,7 +392,7 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     const uint32_t *w = mh_tracebuf_trace(c->buf, l->trace, c->e);
     if (!w) return -1;
     int mosaic = c->opts->mode == MH_DUMP_MOSAIC;
-    double ghz = c->opts->clock_ghz;
+    double ghz = c->ghz;
     mh_summary *sum = c->opts->summary;
     mh_out *o = c->out;
     uint64_t n = w[2] / 2, depth = 0;
@@ -371,6 +400,11 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     uint32_t first_clock = w[4], prev_clock = w[4], last32 = 0;
     uint64_t acc = 0;                                   /* cycles since the first event */
     int64_t base_ns = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin; /* default mode */
+    if (!mosaic && c->opts->calib && ghz > 0) {
+        /* the first event's distance from the trace's start, on its own clock */
+        uint32_t since = w[4] - c->opts->calib[l->trace * 4];
+        if (since < 0x80000000u) base_ns += (int64_t)cycles_to_units(ghz, since);
+    }
     int64_t last_ns = 0;
 
     /* The constant end of every event of this trace. */
@@ -466,11 +500,16 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     c.st = stats;
     c.e = e;
     stats->traces = spec->num_traces;
-    if (opts->summary) opts->summary->unit = opts->clock_ghz > 0 ? "ns" : "cycles";
     uint64_t start_bytes = out->total + out->len;
 
     int rc = build_prefixes(&c);
     if (!rc) rc = scan(&c);
+    c.ghz = opts->clock_ghz;
+    if (!rc && opts->mode == MH_DUMP_DEFAULT && opts->calib) {
+        measure_clock(&c);
+        if (stats->clock_ghz_measured > 0) c.ghz = stats->clock_ghz_measured;
+    }
+    if (opts->summary) opts->summary->unit = c.ghz > 0 ? "ns" : "cycles";
     if (!rc) {
         stats->traces_with_events = c.nlive;
         int first = 1;

@@ -27,6 +27,9 @@ typedef struct mh_dump_opts {
     mh_dump_mode mode;
     double clock_ghz;      /* SM clock in GHz; 0: unknown, times stay cycles */
     mh_summary *summary;   /* optional: region statistics are added here */
+    const uint32_t *calib; /* optional (default mode): per trace %clock and %globaltimer_lo at its
+                            * start and exit (4 words, instrumented kernels); the SM clock is then
+                            * measured from them and events are placed from the trace's own start */
     mh_warn_fn warn;       /* optional: warnings (first few of each kind) */
     void *warn_ctx;
 } mh_dump_opts;
@@ -39,6 +42,8 @@ typedef struct mh_dump_stats {
     uint64_t clock_warnings;    /* clock went backwards */
     uint32_t overhead_cycles;   /* Mosaic mode: estimated profiling overhead */
     uint64_t bytes;             /* bytes of JSON written */
+    double clock_ghz_measured;  /* from calib, 0 when not measured */
+    uint64_t calib_traces;      /* traces the measurement used */
 } mh_dump_stats;
 
 /* Dumps buf (already bound to spec) to out.  On error nothing more is

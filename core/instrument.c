@@ -137,8 +137,8 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
 static const char PROLOGUE[] =
     "\n\t// @mgpu: trace prologue (added by mgpu-harness)\n"
     "\t.reg .pred \t%%__mgpu_p<3>;\n"
-    "\t.reg .b32 \t%%__mgpu_r<12>;\n"
-    "\t.reg .b64 \t%%__mgpu_d<3>;\n"
+    "\t.reg .b32 \t%%__mgpu_r<16>;\n"
+    "\t.reg .b64 \t%%__mgpu_d<5>;\n"
     "\tld.param.u64 \t%%__mgpu_d0, [__mgpu_trace];\n"
     "\tld.param.u32 \t%%__mgpu_r0, [__mgpu_entries];\n"
     "\tcvta.to.global.u64 \t%%__mgpu_d0, %%__mgpu_d0;\n"
@@ -165,10 +165,15 @@ static const char PROLOGUE[] =
     "\tmov.u32 \t%%__mgpu_r6, %%ctaid.z;\n"
     "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6;\n"
     "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n"
+    "\tld.param.u64 \t%%__mgpu_d3, [__mgpu_calib];\n"
+    "\tcvta.to.global.u64 \t%%__mgpu_d3, %%__mgpu_d3;\n"
+    "\tmul.wide.u32 \t%%__mgpu_d4, %%__mgpu_r2, 16;\n"
+    "\tadd.s64 \t%%__mgpu_d4, %%__mgpu_d3, %%__mgpu_d4;\n"
     "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
     "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
     "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
     "\tmov.u32 \t%%__mgpu_r8, 0;\n"
+    "\tmov.u32 \t%%__mgpu_r12, %%clock;\n"
     "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n";
 
 /* r1 = capacity (entries - 4, signed), r8 = count, d1 = trace base, p0 = writer */
@@ -182,12 +187,20 @@ static const char RECORD[] =
     "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+16], %%__mgpu_r10;\n"
     "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, 2;\n";
 
+/* d4 = this trace's calibration record: %clock and %globaltimer_lo at the
+ * start (r12, r9) and at the exit, for the dump to measure the SM clock. */
 static const char HEADER[] =
-    "\t// @mgpu: trace header at exit\n"
+    "\t// @mgpu: trace header and clock calibration at exit\n"
+    "\tmov.u32 \t%%__mgpu_r13, %%clock;\n"
+    "\tmov.u32 \t%%__mgpu_r14, %%globaltimer_lo;\n"
     "\tmov.u32 \t%%__mgpu_r11, %%smid;\n"
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1], %%__mgpu_r9;\n"
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+4], %%__mgpu_r11;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n";
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4], %%__mgpu_r12;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+4], %%__mgpu_r9;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+8], %%__mgpu_r13;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+12], %%__mgpu_r14;\n";
 
 static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -353,8 +366,8 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         if (f->params_close) {
             size_t at = f->params_close;
             while (f->nparams && at > 0 && isspace((unsigned char)m->text[at - 1])) at--; /* after the last parameter */
-            add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries"
-                                        : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries\n");
+            add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib"
+                                        : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib\n");
         } else
             rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
         add_edit(&E, f->body_open, PROLOGUE, (unsigned)scope - 1, lg, lg);

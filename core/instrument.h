@@ -1,10 +1,12 @@
 /* instrument.h - rewrites a PTX module so that its region markers record a
  * trace (docs/DESIGN.md "Instrumenting kernels").  Markers are comments:
  *     // @mgpu begin NAME        ...        // @mgpu end NAME
- * Each entry with markers gets two parameters appended, passed by the
+ * Each entry with markers gets three parameters appended, passed by the
  * harness, never by the user:
  *     .param .u64 __mgpu_trace     the trace buffer (traces x entries uint32)
  *     .param .u32 __mgpu_entries   entries_per_warpgroup (words per trace)
+ *     .param .u64 __mgpu_calib     per trace 4 uint32: %clock and %globaltimer_lo
+ *                                  at its start and at its exit (clock calibration)
  * The writer of a trace is lane 0 of its warp (scope warp) or thread 0 of its
  * warpgroup; it stores (tag, %clock) for each marker it passes while the
  * trace has room, and counts every event even past the capacity, so the
@@ -12,6 +14,9 @@
  * header (start %globaltimer_lo, %smid, count) is written at every exit. */
 #ifndef MH_INSTRUMENT_H
 #define MH_INSTRUMENT_H
+
+#define MH_INSTRUMENT_PARAMS 3   /* parameters appended to an instrumented kernel */
+#define MH_CALIB_WORDS 4         /* calibration words per trace */
 
 #include <stddef.h>
 #include "error.h"

@@ -320,7 +320,13 @@ typedef struct {
 } l_module;                  /* uservalue 1: device */
 typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
 typedef struct { uint64_t addr, count; mh_dtype dtype; l_device *dev; unsigned gen; } l_array; /* uservalue 1: device */
-typedef struct { uint32_t *words; mh_spec spec; mh_names names; double clock_ghz; } l_trace;
+typedef struct {
+    uint32_t *words;
+    uint32_t *calib;         /* instrumented kernels: MH_CALIB_WORDS per trace, else NULL */
+    mh_spec spec;
+    mh_names names;
+    double clock_ghz;
+} l_trace;
 
 static char trace_sentinel; /* core.TRACE: "the harness's trace buffer goes here" */
 
@@ -536,7 +542,7 @@ static int l_kernel_params(lua_State *L)
 {
     l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
     l_module *m = kernel_module(L, 1);
-    uint32_t shown = k->f->nparams - (kernel_instrumented(m, k->f) ? 2 : 0);
+    uint32_t shown = k->f->nparams - (kernel_instrumented(m, k->f) ? MH_INSTRUMENT_PARAMS : 0);
     lua_newtable(L);
     for (uint32_t i = 0; i < shown; i++) {
         const ptx_param *p = &k->f->params[i];
@@ -735,7 +741,9 @@ static int l_trace_gc(lua_State *L)
 {
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
     free(t->words);
+    free(t->calib);
     t->words = NULL;
+    t->calib = NULL;
     mh_names_free(&t->names);
     return 0;
 }
@@ -745,7 +753,7 @@ static int l_trace_dump(lua_State *L)
 {
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
     const char *path = luaL_checkstring(L, 2);
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib};
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "compat");
         if (!lua_isnil(L, -1)) opts.mode = MH_DUMP_MOSAIC;
@@ -773,6 +781,7 @@ static int l_trace_dump(lua_State *L)
     set_int(L, -1, "traces_with_events", (lua_Integer)st.traces_with_events);
     set_int(L, -1, "truncated_traces", (lua_Integer)st.truncated_traces);
     set_str(L, -1, "unit", sum.unit);
+    if (st.clock_ghz_measured > 0) set_num(L, -1, "clock_ghz_measured", st.clock_ghz_measured);
     push_summary(L, &sum);
     lua_setfield(L, -2, "summary");
     mh_summary_free(&sum);
@@ -911,7 +920,7 @@ static int l_kernel_launch(lua_State *L)
         }
         lua_pop(L, 1);
     }
-    uint32_t user_params = k->f->nparams - (inst ? 2 : 0);
+    uint32_t user_params = k->f->nparams - (inst ? MH_INSTRUMENT_PARAMS : 0);
     if (nargs != user_params) {
         mh_error e;
         mh_error_clear(&e);
@@ -945,10 +954,13 @@ static int l_kernel_launch(lua_State *L)
             }
             if (mh_spec_validate(&tr->spec, &e) || names_copy(&tr->names, &m->r.names, &e)) return raise_error(L, &e);
             trace_at = (int)nargs;
-            memset(&args[nargs], 0, 2 * sizeof *args);
-            args[nargs].kind = MH_ARG_PTR;
-            args[nargs + 1].kind = MH_ARG_INT;
-            nargs += 2;
+            memset(&args[nargs], 0, MH_INSTRUMENT_PARAMS * sizeof *args);
+            args[nargs].kind = MH_ARG_PTR;      /* __mgpu_trace */
+            args[nargs + 1].kind = MH_ARG_INT;  /* __mgpu_entries */
+            args[nargs + 2].kind = MH_ARG_PTR;  /* __mgpu_calib */
+            nargs += MH_INSTRUMENT_PARAMS;
+            tr->calib = calloc(tr->spec.num_traces ? tr->spec.num_traces : 1, MH_CALIB_WORDS * 4);
+            if (!tr->calib) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the calibration words");
         }
     }
     lua_newtable(L);                            /* attempts, index 7 or 8 */
@@ -966,7 +978,13 @@ static int l_kernel_launch(lua_State *L)
             if (dev_alloc(d, tr->spec.bytes, &args[trace_at].ptr, &e)) return raise_error(L, &e);
             if (dev_memset(d, args[trace_at].ptr, 0, tr->spec.bytes, &e)) return raise_error(L, &e);
             args[trace_at].bytes = tr->spec.bytes;
-            if (inst) args[trace_at + 1].i = (int64_t)tr->spec.entries;
+            if (inst) {
+                args[trace_at + 1].i = (int64_t)tr->spec.entries;
+                uint64_t cb = tr->spec.num_traces * MH_CALIB_WORDS * 4;
+                if (dev_alloc(d, cb, &args[trace_at + 2].ptr, &e)) return raise_error(L, &e);
+                if (dev_memset(d, args[trace_at + 2].ptr, 0, cb, &e)) return raise_error(L, &e);
+                args[trace_at + 2].bytes = cb;
+            }
         }
         uint64_t packed[64];
         mh_emu_arg eargs[64];
@@ -1002,7 +1020,12 @@ static int l_kernel_launch(lua_State *L)
         if (tr) {
             mh_error e2;
             if (!rc) rc = dev_read(d, args[trace_at].ptr, tr->words, tr->spec.bytes, &e);
-            if (!d->cuda || e.code != MH_E_KERNEL_FAULT) dev_free(d, args[trace_at].ptr, &e2);
+            if (!rc && inst)
+                rc = dev_read(d, args[trace_at + 2].ptr, tr->calib, tr->spec.num_traces * MH_CALIB_WORDS * 4, &e);
+            if (!d->cuda || e.code != MH_E_KERNEL_FAULT) {
+                dev_free(d, args[trace_at].ptr, &e2);
+                if (inst) dev_free(d, args[trace_at + 2].ptr, &e2);
+            }
             if (!rc) need = entries_needed(tr->words, &tr->spec);
             lua_createtable(L, 0, 2);
             set_int(L, -1, "entries", (lua_Integer)tr->spec.entries);

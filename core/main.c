@@ -159,8 +159,9 @@ static const char INSTRUMENT_USAGE[] =
     "usage: mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
     "\n"
     "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel into trace\n"
-    "stores. Each instrumented kernel gets two parameters appended: .u64 __mgpu_trace (the buffer,\n"
-    "traces x entries uint32) and .u32 __mgpu_entries (entries_per_warpgroup). --names writes the\n"
+    "stores. Each instrumented kernel gets three parameters appended: .u64 __mgpu_trace (the buffer,\n"
+    "traces x entries uint32), .u32 __mgpu_entries (entries_per_warpgroup) and .u64 __mgpu_calib (per\n"
+    "trace: %clock and %globaltimer_lo at its start and exit, 4 uint32). --names writes the\n"
     "region name table as {\"name\": id}. A module without markers is written unchanged.\n";
 
 static int cmd_instrument(int argc, char **argv)

@@ -2,6 +2,7 @@
  * modules without markers untouched, marker errors with their lines, and
  * instrumented kernels run on emu: same outputs, exact counts, an overflow
  * that reports exactly the entries needed, and the retry with that number. */
+#include <math.h>
 #include "check.h"
 #include "dump_util.h"
 #include "emu.h"
@@ -119,17 +120,18 @@ static void reduce_on_emu(void)
     enum { N = 3000, G = 3, B = 128, TR = G * B / 32, E = 16 };
     float in[N], out1[G], out2[G];
     for (int i = 0; i < N; i++) in[i] = (float)(i % 13);
-    uint64_t din, dout, dtr;
+    uint64_t din, dout, dtr, dcal;
     mh_emu_alloc(d, sizeof in, &din, &e);
     mh_emu_alloc(d, sizeof out1, &dout, &e);
     mh_emu_alloc(d, TR * E * 4, &dtr, &e);
+    mh_emu_alloc(d, TR * MH_CALIB_WORDS * 4, &dcal, &e);
     mh_emu_write(d, din, in, sizeof in, &e);
     unsigned n = N, entries = E;
-    mh_emu_arg args[] = {{&din, 8}, {&dout, 8}, {&n, 4}, {&dtr, 8}, {&entries, 4}};
+    mh_emu_arg args[] = {{&din, 8}, {&dout, 8}, {&n, 4}, {&dtr, 8}, {&entries, 4}, {&dcal, 8}};
     mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 3};
     CHECK(mh_emu_run(d, &k.plain, "reduce_sum_f32", &l, NULL, &e) == 0);
     mh_emu_read(d, dout, out1, sizeof out1, &e);
-    l.nargs = 5;
+    l.nargs = 6;
     int rc = mh_emu_run(d, &k.inst, "reduce_sum_f32", &l, NULL, &e);
     CHECK(rc == 0);
     if (rc) fprintf(stderr, "  %s\n", e.message);
@@ -167,20 +169,21 @@ static void overflow_and_retry(void)
     enum { G = 2, B = 64, TILES = 10, N = B * TILES, TR = G * B / 32 };
     float a[N], c1[N], c2[N], alpha = 3.0f;
     for (int i = 0; i < N; i++) a[i] = (float)i;
-    uint64_t da, dc, dtr;
+    uint64_t da, dc, dtr, dcal;
     mh_emu_alloc(d, sizeof a, &da, &e);
     mh_emu_alloc(d, sizeof c1, &dc, &e);
     mh_emu_write(d, da, a, sizeof a, &e);
     unsigned n = N, entries = 20;
     mh_emu_alloc(d, TR * 83 * 4, &dtr, &e);
-    mh_emu_arg args[] = {{&da, 8}, {&dc, 8}, {&n, 4}, {&alpha, 4}, {&dtr, 8}, {&entries, 4}};
+    mh_emu_alloc(d, TR * MH_CALIB_WORDS * 4, &dcal, &e);
+    mh_emu_arg args[] = {{&da, 8}, {&dc, 8}, {&n, 4}, {&alpha, 4}, {&dtr, 8}, {&entries, 4}, {&dcal, 8}};
     mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 4};
     CHECK(mh_emu_run(d, &k.plain, "tiled_scale", &l, NULL, &e) == 0);
     mh_emu_read(d, dc, c1, sizeof c1, &e);
 
     mh_spec s;
     uint32_t tr[TR * 83];
-    l.nargs = 6;
+    l.nargs = 7;
     /* too small: the stores stop at the capacity, the count goes on */
     CHECK(mh_emu_run(d, &k.inst, "tiled_scale", &l, NULL, &e) == 0);
     mh_emu_read(d, dc, c2, sizeof c2, &e);
@@ -206,6 +209,31 @@ static void overflow_and_retry(void)
     for (size_t i = 0; i < k.r.names.n; i++) CHECK(mh_summary_row(&sum, i).count == TR * TILES / G);
     free(json);
     mh_summary_free(&sum);
+
+    /* the calibration words measure the (virtual) SM clock: 1.5 GHz on emu,
+     * here given no rate at all */
+    uint32_t cal[TR * MH_CALIB_WORDS];
+    mh_emu_read(d, dcal, cal, sizeof cal, &e);
+    for (int t = 0; t < TR; t++) CHECK(cal[t * 4 + 1] == tr[t * entries] && cal[t * 4 + 2] > cal[t * 4]);
+    mh_tracebuf b;
+    mh_tracebuf_memory(&b, tr, s.words);
+    mh_tracebuf_bind(&b, &s, &e);
+    mh_dump_opts o = {.mode = MH_DUMP_DEFAULT, .clock_ghz = 0, .calib = cal};
+    mh_dump_stats st;
+    char path[] = "/tmp/mh_test_cal_XXXXXX";
+    close(mkstemp(path));
+    mh_out out;
+    mh_out_open(&out, path, &e);
+    CHECK(mh_dump(&s, &k.r.names, &b, &o, &out, &st, &e) == 0);
+    mh_out_commit(&out, &e);
+    CHECK(fabs(st.clock_ghz_measured - MH_EMU_CLOCK_GHZ) / MH_EMU_CLOCK_GHZ < 0.01);
+    CHECK(st.calib_traces == TR);
+    fprintf(stderr, "  measured clock %.4f GHz from %llu traces (emu's virtual clock: %.1f)\n", st.clock_ghz_measured,
+            (unsigned long long)st.calib_traces, MH_EMU_CLOCK_GHZ);
+    char *text = read_file_all(path, NULL);
+    CHECK_CONTAINS(text, "\"clock\":\"measured from %clock and %globaltimer at the start and exit of 4 traces\"");
+    free(text);
+    unlink(path);
     mh_emu_destroy(d);
     free_pair(&k);
 }
