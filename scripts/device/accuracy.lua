@@ -1,0 +1,45 @@
+-- accuracy.lua: time accuracy of instrumented traces (issue 5).  A warp spins
+-- on %globaltimer for a known number of ns inside a region; the default dump
+-- (clock measured from the calibration words) must read within 2% of it.
+-- Also shows what Mosaic's convention (cycles taken as ns) would read, and
+-- the cost of one recorded event (empty regions back to back).  Runs on any
+-- device; on emu the clock is virtual, so the figures check the pipeline,
+-- not a GPU.
+--   mgpu-harness scripts/device/accuracy.lua [emu|cuda] [OUT_DIR]
+local mgpu = require "mgpu"
+
+local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
+local dev = mgpu.device(arg[1] or "auto")
+local out_dir = arg[2] or "results/accuracy"
+os.execute("mkdir -p '" .. out_dir .. "'")
+local k = dev:load(here .. "/ptx/spin.ptx", { instrument = "warp" }):kernel("spin")
+local sink = dev:array("u64", 1)
+
+local function region(run, name, file)
+  local d = run.trace:dump(file)
+  for _, r in ipairs(d.summary) do if r.name == name then return r, d end end
+end
+
+print(string.format("device: %s (%s)", dev.name, dev.backend))
+print("| spin target | default dump | error | Mosaic convention (cycles as ns) | clock used |")
+print("|---|---|---|---|---|")
+local worst = 0
+for _, target in ipairs({ 2000, 10000, 50000 }) do
+  local ns = dev:array("u32", { target })
+  local run = k:launch { grid = 1, block = 32, args = { ns, 1, 0, sink }, profile = { entries = 16 } }
+  local r, d = region(run, "spin", string.format("%s/spin-%d.trace.json", out_dir, target))
+  local clock = d.clock_ghz_measured or dev.clock_ghz
+  local err = (r.mean - target) / target
+  if math.abs(err) > math.abs(worst) then worst = err end
+  print(string.format("| %d ns | %.0f ns | %+.2f%% | %.0f \"ns\" (%.2fx) | %.4f GHz%s |", target, r.mean, 100 * err,
+    r.mean * clock, clock, clock, d.clock_ghz_measured and " measured" or " nominal"))
+end
+local events = 512
+local run = k:launch { grid = 1, block = 32, args = { dev:array("u32", { 0 }), 0, events, sink },
+  profile = { entries = mgpu.entries_for(2 * events) } }
+local r, d = region(run, "tick", out_dir .. "/ticks.trace.json")
+local clock = d.clock_ghz_measured or dev.clock_ghz
+print(string.format("\nper recorded event: %.1f ns = %.1f cycles (mean of %d empty regions: one record each)",
+  r.mean, r.mean * clock, r.count))
+print(string.format("worst spin error: %+.2f%% (target: within 2%%)", 100 * worst))
+if math.abs(worst) > 0.02 then os.exit(1) end
