@@ -21,6 +21,7 @@ struct mh_cuda_dev {
     CUcontext ctx;
     int ordinal;
     unsigned generation;
+    CUevent ev[2];           /* timing events, made once per context */
 };
 
 struct mh_cuda_module {
@@ -184,6 +185,8 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
 void mh_cuda_close(mh_cuda_dev *d)
 {
     if (!d) return;
+    for (int i = 0; i < 2; i++)
+        if (d->ev[i]) d->c->f.cuEventDestroy_v2(d->ev[i]);
     d->c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
     free(d);
 }
@@ -194,6 +197,7 @@ unsigned mh_cuda_generation(const mh_cuda_dev *d) { return d->generation; }
 static void recover(mh_cuda_dev *d)
 {
     mh_cuda *c = d->c;
+    d->ev[0] = d->ev[1] = NULL; /* they die with the context */
     c->f.cuDevicePrimaryCtxReset_v2(d->dev);
     if (c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev) == 0) c->f.cuCtxSetCurrent(d->ctx);
     d->generation++;
@@ -313,16 +317,14 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
 {
     mh_cuda *c = d->c;
     CUfunction f = fn;
-    CUevent ev[2] = {NULL, NULL};
     CUresult r;
     if (smem > 48 * 1024 &&
         (r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)))
         return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %u bytes of dynamic shared memory refused: %s", name, smem,
                        err_text(c, r));
-    if ((r = c->f.cuEventCreate(&ev[0], 0)) || (r = c->f.cuEventCreate(&ev[1], 0))) {
-        if (ev[0]) c->f.cuEventDestroy_v2(ev[0]);
-        return fail_cu(c, r, e, "cuEventCreate");
-    }
+    for (int i = 0; i < 2; i++)
+        if (!d->ev[i] && (r = c->f.cuEventCreate(&d->ev[i], 0))) return fail_cu(c, r, e, "cuEventCreate");
+    CUevent *ev = d->ev;
     c->f.cuEventRecord(ev[0], NULL);
     r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
     if (!r) r = c->f.cuEventRecord(ev[1], NULL);
@@ -336,11 +338,9 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
                          "next launch can run",
                          name, err_name(c, r), r, err_text(c, r));
             recover(d);
-            return rc; /* the events died with the context */
+            return rc;
         }
         rc = mh_fail(e, map(r), "launching %s: %s (%d): %s", name, err_name(c, r), r, err_text(c, r));
     }
-    c->f.cuEventDestroy_v2(ev[0]);
-    c->f.cuEventDestroy_v2(ev[1]);
     return rc;
 }

@@ -11,5 +11,7 @@ out=${OUT:-results/device-check}
 mkdir -p "$out"
 "$build/mgpu-harness" info | tee "$out/info.txt"
 "$build/mgpu-harness" scripts/device/check.lua "$out"
+# launch overhead: the harness's launch path against bare cuLaunchKernel (target 1.2x)
+"$build/launchbench" 20000 | tee "$out/launch-overhead.md"
 # instrumented time accuracy on the GPU: 2/10/50 us spins within 2%, Mosaic's reading, cost per event
 "$build/mgpu-harness" scripts/device/accuracy.lua cuda "$out/accuracy" | tee "$out/accuracy.md"

@@ -12,6 +12,8 @@
 --               before = function() called before every launch (reset counters: warm-up
 --               launches, repeats and retries all run the kernel again)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
+--   flush_l2    true or a byte count: overwrite that much device memory before each
+--               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
 --   retry       false: no automatic retry on insufficient_space
 --   max_entries upper bound for the doubling retry (default 1 << 20)
 -- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
@@ -124,14 +126,18 @@ local function attempt_point(ctx, index, point, entries, row)
       end
     end
   end
-  local function go()
+  local function go(measured)
     if spec.before then spec.before() end
+    if measured and exp.flush_l2 then
+      ctx.flush = ctx.flush or ctx.dev:array("u8", exp.flush_l2 == true and (128 << 20) or exp.flush_l2)
+      ctx.flush:zero()
+    end
     return ctx.kernel:launch(launch)
   end
-  for _ = 1, exp.warmup or 1 do go() end
+  for _ = 1, exp.warmup or 1 do go(false) end
   local times, run = {}, nil
   for _ = 1, exp.repeats or 3 do
-    run = go()
+    run = go(true)
     times[#times + 1] = run.time_ns
   end
   for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end

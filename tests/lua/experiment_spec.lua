@@ -97,6 +97,11 @@ describe("experiments", function()
     assert.equal(64, #man.ptx[1].sha256)
   end)
 
+  it("flush a buffer before each measured launch when asked", function()
+    local r = mgpu.run(tiled { axes = { tiles = { 2 } }, flush_l2 = 1 << 20 }, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+  end)
+
   it("record a failing point and go on", function()
     local exp = tiled {
       axes = { tiles = { 2, 3, 4 } },

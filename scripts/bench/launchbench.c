@@ -1,0 +1,69 @@
+/* launchbench.c - launch overhead on a GPU: the harness's launch path
+ * (mh_cuda_launch: event-timed, synchronised) against a bare loop of
+ * cuLaunchKernel + cuCtxSynchronize on an empty kernel, measured in the same
+ * run, and the resolution of event timing.  Needs a CUDA driver and device
+ * (the fake driver of the tests runs it too, with meaningless figures).
+ *   launchbench [N]            ($MGPU_LIBCUDA chooses the driver file) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "cuda.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char EMPTY[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n";
+
+int main(int argc, char **argv)
+{
+    int n = argc > 1 ? atoi(argv[1]) : 20000;
+    mh_cuda *c;
+    mh_cuda_dev *d;
+    mh_cuda_module *m;
+    mh_error e;
+    void *fn;
+    if (mh_cuda_load(NULL, &c, &e) || mh_cuda_open(c, 0, &d, &e) || mh_cuda_load_ptx(d, EMPTY, "empty.ptx", 4, &m, NULL, &e) ||
+        mh_cuda_kernel(m, "empty", &fn, NULL, &e)) {
+        fprintf(stderr, "launchbench: %s\n", e.message);
+        return 1;
+    }
+    const char *lib = getenv("MGPU_LIBCUDA");
+    void *h = dlopen(lib && *lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    int (*launch)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *, void **, void **);
+    int (*sync)(void);
+    *(void **)&launch = dlsym(h, "cuLaunchKernel");
+    *(void **)&sync = dlsym(h, "cuCtxSynchronize");
+    unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
+    float ms, min_ms = 1e9f;
+    for (int i = 0; i < 100; i++) mh_cuda_launch(d, fn, "empty", g, b, 0, NULL, &ms, &e); /* warm up */
+
+    double t0 = now();
+    for (int i = 0; i < n; i++) {
+        launch(fn, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+        sync();
+    }
+    double bare = (now() - t0) / n;
+    t0 = now();
+    for (int i = 0; i < n; i++) {
+        if (mh_cuda_launch(d, fn, "empty", g, b, 0, NULL, &ms, &e)) {
+            fprintf(stderr, "launchbench: %s\n", e.message);
+            return 1;
+        }
+        if (ms > 0 && ms < min_ms) min_ms = ms;
+    }
+    double harness = (now() - t0) / n;
+    printf("| launches | bare cuLaunchKernel+sync | harness launch (event-timed) | ratio | smallest event time |\n");
+    printf("|---|---|---|---|---|\n");
+    printf("| %d | %.2f us | %.2f us | %.2fx | %.3f us |\n", n, bare * 1e6, harness * 1e6, harness / bare, min_ms * 1e3);
+    printf("target: ratio <= 1.2\n");
+    mh_cuda_unload_module(m);
+    mh_cuda_close(d);
+    mh_cuda_unload(c);
+    return 0;
+}
