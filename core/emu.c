@@ -1029,6 +1029,24 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             if (in->mods & MOD_WIDE) dt = ptx_type_is_signed(t) ? (ptx_type_bits(t) == 32 ? PT_S64 : PT_S32)
                                                                 : (ptx_type_bits(t) == 32 ? PT_U64 : PT_U32);
             if (in->op == OP_CLZ || in->op == OP_POPC) dt = PT_U32;
+            if (!(in->mods & (MOD_SAT | MOD_HI | MOD_WIDE)) && ptx_type_bits(t) >= 32 &&
+                (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_MAD || in->op == OP_AND ||
+                 in->op == OP_OR || in->op == OP_XOR) && t != PT_PRED) {
+                /* the common integer operations, without a dispatch per lane */
+                const ptx_opnd *o1 = &o[1], *o2 = &o[2], *o3 = &o[3];
+                switch (in->op) {
+                case OP_ADD: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) + val(c, w, o2, l), dt); break;
+                case OP_SUB: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) - val(c, w, o2, l), dt); break;
+                case OP_MUL: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) * val(c, w, o2, l), dt); break;
+                case OP_MAD:
+                    LANES put(c, w, o[0].reg, l, val(c, w, o1, l) * val(c, w, o2, l) + val(c, w, o3, l), dt);
+                    break;
+                case OP_AND: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) & val(c, w, o2, l), dt); break;
+                case OP_OR: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) | val(c, w, o2, l), dt); break;
+                default: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) ^ val(c, w, o2, l), dt); break;
+                }
+                break;
+            }
             LANES {
                 uint64_t a = val(c, w, &o[1], l);
                 uint64_t b = in->nopnds > 2 ? val(c, w, &o[2], l) : 0;
@@ -1039,9 +1057,9 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         break;
     }
 #undef LANES
-    /* advance the pcs of the lanes that took part and did not branch */
-    for (int l = 0; l < WARP; l++)
-        if ((mask >> l & 1) && !(branch && (emask >> l & 1))) w->pc[l]++;
+    /* advance the pcs of the lanes that took part and did not branch (branch-free: vectorises) */
+    uint32_t adv = branch ? (mask & ~emask) : mask;
+    for (int l = 0; l < WARP; l++) w->pc[l] += (adv >> l) & 1;
     if (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BAR) return 0;
     if (!branch || emask == 0) {
         *next = (uint32_t)(c->cur - c->code) + 1;

@@ -985,7 +985,11 @@ static int parse_block(parser *P)
         }
         /* label? */
         if (TOK->kind == TK_IDENT && TOK->s[0] != '%') {
-            ptx_lexer save = P->lx;
+            /* look one token ahead; on the way back restore the position only
+             * (the marker list may have grown and moved meanwhile) */
+            const char *save_p = P->lx.p;
+            uint32_t save_line = P->lx.line;
+            size_t save_markers = P->lx.nmarkers;
             ptx_tok name = *TOK;
             NEXT();
             if (ptx_tok_punct(TOK, ':')) {
@@ -998,7 +1002,10 @@ static int parse_block(parser *P)
                 P->nlabels++;
                 continue;
             }
-            P->lx = save;
+            P->lx.p = save_p;
+            P->lx.line = save_line;
+            P->lx.cur = name;
+            P->lx.nmarkers = save_markers; /* they will be seen again */
         }
         if (parse_instruction(P)) return -1;
     }
