@@ -563,7 +563,7 @@ static int parse_operand(parser *P, ptx_insn *in, ptx_opnd *o)
         if (TOK->kind == TK_IDENT) {
             uint32_t r;
             int v, pi;
-            if (TOK->s[0] == '%' && !lookup_reg(P, TOK->s, TOK->len, &r)) o->reg = r;
+            if (!lookup_reg(P, TOK->s, TOK->len, &r)) o->reg = r;
             else if ((v = find_var(P, TOK->s, TOK->len)) >= 0) o->sym = v;
             else if ((pi = find_param(P, TOK->s, TOK->len)) != -1) o->param = pi;
             else return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s' in an address", (int)TOK->len, TOK->s);
@@ -654,6 +654,12 @@ static int parse_operand(parser *P, ptx_insn *in, ptx_opnd *o)
         P->fixups[P->nfixups].len = TOK->len;
         P->fixups[P->nfixups].insn = (uint32_t)P->ncode;
         P->nfixups++;
+        NEXT();
+        return 0;
+    }
+    if (!lookup_reg(P, TOK->s, TOK->len, &r)) { /* a register declared without '%' (inline asm: .reg .pred p) */
+        o->kind = OPK_REG;
+        o->reg = r;
         NEXT();
         return 0;
     }
