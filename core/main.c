@@ -244,8 +244,8 @@ static int cmd_info(void)
     if (mh_cuda_load(NULL, &c, &e) || mh_cuda_device_count(c, &n, &e) || mh_cuda_driver_version(c, &version, &e)) {
         printf("  cuda  not available: %s\n", e.message);
     } else {
-        printf("  cuda  driver %d.%d, %d device%s (launches from scripts are not wired to it yet: experiments run\n"
-               "        on emu)\n", version / 1000, version % 1000 / 10, n, n == 1 ? "" : "s");
+        printf("  cuda  driver %d.%d, %d device%s (mgpu.device() and experiments use device 0)\n", version / 1000,
+               version % 1000 / 10, n, n == 1 ? "" : "s");
         for (int i = 0; i < n; i++) {
             mh_cuda_devinfo d;
             if (mh_cuda_device_info(c, i, &d, &e)) {
