@@ -107,6 +107,7 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     SYM(cuMemsetD8_v2); SYM(cuLaunchKernel); SYM(cuEventCreate); SYM(cuEventRecord); SYM(cuEventSynchronize);
     SYM(cuEventElapsedTime); SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
 #undef SYM
+    *(void **)&c->f.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx"); /* optional: clusters need it */
     CUresult r = c->f.cuInit(0);
     if (r) {
         fail_cu(c, r, e, "cuInit");
@@ -313,8 +314,17 @@ int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_e
 }
 
 int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
-                   unsigned smem, void **params, float *ms, mh_error *e)
+                   const unsigned cluster[3], unsigned smem, void **params, float *ms, mh_error *e)
 {
+    int clustered = cluster && (cluster[0] > 1 || cluster[1] > 1 || cluster[2] > 1);
+    if (clustered) {
+        for (int i = 0; i < 3; i++)
+            if (!cluster[i] || grid[i] % cluster[i])
+                return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: grid %ux%ux%u is not a whole number of %ux%ux%u clusters", name,
+                               grid[0], grid[1], grid[2], cluster[0], cluster[1], cluster[2]);
+        if (!d->c->f.cuLaunchKernelEx)
+            return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: cluster launches need cuLaunchKernelEx (CUDA 12 driver)", name);
+    }
     mh_cuda *c = d->c;
     CUfunction f = fn;
     CUresult r;
@@ -326,7 +336,18 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
         if (!d->ev[i] && (r = c->f.cuEventCreate(&d->ev[i], 0))) return fail_cu(c, r, e, "cuEventCreate");
     CUevent *ev = d->ev;
     c->f.cuEventRecord(ev[0], NULL);
-    r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
+    if (clustered) {
+        mh_CUlaunchAttribute attr;
+        memset(&attr, 0, sizeof attr);
+        attr.id = MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr.value.clusterDim.x = cluster[0];
+        attr.value.clusterDim.y = cluster[1];
+        attr.value.clusterDim.z = cluster[2];
+        mh_CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, &attr, 1};
+        r = c->f.cuLaunchKernelEx(&cfg, f, params, NULL);
+    } else {
+        r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
+    }
     if (!r) r = c->f.cuEventRecord(ev[1], NULL);
     if (!r) r = c->f.cuEventSynchronize(ev[1]);
     if (!r && ms) r = c->f.cuEventElapsedTime(ms, ev[0], ev[1]);

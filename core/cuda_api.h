@@ -63,6 +63,28 @@ enum {
     MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
+enum { MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+
+/* cuLaunchKernelEx's configuration (layout checked against cuda.h by test_cuda_abi). */
+typedef struct mh_CUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        struct { unsigned x, y, z; } clusterDim;
+        void *align_;
+    } value;
+} mh_CUlaunchAttribute;
+
+typedef struct mh_CUlaunchConfig {
+    unsigned gridDimX, gridDimY, gridDimZ;
+    unsigned blockDimX, blockDimY, blockDimZ;
+    unsigned sharedMemBytes;
+    void *hStream;
+    mh_CUlaunchAttribute *attrs;
+    unsigned numAttrs;
+} mh_CUlaunchConfig;
+
 enum {
     MH_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
     MH_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
@@ -99,6 +121,7 @@ typedef struct mh_cuda_fns {
     CUresult (*cuMemsetD8_v2)(CUdeviceptr, unsigned char, size_t);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                CUstream, void **, void **);
+    CUresult (*cuLaunchKernelEx)(const mh_CUlaunchConfig *, CUfunction, void **, void **); /* NULL: driver < 12.0 */
     CUresult (*cuEventCreate)(CUevent *, unsigned);
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuEventSynchronize)(CUevent);

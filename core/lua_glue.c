@@ -885,6 +885,22 @@ static int l_kernel_launch(lua_State *L)
     memset(&l, 0, sizeof l);
     read_dims32(L, 2, "grid", l.grid);
     read_dims32(L, 2, "block", l.block);
+    unsigned cluster[3] = {1, 1, 1};
+    lua_getfield(L, 2, "cluster");
+    int has_cluster = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_cluster) {
+        /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu runs
+         * the grid as it is (it has no cluster features: PTX using them is refused) */
+        read_dims32(L, 2, "cluster", cluster);
+        for (int i = 0; i < 3; i++)
+            if (l.grid[i] % cluster[i]) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "launch: grid %ux%ux%u is not a whole number of %ux%ux%u clusters", l.grid[0],
+                         l.grid[1], l.grid[2], cluster[0], cluster[1], cluster[2]);
+                return fail_code(L, MH_E_LAUNCH_FAILED, "%s", msg);
+            }
+    }
     lua_getfield(L, 2, "smem");
     l.dynamic_smem = (uint32_t)luaL_optinteger(L, -1, 0);
     lua_pop(L, 1);
@@ -1012,7 +1028,8 @@ static int l_kernel_launch(lua_State *L)
                 float ms = 0;
                 for (uint32_t i = 0; i < nargs; i++) params[i] = &packed[i];
                 if (!rc) rc = mh_cuda_kernel(m->cm, k->f->name, &fn, NULL, &e);
-                if (!rc) rc = mh_cuda_launch(d->cud, fn, k->f->name, l.grid, l.block, l.dynamic_smem, params, &ms, &e);
+                if (!rc)
+                    rc = mh_cuda_launch(d->cud, fn, k->f->name, l.grid, l.block, cluster, l.dynamic_smem, params, &ms, &e);
                 time_ns = (double)ms * 1e6;
             }
         }

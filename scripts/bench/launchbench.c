@@ -41,7 +41,7 @@ int main(int argc, char **argv)
     *(void **)&sync = dlsym(h, "cuCtxSynchronize");
     unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
     float ms, min_ms = 1e9f;
-    for (int i = 0; i < 100; i++) mh_cuda_launch(d, fn, "empty", g, b, 0, NULL, &ms, &e); /* warm up */
+    for (int i = 0; i < 100; i++) mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, &ms, &e); /* warm up */
 
     double t0 = now();
     for (int i = 0; i < n; i++) {
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     double bare = (now() - t0) / n;
     t0 = now();
     for (int i = 0; i < n; i++) {
-        if (mh_cuda_launch(d, fn, "empty", g, b, 0, NULL, &ms, &e)) {
+        if (mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, &ms, &e)) {
             fprintf(stderr, "launchbench: %s\n", e.message);
             return 1;
         }

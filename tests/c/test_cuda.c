@@ -5,6 +5,7 @@
 #include "check.h"
 #include "cuda.h"
 
+#include <dlfcn.h>
 #include <stdlib.h>
 
 int main(int argc, char **argv)
@@ -64,11 +65,11 @@ int main(int argc, char **argv)
     /* launches: timing, then a sticky fault, then the next launch runs */
     unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
     float ms = 0;
-    CHECK(mh_cuda_launch(d, fn, "k", g, b, 0, NULL, &ms, &e) == 0 && ms == 0.125f);
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, &ms, &e) == 0 && ms == 0.125f);
     void *ffault;
     CHECK(mh_cuda_kernel(m, "fault", &ffault, NULL, &e) == 0);
     unsigned gen = mh_cuda_generation(d);
-    CHECK(mh_cuda_launch(d, ffault, "fault", g, b, 0, NULL, &ms, &e) == MH_E_KERNEL_FAULT);
+    CHECK(mh_cuda_launch(d, ffault, "fault", g, b, NULL, 0, NULL, &ms, &e) == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(e.message, "fault faulted: CUDA_ERROR_ILLEGAL_ADDRESS (700): an illegal memory access");
     CHECK(mh_cuda_generation(d) == gen + 1);
     CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == MH_E_LAUNCH_FAILED); /* the old module is gone */
@@ -76,7 +77,15 @@ int main(int argc, char **argv)
     mh_cuda_unload_module(m);
     CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", 4, &m, NULL, &e) == 0);
     CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == 0);
-    CHECK(mh_cuda_launch(d, fn, "k", g, b, 0, NULL, &ms, &e) == 0);
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, &ms, &e) == 0);
+    /* cluster launches go through cuLaunchKernelEx with the cluster dimensions */
+    unsigned g2[3] = {4, 1, 1}, cl[3] = {2, 1, 1}, cl_bad[3] = {3, 1, 1};
+    CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl, 0, NULL, &ms, &e) == 0);
+    void *lib = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+    unsigned *last = lib ? dlsym(lib, "fake_last_cluster") : NULL;
+    CHECK(last && last[0] == 2 && last[1] == 1 && last[2] == 1);
+    CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl_bad, 0, NULL, &ms, &e) == MH_E_LAUNCH_FAILED);
+    CHECK_CONTAINS(e.message, "grid 4x1x1 is not a whole number of 3x1x1 clusters");
     mh_cuda_unload_module(m);
     mh_cuda_close(d);
     mh_cuda_unload(c);

@@ -31,6 +31,16 @@ SAME(MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, CU_DEVICE_ATTRIBU
 SAME(MH_CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_NUM_REGS);
 SAME(MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 
+SAME(MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+#include <stddef.h>
+_Static_assert(sizeof(mh_CUlaunchAttribute) == sizeof(CUlaunchAttribute), "CUlaunchAttribute size");
+_Static_assert(offsetof(mh_CUlaunchAttribute, value) == offsetof(CUlaunchAttribute, value), "CUlaunchAttribute.value");
+_Static_assert(sizeof(mh_CUlaunchConfig) == sizeof(CUlaunchConfig), "CUlaunchConfig size");
+_Static_assert(offsetof(mh_CUlaunchConfig, sharedMemBytes) == offsetof(CUlaunchConfig, sharedMemBytes), "sharedMemBytes");
+_Static_assert(offsetof(mh_CUlaunchConfig, hStream) == offsetof(CUlaunchConfig, hStream), "hStream");
+_Static_assert(offsetof(mh_CUlaunchConfig, attrs) == offsetof(CUlaunchConfig, attrs), "attrs");
+_Static_assert(offsetof(mh_CUlaunchConfig, numAttrs) == offsetof(CUlaunchConfig, numAttrs), "numAttrs");
+
 int main(void)
 {
     puts("core/cuda_api.h matches cuda.h");

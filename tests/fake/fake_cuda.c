@@ -108,6 +108,20 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 }
 static char events[2];
 static int next_event;
+typedef struct { int id; char pad[4]; union { char pad[64]; struct { unsigned x, y, z; } dim; } v; } fake_attr;
+typedef struct { unsigned gx, gy, gz, bx, by, bz, smem; void *stream; fake_attr *attrs; unsigned nattrs; } fake_cfg;
+unsigned fake_last_cluster[3]; /* what the last cuLaunchKernelEx asked for */
+CUresult cuLaunchKernelEx(const fake_cfg *cfg, void *f, void **params, void **extra)
+{
+    for (unsigned i = 0; i < cfg->nattrs; i++)
+        if (cfg->attrs[i].id == 4) {
+            fake_last_cluster[0] = cfg->attrs[i].v.dim.x;
+            fake_last_cluster[1] = cfg->attrs[i].v.dim.y;
+            fake_last_cluster[2] = cfg->attrs[i].v.dim.z;
+            if (cfg->gx % cfg->attrs[i].v.dim.x) return 1;
+        }
+    return cuLaunchKernel(f, cfg->gx, cfg->gy, cfg->gz, cfg->bx, cfg->by, cfg->bz, cfg->smem, cfg->stream, params, extra);
+}
 CUresult cuEventCreate(void **e, unsigned f) { (void)f; STICKY(); *e = &events[next_event++ % 2]; return 0; }
 CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; STICKY(); return 0; }
 CUresult cuEventSynchronize(void *e) { (void)e; STICKY(); return 0; }

@@ -40,6 +40,11 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.is_nil(run.cycles)
     local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { x, y } })
     assert.equal("bad_argument", err.code)
+    -- thread-block clusters (cuLaunchKernelEx)
+    k:launch { grid = 4, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } }
+    ok, err = pcall(k.launch, k, { grid = 3, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } })
+    assert.equal("launch_failed", err.code)
+    assert.matches("not a whole number of 2x1x1 clusters", err.message)
   end)
 
   it("reports JIT errors with the line, and survives a fault", function()
