@@ -173,6 +173,12 @@ static int host_range(mh_emu *d, uint64_t addr, uint64_t bytes, unsigned char **
     return 0;
 }
 
+void *mh_emu_host(mh_emu *d, uint64_t addr, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    return host_range(d, addr, bytes, &p, e) ? NULL : p;
+}
+
 int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e)
 {
     unsigned char *p = NULL;

@@ -39,6 +39,8 @@ int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e);
 int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e);
 int mh_emu_read(mh_emu *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e);
 int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e);
+/* The host memory behind [addr, addr + bytes) (emu memory is host memory). */
+void *mh_emu_host(mh_emu *d, uint64_t addr, uint64_t bytes, mh_error *e);
 
 /* A kernel argument: raw bytes of the parameter's value (a pointer is its
  * 8-byte device address). */

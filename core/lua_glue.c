@@ -24,6 +24,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include "lua_compat.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -672,6 +673,20 @@ static int l_array_read(lua_State *L)
     return 1;
 }
 
+/* arr:ptr() -> lightuserdata: the array's memory, without a copy, for LuaJIT's
+ * FFI (ffi.cast("float *", arr:ptr())); emu only: a GPU array has no host address */
+static int l_array_ptr(lua_State *L)
+{
+    l_array *a = check_array(L, 1);
+    if (a->dev->cuda)
+        return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "ptr: a GPU array has no host address; read() copies it");
+    mh_error e;
+    void *p = mh_emu_host(a->dev->emu, a->addr, a->count * mh_dtype_size(a->dtype), &e);
+    if (!p) return raise_error(L, &e);
+    lua_pushlightuserdata(L, p);
+    return 1;
+}
+
 /* arr:write({values}) writes values from the first element; arr:zero() */
 static int l_array_write(lua_State *L)
 {
@@ -786,6 +801,16 @@ static int l_trace_dump(lua_State *L)
     lua_setfield(L, -2, "summary");
     mh_summary_free(&sum);
     return 1;
+}
+
+/* trace:ptr() -> lightuserdata: the trace words (num_traces x entries uint32),
+ * without a copy, for LuaJIT's FFI; valid while the trace object lives */
+static int l_trace_ptr(lua_State *L)
+{
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    lua_pushlightuserdata(L, t->words);
+    lua_pushinteger(L, (lua_Integer)t->spec.words);
+    return 2;
 }
 
 /* trace:words() -> the raw buffer as a table of integers */
@@ -1303,9 +1328,10 @@ static void register_classes(lua_State *L)
     static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params}, {NULL, NULL}};
     static const luaL_Reg array_meta[] = {{"__gc", l_array_gc}, {"__len", l_array_len}, {NULL, NULL}};
     static const luaL_Reg array_methods[] = {{"read", l_array_read}, {"write", l_array_write}, {"zero", l_array_zero},
-                                             {"compare", l_array_compare}, {NULL, NULL}};
+                                             {"compare", l_array_compare}, {"ptr", l_array_ptr}, {NULL, NULL}};
     static const luaL_Reg trace_meta[] = {{"__gc", l_trace_gc}, {NULL, NULL}};
-    static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"words", l_trace_words}, {NULL, NULL}};
+    static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"words", l_trace_words}, {"ptr", l_trace_ptr},
+                                             {NULL, NULL}};
     new_class(L, DEVICE_MT, device_meta, device_methods);
     new_class(L, MODULE_MT, module_meta, module_methods);
     new_class(L, KERNEL_MT, kernel_meta, kernel_methods);

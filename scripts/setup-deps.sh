@@ -2,7 +2,7 @@
 # setup-deps.sh - installs the Debian/Ubuntu packages mgpu-harness builds and
 # tests with (as root, or through sudo).  Does nothing when all are present.
 set -euo pipefail
-pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev nettle-dev lua5.4 lua-busted lua-cjson)
+pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev nettle-dev lua5.4 lua-busted lua-cjson luajit libluajit-5.1-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - the whole test suite from a fresh checkout: installs the packages,
-# builds, runs ctest (C tests, JAX fixture comparison, busted specs), then
+# builds, runs ctest (C tests, JAX fixture comparison, busted specs under
+# Lua 5.4 and LuaJIT), then
 # builds again with AddressSanitizer/UBSan and runs everything once more.
 # usage: scripts/test.sh        (build folders: build/ and build-asan/)
 set -euo pipefail
@@ -9,7 +10,7 @@ scripts/setup-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== build and test (RelWithDebInfo, -Werror)"
-cmake -S . -B build -DMGPU_WERROR=ON >/dev/null
+cmake -S . -B build -DMGPU_WERROR=ON -DMGPU_LUAJIT=ON >/dev/null
 cmake --build build -j "$jobs" >/dev/null
 ctest --test-dir build --output-on-failure
 

@@ -69,8 +69,12 @@ end
 
 -- "128" -> 128, "0.5" -> 0.5, "abc" -> "abc"
 local function parse_value(s)
-  local n = math.tointeger(tonumber(s)) or tonumber(s)
-  if n ~= nil then return n end
+  local n = tonumber(s)
+  if n ~= nil then
+    -- an integral value stays an integer (math.tointeger is Lua 5.3+; LuaJIT has one number type)
+    if math.tointeger then return math.tointeger(n) or n end
+    return n
+  end
   if s == "true" then return true elseif s == "false" then return false end
   return s
 end

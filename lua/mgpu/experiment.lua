@@ -15,7 +15,7 @@
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
 --   retry       false: no automatic retry on insufficient_space
---   max_entries upper bound for the doubling retry (default 1 << 20)
+--   max_entries upper bound for the doubling retry (default 2^20)
 -- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
 local core = require "mgpu.core"
 local mgpu = require "mgpu"
@@ -78,7 +78,7 @@ local function stats(xs)
   table.sort(s)
   local sum = 0
   for _, x in ipairs(s) do sum = sum + x end
-  return { min = s[1], max = s[#s], median = s[(#s + 1) // 2], mean = sum / #s, n = #s }
+  return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = sum / #s, n = #s }
 end
 
 local function validate(exp)
@@ -115,7 +115,7 @@ local function attempt_point(ctx, index, point, entries, row)
       -- traces per block x entries x 4 bytes, on top of what it needs itself
       local b = type(spec.block) == "table" and spec.block or { spec.block }
       local threads = (b[1] or 1) * (b[2] or 1) * (b[3] or 1)
-      local per_block = threads // (prof.scope == "warp" and 32 or 128)
+      local per_block = math.floor(threads / (prof.scope == "warp" and 32 or 128))
       local bytes = per_block * launch.profile.entries * 4
       launch.smem = (prof.smem_extra or 0) + bytes
       if launch.smem > M.MAX_SMEM then
@@ -129,7 +129,7 @@ local function attempt_point(ctx, index, point, entries, row)
   local function go(measured)
     if spec.before then spec.before() end
     if measured and exp.flush_l2 then
-      ctx.flush = ctx.flush or ctx.dev:array("u8", exp.flush_l2 == true and (128 << 20) or exp.flush_l2)
+      ctx.flush = ctx.flush or ctx.dev:array("u8", exp.flush_l2 == true and 134217728 or exp.flush_l2)
       ctx.flush:zero()
     end
     return ctx.kernel:launch(launch)
@@ -171,7 +171,7 @@ local function run_point(ctx, index, point)
   local exp = ctx.exp
   local row = { attempts = {} }
   local entries = nil
-  local max_entries = exp.max_entries or (1 << 20)
+  local max_entries = exp.max_entries or 1048576
   for _ = 1, 40 do
     local ok, err = pcall(attempt_point, ctx, index, point, entries, row)
     if ok then return row end
@@ -249,7 +249,7 @@ function M.run(exp, opts)
   local done = {}
   if opts.resume then
     if not exists(dir .. "/manifest.json") then bad("--resume " .. dir .. ": no manifest.json there") end
-    local man = core.json_decode(io.open(dir .. "/manifest.json"):read("a"), dir .. "/manifest.json")
+    local man = core.json_decode(io.open(dir .. "/manifest.json"):read("*a"), dir .. "/manifest.json")
     if man.experiment ~= exp.name then
       bad("--resume " .. dir .. ": it holds experiment " .. tostring(man.experiment) .. ", not " .. exp.name)
     end
@@ -338,7 +338,7 @@ end
 local function read_all(path)
   local f = io.open(path, "rb")
   if not f then bad(path .. ": cannot open") end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end

@@ -46,7 +46,7 @@ end
 -- Entries per warpgroup (per trace) needed for `events` events:
 -- 3 header words + 2 words per event.
 function M.entries_for(events)
-  if math.type(events) ~= "integer" or events < 0 then
+  if type(events) ~= "number" or events < 0 or events ~= math.floor(events) then
     error(M.errors.new("bad_argument", "entries_for: events must be a non-negative integer, got " .. tostring(events)))
   end
   return 3 + 2 * events

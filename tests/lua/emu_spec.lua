@@ -59,7 +59,8 @@ describe("mgpu on emu", function()
       { { a, b }, "takes 3 arguments, 2 were given" },
       { { a, 5, 4 }, "is a pointer but got an integer" },
       { { a, b, -1 }, "%-1 does not fit" },
-      { { a, b, 2 ^ 40 }, "needs an integer" },
+      { { a, b, 2.5 }, "needs an integer" },
+      { { a, b, 1099511627776 }, "1099511627776 does not fit" },
       { { a, b, "x" }, "argument 3 is a string" },
     }
     for _, c in ipairs(cases) do

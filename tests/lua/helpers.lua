@@ -21,11 +21,16 @@ function M.run_env(env, ...)
   local args = {}
   for i, a in ipairs({ ... }) do args[i] = quote(a) end
   local err = os.tmpname()
-  local p = io.popen(env .. " " .. quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err)
-  local out = p:read("a")
-  local _, _, status = p:close()
+  -- the exit status comes back as the last stdout line (popen:close gives it
+  -- on Lua 5.2+ only, and the specs also run under LuaJIT)
+  local p = io.popen(env .. " " .. quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err
+    .. "; printf '\n__status %d' $?")
+  local out = p:read("*a")
+  p:close()
+  local status
+  out = out:gsub("\n__status (%d+)$", function(s) status = tonumber(s); return "" end)
   local f = io.open(err)
-  local stderr = f:read("a")
+  local stderr = f:read("*a")
   f:close()
   os.remove(err)
   return status, out, stderr
@@ -34,7 +39,7 @@ end
 function M.read(path)
   local f = io.open(path, "rb")
   if not f then return nil end
-  local s = f:read("a")
+  local s = f:read("*a")
   f:close()
   return s
 end
@@ -45,10 +50,20 @@ function M.write(path, data)
   f:close()
 end
 
+-- Little-endian bytes of an unsigned integer (string.pack is Lua 5.3+).
+function M.le(v, bytes)
+  local t = {}
+  for i = 1, bytes do
+    t[i] = string.char(v % 256)
+    v = math.floor(v / 256)
+  end
+  return table.concat(t)
+end
+
 -- Writes words (array of integers) as little-endian uint32.
 function M.write_words(path, words)
   local parts = {}
-  for i, w in ipairs(words) do parts[i] = string.pack("<I4", w) end
+  for i, w in ipairs(words) do parts[i] = M.le(w, 4) end
   M.write(path, table.concat(parts))
 end
 
