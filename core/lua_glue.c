@@ -9,6 +9,7 @@
 #include "cuda.h"
 #include "emu.h"
 #include "instrument.h"
+#include "npy.h"
 #include "ptx.h"
 #include "spec.h"
 #include "version.h"
@@ -320,7 +321,14 @@ typedef struct {
     unsigned gen;            /* cuda: device generation it was loaded in */
 } l_module;                  /* uservalue 1: device */
 typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
-typedef struct { uint64_t addr, count; mh_dtype dtype; l_device *dev; unsigned gen; } l_array; /* uservalue 1: device */
+typedef struct {
+    uint64_t addr, count;
+    mh_dtype dtype;
+    l_device *dev;
+    unsigned gen;
+    int ndim;
+    uint64_t dims[MH_NPY_MAX_DIMS]; /* shape, C order; ndim 1 = {count} */
+} l_array;                          /* uservalue 1: device */
 typedef struct {
     uint32_t *words;
     uint32_t *calib;         /* instrumented kernels: MH_CALIB_WORDS per trace, else NULL */
@@ -419,6 +427,10 @@ static int l_device_index(lua_State *L)
     if (!strcmp(k, "name")) { lua_pushstring(L, d->cuda ? d->info.name : "emu (CPU PTX executor)"); return 1; }
     if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, dev_clock_ghz(d)); return 1; }
     if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : MH_EMU_DEFAULT_SMS); return 1; }
+    if (!strcmp(k, "memory")) { /* bytes of device memory; emu: the largest single allocation it takes */
+        lua_pushinteger(L, d->cuda ? (lua_Integer)d->info.memory : (lua_Integer)1 << 40);
+        return 1;
+    }
     luaL_getmetafield(L, 1, "methods");
     lua_getfield(L, -1, k);
     return 1;
@@ -568,6 +580,30 @@ static int l_device_array(lua_State *L)
         return fail_code(L, MH_E_BAD_ARGUMENT, "unknown dtype \"%s\" (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64)", tn);
     int from_table = lua_istable(L, 3);
     lua_Integer n = from_table ? (lua_Integer)luaL_len(L, 3) : luaL_checkinteger(L, 3);
+    uint64_t dims[MH_NPY_MAX_DIMS] = {(uint64_t)n};
+    int ndim = 1;
+    if (lua_istable(L, 4)) {
+        lua_getfield(L, 4, "shape");
+        if (lua_istable(L, -1)) {
+            ndim = (int)luaL_len(L, -1);
+            uint64_t prod = 1;
+            if (ndim < 1 || ndim > MH_NPY_MAX_DIMS) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "shape: 1 to 8 dimensions");
+            for (int i = 0; i < ndim; i++) {
+                lua_geti(L, -1, i + 1);
+                lua_Integer dim = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+                lua_pop(L, 1);
+                if (dim < 1) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "shape: dimensions must be positive integers");
+                dims[i] = (uint64_t)dim;
+                prod *= (uint64_t)dim;
+            }
+            if (prod != (uint64_t)n) {
+                char msg[120];
+                snprintf(msg, sizeof msg, "shape holds %llu elements, the array %lld", (unsigned long long)prod, (long long)n);
+                return fail_code(L, MH_E_BAD_ARGUMENT, "%s", msg);
+            }
+        }
+        lua_pop(L, 1);
+    }
     if (n < 1 || n > ((lua_Integer)1 << 36)) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "array length must be 1 to 2^36");
     size_t es = mh_dtype_size(t), bytes = (size_t)n * es;
     unsigned char *host = calloc(1, bytes);
@@ -612,6 +648,8 @@ static int l_device_array(lua_State *L)
     a->dtype = t;
     a->dev = d;
     a->gen = d->cuda ? mh_cuda_generation(d->cud) : 0;
+    a->ndim = ndim;
+    memcpy(a->dims, dims, sizeof dims);
     return 1;
 }
 
@@ -670,6 +708,113 @@ static int l_array_read(lua_State *L)
         lua_seti(L, -2, (lua_Integer)i + 1);
     }
     free(h);
+    return 1;
+}
+
+static int l_array_shape(lua_State *L)
+{
+    l_array *a = check_array(L, 1);
+    lua_createtable(L, a->ndim, 0);
+    for (int i = 0; i < a->ndim; i++) {
+        lua_pushinteger(L, (lua_Integer)a->dims[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static const char *npy_descr(mh_dtype t)
+{
+    static const char *const d[MH_DTYPE_COUNT_] = {
+        [MH_F32] = "<f4", [MH_F16] = "<f2", [MH_BF16] = "<u2", [MH_F64] = "<f8", [MH_I8] = "|i1", [MH_U8] = "|u1",
+        [MH_I16] = "<i2", [MH_U16] = "<u2", [MH_I32] = "<i4", [MH_U32] = "<u4", [MH_I64] = "<i8", [MH_U64] = "<u8",
+    };
+    return d[t];
+}
+
+/* arr:save(path): a NumPy .npy with the array's shape (bf16 as its raw uint16
+ * bits: NumPy has no bfloat16), written atomically */
+static int l_array_save(lua_State *L)
+{
+    l_array *a = check_array(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    char hdr[600];
+    size_t hl = mh_npy_header(hdr, sizeof hdr, npy_descr(a->dtype), a->dims, a->ndim);
+    if (!hl) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "save: shape too long for a .npy header");
+    unsigned char *h = array_host(L, a);
+    mh_out o;
+    mh_error e;
+    mh_error_clear(&e);
+    int rc = mh_out_open(&o, path, &e);
+    if (!rc) {
+        mh_out_mem(&o, hdr, hl);
+        mh_out_mem(&o, h, a->count * mh_dtype_size(a->dtype));
+        rc = mh_out_commit(&o, &e);
+    }
+    free(h);
+    if (rc) return raise_error(L, &e);
+    return 0;
+}
+
+/* dev:load_npy(path [, dtype]) -> array with the file's shape; dtype overrides
+ * the element type for the same item size (e.g. "bf16" for a '<u2' file) */
+static int l_device_load_npy(lua_State *L)
+{
+    l_device *d = check_device(L, 1);
+    const char *path = luaL_checkstring(L, 2);
+    const char *want = luaL_optstring(L, 3, NULL);
+    FILE *f = fopen(path, "rb");
+    if (!f) return fail_code(L, MH_E_IO, "%s: cannot open", path);
+    unsigned char head[65536 + 12];
+    size_t hn = fread(head, 1, sizeof head, f);
+    mh_npy np;
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_npy_parse_any(head, hn, &np, &e)) {
+        fclose(f);
+        mh_error_prefix(&e, path);
+        return raise_error(L, &e);
+    }
+    char descr[8];
+    snprintf(descr, sizeof descr, "%c%u", np.kind, np.itemsize);
+    static const struct { const char *d; mh_dtype t; } map[] = {
+        {"f4", MH_F32}, {"f2", MH_F16}, {"f8", MH_F64}, {"i1", MH_I8}, {"u1", MH_U8}, {"i2", MH_I16},
+        {"u2", MH_U16}, {"i4", MH_I32}, {"u4", MH_U32}, {"i8", MH_I64}, {"u8", MH_U64},
+    };
+    int t = -1;
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(map[i].d, descr)) t = (int)map[i].t;
+    mh_dtype wt;
+    if (want && !mh_dtype_parse(want, &wt) && t >= 0 && mh_dtype_size(wt) == np.itemsize) t = (int)wt;
+    if (t < 0 || np.big_endian || np.ndim > MH_NPY_MAX_DIMS || np.count == 0) {
+        fclose(f);
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: .npy dtype '%s'%s is not supported (little-endian f2 f4 f8 i1..i8 u1..u8; "
+                 "at least one element)", path, descr, np.big_endian ? " (big-endian)" : "");
+        return fail_code(L, MH_E_BAD_BUFFER, "%s", msg);
+    }
+    size_t bytes = (size_t)np.count * np.itemsize;
+    unsigned char *data = malloc(bytes);
+    int ok = data && fseek(f, (long)np.data_offset, SEEK_SET) == 0 && fread(data, 1, bytes, f) == bytes;
+    fclose(f);
+    if (!ok) {
+        free(data);
+        return fail_code(L, MH_E_BAD_BUFFER, "%s: the file is shorter than its shape says", path);
+    }
+    uint64_t addr;
+    if (dev_alloc(d, bytes, &addr, &e) || dev_write(d, addr, data, bytes, &e)) {
+        free(data);
+        return raise_error(L, &e);
+    }
+    free(data);
+    l_array *a = new_object(L, sizeof *a, ARRAY_MT, 1);
+    a->addr = addr;
+    a->count = np.count;
+    a->dtype = (mh_dtype)t;
+    a->dev = d;
+    a->gen = d->cuda ? mh_cuda_generation(d->cud) : 0;
+    a->ndim = np.ndim ? np.ndim : 1;
+    if (np.ndim) memcpy(a->dims, np.dims, sizeof a->dims);
+    else a->dims[0] = 1;
     return 1;
 }
 
@@ -811,6 +956,18 @@ static int l_trace_ptr(lua_State *L)
     lua_pushlightuserdata(L, t->words);
     lua_pushinteger(L, (lua_Integer)t->spec.words);
     return 2;
+}
+
+/* trace:summary() -> region rows (as dump returns them), writing nothing */
+static int l_trace_summary(lua_State *L)
+{
+    lua_settop(L, 1);
+    lua_pushliteral(L, "/dev/null");
+    lua_pushcfunction(L, l_trace_dump);
+    lua_insert(L, 1);
+    lua_call(L, 2, 1);
+    lua_getfield(L, -1, "summary");
+    return 1;
 }
 
 /* trace:words() -> the raw buffer as a table of integers */
@@ -1321,17 +1478,19 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, cons
 static void register_classes(lua_State *L)
 {
     static const luaL_Reg device_meta[] = {{"__gc", l_device_gc}, {"__index", l_device_index}, {NULL, NULL}};
-    static const luaL_Reg device_methods[] = {{"load", l_device_load}, {"array", l_device_array}, {NULL, NULL}};
+    static const luaL_Reg device_methods[] = {{"load", l_device_load}, {"array", l_device_array},
+                                              {"load_npy", l_device_load_npy}, {NULL, NULL}};
     static const luaL_Reg module_meta[] = {{"__gc", l_module_gc}, {NULL, NULL}};
     static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
     static const luaL_Reg kernel_meta[] = {{NULL, NULL}};
     static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params}, {NULL, NULL}};
     static const luaL_Reg array_meta[] = {{"__gc", l_array_gc}, {"__len", l_array_len}, {NULL, NULL}};
     static const luaL_Reg array_methods[] = {{"read", l_array_read}, {"write", l_array_write}, {"zero", l_array_zero},
-                                             {"compare", l_array_compare}, {"ptr", l_array_ptr}, {NULL, NULL}};
+                                             {"compare", l_array_compare}, {"ptr", l_array_ptr},
+                                             {"shape", l_array_shape}, {"save", l_array_save}, {NULL, NULL}};
     static const luaL_Reg trace_meta[] = {{"__gc", l_trace_gc}, {NULL, NULL}};
     static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"words", l_trace_words}, {"ptr", l_trace_ptr},
-                                             {NULL, NULL}};
+                                             {"summary", l_trace_summary}, {NULL, NULL}};
     new_class(L, DEVICE_MT, device_meta, device_methods);
     new_class(L, MODULE_MT, module_meta, module_methods);
     new_class(L, KERNEL_MT, kernel_meta, kernel_methods);

@@ -3,6 +3,8 @@
 #include "npy.h"
 
 #include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *skip_ws(const char *p, const char *end)
@@ -27,7 +29,7 @@ static const char *find_key(const char *h, const char *end, const char *key)
     return NULL;
 }
 
-int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e)
+static int parse(const unsigned char *p, size_t len, mh_npy *out, int any, mh_error *e)
 {
     uint64_t hlen, hstart;
     if (len < 10 || memcmp(p, "\x93NUMPY", 6) != 0)
@@ -55,10 +57,20 @@ int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e)
     if (!dend) return mh_fail(e, MH_E_BAD_BUFFER, ".npy header: unterminated 'descr'");
     size_t dl = (size_t)(dend - d - 1);
     const char *ds = d + 1;
-    if (dl != 3 || !strchr("<>|=", ds[0]) || (ds[1] != 'u' && ds[1] != 'i') || ds[2] != '4')
+    if (any) {
+        if (dl < 3 || dl > 4 || !strchr("<>|=", ds[0]) || !isalpha((unsigned char)ds[1]) || !isdigit((unsigned char)ds[2]) ||
+            (dl == 4 && !isdigit((unsigned char)ds[3])))
+            return mh_fail(e, MH_E_BAD_BUFFER, ".npy dtype '%.*s' is not a plain number type", (int)dl, ds);
+        out->kind = ds[1];
+        out->itemsize = (unsigned)atoi(ds + 2);
+    } else if (dl != 3 || !strchr("<>|=", ds[0]) || (ds[1] != 'u' && ds[1] != 'i') || ds[2] != '4') {
         return mh_fail(e, MH_E_BAD_BUFFER,
                        ".npy dtype '%.*s' is not a 4-byte integer: a trace buffer is uint32 (or int32)",
                        (int)dl, ds);
+    } else {
+        out->kind = ds[1];
+        out->itemsize = 4;
+    }
     out->big_endian = ds[0] == '>';
 
     const char *s = find_key(h, end, "shape");
@@ -78,6 +90,7 @@ int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e)
         }
         if (__builtin_mul_overflow(count, dim, &count))
             return mh_fail(e, MH_E_BAD_BUFFER, ".npy shape overflows 64 bits");
+        if (ndim < MH_NPY_MAX_DIMS) out->dims[ndim] = dim;
         ndim++;
         s = skip_ws(s, end);
         if (s < end && *s == ',') s++;
@@ -90,5 +103,28 @@ int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e)
                        ".npy array is %d-D in Fortran order: save it in C order (np.ascontiguousarray)", ndim);
     out->data_offset = hstart + hlen;
     out->count = count;
+    out->ndim = ndim;
     return 0;
+}
+
+int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e) { return parse(p, len, out, 0, e); }
+int mh_npy_parse_any(const unsigned char *p, size_t len, mh_npy *out, mh_error *e) { return parse(p, len, out, 1, e); }
+
+size_t mh_npy_header(char *buf, size_t cap, const char *descr, const uint64_t *dims, int ndim)
+{
+    char dict[512];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (int i = 0; i < ndim && n < (int)sizeof dict - 32; i++)
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%llu,%s", (unsigned long long)dims[i], i + 1 < ndim ? " " : "");
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
+    size_t total = 10 + (size_t)n + 1;
+    total = (total + 63) / 64 * 64;
+    if (total > cap || total - 10 > 65535) return 0;
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (char)((total - 10) & 0xff);
+    buf[9] = (char)((total - 10) >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', total - 10 - (size_t)n - 1);
+    buf[total - 1] = '\n';
+    return total;
 }

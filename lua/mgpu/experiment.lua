@@ -107,6 +107,18 @@ local function attempt_point(ctx, index, point, entries, row)
     -- the launch retries by itself with the exact count, unless setup resets state
     -- before each launch (then the retry happens here, around setup)
     launch.profile = { entries = entries or exp.entries or 259, retry = exp.retry ~= false and not spec.before }
+    -- the trace must fit in device memory: refuse before launching
+    local function prod(v)
+      if type(v) ~= "table" then return v or 1 end
+      return (v[1] or 1) * (v[2] or 1) * (v[3] or 1)
+    end
+    local traces = prod(spec.grid) * math.floor(prod(spec.block) / (exp.instrument == "warp" and 32 or 128))
+    local bytes = traces * launch.profile.entries * 4
+    if bytes > ctx.dev.memory / 2 then
+      error(errors.new("launch_failed", string.format("the trace needs %.0f bytes (%d traces x %d entries x 4): more "
+        .. "than half of the device's %.0f bytes", bytes, traces, launch.profile.entries, ctx.dev.memory),
+        { required = launch.profile.entries }), 0)
+    end
   elseif exp.profile then
     local prof = type(exp.profile) == "function" and exp.profile(point) or exp.profile
     launch.profile = { scope = prof.scope, names = prof.names, entries = entries or prof.entries }

@@ -297,6 +297,21 @@ return {
     assert.equal(1, r.skipped)
   end)
 
+  it("refuses a trace that cannot fit in device memory before launching", function()
+    local exp = {
+      name = "mem_test", module = h.src .. "/ptx/copy.ptx", kernel = "copy_f32x4", instrument = "warp",
+      retry = false,
+      setup = function(_, dev)
+        return { grid = 65536, block = 1024, args = { dev:array("f32", 4), dev:array("f32", 4), 1 }, entries = 1048576 }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(1, r.failed)
+    local row = results.read_jsonl(dir .. "/results.jsonl")[1]
+    assert.equal("launch_failed", row.error.code)
+    assert.matches("more than half of the device's", row.error.message)
+  end)
+
   it("refuses a trace that cannot fit in shared memory before launching", function()
     local exp = {
       name = "smem_test", module = h.fixtures .. "/copy_bounds_wg.ptx", kernel = "body_mosaic_gpu_kernel",
