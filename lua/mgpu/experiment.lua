@@ -355,10 +355,29 @@ local function read_all(path)
   return s
 end
 
+-- Compares a replayed row with the original.  On emu everything must be
+-- identical (its time is virtual); on a GPU the timings must agree within
+-- their noise: the medians may differ by the spread (max - min) the two runs
+-- showed, or by 5% when that is larger.  Returns ok, reason.
+function M.same_row(old, new, backend)
+  local fields = { "status", "cycles", "thread_insns", "entries", "attempts" }
+  if backend == "emu" then fields[#fields + 1] = "time_ns"; fields[#fields + 1] = "regions" end
+  for _, f in ipairs(fields) do
+    if not deep_equal(old[f], new[f]) then return false, f .. " differs" end
+  end
+  if backend ~= "emu" and old.time_ns and new.time_ns then
+    local a, b = old.time_ns, new.time_ns
+    local noise = math.max(0.05 * a.median, (a.max - a.min) + (b.max - b.min))
+    if math.abs(b.median - a.median) > noise then
+      return false, string.format("median time %.0f ns -> %.0f ns, more than the noise (%.0f ns)", a.median, b.median, noise)
+    end
+  end
+  return true
+end
+
 -- Re-runs a results folder from its manifest into DIR/replay-<time>/ and
--- compares every point.  Refuses when the script or a PTX file changed since
--- the run, unless opts.force.  On emu the times are virtual, so a replay must
--- give identical rows; (on a GPU the comparison will have to allow for noise).
+-- compares every point (M.same_row).  Refuses when the script or a PTX file
+-- changed since the run, unless opts.force.
 function M.replay(dir, opts)
   opts = opts or {}
   local man = core.json_decode(read_all(dir .. "/manifest.json"), dir .. "/manifest.json")
@@ -380,13 +399,12 @@ function M.replay(dir, opts)
     command = "mgpu-harness replay " .. dir })
   local old = {}
   for _, row in ipairs(results.latest(results.read_jsonl(dir .. "/results.jsonl"))) do old[row.key] = row end
-  local fields = { "status", "time_ns", "cycles", "thread_insns", "entries", "regions", "attempts" }
   local same, differ = 0, {}
   for _, row in ipairs(r.rows) do
     local o = old[row.key]
-    local eq = o ~= nil
-    for _, f in ipairs(fields) do eq = eq and deep_equal(o[f], row[f]) end
-    if eq then same = same + 1 else differ[#differ + 1] = row.key end
+    local eq, why = false, "not in the original run"
+    if o then eq, why = M.same_row(o, row, man.backend) end
+    if eq then same = same + 1 else differ[#differ + 1] = row.key .. ": " .. why end
   end
   return { out = out, identical = same, differ = differ, backend = man.backend }
 end

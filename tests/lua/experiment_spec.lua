@@ -276,6 +276,19 @@ return {
     assert.equal(0, st, err)
   end)
 
+  it("compares GPU timings within their noise, emu rows exactly", function()
+    local ex = require "mgpu.experiment"
+    local old = { status = "ok", entries = 35, time_ns = { min = 100, median = 105, max = 110 } }
+    local near = { status = "ok", entries = 35, time_ns = { min = 98, median = 112, max = 120 } }
+    local far = { status = "ok", entries = 35, time_ns = { min = 150, median = 160, max = 170 } }
+    assert.is_true(ex.same_row(old, near, "cuda"))
+    local ok, why = ex.same_row(old, far, "cuda")
+    assert.is_false(ok)
+    assert.matches("median time 105 ns %-> 160 ns, more than the noise", why)
+    assert.is_false(ex.same_row(old, near, "emu")) -- virtual time: must be identical
+    assert.is_false(ex.same_row(old, { status = "ok", entries = 36, time_ns = old.time_ns }, "cuda"))
+  end)
+
   it("leaves a consistent folder when interrupted, and resumes", function()
     local n = 0
     local exp = {
