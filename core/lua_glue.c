@@ -319,7 +319,32 @@ typedef struct {
     mh_instrumented r;
     mh_cuda_module *cm;      /* cuda: the JIT-compiled module */
     unsigned gen;            /* cuda: device generation it was loaded in */
+    char *image;             /* cuda: a cubin/fatbin loaded as it is (NULL: the PTX text) */
+    size_t image_len;
 } l_module;                  /* uservalue 1: device */
+
+/* A compiled image rather than PTX: an ELF cubin or a fatbin (magic 0xBA55ED50). */
+static int is_binary_image(const char *s, size_t n)
+{
+    if (n >= 4 && !memcmp(s, "\x7f" "ELF", 4)) return 1;
+    return n >= 4 && (unsigned char)s[0] == 0x50 && (unsigned char)s[1] == 0xED && (unsigned char)s[2] == 0x55 &&
+           (unsigned char)s[3] == 0xBA;
+}
+
+/* Reads a whole file (malloc'd); NULL when it cannot be read. */
+static char *slurp_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc(n > 0 ? (size_t)n + 1 : 1);
+    *len = s ? fread(s, 1, n > 0 ? (size_t)n : 0, f) : 0;
+    if (s) s[*len] = 0;
+    fclose(f);
+    return s;
+}
 typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
 typedef struct {
     uint64_t addr, count;
@@ -436,16 +461,21 @@ static int l_device_index(lua_State *L)
     return 1;
 }
 
-/* dev:load(path [, {instrument = "warp"|"warpgroup"}]) or
- * dev:load{source=, name=, instrument=} -> module */
+/* dev:load(path [, {instrument = "warp"|"warpgroup", ptx = path}]) or
+ * dev:load{source=, name=, instrument=} -> module.  A cubin or fatbin (cuda
+ * only) is loaded as it is and needs the PTX it was built from (ptx = path)
+ * for the kernels' signatures. */
 static int l_device_load(lua_State *L)
 {
-    check_device(L, 1);
-    const char *path = NULL, *source = NULL, *instrument = NULL;
+    l_device *dv = check_device(L, 1);
+    const char *path = NULL, *source = NULL, *instrument = NULL, *sig_ptx = NULL;
     int opts = lua_istable(L, 2) ? 2 : lua_istable(L, 3) ? 3 : 0;
     if (opts) {
         lua_getfield(L, opts, "instrument");
         instrument = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
+        lua_pop(L, 1);
+        lua_getfield(L, opts, "ptx");
+        sig_ptx = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
         lua_pop(L, 1);
     }
     mh_scope scope = MH_SCOPE_WARP;
@@ -461,18 +491,32 @@ static int l_device_load(lua_State *L)
         if (!source) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "load{source=...}: source must be the PTX text");
     } else {
         path = luaL_checkstring(L, 2);
-        FILE *f = fopen(path, "rb");
-        if (!f) return fail_code(L, MH_E_IO, "%s: cannot open", path);
-        fseek(f, 0, SEEK_END);
-        long n = ftell(f);
-        fseek(f, 0, SEEK_SET);
-        owned = malloc(n > 0 ? (size_t)n : 1);
-        len = owned ? fread(owned, 1, n > 0 ? (size_t)n : 0, f) : 0;
-        fclose(f);
+        owned = slurp_file(path, &len);
+        if (!owned) return fail_code(L, MH_E_IO, "%s: cannot open", path);
         source = owned;
     }
     l_module *m = new_object(L, sizeof *m, MODULE_MT, 1);
     mh_error e;
+    mh_error_clear(&e);
+    if (is_binary_image(source, len)) {
+        if (!dv->cuda) {
+            free(owned);
+            return fail_code(L, MH_E_BAD_ARGUMENT, "%s: a cubin/fatbin runs on the cuda backend only; emu runs PTX", path);
+        }
+        if (instrument || !sig_ptx) {
+            free(owned);
+            return fail_code(L, MH_E_BAD_ARGUMENT,
+                             instrument ? "%s: a cubin/fatbin cannot be instrumented: load its PTX"
+                                        : "%s: a cubin/fatbin needs the PTX it was built from for the kernels' "
+                                          "signatures: load(path, {ptx = \"kernel.ptx\"})", path);
+        }
+        m->image = owned; /* kept for a reload after a fault */
+        m->image_len = len;
+        owned = slurp_file(sig_ptx, &len);
+        if (!owned) return fail_code(L, MH_E_IO, "%s: cannot open", sig_ptx);
+        source = owned;
+        path = sig_ptx;
+    }
     int rc = ptx_parse(&m->m, source, len, path, &e);
     free(owned);
     if (rc) return raise_error(L, &e);
@@ -491,7 +535,8 @@ static int l_device_load(lua_State *L)
     }
     l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
     if (d->cuda) {
-        if (mh_cuda_load_ptx(d->cud, m->m.text, m->m.path, 4, &m->cm, NULL, &e)) return raise_error(L, &e);
+        if (mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, 4, &m->cm, NULL, &e))
+            return raise_error(L, &e);
         m->gen = mh_cuda_generation(d->cud);
     } else if (mh_emu_check_module(&m->m, &e)) {
         return raise_error(L, &e);
@@ -506,6 +551,8 @@ static int l_module_gc(lua_State *L)
     if (m->instrumented) mh_instrumented_free(&m->r);
     if (m->cm) mh_cuda_unload_module(m->cm);
     m->cm = NULL;
+    free(m->image);
+    m->image = NULL;
     m->loaded = m->instrumented = 0;
     return 0;
 }
@@ -1203,7 +1250,7 @@ static int l_kernel_launch(lua_State *L)
                 if (m->gen != mh_cuda_generation(d->cud)) {
                     mh_cuda_unload_module(m->cm);
                     m->cm = NULL;
-                    rc = mh_cuda_load_ptx(d->cud, m->m.text, m->m.path, 4, &m->cm, NULL, &e);
+                    rc = mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, 4, &m->cm, NULL, &e);
                     m->gen = mh_cuda_generation(d->cud);
                 }
                 void *fn = NULL, *params[64];

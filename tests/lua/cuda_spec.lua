@@ -47,6 +47,24 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.matches("not a whole number of 2x1x1 clusters", err.message)
   end)
 
+  it("loads a cubin with the PTX it came from for the signatures", function()
+    local dev = mgpu.device("cuda", { driver = fake })
+    local dir = h.tmpdir()
+    h.write(dir .. "/k.cubin", "\127ELF" .. string.rep("\0", 60)) -- the fake driver takes any image
+    local m = dev:load(dir .. "/k.cubin", { ptx = h.src .. "/ptx/copy.ptx" })
+    local x, y = dev:array("f32", 64), dev:array("f32", 64)
+    m:kernel("copy_f32x4"):launch { grid = 1, block = 32, args = { x, y, 16 } }
+    local ok, err = pcall(dev.load, dev, dir .. "/k.cubin")
+    assert.equal("bad_argument", err.code)
+    assert.matches("needs the PTX it was built from", err.message)
+    ok, err = pcall(dev.load, dev, dir .. "/k.cubin", { ptx = h.src .. "/ptx/copy.ptx", instrument = "warp" })
+    assert.matches("cannot be instrumented", err.message)
+    local emu = mgpu.device("emu")
+    ok, err = pcall(emu.load, emu, dir .. "/k.cubin", { ptx = h.src .. "/ptx/copy.ptx" })
+    assert.matches("runs on the cuda backend only", err.message)
+    h.rmdir(dir)
+  end)
+
   it("reports JIT errors with the line, and survives a fault", function()
     local dev = mgpu.device("cuda", { driver = fake })
     local ok, err = pcall(dev.load, dev, { name = "j.ptx", source = ".version 8.0\n.target sm_90\n.address_size 64\n"
