@@ -670,11 +670,14 @@ static uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
 
 /* ---- one instruction for the lanes in `mask` ------------------------------- */
 
-static uint64_t ld_elem(const unsigned char *p, int bytes)
+static inline uint64_t ld_elem(const unsigned char *p, int bytes)
 {
-    uint64_t v = 0;
-    memcpy(&v, p, (size_t)bytes);
-    return v;
+    switch (bytes) { /* fixed sizes: single loads, no memcpy call */
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    default: return *p;
+    }
 }
 
 static int elem_bytes(ptx_type t)
