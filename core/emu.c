@@ -36,6 +36,7 @@ struct mh_emu {
     uint64_t next_addr;
     uint32_t nsm;
     uint64_t max_warp_insns;
+    int strict;
     uint64_t timer_ns;      /* %globaltimer at the next launch's start */
 };
 
@@ -49,6 +50,7 @@ typedef struct {
 
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
+    uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
     uint32_t pc[WARP];
     uint8_t st[WARP];
     uint8_t depth[WARP];    /* call depth per lane */
@@ -104,6 +106,7 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
     d->next_addr = GLOBAL_BASE;
     d->nsm = opts && opts->num_sms ? opts->num_sms : MH_EMU_DEFAULT_SMS;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;
+    d->strict = opts ? opts->strict : 0;
     d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
     return d;
 }
@@ -229,6 +232,12 @@ static void *fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
             c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
+}
+
+/* Strict mode: a register read before any instruction wrote it. */
+static void uninitialised(ctx *c, const warp *w, uint32_t reg, int lane)
+{
+    fault(c, w, lane, "read of register %s, which no instruction has written (strict mode)", c->m->reg_name[reg]);
 }
 
 /* Describes the allocation nearest to a (for out-of-range messages). */
@@ -799,7 +808,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             LANES {
                 uint64_t v = val(c, w, &o[1], l);
                 for (int k = 0; k < o[0].n; k++)
-                    if (o[0].vec[k] != UINT32_MAX) REG(w, o[0].vec[k], l) = (v >> (k * part)) & mask_bits(part);
+                    if (o[0].vec[k] != UINT32_MAX) put(c, w, o[0].vec[k], l, (v >> (k * part)) & mask_bits(part), PT_B64);
             }
         } else if (o[1].kind == OPK_VEC) { /* pack */
             int part = ptx_type_bits(t) / o[1].n;
@@ -1081,6 +1090,80 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
     return 0;
 }
 
+/* ---- strict mode: reads of registers nothing wrote ---------------------------- */
+/* Kept out of exec_insn: these run before and after an instruction only when
+ * the device is strict, so the interpreter's hot path does not pay for them. */
+
+static int writes_o0(const ptx_insn *in)
+{
+    switch (in->op) {
+    case OP_ST: case OP_RED: case OP_MBARRIER_INIT: case OP_BRA: case OP_RET: case OP_EXIT: case OP_BAR:
+    case OP_MEMBAR: case OP_PREFETCH: case OP_TRAP: case OP_CALL: case OP_NOP: return 0;
+    default: return 1;
+    }
+}
+
+/* Lanes of mask that the guard lets through (the guard itself must be written). */
+static uint32_t strict_guard(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, int *bad)
+{
+    if (in->guard < 0) return mask;
+    uint32_t g = (uint32_t)in->guard, em = 0;
+    for (int l = 0; l < WARP; l++) {
+        if (!(mask >> l & 1)) continue;
+        if (!(w->written[g] >> l & 1)) {
+            uninitialised(c, w, g, l);
+            *bad = 1;
+            return 0;
+        }
+        if ((REG(w, g, l) != 0) ^ in->guard_neg) em |= 1u << l;
+    }
+    return em;
+}
+
+static int check_reg(ctx *c, const warp *w, uint32_t r, uint32_t lanes)
+{
+    if (r == UINT32_MAX || (r & PTX_VEC_SREG)) return 0;
+    uint32_t missing = lanes & ~w->written[r];
+    if (!missing) return 0;
+    uninitialised(c, w, r, __builtin_ctz(missing));
+    return 1;
+}
+
+static int strict_sources(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+{
+    int bad = 0;
+    uint32_t em = strict_guard(c, w, in, mask, &bad);
+    if (bad || !em || (in->mods & MOD_MARKER)) return bad;
+    for (int k = writes_o0(in) ? 1 : 0; k < in->nopnds; k++) {
+        const ptx_opnd *o = &in->o[k];
+        if (o->kind == OPK_REG && check_reg(c, w, o->reg, em)) return 1;
+        if (o->kind == OPK_ADDR && o->reg != UINT32_MAX && check_reg(c, w, o->reg, em)) return 1;
+        if (o->kind == OPK_VEC)
+            for (int j = 0; j < o->n; j++)
+                if (check_reg(c, w, o->vec[j], em)) return 1;
+    }
+    if (writes_o0(in) && in->o[0].kind == OPK_ADDR && in->o[0].reg != UINT32_MAX) return check_reg(c, w, in->o[0].reg, em);
+    return 0;
+}
+
+static void strict_dests(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+{
+    (void)c;
+    if (!writes_o0(in)) return;
+    uint32_t em = mask;
+    if (in->guard >= 0) {
+        em = 0;
+        for (int l = 0; l < WARP; l++)
+            if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) em |= 1u << l;
+    }
+    const ptx_opnd *o = &in->o[0];
+    if (o->kind == OPK_REG) w->written[o->reg] |= em;
+    if (o->kind == OPK_VEC)
+        for (int j = 0; j < o->n; j++)
+            if (o->vec[j] != UINT32_MAX && !(o->vec[j] & PTX_VEC_SREG)) w->written[o->vec[j]] |= em;
+    if (in->dst2 >= 0) w->written[in->dst2] |= em;
+}
+
 /* ---- scheduling -------------------------------------------------------------- */
 
 /* Runs the warp until none of its lanes can go on (all exited or waiting). */
@@ -1136,8 +1219,10 @@ static int run_warp(ctx *c, warp *w)
             mask = here;
         }
         uint32_t next;
+        if (w->written && strict_sources(c, w, in, mask)) return -1;
         int rc = exec_insn(c, w, in, mask, &next);
-        if (rc < 0) return -1;
+        if (rc < 0 || c->faulted) return -1;
+        if (w->written) strict_dests(c, w, in, mask);
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1) */
         known = 0;
@@ -1309,12 +1394,14 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     c.sm_cycles = calloc(d->nsm, sizeof *c.sm_cycles);
     warp *warps = NULL;
     uint64_t *regs = NULL;
+    uint32_t *written = NULL;
     if (link_code(&c, e)) { rc = -1; goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.frames = calloc((size_t)c.nwarps * WARP, c.frame_bytes ? c.frame_bytes : 1);
     uint32_t nregs = m->nregs ? m->nregs : 1, entry = (uint32_t)(f - m->funcs);
     warps = calloc(c.nwarps, sizeof *warps);
     regs = calloc((size_t)c.nwarps * nregs * WARP, sizeof *regs);
+    written = d->strict ? calloc((size_t)c.nwarps * nregs, sizeof *written) : NULL;
     if (!c.shared || !c.local || !warps || !regs || !c.icache || !c.frames) {
         rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         goto done;
@@ -1331,9 +1418,11 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
         c.cycles = 0;
         memset(c.shared, 0, c.shared_size);
         memset(regs, 0, (size_t)c.nwarps * nregs * WARP * sizeof *regs);
+        if (written) memset(written, 0, (size_t)c.nwarps * nregs * sizeof *written);
         memset(c.frames, 0, (size_t)c.nwarps * WARP * c.frame_bytes);
         for (uint32_t i = 0; i < c.nwarps; i++) {
             warps[i].r = regs + (size_t)i * nregs * WARP;
+            warps[i].written = written ? written + (size_t)i * nregs : NULL;
             warps[i].index = i;
             for (int ln = 0; ln < WARP; ln++) {
                 warps[i].pc[ln] = c.base[entry];
@@ -1366,5 +1455,6 @@ done:
     free(c.frames);
     free(warps);
     free(regs);
+    free(written);
     return rc;
 }

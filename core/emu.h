@@ -22,6 +22,7 @@ typedef struct mh_emu mh_emu;
 typedef struct mh_emu_opts {
     uint32_t num_sms;            /* 0: MH_EMU_DEFAULT_SMS */
     uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
+    int strict;                  /* a read of a register no instruction wrote stops the launch */
 } mh_emu_opts;
 
 typedef struct mh_emu_stats {

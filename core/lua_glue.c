@@ -417,7 +417,13 @@ static int l_device_new(lua_State *L)
         d->cu = NULL;
         if (want_cuda) return raise_error(L, &e);
     }
-    d->emu = mh_emu_create(NULL, &e);
+    mh_emu_opts eo = {0};
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "strict"); /* emu: reading a register nothing wrote stops the launch */
+        eo.strict = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    d->emu = mh_emu_create(&eo, &e);
     if (!d->emu) return raise_error(L, &e);
     d->open = 1;
     return 1;

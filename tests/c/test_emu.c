@@ -358,6 +358,46 @@ static void calls_kernel(mh_emu *d)
     ptx_free(&m);
 }
 
+/* strict mode: every ptx/ kernel and the Mosaic one read only what they wrote;
+ * a kernel reading a register nothing wrote stops with the register's name */
+static void strict_mode(void)
+{
+    mh_error e;
+    mh_emu_opts o = {.strict = 1};
+    mh_emu *d = mh_emu_create(&o, &e);
+    copy_kernel(d);
+    reduce_kernel(d);
+    tiled_kernel(d);
+    persistent_kernel(d);
+    calls_kernel(d);
+    local_kernel(d);
+    ptx_module m;
+    CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
+    free(run_mosaic(d, &m)); /* checks output == input itself */
+    ptx_free(&m);
+    static const char src[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                              ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n"
+                              "ld.param.u64 %rd1, [p];\nadd.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;\n}\n";
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
+    uint64_t a = dev_alloc(d, 4);
+    mh_emu_arg args[] = {ARG(a)};
+    mh_emu_launch l = shape(1, 32, 0, args, 1);
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "u.ptx:9: k: read of register %r1, which no instruction has written");
+    ptx_free(&m);
+    /* without strict mode the same kernel runs (registers start at 0) */
+    mh_emu *d2 = mh_emu_create(NULL, &e);
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
+    uint64_t a2 = 0;
+    CHECK(mh_emu_alloc(d2, 4, &a2, &e) == 0);
+    mh_emu_arg args2[] = {ARG(a2)};
+    l.args = args2;
+    CHECK(mh_emu_run(d2, &m, "k", &l, NULL, &e) == 0);
+    ptx_free(&m);
+    mh_emu_destroy(d2);
+    mh_emu_destroy(d);
+}
+
 static void faults_and_refusals(mh_emu *d)
 {
     static const char bad_load[] =
@@ -418,6 +458,7 @@ int main(int argc, char **argv)
     local_kernel(d);
     calls_kernel(d);
     faults_and_refusals(d);
+    strict_mode();
     mh_emu_destroy(d);
     return check_report("test_emu");
 }
