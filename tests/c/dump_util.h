@@ -58,4 +58,15 @@ static inline char *dump_words(const mh_spec *spec, const mh_names *names, const
     return s;
 }
 
+/* The region names of the Mosaic GPU fixtures: Init 0, load 1, store 2. */
+static inline void mosaic_names(mh_names *t)
+{
+    mh_error e;
+    mh_names_init(t);
+    mh_names_add(t, "Init", 0, &e);
+    mh_names_add(t, "load", 1, &e);
+    mh_names_add(t, "store", 2, &e);
+    mh_names_finish(t, &e);
+}
+
 #endif

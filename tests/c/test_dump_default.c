@@ -37,11 +37,7 @@ static int near(double a, double b) { return fabs(a - b) < 1e-9; }
 int main(void)
 {
     mh_error e;
-    mh_names_init(&names);
-    mh_names_add(&names, "Init", 0, &e);
-    mh_names_add(&names, "load", 1, &e);
-    mh_names_add(&names, "store", 2, &e);
-    mh_names_finish(&names, &e);
+    mosaic_names(&names);
 
     mh_spec s;
     mh_spec_init(&s, 2, 32, MH_SCOPE_WARP, 11);

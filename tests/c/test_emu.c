@@ -91,11 +91,7 @@ static void mosaic_kernel(void)
 
     /* the trace dumps: Mosaic mode and default mode with the virtual clock */
     mh_names names;
-    mh_names_init(&names);
-    mh_names_add(&names, "Init", 0, &e);
-    mh_names_add(&names, "load", 1, &e);
-    mh_names_add(&names, "store", 2, &e);
-    mh_names_finish(&names, &e);
+    mosaic_names(&names);
     mh_spec s;
     mh_spec_init(&s, 8, 128, MH_SCOPE_WARPGROUP, 32);
     CHECK(mh_spec_validate(&s, &e) == 0);
