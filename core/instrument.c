@@ -173,19 +173,20 @@ static const char PROLOGUE[] =
     "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
     "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
     "\tmov.u32 \t%%__mgpu_r8, 0;\n"
+    "\tmov.u64 \t%%__mgpu_d2, %%__mgpu_d1;\n"
     "\tmov.u32 \t%%__mgpu_r12, %%clock;\n"
     "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n";
 
-/* r1 = capacity (entries - 4, signed), r8 = count, d1 = trace base, p0 = writer */
+/* r1 = capacity (entries - 4, signed), r8 = count, d2 = trace base + 4 x count
+ * (advanced with the count, so no address arithmetic per event), p0 = writer */
 static const char RECORD[] =
     "\t// @mgpu: record %s \"%s\" (tag 0x%08x)\n"
     "\tsetp.lt.and.s32 \t%%__mgpu_p1, %%__mgpu_r8, %%__mgpu_r1, %%__mgpu_p0;\n"
-    "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
-    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;\n"
     "\tmov.u32 \t%%__mgpu_r10, %%clock;\n"
     "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+12], %u;\n"
     "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+16], %%__mgpu_r10;\n"
-    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, 2;\n";
+    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, 2;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d2, 8;\n";
 
 /* d4 = this trace's calibration record: %clock and %globaltimer_lo at the
  * start (r12, r9) and at the exit, for the dump to measure the SM clock. */
