@@ -222,12 +222,16 @@ int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_
         free(err);
         return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     }
+    /* opt_level: bits 0-7 the JIT optimisation level (0..4), bits 8-15 a
+     * register cap per thread (0: none) */
+    int level = opt_level & 0xff, max_regs = (opt_level >> 8) & 0xff;
     int opts[] = {MH_CU_JIT_INFO_LOG_BUFFER, MH_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_ERROR_LOG_BUFFER,
-                  MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_LOG_VERBOSE, MH_CU_JIT_OPTIMIZATION_LEVEL};
+                  MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_LOG_VERBOSE, MH_CU_JIT_OPTIMIZATION_LEVEL,
+                  MH_CU_JIT_MAX_REGISTERS};
     void *vals[] = {info, (void *)(uintptr_t)LOG, err, (void *)(uintptr_t)LOG, (void *)(uintptr_t)1,
-                    (void *)(uintptr_t)(opt_level >= 0 && opt_level <= 4 ? opt_level : 4)};
+                    (void *)(uintptr_t)(level <= 4 ? level : 4), (void *)(uintptr_t)max_regs};
     CUmodule mod = NULL;
-    CUresult r = c->f.cuModuleLoadDataEx(&mod, ptx, 6, opts, vals);
+    CUresult r = c->f.cuModuleLoadDataEx(&mod, ptx, max_regs ? 7 : 6, opts, vals);
     int rc = 0;
     if (r) {
         if (sticky(r)) recover(d);

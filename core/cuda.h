@@ -38,7 +38,9 @@ void mh_cuda_close(mh_cuda_dev *d);
 /* Incremented at each reset after a fault: handles from before are invalid. */
 unsigned mh_cuda_generation(const mh_cuda_dev *d);
 
-/* Loads a module: PTX text (JIT-compiled) or a cubin/fatbin image.  On failure: MH_E_JIT_FAILED with the driver's
+/* Loads a module: PTX text (JIT-compiled) or a cubin/fatbin image; opt_level:
+ * bits 0-7 the JIT optimisation level (0..4), bits 8-15 a register cap per
+ * thread (0: none).  On failure: MH_E_JIT_FAILED with the driver's
  * error log in the message and, when the log names one, e->line set to the
  * PTX line.  *info_log (may be NULL) receives the JIT info log (malloc'd). */
 int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_level, mh_cuda_module **out,

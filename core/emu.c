@@ -111,6 +111,8 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
     return d;
 }
 
+uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
+
 void mh_emu_destroy(mh_emu *d)
 {
     if (!d) return;

@@ -32,6 +32,7 @@ typedef struct mh_emu_stats {
 } mh_emu_stats;
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
+uint32_t mh_emu_num_sms(const mh_emu *d);
 void mh_emu_destroy(mh_emu *d);
 
 /* Device memory: addresses as a kernel sees them. */

@@ -321,6 +321,7 @@ typedef struct {
     unsigned gen;            /* cuda: device generation it was loaded in */
     char *image;             /* cuda: a cubin/fatbin loaded as it is (NULL: the PTX text) */
     size_t image_len;
+    int opt_level, max_regs; /* cuda: JIT options, kept for a reload */
 } l_module;                  /* uservalue 1: device */
 
 /* A compiled image rather than PTX: an ELF cubin or a fatbin (magic 0xBA55ED50). */
@@ -421,7 +422,11 @@ static int l_device_new(lua_State *L)
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "strict"); /* emu: reading a register nothing wrote stops the launch */
         eo.strict = lua_toboolean(L, -1);
-        lua_pop(L, 1);
+        lua_getfield(L, 2, "sms");    /* emu: number of virtual SMs (default 132) */
+        lua_Integer sms = lua_isnil(L, -1) ? 0 : luaL_checkinteger(L, -1);
+        lua_pop(L, 2);
+        if (sms < 0 || sms > 100000) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "sms: 1 to 100000 virtual SMs");
+        eo.num_sms = (uint32_t)sms;
     }
     d->emu = mh_emu_create(&eo, &e);
     if (!d->emu) return raise_error(L, &e);
@@ -457,7 +462,7 @@ static int l_device_index(lua_State *L)
     if (!strcmp(k, "backend")) { lua_pushstring(L, d->cuda ? "cuda" : "emu"); return 1; }
     if (!strcmp(k, "name")) { lua_pushstring(L, d->cuda ? d->info.name : "emu (CPU PTX executor)"); return 1; }
     if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, dev_clock_ghz(d)); return 1; }
-    if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : MH_EMU_DEFAULT_SMS); return 1; }
+    if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : (lua_Integer)mh_emu_num_sms(d->emu)); return 1; }
     if (!strcmp(k, "memory")) { /* bytes of device memory; emu: the largest single allocation it takes */
         lua_pushinteger(L, d->cuda ? (lua_Integer)d->info.memory : (lua_Integer)1 << 40);
         return 1;
@@ -475,6 +480,7 @@ static int l_device_load(lua_State *L)
 {
     l_device *dv = check_device(L, 1);
     const char *path = NULL, *source = NULL, *instrument = NULL, *sig_ptx = NULL;
+    int opt_level = 4, max_regs = 0;
     int opts = lua_istable(L, 2) ? 2 : lua_istable(L, 3) ? 3 : 0;
     if (opts) {
         lua_getfield(L, opts, "instrument");
@@ -482,7 +488,13 @@ static int l_device_load(lua_State *L)
         lua_pop(L, 1);
         lua_getfield(L, opts, "ptx");
         sig_ptx = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
-        lua_pop(L, 1);
+        lua_getfield(L, opts, "opt_level");   /* cuda JIT: 0..4 (default 4) */
+        opt_level = (int)luaL_optinteger(L, -1, 4);
+        lua_getfield(L, opts, "max_registers"); /* cuda JIT: register cap per thread, 0 = none */
+        max_regs = (int)luaL_optinteger(L, -1, 0);
+        lua_pop(L, 3);
+        if (opt_level < 0 || opt_level > 4 || max_regs < 0 || max_regs > 255)
+            return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "opt_level is 0..4, max_registers 0..255");
     }
     mh_scope scope = MH_SCOPE_WARP;
     if (instrument && mh_scope_parse(instrument, &scope))
@@ -541,7 +553,10 @@ static int l_device_load(lua_State *L)
     }
     l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
     if (d->cuda) {
-        if (mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, 4, &m->cm, NULL, &e))
+        m->opt_level = opt_level;
+        m->max_regs = max_regs;
+        if (mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, opt_level | max_regs << 8, &m->cm,
+                             NULL, &e))
             return raise_error(L, &e);
         m->gen = mh_cuda_generation(d->cud);
     } else if (mh_emu_check_module(&m->m, &e)) {
@@ -602,6 +617,39 @@ static l_module *kernel_module(lua_State *L, int k)
 static int kernel_instrumented(const l_module *m, const ptx_func *f)
 {
     return m->instrumented && mh_instrumented_has(&m->r, f->name);
+}
+
+/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, params=}
+ * cuda: what the driver compiled; emu: from the PTX (registers: its virtual
+ * registers, which say nothing about a GPU's) */
+static int l_kernel_info(lua_State *L)
+{
+    l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    l_module *m = kernel_module(L, 1);
+    lua_getiuservalue(L, -1, 1);
+    l_device *d = luaL_checkudata(L, -1, DEVICE_MT);
+    lua_createtable(L, 0, 6);
+    if (d->cuda) {
+        void *fn;
+        mh_cuda_kernel_info ki;
+        mh_error e;
+        mh_error_clear(&e);
+        if (mh_cuda_kernel(m->cm, k->f->name, &fn, &ki, &e)) return raise_error(L, &e);
+        set_int(L, -1, "registers", ki.regs);
+        set_int(L, -1, "static_smem", ki.static_smem);
+        set_int(L, -1, "local_bytes", ki.local_bytes);
+        set_int(L, -1, "max_threads", ki.max_threads);
+    } else {
+        set_int(L, -1, "registers", (lua_Integer)k->f->nregs);
+        set_int(L, -1, "static_smem", (lua_Integer)k->f->shared_bytes);
+        set_int(L, -1, "local_bytes", (lua_Integer)k->f->local_bytes);
+        uint32_t mt = k->f->maxntid[0] ? k->f->maxntid[0] * (k->f->maxntid[1] ? k->f->maxntid[1] : 1) *
+                                             (k->f->maxntid[2] ? k->f->maxntid[2] : 1)
+                                       : 1024;
+        set_int(L, -1, "max_threads", mt);
+    }
+    set_str(L, -1, "backend", d->cuda ? "cuda" : "emu");
+    return 1;
 }
 
 static int l_kernel_params(lua_State *L)
@@ -1256,7 +1304,8 @@ static int l_kernel_launch(lua_State *L)
                 if (m->gen != mh_cuda_generation(d->cud)) {
                     mh_cuda_unload_module(m->cm);
                     m->cm = NULL;
-                    rc = mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, 4, &m->cm, NULL, &e);
+                    rc = mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path,
+                                          m->opt_level | m->max_regs << 8, &m->cm, NULL, &e);
                     m->gen = mh_cuda_generation(d->cud);
                 }
                 void *fn = NULL, *params[64];
@@ -1536,7 +1585,8 @@ static void register_classes(lua_State *L)
     static const luaL_Reg module_meta[] = {{"__gc", l_module_gc}, {NULL, NULL}};
     static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
     static const luaL_Reg kernel_meta[] = {{NULL, NULL}};
-    static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params}, {NULL, NULL}};
+    static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params},
+                                              {"info", l_kernel_info}, {NULL, NULL}};
     static const luaL_Reg array_meta[] = {{"__gc", l_array_gc}, {"__len", l_array_len}, {NULL, NULL}};
     static const luaL_Reg array_methods[] = {{"read", l_array_read}, {"write", l_array_write}, {"zero", l_array_zero},
                                              {"compare", l_array_compare}, {"ptr", l_array_ptr},

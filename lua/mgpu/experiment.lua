@@ -76,9 +76,12 @@ local function stats(xs)
   local s = {}
   for i, x in ipairs(xs) do s[i] = x end
   table.sort(s)
-  local sum = 0
+  local sum, sq = 0, 0
   for _, x in ipairs(s) do sum = sum + x end
-  return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = sum / #s, n = #s }
+  local mean = sum / #s
+  for _, x in ipairs(s) do sq = sq + (x - mean) ^ 2 end
+  return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = mean, n = #s,
+    stddev = #s > 1 and math.sqrt(sq / (#s - 1)) or 0 }
 end
 
 local function validate(exp)

@@ -51,16 +51,16 @@ end
 function M.write_csv(dir, axis_names, rows)
   local cols = { "index" }
   for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
-  for _, c in ipairs({ "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean", "cycles",
-    "thread_insns", "entries", "attempts", "trace" }) do cols[#cols + 1] = c end
+  for _, c in ipairs({ "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean",
+    "time_ns_stddev", "cycles", "thread_insns", "entries", "attempts", "trace" }) do cols[#cols + 1] = c end
   local lines = { table.concat(cols, ",") }
   for _, r in ipairs(rows) do
     local t = r.time_ns or {}
     local v, k = { r.index }, 1 -- explicit positions: values may be nil
     for _, n in ipairs(axis_names) do k = k + 1; v[k] = r.point and r.point[n] end
-    local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean,
+    local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean, t.stddev,
       r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace }
-    for j = 1, 11 do v[k + j] = rest[j] end
+    for j = 1, 12 do v[k + j] = rest[j] end
     local cells = {}
     for i = 1, #cols do cells[i] = csv_cell(v[i]) end
     lines[#lines + 1] = table.concat(cells, ",")

@@ -32,7 +32,8 @@ describe("mgpu on the cuda backend (fake driver)", function()
     local dev = mgpu.device("cuda", { driver = fake })
     local x = dev:array("f32", 64, { fill = "ramp" })
     assert.same({ 0, 1, 2 }, { x:read(1), x:read(2), x:read(3) })
-    local k = dev:load(h.src .. "/ptx/copy.ptx"):kernel("copy_f32x4")
+    local k = dev:load(h.src .. "/ptx/copy.ptx", { opt_level = 3, max_registers = 64 }):kernel("copy_f32x4")
+    assert.equal(32, k:info().registers) -- what the (fake) driver reports
     local y = dev:array("f32", 64)
     local run = k:launch { grid = 1, block = 32, args = { x, y, 16 } }
     assert.equal("cuda", run.backend)

@@ -83,11 +83,12 @@ describe("experiments", function()
     assert.equal("ok", rows[2].status)
     for _, reg in ipairs(rows[2].regions) do assert.equal(12, reg.count) end -- 4 warps x 3 tiles
     assert.is_true(rows[2].time_ns.min > 0)
+    assert.equal(0, rows[2].time_ns.stddev) -- emu's virtual time does not vary
     assert.is_string(h.read(dir .. "/point-2.trace.json"))
     local summary = core.json_decode(h.read(dir .. "/point-2.summary.json"))
     assert.equal("ns", summary.unit)
     local csv = h.read(dir .. "/results.csv")
-    assert.matches("^index,tiles,status,", csv)
+    assert.matches("^index,tiles,status,error_code,error,time_ns_min,time_ns_median,time_ns_mean,time_ns_stddev,", csv)
     assert.matches("\n2,6,ok,,,", csv)
     local man = core.json_decode(h.read(dir .. "/manifest.json"))
     assert.equal("tiled_test", man.experiment)
