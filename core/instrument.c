@@ -327,6 +327,18 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     marker *mk = NULL;
     size_t nmk = 0;
     edits E = {0};
+    /* the added registers, labels and parameters are named __mgpu*: a module
+     * that uses such names itself could collide, so it is refused */
+    for (uint32_t i = 0; i < m->nregs; i++)
+        if (!strncmp(m->reg_name[i], "%__mgpu", 7) || !strncmp(m->reg_name[i], "__mgpu", 6))
+            return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%s: register %s uses the prefix __mgpu, which the instrumentation "
+                           "reserves", m->path, m->reg_name[i]);
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++)
+        for (uint32_t k = 0; k < m->funcs[fi].nparams; k++)
+            if (!strncmp(m->funcs[fi].params[k].name, "__mgpu", 6))
+                return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%s: parameter %s of %s uses the prefix __mgpu, which the "
+                               "instrumentation reserves (is this module instrumented already?)", m->path,
+                               m->funcs[fi].params[k].name, m->funcs[fi].name);
     int rc = find_markers(m, &mk, &nmk, e);
     if (rc) return rc;
 

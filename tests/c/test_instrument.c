@@ -46,6 +46,12 @@ static void golden(void)
     mh_instrumented_free(&r);
     ptx_free(&m);
 
+    /* instrumenting twice is refused: the reserved names are taken */
+    CHECK(parse_file(&m, "tests/golden/mini.warp.ptx") == 0);
+    CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "uses the prefix __mgpu, which the instrumentation reserves");
+    ptx_free(&m);
+
     /* no markers: nothing to do */
     CHECK(parse_file(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     CHECK(mh_instrument(&m, MH_SCOPE_WARPGROUP, &r, &e) == 0);
