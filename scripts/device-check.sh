@@ -15,5 +15,7 @@ mkdir -p "$out"
 "$build/launchbench" 20000 | tee "$out/launch-overhead.md"
 # cost per recorded event against Mosaic's record (target 1.15x)
 "$build/mgpu-harness" scripts/device/record_cost.lua cuda | tee "$out/record-cost.md"
+# slowdown of the instrumented tiled kernel (target under 3%)
+"$build/mgpu-harness" scripts/device/overhead.lua cuda 51 | tee "$out/overhead.md"
 # instrumented time accuracy on the GPU: 2/10/50 us spins within 2%, Mosaic's reading, cost per event
 "$build/mgpu-harness" scripts/device/accuracy.lua cuda "$out/accuracy" | tee "$out/accuracy.md"
