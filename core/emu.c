@@ -875,7 +875,19 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             put(c, w, o[0].reg, l, a, t);
         }
         break;
-    case OP_CVT: LANES put(c, w, o[0].reg, l, convert(in, val(c, w, &o[1], l)), t); break;
+    case OP_CVT:
+        if ((t == PT_F16X2 || t == PT_BF16X2) && in->nopnds >= 3) {
+            /* cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower */
+            ptx_type h = t == PT_F16X2 ? PT_F16 : PT_BF16;
+            LANES {
+                uint64_t hi = fput(fget(val(c, w, &o[1], l), (ptx_type)in->type2), h);
+                uint64_t lo = fput(fget(val(c, w, &o[2], l), (ptx_type)in->type2), h);
+                put(c, w, o[0].reg, l, hi << 16 | lo, PT_B32);
+            }
+            break;
+        }
+        LANES put(c, w, o[0].reg, l, convert(in, val(c, w, &o[1], l)), t);
+        break;
     case OP_SETP:
     case OP_SET:
         LANES {
@@ -1037,7 +1049,22 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
     }
     case OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, PT_B32); break;
     default:
-        if (ptx_type_is_float(t) && t != PT_F16X2 && t != PT_BF16X2) {
+        if (t == PT_F16X2 || t == PT_BF16X2) {
+            /* packed halves: the operation on each 16-bit half, as its own type */
+            ptx_insn h = *in;
+            h.type = t == PT_F16X2 ? PT_F16 : PT_BF16;
+            LANES {
+                uint64_t a = val(c, w, &o[1], l), b = in->nopnds > 2 ? val(c, w, &o[2], l) : 0;
+                uint64_t cc = in->nopnds > 3 ? val(c, w, &o[3], l) : 0, r = 0;
+                for (int half = 0; half < 2; half++) {
+                    int s = 16 * half;
+                    double x = fget(a >> s & 0xffff, (ptx_type)h.type), y = fget(b >> s & 0xffff, (ptx_type)h.type);
+                    double z = fget(cc >> s & 0xffff, (ptx_type)h.type);
+                    r |= (fput(flt_op(&h, x, y, z), (ptx_type)h.type) & 0xffff) << s;
+                }
+                put(c, w, o[0].reg, l, r, PT_B32);
+            }
+        } else if (ptx_type_is_float(t)) {
             LANES {
                 double a = fget(val(c, w, &o[1], l), t);
                 double b = in->nopnds > 2 ? fget(val(c, w, &o[2], l), t) : 0;
@@ -1292,9 +1319,12 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
                     snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
             } else if (in->op == OP_TESTP) {
                 snprintf(why, sizeof why, "testp is not supported by emu");
-            } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) && in->op != OP_MOV && in->op != OP_LD &&
-                       in->op != OP_ST) {
-                snprintf(why, sizeof why, "packed f16x2/bf16x2 arithmetic is not supported by emu yet");
+            } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
+                       !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
+                         in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
+                         in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS)) {
+                snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
+                         ptx_op_name((ptx_op)in->op));
             }
             if (why[0]) {
                 e->line = in->line;

@@ -354,6 +354,72 @@ static void calls_kernel(mh_emu *d)
     ptx_free(&m);
 }
 
+static uint16_t h_bits(_Float16 h) { uint16_t b; memcpy(&b, &h, 2); return b; }
+static _Float16 h_of(uint16_t b) { _Float16 h; memcpy(&h, &b, 2); return h; }
+static uint16_t bf_round(float f) /* round to nearest even, by scaling */
+{
+    if (f == 0) { uint32_t u; memcpy(&u, &f, 4); return (uint16_t)(u >> 16); }
+    double s = ldexp(1.0, ilogbf(f) - 7);
+    float r = (float)(nearbyint((double)f / s) * s);
+    uint32_t u;
+    memcpy(&u, &r, 4);
+    return (uint16_t)(u >> 16);
+}
+static float bf_f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(&f, &u, 4); return f; }
+
+/* packed halves (nvcc's __hadd2 etc.) against _Float16 / a bfloat16 reference */
+static void half2_kernel(mh_emu *d)
+{
+    ptx_module m;
+    CHECK(load(&m, "tests/ptx/half2.ptx") == 0);
+    enum { T = 32 };
+    uint16_t a[2 * T], b[2 * T], cc[2 * T], dd[2 * T], o[8 * T], p[4 * T], q[2 * T];
+    float f[2 * T];
+    for (int i = 0; i < 2 * T; i++) {
+        a[i] = h_bits((_Float16)((float)i * 0.37f - 5.0f));
+        b[i] = h_bits((_Float16)((float)(i % 7) * 1.25f - 2.0f));
+        cc[i] = bf_round((float)i * 1.1f - 20.0f);
+        dd[i] = bf_round((float)(i % 5) * 0.3f + 0.5f);
+        f[i] = (float)i / 3.0f - 7.0f;
+    }
+    uint64_t da = dev_alloc(d, sizeof a), db = dev_alloc(d, sizeof b), dout = dev_alloc(d, sizeof o),
+             dc = dev_alloc(d, sizeof cc), dd_ = dev_alloc(d, sizeof dd), dp = dev_alloc(d, sizeof p),
+             df = dev_alloc(d, sizeof f), dq = dev_alloc(d, sizeof q);
+    mh_error e;
+    mh_emu_write(d, da, a, sizeof a, &e);
+    mh_emu_write(d, db, b, sizeof b, &e);
+    mh_emu_write(d, dc, cc, sizeof cc, &e);
+    mh_emu_write(d, dd_, dd, sizeof dd, &e);
+    mh_emu_write(d, df, f, sizeof f, &e);
+    mh_emu_arg args[] = {ARG(da), ARG(db), ARG(dout), ARG(dc), ARG(dd_), ARG(dp), ARG(df), ARG(dq)};
+    mh_emu_launch l = shape(1, T, 0, args, 8);
+    int rc = mh_emu_run(d, &m, "h2ops", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dout, o, sizeof o, &e);
+    mh_emu_read(d, dp, p, sizeof p, &e);
+    mh_emu_read(d, dq, q, sizeof q, &e);
+    int bad = 0;
+    for (int i = 0; i < T; i++)
+        for (int h = 0; h < 2; h++) {
+            _Float16 x = h_of(a[2 * i + h]), y = h_of(b[2 * i + h]);
+            bad += o[8 * i + 0 + h] != h_bits(x + y);
+            bad += o[8 * i + 2 + h] != h_bits(x * y);
+            bad += o[8 * i + 4 + h] != h_bits((_Float16)fmaf((float)x, (float)y, (float)x));
+            bad += o[8 * i + 6 + h] != h_bits(x < y ? x : y);
+            float u = bf_f(cc[2 * i + h]), v = bf_f(dd[2 * i + h]);
+            bad += p[4 * i + 0 + h] != bf_round(u + v);
+            bad += p[4 * i + 2 + h] != bf_round(fmaf(u, v, u));
+        }
+    for (int i = 0; i < T; i++) {
+        bad += q[2 * i] != h_bits((_Float16)f[2 * i]);       /* __floats2half2_rn: first in the low half */
+        bad += q[2 * i + 1] != h_bits((_Float16)f[2 * i + 1]);
+    }
+    CHECK(bad == 0);
+    if (bad) fprintf(stderr, "  half2: %d values differ\n", bad);
+    ptx_free(&m);
+}
+
 /* strict mode: every ptx/ kernel and the Mosaic one read only what they wrote;
  * a kernel reading a register nothing wrote stops with the register's name */
 static void strict_mode(void)
@@ -453,6 +519,7 @@ int main(int argc, char **argv)
     alu_kernel(d);
     local_kernel(d);
     calls_kernel(d);
+    half2_kernel(d);
     faults_and_refusals(d);
     strict_mode();
     mh_emu_destroy(d);
