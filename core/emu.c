@@ -6,6 +6,7 @@
  * %clock values are not aligned; %globaltimer is the launch's start time plus
  * the SM's elapsed cycles / MH_EMU_CLOCK_GHZ. */
 #include "emu.h"
+#include "emu_round.h"
 #include "fp16.h"
 
 #include <math.h>
@@ -536,9 +537,31 @@ static uint64_t int_op(const ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
     }
 }
 
+/* the op's letter for mh_round_op, or 0 when it has no rounding modifier */
+static int round_letter(int op)
+{
+    switch (op) {
+    case OP_ADD: return 'a';
+    case OP_SUB: return 's';
+    case OP_MUL: return 'm';
+    case OP_FMA: case OP_MAD: return 'f';
+    case OP_DIV: return 'd';
+    case OP_SQRT: return 'q';
+    case OP_RCP: return 'r';
+    default: return 0;
+    }
+}
+
 static double flt_op(const ptx_insn *in, double a, double b, double cc)
 {
     double r;
+    int ftz = (in->mods & MOD_FTZ) && in->type == PT_F32;
+    if (ftz) { a = mh_ftz32(a); b = mh_ftz32(b); cc = mh_ftz32(cc); }
+    if (in->rnd >= RND_RZ && in->rnd <= RND_RP && round_letter(in->op)) {
+        /* directed rounding: only f32/f64 get here (mh_emu_check_module refuses the rest) */
+        r = mh_round_op(round_letter(in->op), in->type == PT_F64, in->rnd, a, b, cc);
+        goto done;
+    }
     switch (in->op) {
     case OP_ADD: r = a + b; break;
     case OP_SUB: r = a - b; break;
@@ -562,14 +585,17 @@ static double flt_op(const ptx_insn *in, double a, double b, double cc)
     default: r = 0;
     }
     if (in->type == PT_F32 && in->op != OP_FMA && in->op != OP_MAD) r = (float)r;
+done:
+    if (ftz) r = mh_ftz32(r);
     if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
     return r;
 }
 
-static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b)
+static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b, int ftz)
 {
     if (ptx_type_is_float(t)) {
         double x = fget(a, t), y = fget(b, t);
+        if (ftz && t == PT_F32) { x = mh_ftz32(x); y = mh_ftz32(y); }
         int un = isnan(x) || isnan(y);
         switch (cmp) {
         case CMP_EQ: return !un && x == y;
@@ -640,8 +666,12 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         }
         return (uint64_t)sv;
     }
+    int ftz = (in->mods & MOD_FTZ) != 0;
+    int directed = in->rnd >= RND_RZ && in->rnd <= RND_RP;
     if (ptx_type_is_float(from) && !ptx_type_is_float(to)) {
-        double x = round_int(fget(a, from), in->rnd ? in->rnd : RND_RZI);
+        double x = fget(a, from);
+        if (ftz && from == PT_F32) x = mh_ftz32(x);
+        x = round_int(x, in->rnd ? in->rnd : RND_RZI);
         if (isnan(x)) return 0;
         if (ptx_type_is_signed(to)) {
             double lo = -ldexp(1, tb - 1), hi = ldexp(1, tb - 1) - 1;
@@ -653,6 +683,9 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         return (uint64_t)x;
     }
     if (!ptx_type_is_float(from)) {
+        if (directed) /* to f32/f64 only (mh_emu_check_module refuses halves) */
+            return fput(mh_round_int(in->rnd, to == PT_F32, ptx_type_is_signed(from),
+                                     ptx_type_is_signed(from) ? (uint64_t)sext(a, fb) : a & mask_bits(fb)), to);
         double x = ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb));
         if (fb == 64 && to == PT_F32) /* avoid double rounding through double */
             return mh_f32_bits(ptx_type_is_signed(from) ? (float)(int64_t)a : (float)a);
@@ -661,8 +694,11 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         return fput(x, to);
     }
     double x = fget(a, from);
+    if (ftz && from == PT_F32) x = mh_ftz32(x);
     if (in->rnd >= RND_RNI) x = round_int(x, in->rnd);
+    if (directed && from == PT_F64 && to == PT_F32) x = mh_round_narrow(in->rnd, x);
     if (in->mods & MOD_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+    if (ftz && to == PT_F32) x = mh_ftz32((float)x);
     return fput(x, to);
 }
 
@@ -892,7 +928,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
     case OP_SET:
         LANES {
             ptx_type ct = in->op == OP_SET ? (ptx_type)in->type2 : t;
-            int r = compare((ptx_cmp)in->cmp, ct, val(c, w, &o[1], l), val(c, w, &o[2], l));
+            int r = compare((ptx_cmp)in->cmp, ct, val(c, w, &o[1], l), val(c, w, &o[2], l), in->mods & MOD_FTZ);
             int nr = !r;
             if (in->boolop) {
                 int p = val(c, w, &o[3], l) != 0;
@@ -1317,6 +1353,11 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
                              g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
                 else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
                     snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
+            } else if (in->rnd >= RND_RZ && in->rnd <= RND_RP &&
+                       (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2)) {
+                snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
+                         "(only .rn; .rz/.rm/.rp are computed for f32 and f64)",
+                         in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
             } else if (in->op == OP_TESTP) {
                 snprintf(why, sizeof why, "testp is not supported by emu");
             } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&

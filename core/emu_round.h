@@ -1,0 +1,27 @@
+/* emu_round.h - IEEE arithmetic under PTX's directed rounding modifiers
+ * (.rz, .rm, .rp) and the .ftz flush, for the CPU executor. */
+#ifndef MGPU_EMU_ROUND_H
+#define MGPU_EMU_ROUND_H
+
+#include <stdint.h>
+
+/* The operation of a PTX float instruction, computed in f32 (f64 = 0) or f64
+ * under rounding modifier `rnd` (a ptx_rnd: RND_RZ, RND_RM or RND_RP).
+ * op: 'a' add, 's' sub, 'm' mul, 'f' fma (a*b+c, one rounding), 'd' div,
+ * 'q' sqrt, 'r' rcp. */
+double mh_round_op(int op, int f64, int rnd, double a, double b, double c);
+
+/* A value rounded to f32 (to_f32) or f64 under `rnd`: for cvt from f64 to
+ * f32 (x is the f64 value) and from a 64-bit integer (x_int, signed or not)
+ * to a float. Returns the rounded value as a double. */
+double mh_round_narrow(int rnd, double x);
+double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
+
+/* f32 .ftz: a subnormal becomes a zero of the same sign. */
+static inline double mh_ftz32(double x)
+{
+    double a = x < 0 ? -x : x;
+    return (a > 0 && a < 0x1p-126) ? (x < 0 ? -0.0 : 0.0) : x;
+}
+
+#endif

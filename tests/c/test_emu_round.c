@@ -1,0 +1,198 @@
+/* test_emu_round.c - directed rounding (.rz/.rm/.rp) and .ftz on emu:
+ * tests/ptx/rounding.ptx (nvcc's __fadd_rz, __fma_rd, __ddiv_ru, ...) run on
+ * emu, and each result checked against its definition rather than against
+ * another rounding implementation: r rounded toward zero, down or up from
+ * the exact value v means r is on the right side of v and r's neighbour in
+ * the other direction is on the wrong side, decided with exact arithmetic
+ * (products of two f32 are exact in f64, of two f64 in binary128). */
+#include <float.h>
+#include <math.h>
+#include "check.h"
+#include "dump_util.h"
+#include "emu.h"
+#include "ptx.h"
+
+#define T 32
+#define NF 24
+#define ND 18
+/* lanes 0..27 have operands of like magnitude, so binary128 holds every exact
+ * sum and product; lanes 28..31 (subnormals, 1 + 2^-30) get known answers */
+#define EXACT_LANES 28
+
+#if defined(__SIZEOF_FLOAT128__)
+typedef __float128 wide;
+#define HAVE_WIDE 1
+#elif LDBL_MANT_DIG >= 113
+typedef long double wide;
+#define HAVE_WIDE 1
+#else
+typedef double wide;
+#define HAVE_WIDE 0
+#endif
+
+enum { RZ, RM, RP };
+
+/* sign of (r - exact) for the operation at hand; exact arithmetic only */
+typedef struct { char op; wide a, b, c; } exact_op;
+
+static int sgn(wide d) { return d > 0 ? 1 : d < 0 ? -1 : 0; }
+
+static int side(const exact_op *x, wide r)
+{
+    switch (x->op) {
+    case 'a': return sgn(r - (x->a + x->b));
+    case 'm': return sgn(r - x->a * x->b);
+    case 'f': return sgn(r - (x->a * x->b + x->c));
+    case 'd': return sgn(r * x->b - x->a) * sgn(x->b); /* r - a/b has the sign of (rb - a)/b */
+    case 'q': return sgn(r * r - x->a) * (r >= 0 ? 1 : -1);
+    default: return sgn(r - x->a);                      /* 'v': a value converted */
+    }
+}
+
+/* is r (an f32 when f32, else an f64) the value rounded in `mode`? */
+static int directed_ok(const exact_op *x, double r, int f32, int mode)
+{
+    if (isnan(r)) return 0;
+    double up = f32 ? nextafterf((float)r, INFINITY) : nextafter(r, INFINITY);
+    double down = f32 ? nextafterf((float)r, -INFINITY) : nextafter(r, -INFINITY);
+    int s = side(x, r);
+    if (s == 0) return 1; /* exact */
+    int away_up = r > 0 || (r == 0 && s < 0);   /* rz: r below a positive value */
+    if (mode == RZ) mode = away_up ? RM : RP;
+    if (mode == RM) return s < 0 && side(x, up) > 0;
+    return s > 0 && side(x, down) < 0;
+}
+
+static int load(ptx_module *m, const char *dir, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    size_t n;
+    char *text = read_file_all(path, &n);
+    if (!text) return -1;
+    mh_error e;
+    int rc = ptx_parse(m, text, n, rel, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    free(text);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_emu_round SOURCE_DIR\n");
+        return 2;
+    }
+    float a[T], b[T], c[T], fo[T * NF];
+    double x[T], y[T], z[T], dout[T * ND];
+    long long n[T];
+    for (int i = 0; i < T; i++) {
+        float s = i & 1 ? -1.0f : 1.0f;
+        a[i] = s * (1.0f + (float)i * 0.1234567f);
+        b[i] = 3.0f + (float)i * 0.7654321f;
+        c[i] = (float)(i % 3 - 1) * 0.3333333f * a[i] * b[i];
+        x[i] = (i & 2 ? -1.0 : 1.0) * (1.0 + i * 0.123456789012345);
+        y[i] = 3.0 + i * 0.76543210987654321;
+        z[i] = (i % 3 - 1) * x[i] * y[i] / 3.0;
+        n[i] = (i & 1 ? -1 : 1) * ((1LL << 50) + i * 1234567891LL + 1);
+    }
+    /* .ftz lanes: subnormal inputs and a subnormal product */
+    a[28] = 1e-39f;  b[28] = 2.0f;
+    a[29] = 1e-20f;  b[29] = 1e-20f;
+    a[30] = -1e-39f; b[30] = 5.0f;
+    a[31] = 1.0f;    b[31] = 0x1p-30f;
+
+    ptx_module m;
+    mh_error e;
+    CHECK(load(&m, argv[1], "tests/ptx/rounding.ptx") == 0);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    CHECK(d != NULL);
+    uint64_t p[9];
+    size_t sz[9] = {sizeof a, sizeof b, sizeof c, sizeof fo, sizeof x, sizeof y, sizeof z, sizeof dout, sizeof n};
+    const void *src[9] = {a, b, c, NULL, x, y, z, NULL, n};
+    mh_emu_arg args[9];
+    for (int k = 0; k < 9; k++) {
+        CHECK(mh_emu_alloc(d, sz[k], &p[k], &e) == 0);
+        if (src[k]) CHECK(mh_emu_write(d, p[k], src[k], sz[k], &e) == 0);
+        args[k].data = &p[k];
+        args[k].size = sizeof p[k];
+    }
+    mh_emu_launch l = {{1, 1, 1}, {T, 1, 1}, 0, args, 9};
+    int rc = mh_emu_run(d, &m, "rounding", &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, p[3], fo, sizeof fo, &e);
+    mh_emu_read(d, p[7], dout, sizeof dout, &e);
+
+    int bad = 0, inexact = 0;
+#define EXPECT(cond, what, lane)                                                                      \
+    do {                                                                                              \
+        if (!(cond)) { bad++; if (bad < 10) fprintf(stderr, "  lane %d: %s wrong\n", lane, what); } \
+    } while (0)
+    for (int i = 0; i < EXACT_LANES; i++) {
+        const float *f = fo + i * NF;
+        exact_op add = {'a', a[i], b[i], 0}, mul = {'m', a[i], b[i], 0}, fma3 = {'f', a[i], b[i], c[i]};
+        exact_op div = {'d', a[i], b[i], 0}, sq = {'q', fabsf(a[i]), 0, 0}, rcp = {'d', 1, b[i], 0};
+        exact_op nar = {'v', x[i], 0, 0}, ll = {'v', (wide)n[i], 0, 0};
+        const exact_op *ops[] = {&add, &mul, &fma3, &div, &sq};
+        const char *names[] = {"add.f32", "mul.f32", "fma.f32", "div.f32", "sqrt.f32"};
+        for (int k = 0; k < 5; k++)
+            for (int mode = RZ; mode <= RP; mode++) EXPECT(directed_ok(ops[k], f[3 * k + mode], 1, mode), names[k], i);
+        EXPECT(directed_ok(&rcp, f[15], 1, RZ), "rcp.rz.f32", i);
+        EXPECT(directed_ok(&nar, f[16], 1, RM), "cvt.rm.f32.f64", i);
+        EXPECT(directed_ok(&nar, f[17], 1, RP), "cvt.rp.f32.f64", i);
+        EXPECT(directed_ok(&ll, f[18], 1, RZ), "cvt.rz.f32.s64", i);
+        EXPECT(directed_ok(&ll, f[19], 1, RP), "cvt.rp.f32.s64", i);
+        inexact += f[1] != f[2]; /* the inputs must exercise the modes, not land exactly */
+        if (HAVE_WIDE) {
+            const double *g = dout + i * ND;
+            exact_op dadd = {'a', x[i], y[i], 0}, dmul = {'m', x[i], y[i], 0}, dfma = {'f', x[i], y[i], z[i]};
+            exact_op ddiv = {'d', x[i], y[i], 0}, dsq = {'q', fabs(x[i]), 0, 0}, drcp = {'d', 1, y[i], 0};
+            exact_op dll = {'v', (wide)n[i] * 1025, 0, 0};
+            const exact_op *dops[] = {&dadd, &dmul, &dfma, &ddiv, &dsq};
+            const char *dnames[] = {"add.f64", "mul.f64", "fma.f64", "div.f64", "sqrt.f64"};
+            for (int k = 0; k < 5; k++)
+                for (int mode = RZ; mode <= RP; mode++)
+                    EXPECT(directed_ok(dops[k], g[3 * k + mode], 0, mode), dnames[k], i);
+            EXPECT(directed_ok(&drcp, g[15], 0, RM), "rcp.rm.f64", i);
+            EXPECT(directed_ok(&dll, g[16], 0, RZ), "cvt.rz.f64.s64", i);
+            EXPECT(directed_ok(&dll, g[17], 0, RP), "cvt.rp.f64.s64", i);
+            inexact += g[1] != g[2];
+        }
+    }
+    CHECK(bad == 0);
+    CHECK(inexact >= EXACT_LANES); /* most lanes round: the checks above are not all exact cases */
+    if (!HAVE_WIDE) fprintf(stderr, "  note: no binary128 type here, f64 results not checked\n");
+
+    /* .ftz: subnormal inputs and results become zeros of their sign */
+    const float *f28 = fo + 28 * NF, *f29 = fo + 29 * NF, *f30 = fo + 30 * NF, *f0 = fo;
+    CHECK(f28[20] == 2.0f);                                      /* add.ftz(1e-39, 2) */
+    CHECK(f28[21] == 0.0f && !signbit(f28[21]));                 /* mul.ftz(1e-39, 2) */
+    CHECK(f28[23] == 0.0f);                                      /* setp.ne.ftz(1e-39, 0) false */
+    CHECK(f29[21] == 0.0f && 1e-20f * 1e-20f != 0.0f);           /* subnormal product flushed */
+    CHECK(f30[21] == 0.0f && signbit(f30[21]));                  /* -1e-39 * 5 -> -0 */
+    CHECK(f30[22] == (float)c[30] || (c[30] == 0 && f30[22] == 0)); /* fma.ftz(-0, 5, c) */
+    CHECK(f0[20] == a[0] + b[0] && f0[21] == a[0] * b[0] && f0[23] == 1.0f); /* normal lanes as usual */
+    /* sums far below an ulp: 1 + 2^-30, 2 + 1e-39, 5 - 1e-39 in rz, rm, rp */
+    const float *f31 = fo + 31 * NF;
+    CHECK(f31[0] == 1.0f && f31[1] == 1.0f && f31[2] == nextafterf(1.0f, 2.0f));
+    CHECK(f28[0] == 2.0f && f28[1] == 2.0f && f28[2] == nextafterf(2.0f, 3.0f));
+    CHECK(f30[0] == nextafterf(5.0f, 0.0f) && f30[1] == nextafterf(5.0f, 0.0f) && f30[2] == 5.0f);
+    CHECK(f28[3] == a[28] * 2.0f && f28[4] == f28[3] && f28[5] == f28[3]); /* 1e-39 * 2: exact, subnormal */
+
+    /* half-precision results with a directed mode are refused, naming the line */
+    static const char half[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                               ".visible .entry k()\n{\n.reg .b16 %h<3>;\nadd.rz.f16 %h1, %h2, %h2;\nret;\n}\n";
+    ptx_module hm;
+    if (ptx_parse(&hm, half, sizeof half - 1, "h.ptx", &e) == 0) {
+        CHECK(mh_emu_check_module(&hm, &e) == MH_E_PTX_UNSUPPORTED);
+        CHECK_CONTAINS(e.message, "h.ptx:7");
+        CHECK_CONTAINS(e.message, ".rz");
+        ptx_free(&hm);
+    } else {
+        CHECK_CONTAINS(e.message, "h.ptx:7"); /* the parser refusing it is as good */
+    }
+    mh_emu_destroy(d);
+    ptx_free(&m);
+    return check_report("test_emu_round");
+}
