@@ -924,6 +924,21 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         LANES put(c, w, o[0].reg, l, convert(in, val(c, w, &o[1], l)), t);
         break;
+    case OP_TESTP: /* testp.class.f32/f64 p, a (the PTX front end took the class) */
+        LANES {
+            double x = fget(val(c, w, &o[1], l), t);
+            int r;
+            switch (in->cmp) {
+            case TESTP_FINITE: r = isfinite(x); break;
+            case TESTP_INFINITE: r = isinf(x); break;
+            case TESTP_NUMBER: r = !isnan(x); break;
+            case TESTP_NOTANUMBER: r = isnan(x); break;
+            case TESTP_NORMAL: r = t == PT_F32 ? isnormal((float)x) : isnormal(x); break;
+            default: r = t == PT_F32 ? fpclassify((float)x) == FP_SUBNORMAL : fpclassify(x) == FP_SUBNORMAL; break;
+            }
+            put(c, w, o[0].reg, l, r != 0, PT_PRED);
+        }
+        break;
     case OP_SETP:
     case OP_SET:
         LANES {
@@ -1358,8 +1373,6 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
                 snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
                          "(only .rn; .rz/.rm/.rp are computed for f32 and f64)",
                          in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
-            } else if (in->op == OP_TESTP) {
-                snprintf(why, sizeof why, "testp is not supported by emu");
             } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
                        !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
                          in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||

@@ -64,6 +64,7 @@ enum {
 };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
+typedef enum { TESTP_FINITE, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_NORMAL, TESTP_SUBNORMAL } ptx_testp;
 typedef enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI } ptx_rnd;
 
 typedef enum {

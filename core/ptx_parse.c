@@ -211,6 +211,8 @@ static int word_in(const char *s, size_t n, const char *const *list)
 static const char *const cmp_names[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs", "equ", "neu",
                                         "ltu", "leu", "gtu", "geu", "num", "nan", NULL};
 static const char *const aop_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas", NULL};
+/* testp's classes, in the order of ptx_testp */
+static const char *const testp_names[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal", NULL};
 static const char *const rnd_names[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", NULL};
 /* Memory-ordering, cache and scope qualifiers: no effect on a sequential emulator. */
 static const char *const ignorable[] = {"ca", "cg", "cs", "lu", "cv", "wb", "wt", "nc", "volatile", "relaxed",
@@ -719,6 +721,9 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             in->cmp = (uint8_t)k;
         } else if (op == OP_VOTE && (k = word_in(q, n, (const char *const[]){"all", "any", "uni", "ballot", NULL})) >= 0) {
             in->cmp = (uint8_t)k;
+        } else if (op == OP_TESTP && (k = word_in(q, n, testp_names)) >= 0) {
+            in->cmp = (uint8_t)k;
+            in->mods |= MOD_CC; /* class seen */
         } else if ((k = word_in(q, n, rnd_names)) > 0) {
             in->rnd = (uint8_t)k;
         } else if (n == 2 && !memcmp(q, "hi", 2)) in->mods |= MOD_HI;
@@ -738,6 +743,9 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s': modifier '.%.*s' is not supported", (int)t->len, s,
                         (int)n, q);
     }
+    if (op == OP_TESTP && (!(in->mods & MOD_CC) || (in->type != PT_F32 && in->type != PT_F64)))
+        return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
+                    ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
     if (op == OP_BAR && in->cmp == 0) {
         /* bar.sync / barrier.sync; bar.arrive and bar.red are not supported */
         if (!strstr_n(s, t->len, "sync"))

@@ -1,4 +1,4 @@
-/* test_emu_round.c - directed rounding (.rz/.rm/.rp) and .ftz on emu:
+/* test_emu_round.c - directed rounding (.rz/.rm/.rp), .ftz and testp on emu:
  * tests/ptx/rounding.ptx (nvcc's __fadd_rz, __fma_rd, __ddiv_ru, ...) run on
  * emu, and each result checked against its definition rather than against
  * another rounding implementation: r rounded toward zero, down or up from
@@ -75,6 +75,55 @@ static int load(ptx_module *m, const char *dir, const char *rel)
     if (rc) fprintf(stderr, "  %s\n", e.message);
     free(text);
     return rc;
+}
+
+/* testp: each class of f32 values, and .normal in f64 of an f32 subnormal */
+static void float_classes(void)
+{
+    static const char src[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry cls(.param .u64 pa, .param .u64 po)\n{\n"
+        ".reg .pred %p<8>;\n.reg .b32 %r<16>;\n.reg .f32 %f<2>;\n.reg .f64 %fd<2>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pa];\nld.param.u64 %rd2, [po];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.f32 %f1, [%rd4];\n"
+        "cvt.f64.f32 %fd1, %f1;\n"
+        "testp.finite.f32 %p1, %f1;\ntestp.infinite.f32 %p2, %f1;\ntestp.number.f32 %p3, %f1;\n"
+        "testp.notanumber.f32 %p4, %f1;\ntestp.normal.f32 %p5, %f1;\ntestp.subnormal.f32 %p6, %f1;\n"
+        "testp.normal.f64 %p7, %fd1;\n"
+        "selp.b32 %r2, 1, 0, %p1;\nselp.b32 %r3, 2, 0, %p2;\nselp.b32 %r4, 4, 0, %p3;\nselp.b32 %r5, 8, 0, %p4;\n"
+        "selp.b32 %r6, 16, 0, %p5;\nselp.b32 %r7, 32, 0, %p6;\nselp.b32 %r8, 64, 0, %p7;\n"
+        "or.b32 %r9, %r2, %r3;\nor.b32 %r10, %r9, %r4;\nor.b32 %r11, %r10, %r5;\nor.b32 %r12, %r11, %r6;\n"
+        "or.b32 %r13, %r12, %r7;\nor.b32 %r14, %r13, %r8;\n"
+        "add.s64 %rd5, %rd2, %rd3;\nst.global.u32 [%rd5], %r14;\nret;\n}\n";
+    enum { NV = 8 };
+    const float v[NV] = {1.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-39f, FLT_MAX, FLT_MIN};
+    /* finite 1, infinite 2, number 4, notanumber 8, normal 16, subnormal 32, f64 normal 64 */
+    const uint32_t want[NV] = {1 | 4 | 16 | 64, 1 | 4, 2 | 4, 2 | 4, 8, 1 | 4 | 32 | 64, 1 | 4 | 16 | 64, 1 | 4 | 16 | 64};
+    uint32_t got[NV];
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "cls.ptx", &e) == 0);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint64_t pa = 0, po = 0;
+    CHECK(mh_emu_alloc(d, sizeof v, &pa, &e) == 0 && mh_emu_alloc(d, sizeof got, &po, &e) == 0);
+    mh_emu_write(d, pa, v, sizeof v, &e);
+    mh_emu_arg args[] = {{&pa, 8}, {&po, 8}};
+    mh_emu_launch l = {{1, 1, 1}, {NV, 1, 1}, 0, args, 2};
+    CHECK(mh_emu_run(d, &m, "cls", &l, NULL, &e) == 0);
+    mh_emu_read(d, po, got, sizeof got, &e);
+    for (int i = 0; i < NV; i++) {
+        CHECK(got[i] == want[i]);
+        if (got[i] != want[i]) fprintf(stderr, "  testp of %g: classes %#x, want %#x\n", (double)v[i], got[i], want[i]);
+    }
+    mh_emu_destroy(d);
+    ptx_free(&m);
+    /* a testp without a class is refused by the front end, naming the line */
+    static const char bad[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                              ".reg .pred %p<2>;\n.reg .f32 %f<2>;\nmov.f32 %f1, 0f00000000;\n"
+                              "testp.f32 %p1, %f1;\nret;\n}\n";
+    CHECK(ptx_parse(&m, bad, sizeof bad - 1, "t.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "t.ptx:9");
+    CHECK_CONTAINS(e.message, "needs a class");
 }
 
 int main(int argc, char **argv)
@@ -194,5 +243,6 @@ int main(int argc, char **argv)
     }
     mh_emu_destroy(d);
     ptx_free(&m);
+    float_classes();
     return check_report("test_emu_round");
 }
