@@ -552,16 +552,37 @@ static int round_letter(int op)
     }
 }
 
-static double flt_op(const ptx_insn *in, double a, double b, double cc)
+static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc);
+
+/* .ftz and directed rounding: kept out of the interpreter's hot path */
+static __attribute__((noinline, cold)) double flt_op_special(const ptx_insn *in, double a, double b, double cc)
 {
-    double r;
     int ftz = (in->mods & MOD_FTZ) && in->type == PT_F32;
     if (ftz) { a = mh_ftz32(a); b = mh_ftz32(b); cc = mh_ftz32(cc); }
+    double r;
     if (in->rnd >= RND_RZ && in->rnd <= RND_RP && round_letter(in->op)) {
         /* directed rounding: only f32/f64 get here (mh_emu_check_module refuses the rest) */
         r = mh_round_op(round_letter(in->op), in->type == PT_F64, in->rnd, a, b, cc);
-        goto done;
+        if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+    } else {
+        r = flt_op_plain(in, a, b, cc);
     }
+    return ftz ? mh_ftz32(r) : r;
+}
+
+static inline int flt_special(const ptx_insn *in)
+{
+    return (in->mods & MOD_FTZ) || (in->rnd >= RND_RZ && in->rnd <= RND_RP);
+}
+
+static inline double flt_op(const ptx_insn *in, double a, double b, double cc)
+{
+    return flt_special(in) ? flt_op_special(in, a, b, cc) : flt_op_plain(in, a, b, cc);
+}
+
+static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc)
+{
+    double r;
     switch (in->op) {
     case OP_ADD: r = a + b; break;
     case OP_SUB: r = a - b; break;
@@ -585,8 +606,6 @@ static double flt_op(const ptx_insn *in, double a, double b, double cc)
     default: r = 0;
     }
     if (in->type == PT_F32 && in->op != OP_FMA && in->op != OP_MAD) r = (float)r;
-done:
-    if (ftz) r = mh_ftz32(r);
     if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
     return r;
 }
@@ -1116,11 +1135,14 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
                 put(c, w, o[0].reg, l, r, PT_B32);
             }
         } else if (ptx_type_is_float(t)) {
+            /* decided once per instruction, not per lane: the plain path is the hot one */
+            int special = flt_special(in);
             LANES {
                 double a = fget(val(c, w, &o[1], l), t);
                 double b = in->nopnds > 2 ? fget(val(c, w, &o[2], l), t) : 0;
                 double cc = in->nopnds > 3 ? fget(val(c, w, &o[3], l), t) : 0;
-                put(c, w, o[0].reg, l, fput(flt_op(in, a, b, cc), t), t);
+                double r = special ? flt_op_special(in, a, b, cc) : flt_op_plain(in, a, b, cc);
+                put(c, w, o[0].reg, l, fput(r, t), t);
             }
         } else {
             ptx_type dt = t;
