@@ -85,3 +85,23 @@ void mh_fill_random(mh_dtype t, void *p, size_t n, uint64_t seed, double lo, dou
         mh_dtype_set(t, p, i, mh_dtype_is_float(t) ? v : floor(v));
     }
 }
+
+int64_t mh_dtype_get_int(mh_dtype t, const void *p, size_t i)
+{
+    if (t == MH_I64 || t == MH_U64) {
+        int64_t v;
+        memcpy(&v, (const unsigned char *)p + i * 8, 8);
+        return v;
+    }
+    return (int64_t)mh_dtype_get(t, p, i); /* narrower integers are exact in a double */
+}
+
+void mh_dtype_set_int(mh_dtype t, void *p, size_t i, int64_t v)
+{
+    if (mh_dtype_is_float(t)) {
+        mh_dtype_set(t, p, i, (double)v);
+        return;
+    }
+    uint64_t bits = (uint64_t)v;
+    memcpy((unsigned char *)p + i * info[t].size, &bits, info[t].size); /* little-endian host: the low bytes */
+}

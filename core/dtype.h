@@ -16,6 +16,11 @@ size_t mh_dtype_size(mh_dtype t);
 int mh_dtype_is_float(mh_dtype t);
 double mh_dtype_get(mh_dtype t, const void *p, size_t i);
 void mh_dtype_set(mh_dtype t, void *p, size_t i, double v);  /* integers: rounded toward zero, wrapped */
+/* Integer element types without a trip through double, so 64-bit values
+ * beyond 2^53 survive: get returns the value (u64 as its two's-complement
+ * bit pattern), set stores the low bytes (wrapped). */
+int64_t mh_dtype_get_int(mh_dtype t, const void *p, size_t i);
+void mh_dtype_set_int(mh_dtype t, void *p, size_t i, int64_t v);
 
 /* Fills n elements: start + i*step. */
 void mh_fill_ramp(mh_dtype t, void *p, size_t n, double start, double step);

@@ -671,6 +671,14 @@ static int l_kernel_params(lua_State *L)
     return 1;
 }
 
+/* the Lua value on top of the stack into element i of h: Lua integers go to
+ * integer dtypes exactly (64-bit values beyond 2^53 included) */
+static void set_value(lua_State *L, mh_dtype t, unsigned char *h, size_t i)
+{
+    if (!mh_dtype_is_float(t) && lua_isinteger(L, -1)) mh_dtype_set_int(t, h, i, (int64_t)lua_tointeger(L, -1));
+    else mh_dtype_set(t, h, i, lua_tonumber(L, -1));
+}
+
 /* dev:array(dtype, n | {values}, [{fill=, seed=, min=, max=, start=, step=}]) */
 static int l_device_array(lua_State *L)
 {
@@ -713,7 +721,7 @@ static int l_device_array(lua_State *L)
         for (lua_Integer i = 1; i <= n; i++) {
             lua_geti(L, 3, i);
             if (!lua_isnumber(L, -1)) { free(host); return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "array values must be numbers"); }
-            mh_dtype_set(t, host, (size_t)i - 1, lua_tonumber(L, -1));
+            set_value(L, t, host, (size_t)i - 1);
             lua_pop(L, 1);
         }
     } else if (lua_istable(L, 4)) {
@@ -788,24 +796,33 @@ static unsigned char *array_host(lua_State *L, l_array *a)
     return h;
 }
 
-/* arr:read() -> {values}; arr:read(i) -> value i (1-based) */
+/* element i of host copy h onto the stack: integers as Lua integers, exactly
+ * (a u64 of 2^63 or more reads as a negative integer, Lua's integers being
+ * signed 64-bit; math.ult compares them unsigned) */
+static void push_value(lua_State *L, mh_dtype t, const unsigned char *h, size_t i)
+{
+    if (mh_dtype_is_float(t)) lua_pushnumber(L, mh_dtype_get(t, h, i));
+    else lua_pushinteger(L, (lua_Integer)mh_dtype_get_int(t, h, i));
+}
+
+/* arr:read() -> {values}; arr:read(i) -> value i (1-based, one element copied) */
 static int l_array_read(lua_State *L)
 {
     l_array *a = check_array(L, 1);
-    unsigned char *h = array_host(L, a);
-    int integer = !mh_dtype_is_float(a->dtype);
     if (!lua_isnoneornil(L, 2)) {
         lua_Integer i = luaL_checkinteger(L, 2);
-        if (i < 1 || (uint64_t)i > a->count) { free(h); return luaL_argerror(L, 2, "index out of range"); }
-        double v = mh_dtype_get(a->dtype, h, (size_t)i - 1);
-        if (integer) lua_pushinteger(L, (lua_Integer)v); else lua_pushnumber(L, v);
-        free(h);
+        if (i < 1 || (uint64_t)i > a->count) return luaL_argerror(L, 2, "index out of range");
+        size_t es = mh_dtype_size(a->dtype);
+        unsigned char one[8];
+        mh_error e;
+        if (dev_read(a->dev, a->addr + (uint64_t)(i - 1) * es, one, es, &e)) return raise_error(L, &e);
+        push_value(L, a->dtype, one, 0);
         return 1;
     }
+    unsigned char *h = array_host(L, a);
     lua_createtable(L, (int)(a->count < 1u << 30 ? a->count : 0), 0);
     for (uint64_t i = 0; i < a->count; i++) {
-        double v = mh_dtype_get(a->dtype, h, (size_t)i);
-        if (integer) lua_pushinteger(L, (lua_Integer)v); else lua_pushnumber(L, v);
+        push_value(L, a->dtype, h, (size_t)i);
         lua_seti(L, -2, (lua_Integer)i + 1);
     }
     free(h);
@@ -945,9 +962,8 @@ static int l_array_write(lua_State *L)
     if (!h) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory");
     for (lua_Integer i = 1; i <= n; i++) {
         lua_geti(L, 2, i);
-        double v = lua_tonumber(L, -1);
+        set_value(L, a->dtype, h, (size_t)i - 1);
         lua_pop(L, 1);
-        mh_dtype_set(a->dtype, h, (size_t)i - 1, v);
     }
     mh_error e;
     int rc = dev_write(a->dev, a->addr, h, (uint64_t)n * es, &e);

@@ -3,17 +3,21 @@
 -- runs the same launch on cuda and on emu and compares the outputs; it checks
 -- that the Mosaic kernel's trace dumps with Init/load/store, that a faulting
 -- kernel is a kernel_fault and the next launch runs, and that instrumented
--- kernels give the same outputs with exact counts.  Prints a markdown table.
---   mgpu-harness scripts/device/check.lua [OUT_DIR]
+-- kernels give the same outputs with exact counts; the instruction-semantics
+-- kernels of tests/ptx/ must give the same bits on both.  Prints a markdown table.
+--   mgpu-harness scripts/device/check.lua [OUT_DIR] [BACKEND]
+-- BACKEND (default cuda) = emu runs the script against itself: a check of
+-- the script, every row must read ok there.
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local out_dir = arg[1] or "results/device-check"
 os.execute("mkdir -p '" .. out_dir .. "'")
 
-local gpu = mgpu.device("cuda")
-local rows = {}
+local gpu = mgpu.device(arg[2] or "cuda")
+local rows, failed = {}, 0
 local function row(name, ok, detail)
+  if not ok then failed = failed + 1 end
   rows[#rows + 1] = string.format("| %s | %s | %s |", name, ok and "ok" or "FAIL", detail or "")
   io.stderr:write(string.format("%-28s %s %s\n", name, ok and "ok  " or "FAIL", detail or ""))
 end
@@ -22,15 +26,90 @@ local function both(name, fn)
   local ok, err = pcall(function()
     local a = fn(gpu)
     local b = fn(mgpu.device("emu"))
-    local diff = 0
+    local diff, u = 0, b.out:read()
     for i, v in ipairs(a.out:read()) do
-      local w = b.out:read(i)
+      local w = u[i]
       if math.abs(v - w) > (a.tol or 0) * math.max(1, math.abs(w)) then diff = diff + 1 end
     end
     row(name, diff == 0, string.format("%d of %d outputs differ from emu; cuda %.1f us", diff, #a.out, a.run.time_ns / 1e3))
   end)
   if not ok then row(name, false, tostring(err)) end
 end
+
+-- exact cross-checks of instruction semantics: the same launch on cuda and on
+-- emu must give the same bits in every output (NaN equals NaN); the kernels
+-- in tests/ptx/ use only correctly rounded operations
+local function same_bits(name, fn)
+  local ok, err = pcall(function()
+    local a, b = fn(gpu), fn(mgpu.device("emu"))
+    local diff, total, first = 0, 0, nil
+    for k, arr in ipairs(a) do
+      local u, v = arr:read(), b[k]:read()
+      for i = 1, #u do
+        total = total + 1
+        if u[i] ~= v[i] and (u[i] == u[i] or v[i] == v[i]) then
+          diff = diff + 1
+          first = first or string.format("output %d [%d]: cuda %.17g, emu %.17g", k, i - 1, u[i], v[i])
+        end
+      end
+    end
+    row(name, diff == 0, string.format("%d of %d values differ from emu%s", diff, total, first and ("; first " .. first) or ""))
+  end)
+  if not ok then row(name, false, tostring(err)) end
+end
+
+local function values(n, f)
+  local t = {}
+  for i = 0, n - 1 do t[#t + 1] = f(i) end
+  return t
+end
+
+same_bits("tests/ptx/opzoo.ptx", function(dev)
+  local n = 128
+  local ai = dev:array("i32", values(n, function(i) return (i * 7919) % 2001 - 1000 end))
+  local bi = dev:array("i32", values(n, function(i) return (i * 104729) % 61 - 30 end))
+  local af = dev:array("f32", n, { fill = "random", seed = 11, min = -50, max = 50 })
+  local bf = dev:array("f32", n, { fill = "random", seed = 12, min = 0.25, max = 8 })
+  local out, count, sum = dev:array("u32", n * 48), dev:array("i32", 1), dev:array("f32", 1)
+  dev:load(here .. "/tests/ptx/opzoo.ptx"):kernel("opzoo"):launch { grid = 2, block = 64, args = { ai, bi, af, bf, out, count, sum } }
+  return { out, count } -- sum: float atomics, order-dependent
+end)
+
+same_bits("tests/ptx/rounding.ptx", function(dev)
+  local T = 32
+  local a = dev:array("f32", T, { fill = "random", seed = 21, min = -9, max = 9 })
+  local b = dev:array("f32", T, { fill = "random", seed = 22, min = 0.1, max = 7 })
+  local c = dev:array("f32", T, { fill = "random", seed = 23, min = -30, max = 30 })
+  local x = dev:array("f64", T, { fill = "random", seed = 24, min = -9, max = 9 })
+  local y = dev:array("f64", T, { fill = "random", seed = 25, min = 0.1, max = 7 })
+  local z = dev:array("f64", T, { fill = "random", seed = 26, min = -30, max = 30 })
+  local n = dev:array("i64", values(T, function(i) return (i % 2 == 1 and -1 or 1) * ((1 << 50) + i * 1234567891 + 1) end))
+  local fo, dout = dev:array("f32", T * 24), dev:array("f64", T * 18)
+  dev:load(here .. "/tests/ptx/rounding.ptx"):kernel("rounding"):launch { grid = 1, block = T, args = { a, b, c, fo, x, y, z, dout, n } }
+  return { fo, dout }
+end)
+
+same_bits("tests/ptx/half2.ptx", function(dev)
+  local T = 32
+  local a = dev:array("f16", 2 * T, { fill = "random", seed = 31, min = -6, max = 6 })
+  local b = dev:array("f16", 2 * T, { fill = "random", seed = 32, min = -3, max = 3 })
+  local c = dev:array("bf16", 2 * T, { fill = "random", seed = 33, min = -20, max = 20 })
+  local d = dev:array("bf16", 2 * T, { fill = "random", seed = 34, min = 0.5, max = 2 })
+  local f = dev:array("f32", 2 * T, { fill = "random", seed = 35, min = -7, max = 7 })
+  local o, p, q = dev:array("f16", 8 * T), dev:array("bf16", 4 * T), dev:array("f16", 2 * T)
+  dev:load(here .. "/tests/ptx/half2.ptx"):kernel("h2ops"):launch { grid = 1, block = T, args = { a, b, o, c, d, p, f, q } }
+  return { o, p, q }
+end)
+
+same_bits("tests/ptx/calls.ptx + local.ptx", function(dev)
+  local x = dev:array("f32", 96, { fill = "random", seed = 41, min = -5, max = 5 })
+  local y, z, cnt = dev:array("f32", 96), dev:array("i32", 96), dev:array("u32", 1)
+  dev:load(here .. "/tests/ptx/calls.ptx"):kernel("calls"):launch { grid = 3, block = 32, args = { x, y, z, cnt } }
+  local hin = dev:array("u32", values(1000, function(i) return (i * 2654435761) % 4294967296 end))
+  local hout = dev:array("u32", 64)
+  dev:load(here .. "/tests/ptx/local.ptx"):kernel("local_hist"):launch { grid = 2, block = 32, args = { hin, hout, 1000 } }
+  return { y, z, cnt, hout }
+end)
 
 both("copy.ptx", function(dev)
   local n = 1 << 20
@@ -119,3 +198,4 @@ local f = io.open(out_dir .. "/device-check.md", "w")
 f:write("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n") .. "\n")
 f:close()
 print("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n"))
+if failed > 0 then os.exit(1) end

@@ -43,6 +43,23 @@ describe("mgpu on emu", function()
     assert.equal("bad_argument", err.code)
   end)
 
+  it("keeps 64-bit integers exact and reads one element alone", function()
+    local a = dev:array("f32", 4, { fill = "ramp", start = 10 })
+    assert.equal(12, a:read(3))
+    assert.has_error(function() a:read(5) end)
+    if not math.type then return pending("64-bit integers need Lua 5.3+ (LuaJIT numbers are doubles)") end
+    -- written as strings so that LuaJIT can parse this file; Lua 5.4 makes integers of them
+    local big, top = tonumber("4611686018427387905"), tonumber("-9223372036854775807") -- 2^62+1, -(2^63-1)
+    local i = dev:array("i64", { big, top, 3 })
+    assert.same({ big, top, 3 }, i:read())
+    assert.equal(big, i:read(1))
+    i:write({ big + 2 })
+    assert.equal(big + 2, i:read(1))
+    local u = dev:array("u64", { -1 }) -- 2^64-1: Lua's integers are signed, it reads back as -1
+    assert.equal(-1, u:read(1))
+    assert.is_true(math.ult(big, u:read(1)))
+  end)
+
   it("runs the reduction kernel and matches a CPU sum", function()
     local k = dev:load(ptx("reduce.ptx")):kernel("reduce_sum_f32")
     local n, blocks, threads = 10000, 8, 128
