@@ -31,7 +31,7 @@ local function both(name, fn)
       local w = u[i]
       if math.abs(v - w) > (a.tol or 0) * math.max(1, math.abs(w)) then diff = diff + 1 end
     end
-    row(name, diff == 0, string.format("%d of %d outputs differ from emu; cuda %.1f us", diff, #a.out, a.run.time_ns / 1e3))
+    row(name, diff == 0, string.format("%d of %d outputs differ from emu; %s %.1f us", diff, #a.out, gpu.backend, a.run.time_ns / 1e3))
   end)
   if not ok then row(name, false, tostring(err)) end
 end
