@@ -41,9 +41,9 @@ int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *ou
             } else if (p->type == PT_F64) {
                 v = mh_f64_bits(x);
             } else if (p->type == PT_F16) {
-                v = mh_float_to_half((float)x);
+                v = mh_double_to_half(x);
             } else {
-                v = mh_float_to_bf16((float)x);
+                v = mh_double_to_bf16(x);
             }
         } else {
             if (a->kind != MH_ARG_INT)

@@ -50,8 +50,8 @@ void mh_dtype_set(mh_dtype t, void *p, size_t i, double x)
     unsigned char *b = (unsigned char *)p + i * info[t].size;
     uint64_t bits = 0;
     if (t == MH_F32) bits = mh_f32_bits((float)x);
-    else if (t == MH_F16) bits = mh_float_to_half((float)x);
-    else if (t == MH_BF16) bits = mh_float_to_bf16((float)x);
+    else if (t == MH_F16) bits = mh_double_to_half(x);
+    else if (t == MH_BF16) bits = mh_double_to_bf16(x);
     else if (t == MH_F64) bits = mh_f64_bits(x);
     else {
         double r = trunc(x);

@@ -443,8 +443,8 @@ static inline uint64_t fput(double d, ptx_type t)
     switch (t) {
     case PT_F32: return mh_f32_bits((float)d);
     case PT_F64: return mh_f64_bits(d);
-    case PT_F16: return mh_float_to_half((float)d);
-    case PT_BF16: return mh_float_to_bf16((float)d);
+    case PT_F16: return mh_double_to_half(d);
+    case PT_BF16: return mh_double_to_bf16(d);
     default: return 0;
     }
 }
@@ -584,11 +584,17 @@ static inline double flt_op_plain(const ptx_insn *in, double a, double b, double
 {
     double r;
     switch (in->op) {
+    /* a sum of two halves is exact in f64 or, when their bits lie more than 53
+     * apart, cannot sit on a tie of the half type: one rounding (fput's) */
     case OP_ADD: r = a + b; break;
     case OP_SUB: r = a - b; break;
     case OP_MUL: r = a * b; break;
     case OP_FMA:
-    case OP_MAD: r = in->type == PT_F64 ? fma(a, b, cc) : (double)fmaf((float)a, (float)b, (float)cc); break;
+    case OP_MAD:
+        r = in->type == PT_F64 ? fma(a, b, cc)
+            : in->type == PT_F32 ? (double)fmaf((float)a, (float)b, (float)cc)
+            : mh_fma_odd(a, b, cc); /* f16/bf16: the caller's rounding to the half is the only one */
+        break;
     case OP_DIV: r = a / b; break;
     case OP_MIN: r = isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; break;
     case OP_MAX: r = isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; break;

@@ -8,6 +8,7 @@
 
 #include <fenv.h>
 #include <math.h>
+#include <string.h>
 
 static int fe_mode(int rnd)
 {
@@ -74,4 +75,20 @@ double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x)
     else r = is_signed ? (double)(int64_t)x : (double)x;
     fesetround(old);
     return r;
+}
+
+double mh_fma_odd(double a, double b, double c)
+{
+    /* a*b is exact (operands of at most 26 significant bits); the sum's
+     * rounding error comes exactly from TwoSum (Knuth), so no mode switch */
+    double p = a * b, s = p + c;
+    if (!isfinite(s)) return s;
+    double bv = s - p, e = (p - (s - bv)) + (c - bv);
+    if (e == 0) return s;
+    uint64_t u;
+    memcpy(&u, &s, 8);
+    if ((s > 0) != (e > 0) && s != 0) u -= 1; /* s is past the exact value: one step toward zero */
+    u |= 1;                                   /* round to odd */
+    memcpy(&s, &u, 8);
+    return s;
 }

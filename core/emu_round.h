@@ -17,6 +17,13 @@ double mh_round_op(int op, int f64, int rnd, double a, double b, double c);
 double mh_round_narrow(int rnd, double x);
 double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
 
+/* a*b+c rounded to odd in f64 (toward zero, then the last bit set when
+ * inexact), for a and b of at most 26 significant bits (halves): rounding
+ * that to f16 or bf16 to nearest gives the correctly rounded half-precision
+ * fma (53 >= 2p + 2), where going through f32 or a nearest-rounded f64 can
+ * land on a tie that the exact value is not on. */
+double mh_fma_odd(double a, double b, double c);
+
 /* f32 .ftz: a subnormal becomes a zero of the same sign. */
 static inline double mh_ftz32(double x)
 {

@@ -1,9 +1,10 @@
-/* fp16.h - IEEE half and bfloat16 conversions to and from float, rounding to
- * nearest even, NaN and infinity kept, subnormals handled. */
+/* fp16.h - IEEE half and bfloat16 conversions to and from float and double,
+ * rounding to nearest even, NaN and infinity kept, subnormals handled. */
 #ifndef MH_FP16_H
 #define MH_FP16_H
 
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 static inline float mh_f32_from_bits(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
@@ -52,5 +53,21 @@ static inline uint16_t mh_float_to_bf16(float f)
     b += 0x7fff + ((b >> 16) & 1);
     return (uint16_t)(b >> 16);
 }
+
+/* A double to float rounded to odd (toward zero, then the last bit set when
+ * anything was dropped): rounding that float to a half or bfloat16 to nearest
+ * gives the double correctly rounded (24 >= 2 * 11 + 2), where (float)d first
+ * can land on a tie of the half type that d is not on. */
+static inline float mh_f64_to_f32_odd(double d)
+{
+    float f = (float)d;
+    if (f != f || d == (double)f) return f; /* NaN, or exact */
+    uint32_t b = mh_f32_bits(f);
+    if (fabs((double)f) > fabs(d)) b -= 1; /* one step toward zero (sign-magnitude; infinity -> largest finite) */
+    return mh_f32_from_bits(b | 1);
+}
+
+static inline uint16_t mh_double_to_half(double d) { return mh_float_to_half(mh_f64_to_f32_odd(d)); }
+static inline uint16_t mh_double_to_bf16(double d) { return mh_float_to_bf16(mh_f64_to_f32_odd(d)); }
 
 #endif

@@ -8,6 +8,7 @@
 #include <float.h>
 #include <math.h>
 #include "check.h"
+#include "dtype.h"
 #include "dump_util.h"
 #include "emu.h"
 #include "ptx.h"
@@ -124,6 +125,51 @@ static void float_classes(void)
     CHECK(ptx_parse(&m, bad, sizeof bad - 1, "t.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "t.ptx:9");
     CHECK_CONTAINS(e.message, "needs a class");
+}
+
+/* fma and add on f16/bf16 round once: a*b on a tie of the half type plus a
+ * tiny c must round away from the tie (via f32 or a nearest-rounded f64 it
+ * lands on the tie and goes to even) */
+static void half_single_rounding(void)
+{
+    static const char src[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry h(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b16 %h<16>;\n.reg .b64 %rd<3>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\n"
+        "ld.global.b16 %h1, [%rd1];\nld.global.b16 %h2, [%rd1+2];\nld.global.b16 %h3, [%rd1+4];\n"
+        "ld.global.b16 %h4, [%rd1+6];\nld.global.b16 %h5, [%rd1+8];\nld.global.b16 %h6, [%rd1+10];\n"
+        "ld.global.b16 %h7, [%rd1+12];\nld.global.b16 %h8, [%rd1+14];\n"
+        "fma.rn.f16 %h10, %h1, %h2, %h3;\nfma.rn.bf16 %h11, %h4, %h5, %h6;\nadd.rn.bf16 %h12, %h7, %h8;\n"
+        "st.global.b16 [%rd2], %h10;\nst.global.b16 [%rd2+2], %h11;\nst.global.b16 [%rd2+4], %h12;\nret;\n}\n";
+    /* f16: 3 * (1 + 2^-10) = 3 + 1.5 * 2^-9 (a tie), minus 2^-24 -> 3 + 2^-9 (0x4201), not 0x4202;
+     * bf16: 3 * (1 + 2^-7) = 3 + 1.5 * 2^-6, minus 2^-126 -> 3 + 2^-6 (0x4041), not 0x4042;
+     * bf16 add: (1 + 2^-7) + 2^-8 is a tie between 0x3F81 and 0x3F82: to even, 0x3F82 */
+    const uint16_t in[8] = {0x4200, 0x3C01, 0x8001, 0x4040, 0x3F81, 0x8080, 0x3F81, 0x3B80};
+    uint16_t out[3] = {0};
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "h.ptx", &e) == 0);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint64_t pi = 0, po = 0;
+    CHECK(mh_emu_alloc(d, sizeof in, &pi, &e) == 0 && mh_emu_alloc(d, sizeof out, &po, &e) == 0);
+    mh_emu_write(d, pi, in, sizeof in, &e);
+    mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
+    mh_emu_launch l = {{1, 1, 1}, {1, 1, 1}, 0, args, 2};
+    CHECK(mh_emu_run(d, &m, "h", &l, NULL, &e) == 0);
+    mh_emu_read(d, po, out, sizeof out, &e);
+    CHECK(out[0] == 0x4201);
+    CHECK(out[1] == 0x4041);
+    CHECK(out[2] == 0x3F82);
+    if (out[0] != 0x4201 || out[1] != 0x4041) fprintf(stderr, "  half fma: %#x %#x\n", out[0], out[1]);
+    mh_emu_destroy(d);
+    ptx_free(&m);
+    /* the same single rounding for a double written into an f16/bf16 array (Lua numbers are doubles) */
+    uint16_t hb = 0, bb = 0;
+    mh_dtype_set(MH_F16, &hb, 0, 3.0029296875 - 0x1p-24);
+    mh_dtype_set(MH_BF16, &bb, 0, 3.0234375 - 0x1p-40);
+    CHECK(hb == 0x4201);
+    CHECK(bb == 0x4041);
 }
 
 int main(int argc, char **argv)
@@ -244,5 +290,6 @@ int main(int argc, char **argv)
     mh_emu_destroy(d);
     ptx_free(&m);
     float_classes();
+    half_single_rounding();
     return check_report("test_emu_round");
 }
