@@ -1075,6 +1075,31 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             memcpy(p, &v, 8);
         }
         break;
+    case OP_CP_ASYNC: {
+        /* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}: copied at
+         * issue, so a correctly synchronised kernel sees what it would on a GPU (a kernel that
+         * reads before its wait_group sees the data early: emu cannot show that race) */
+        c->cycles += 8;
+        uint32_t size = (uint32_t)o[2].imm;
+        int pred4 = in->nopnds > 3 && o[3].kind == OPK_REG && c->m->reg_type[o[3].reg] == PT_PRED;
+        LANES {
+            uint32_t src_size = size;
+            if (in->nopnds > 3 && !pred4) src_size = (uint32_t)val(c, w, &o[3], l);
+            if (pred4 && val(c, w, &o[3], l)) src_size = 0; /* ignore-src: zeros */
+            if ((size != 4 && size != 8 && size != 16) || src_size > size)
+                return fault(c, w, l, "cp.async of %u bytes with a source size of %u (sizes are 4, 8 or 16, the "
+                             "source size at most that)", size, src_size), -1;
+            unsigned char *d = mem(c, w, l, SP_SHARED, address(c, w, &o[0], l), size, 1);
+            if (!d) return -1;
+            if (src_size) {
+                const unsigned char *p = mem(c, w, l, SP_GLOBAL, address(c, w, &o[1], l), src_size, 0);
+                if (!p) return -1;
+                memmove(d, p, src_size);
+            }
+            memset(d + src_size, 0, size - src_size);
+        }
+        break;
+    }
     case OP_ATOM:
     case OP_RED:
         c->cycles += in->space == SP_SHARED ? 4 : 16;
@@ -1205,7 +1230,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
 static int writes_o0(const ptx_insn *in)
 {
     switch (in->op) {
-    case OP_ST: case OP_RED: case OP_MBARRIER_INIT: case OP_BRA: case OP_RET: case OP_EXIT: case OP_BAR:
+    case OP_ST: case OP_RED: case OP_MBARRIER_INIT: case OP_CP_ASYNC: case OP_BRA: case OP_RET: case OP_EXIT: case OP_BAR:
     case OP_MEMBAR: case OP_PREFETCH: case OP_TRAP: case OP_CALL: case OP_NOP: return 0;
     default: return 1;
     }

@@ -45,6 +45,7 @@ typedef enum {
     OP_COPYSIGN, OP_TESTP,
     OP_BRA, OP_RET, OP_EXIT, OP_BAR, OP_MEMBAR, OP_ATOM, OP_RED,
     OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL,
+    OP_CP_ASYNC, /* cp.async.ca/cg.shared.global (its commit/wait forms decode as OP_MEMBAR) */
     OP_COUNT_
 } ptx_op;
 

@@ -185,7 +185,7 @@ static const char *const op_names[OP_COUNT_] = {
     [OP_PRMT] = "prmt", [OP_LOP3] = "lop3", [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_SAD] = "sad",
     [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp", [OP_BRA] = "bra", [OP_RET] = "ret", [OP_EXIT] = "exit",
     [OP_BAR] = "bar", [OP_MEMBAR] = "membar", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_SHFL] = "shfl",
-    [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init",
+    [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init", [OP_CP_ASYNC] = "cp.async",
     [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call",
 };
 
@@ -689,6 +689,18 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             op = -1;
         }
     }
+    if (n0 == 2 && !memcmp(s, "cp", 2)) {
+        /* cp.async (Ampere's per-thread copy to shared memory): emu copies at issue, so the
+         * commit and wait forms only order, like membar; the bulk (TMA) forms are not supported */
+        static const char *const waits[] = {"cp.async.commit_group", "cp.async.wait_group", "cp.async.wait_all", NULL};
+        op = -1;
+        for (int k = 0; waits[k]; k++)
+            if (t->len == strlen(waits[k]) && !memcmp(s, waits[k], t->len)) op = OP_MEMBAR;
+        if (t->len > 12 && (!memcmp(s, "cp.async.ca.", 12) || !memcmp(s, "cp.async.cg.", 12))) {
+            op = OP_CP_ASYNC;
+            dot = s + 8; /* from ".ca" / ".cg" */
+        }
+    }
     if (op < 0) return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "instruction '%.*s' is not supported", (int)t->len, s);
     in->op = (uint16_t)op;
     in->vec = 1;
@@ -706,7 +718,7 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             else in->type2 = (uint8_t)ty;
             ntypes++;
         } else if ((k = space_of(q, n)) >= 0 && (op == OP_LD || op == OP_ST || op == OP_ATOM || op == OP_RED ||
-                                                   op == OP_CVTA || op == OP_MBARRIER_INIT || op == OP_PREFETCH)) {
+                                                   op == OP_CVTA || op == OP_MBARRIER_INIT || op == OP_PREFETCH || op == OP_CP_ASYNC)) {
             in->space = (uint8_t)k;
         } else if (n == 2 && q[0] == 'v' && (q[1] == '2' || q[1] == '4')) {
             in->vec = (uint8_t)(q[1] - '0');
@@ -845,20 +857,23 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
         [OP_RCP] = 2, [OP_EX2] = 2, [OP_LG2] = 2, [OP_SIN] = 2, [OP_COS] = 2, [OP_TANH] = 2, [OP_CLZ] = 2,
         [OP_POPC] = 2, [OP_BREV] = 2, [OP_BFE] = 4, [OP_BFI] = 5, [OP_PRMT] = 4, [OP_LOP3] = 5, [OP_MUL24] = 3,
         [OP_MAD24] = 4, [OP_SAD] = 4, [OP_COPYSIGN] = 3, [OP_TESTP] = 2, [OP_BRA] = 1, [OP_ATOM] = 3, [OP_RED] = 2,
-        [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2,
+        [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2, [OP_CP_ASYNC] = 3,
     };
     int op = in->op;
     const char *what = NULL;
     int need = min_opnds[op] + (op == OP_SETP && in->boolop) + (op == OP_ATOM && in->cmp == AOP_CAS);
     int no_type = op == OP_BRA || op == OP_RET || op == OP_EXIT || op == OP_BAR || op == OP_MEMBAR ||
-                  op == OP_PREFETCH || op == OP_TRAP || op == OP_CALL || op == OP_NOP;
+                  op == OP_PREFETCH || op == OP_TRAP || op == OP_CALL || op == OP_NOP || op == OP_CP_ASYNC;
     int writes = !no_type && op != OP_ST && op != OP_RED && op != OP_MBARRIER_INIT;
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == PT_NONE) what = "a type is needed (e.g. .u32)";
     else if (op == OP_CVT && in->type2 == PT_NONE) what = "cvt needs a destination and a source type";
     else if (writes && in->o[0].kind != OPK_REG && !(in->o[0].kind == OPK_VEC && (op == OP_LD || op == OP_MOV)))
         what = "the destination must be a register";
-    else if ((op == OP_LD || op == OP_ATOM) && in->o[1].kind != OPK_ADDR) what = "the source must be an address [..]";
+    else if ((op == OP_LD || op == OP_ATOM || op == OP_CP_ASYNC) && in->o[1].kind != OPK_ADDR)
+        what = "the source must be an address [..]";
+    else if (op == OP_CP_ASYNC && in->o[0].kind != OPK_ADDR) what = "the destination must be an address [..]";
+    else if (op == OP_CP_ASYNC && in->o[2].kind != OPK_IMM) what = "the copy size must be 4, 8 or 16";
     else if ((op == OP_ST || op == OP_RED || op == OP_MBARRIER_INIT) && in->o[0].kind != OPK_ADDR)
         what = "the destination must be an address [..]";
     else if (op == OP_BRA && in->o[0].kind != OPK_LABEL) what = "the target must be a label";

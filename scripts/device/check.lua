@@ -101,6 +101,15 @@ same_bits("tests/ptx/half2.ptx", function(dev)
   return { o, p, q }
 end)
 
+same_bits("tests/ptx/cp_async.ptx", function(dev)
+  local n = 5
+  local x = dev:array("f32", n * 128 * 4, { fill = "random", seed = 51, min = -3, max = 3 })
+  local y = dev:array("f32", n * 128 * 4)
+  local sc, so = dev:array("f32", 128, { fill = "ramp", start = 0.25 }), dev:array("f32", 128)
+  dev:load(here .. "/tests/ptx/cp_async.ptx"):kernel("stage"):launch { grid = 1, block = 128, args = { x, y, sc, so, n } }
+  return { y, so }
+end)
+
 same_bits("tests/ptx/calls.ptx + local.ptx", function(dev)
   local x = dev:array("f32", 96, { fill = "random", seed = 41, min = -5, max = 5 })
   local y, z, cnt = dev:array("f32", 96), dev:array("i32", 96), dev:array("u32", 1)
