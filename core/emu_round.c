@@ -1,8 +1,10 @@
-/* emu_round.c - the CPU's own IEEE directed rounding (fesetround) applied to
- * one PTX float operation. Built with -frounding-math so the compiler neither
- * folds nor moves the arithmetic across the mode switches; the interpreter
- * calls here only for instructions that carry .rz/.rm/.rp, so its hot path
- * keeps the default mode and the default flags. */
+/* emu_round.c - rounding the executor cannot get from plain C arithmetic:
+ * the CPU's own IEEE directed modes (fesetround) around one PTX float
+ * operation with .rz/.rm/.rp, and the round-to-odd fma that lets f16/bf16
+ * results be rounded once. Built with -frounding-math so the compiler
+ * neither folds nor moves the arithmetic across the mode switches; the
+ * interpreter calls the mode-switching functions only for instructions that
+ * carry .rz/.rm/.rp, so its hot path keeps the default mode. */
 #include "emu_round.h"
 #include "ptx.h"
 
