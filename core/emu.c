@@ -555,8 +555,18 @@ static int round_letter(int op)
 static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc);
 
 /* .ftz and directed rounding: kept out of the interpreter's hot path */
+static double ftz16(double x) { return fabs(x) < 0x1p-14 ? copysign(0.0, x) : x; }
+
 static __attribute__((noinline, cold)) double flt_op_special(const ptx_insn *in, double a, double b, double cc)
 {
+    if ((in->mods & MOD_FTZ) && in->type == PT_F16) {
+        /* f16 .ftz: subnormal inputs are zeros, and a result that rounds to a subnormal half */
+        ptx_insn plain = *in;
+        plain.mods &= ~(uint32_t)MOD_FTZ;
+        double r = flt_op_plain(&plain, ftz16(a), ftz16(b), ftz16(cc));
+        uint16_t h = mh_double_to_half(r);
+        return (h & 0x7c00) == 0 && (h & 0x3ff) ? copysign(0.0, r) : r;
+    }
     int ftz = (in->mods & MOD_FTZ) && in->type == PT_F32;
     if (ftz) { a = mh_ftz32(a); b = mh_ftz32(b); cc = mh_ftz32(cc); }
     double r;

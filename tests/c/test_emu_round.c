@@ -141,12 +141,18 @@ static void half_single_rounding(void)
         "ld.global.b16 %h4, [%rd1+6];\nld.global.b16 %h5, [%rd1+8];\nld.global.b16 %h6, [%rd1+10];\n"
         "ld.global.b16 %h7, [%rd1+12];\nld.global.b16 %h8, [%rd1+14];\n"
         "fma.rn.f16 %h10, %h1, %h2, %h3;\nfma.rn.bf16 %h11, %h4, %h5, %h6;\nadd.rn.bf16 %h12, %h7, %h8;\n"
-        "st.global.b16 [%rd2], %h10;\nst.global.b16 [%rd2+2], %h11;\nst.global.b16 [%rd2+4], %h12;\nret;\n}\n";
+        "st.global.b16 [%rd2], %h10;\nst.global.b16 [%rd2+2], %h11;\nst.global.b16 [%rd2+4], %h12;\n"
+        /* f16 .ftz: 2^-15 + 2^-15 is 2^-14 (normal) but its inputs are subnormal; 2^-7 * 2^-8
+         * rounds to a subnormal; without .ftz both keep their value */
+        "mov.b16 %h13, 0x0200;\nadd.rn.ftz.f16 %h14, %h13, %h13;\nadd.rn.f16 %h15, %h13, %h13;\n"
+        "st.global.b16 [%rd2+6], %h14;\nst.global.b16 [%rd2+8], %h15;\n"
+        "mov.b16 %h13, 0x2000;\nmov.b16 %h9, 0x1c00;\nmul.rn.ftz.f16 %h14, %h13, %h9;\nmul.rn.f16 %h15, %h13, %h9;\n"
+        "st.global.b16 [%rd2+10], %h14;\nst.global.b16 [%rd2+12], %h15;\nret;\n}\n";
     /* f16: 3 * (1 + 2^-10) = 3 + 1.5 * 2^-9 (a tie), minus 2^-24 -> 3 + 2^-9 (0x4201), not 0x4202;
      * bf16: 3 * (1 + 2^-7) = 3 + 1.5 * 2^-6, minus 2^-126 -> 3 + 2^-6 (0x4041), not 0x4042;
      * bf16 add: (1 + 2^-7) + 2^-8 is a tie between 0x3F81 and 0x3F82: to even, 0x3F82 */
     const uint16_t in[8] = {0x4200, 0x3C01, 0x8001, 0x4040, 0x3F81, 0x8080, 0x3F81, 0x3B80};
-    uint16_t out[3] = {0};
+    uint16_t out[7] = {0};
     ptx_module m;
     mh_error e;
     CHECK(ptx_parse(&m, src, sizeof src - 1, "h.ptx", &e) == 0);
@@ -161,6 +167,8 @@ static void half_single_rounding(void)
     CHECK(out[0] == 0x4201);
     CHECK(out[1] == 0x4041);
     CHECK(out[2] == 0x3F82);
+    CHECK(out[3] == 0x0000 && out[4] == 0x0400); /* add.ftz.f16 of two subnormals: 0; plain: 2^-14 */
+    CHECK(out[5] == 0x0000 && out[6] == 0x0200); /* mul.ftz.f16 to a subnormal: 0; plain: 2^-15 */
     if (out[0] != 0x4201 || out[1] != 0x4041) fprintf(stderr, "  half fma: %#x %#x\n", out[0], out[1]);
     mh_emu_destroy(d);
     ptx_free(&m);
