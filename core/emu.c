@@ -680,6 +680,20 @@ static double round_int(double x, int rnd)
     }
 }
 
+/* d to f16 (bf = 0) or bf16 under .rz/.rm/.rp: the nearest half, moved one
+ * step toward d's other side when it lies past d in the mode's direction */
+static uint16_t half_directed(double d, int rnd, int bf)
+{
+    uint16_t h = bf ? mh_double_to_bf16(d) : mh_double_to_half(d);
+    double v = bf ? mh_bf16_to_float(h) : mh_half_to_float(h);
+    if (isnan(d) || v == d) return h;
+    int move = rnd == RND_RZ ? fabs(v) > fabs(d) : rnd == RND_RM ? v > d : v < d;
+    if (!move) return h;
+    int toward_minus = v > d, negative = (h & 0x8000) != 0;
+    /* sign-magnitude bits: a larger magnitude is one more */
+    return (uint16_t)(toward_minus == negative ? h + 1 : h - 1);
+}
+
 /* cvt: value a of type `from` converted to `to`. */
 static uint64_t convert(const ptx_insn *in, uint64_t a)
 {
@@ -718,7 +732,10 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         return (uint64_t)x;
     }
     if (!ptx_type_is_float(from)) {
-        if (directed) /* to f32/f64 only (mh_emu_check_module refuses halves) */
+        if (directed && (to == PT_F16 || to == PT_BF16)) /* integers below 2^53 are exact in a double */
+            return half_directed(ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb)),
+                                 in->rnd, to == PT_BF16);
+        if (directed)
             return fput(mh_round_int(in->rnd, to == PT_F32, ptx_type_is_signed(from),
                                      ptx_type_is_signed(from) ? (uint64_t)sext(a, fb) : a & mask_bits(fb)), to);
         double x = ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb));
@@ -732,6 +749,8 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
     if (ftz && from == PT_F32) x = mh_ftz32(x);
     if (in->rnd >= RND_RNI) x = round_int(x, in->rnd);
     if (directed && from == PT_F64 && to == PT_F32) x = mh_round_narrow(in->rnd, x);
+    if (directed && (to == PT_F16 || to == PT_BF16) && !(in->mods & MOD_SAT))
+        return half_directed(x, in->rnd, to == PT_BF16);
     if (in->mods & MOD_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
     if (ftz && to == PT_F32) x = mh_ftz32((float)x);
     return fput(x, to);
@@ -1432,9 +1451,10 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
                 else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
                     snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
             } else if (in->rnd >= RND_RZ && in->rnd <= RND_RP &&
-                       (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2)) {
+                       (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2) &&
+                       !(in->op == OP_CVT && (in->type == PT_F16 || in->type == PT_BF16) && !(in->mods & MOD_SAT))) {
                 snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
-                         "(only .rn; .rz/.rm/.rp are computed for f32 and f64)",
+                         "(only .rn, except cvt to f16/bf16; .rz/.rm/.rp are computed for f32 and f64)",
                          in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
             } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
                        !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||

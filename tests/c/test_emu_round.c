@@ -180,6 +180,48 @@ static void half_single_rounding(void)
     CHECK(bb == 0x4041);
 }
 
+/* cvt to f16/bf16 under .rz/.rm/.rp: between two halves, beyond the largest, negative */
+static void half_directed_cvt(void)
+{
+    static const char src[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry c(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b16 %h<4>;\n.reg .f32 %f<2>;\n.reg .b32 %r<3>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.f32 %f1, [%rd4];\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd5, %rd2, %rd3;\n"
+        "cvt.rz.f16.f32 %h1, %f1;\ncvt.rm.f16.f32 %h2, %f1;\ncvt.rp.f16.f32 %h3, %f1;\n"
+        "st.global.b16 [%rd5], %h1;\nst.global.b16 [%rd5+2], %h2;\nst.global.b16 [%rd5+4], %h3;\n"
+        "cvt.rp.bf16.f32 %h1, %f1;\nst.global.b16 [%rd5+6], %h1;\nret;\n}\n";
+    enum { NV = 4 };
+    const float v[NV] = {1.0f + 0x1p-12f, -(1.0f + 0x1p-12f), 70000.0f, 1.0f + 0x1p-9f};
+    /* rz, rm, rp (f16), rp (bf16) */
+    const uint16_t want[NV][4] = {{0x3C00, 0x3C00, 0x3C01, 0x3F81},
+                                  {0xBC00, 0xBC01, 0xBC00, 0xBF80},
+                                  {0x7BFF, 0x7BFF, 0x7C00, 0x4789},
+                                  {0x3C02, 0x3C02, 0x3C02, 0x3F81}}; /* exact in f16, not in bf16 */
+    uint16_t got[NV][4];
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "c.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == 0);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint64_t pi = 0, po = 0;
+    CHECK(mh_emu_alloc(d, sizeof v, &pi, &e) == 0 && mh_emu_alloc(d, sizeof got, &po, &e) == 0);
+    mh_emu_write(d, pi, v, sizeof v, &e);
+    mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
+    mh_emu_launch l = {{1, 1, 1}, {NV, 1, 1}, 0, args, 2};
+    CHECK(mh_emu_run(d, &m, "c", &l, NULL, &e) == 0);
+    mh_emu_read(d, po, got, sizeof got, &e);
+    for (int i = 0; i < NV; i++)
+        for (int k = 0; k < 4; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k]) fprintf(stderr, "  cvt %d of %a: %#x, want %#x\n", k, (double)v[i], got[i][k], want[i][k]);
+        }
+    mh_emu_destroy(d);
+    ptx_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -299,5 +341,6 @@ int main(int argc, char **argv)
     ptx_free(&m);
     float_classes();
     half_single_rounding();
+    half_directed_cvt();
     return check_report("test_emu_round");
 }
