@@ -1459,7 +1459,8 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
             } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
                        !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
                          in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
-                         in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS)) {
+                         in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
+                         in->op == OP_TANH)) {
                 snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
                          ptx_op_name((ptx_op)in->op));
             }

@@ -459,6 +459,30 @@ static void half2_kernel(mh_emu *d)
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "  half2: %d values differ\n", bad);
     ptx_free(&m);
+
+    /* ex2.approx / tanh.approx on f16x2, each half as its own f16 (emu computes them exactly,
+     * then rounds once; a GPU's approximations may differ in the last bit) */
+    static const char src[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b32 %r<4>;\n.reg .b64 %rd<3>;\nld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\n"
+        "ld.global.b32 %r1, [%rd1];\nex2.approx.f16x2 %r2, %r1;\ntanh.approx.f16x2 %r3, %r1;\n"
+        "st.global.b32 [%rd2], %r2;\nst.global.b32 [%rd2+4], %r3;\nret;\n}\n";
+    uint16_t hin[2] = {h_bits((_Float16)1.5f), h_bits((_Float16)-0.375f)}, hout[4] = {0};
+    CHECK(ptx_parse(&m, src, sizeof src - 1, "x2.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == 0);
+    uint64_t pin = dev_alloc(d, sizeof hin), pout = dev_alloc(d, sizeof hout);
+    mh_emu_write(d, pin, hin, sizeof hin, &e);
+    mh_emu_arg xargs[] = {ARG(pin), ARG(pout)};
+    mh_emu_launch xl = shape(1, 1, 0, xargs, 2);
+    CHECK(mh_emu_run(d, &m, "k", &xl, NULL, &e) == 0);
+    mh_emu_read(d, pout, hout, sizeof hout, &e);
+    for (int h = 0; h < 2; h++) {
+        double x = (double)h_of(hin[h]);
+        CHECK(hout[h] == h_bits((_Float16)exp2(x)));
+        CHECK(hout[2 + h] == h_bits((_Float16)tanh(x)));
+    }
+    ptx_free(&m);
 }
 
 /* strict mode: every ptx/ kernel and the Mosaic one read only what they wrote;
