@@ -555,15 +555,11 @@ static int round_letter(int op)
 static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc);
 
 /* .ftz and directed rounding: kept out of the interpreter's hot path */
-static double ftz16(double x) { return fabs(x) < 0x1p-14 ? copysign(0.0, x) : x; }
-
 static __attribute__((noinline, cold)) double flt_op_special(const ptx_insn *in, double a, double b, double cc)
 {
     if ((in->mods & MOD_FTZ) && in->type == PT_F16) {
         /* f16 .ftz: subnormal inputs are zeros, and a result that rounds to a subnormal half */
-        ptx_insn plain = *in;
-        plain.mods &= ~(uint32_t)MOD_FTZ;
-        double r = flt_op_plain(&plain, ftz16(a), ftz16(b), ftz16(cc));
+        double r = flt_op_plain(in, mh_ftz(a, 0x1p-14), mh_ftz(b, 0x1p-14), mh_ftz(cc, 0x1p-14));
         uint16_t h = mh_double_to_half(r);
         return (h & 0x7c00) == 0 && (h & 0x3ff) ? copysign(0.0, r) : r;
     }
@@ -732,17 +728,13 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         return (uint64_t)x;
     }
     if (!ptx_type_is_float(from)) {
-        if (directed && (to == PT_F16 || to == PT_BF16)) /* integers below 2^53 are exact in a double */
-            return half_directed(ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb)),
-                                 in->rnd, to == PT_BF16);
-        if (directed)
-            return fput(mh_round_int(in->rnd, to == PT_F32, ptx_type_is_signed(from),
-                                     ptx_type_is_signed(from) ? (uint64_t)sext(a, fb) : a & mask_bits(fb)), to);
-        double x = ptx_type_is_signed(from) ? (double)sext(a, fb) : (double)(a & mask_bits(fb));
-        if (fb == 64 && to == PT_F32) /* avoid double rounding through double */
-            return mh_f32_bits(ptx_type_is_signed(from) ? (float)(int64_t)a : (float)a);
-        if (fb == 64 && ptx_type_is_signed(from)) x = (double)(int64_t)a;
-        else if (fb == 64) x = (double)a;
+        int sgn = ptx_type_is_signed(from);
+        uint64_t v = sgn ? (uint64_t)sext(a, fb) : a & mask_bits(fb); /* the integer in 64 bits */
+        double x = sgn ? (double)(int64_t)v : (double)v;                /* exact below 2^53 */
+        if (directed && (to == PT_F16 || to == PT_BF16)) return half_directed(x, in->rnd, to == PT_BF16);
+        if (directed) return fput(mh_round_int(in->rnd, to == PT_F32, sgn, v), to);
+        if (fb == 64 && to == PT_F32) /* one rounding, not two through double */
+            return mh_f32_bits(sgn ? (float)(int64_t)v : (float)v);
         return fput(x, to);
     }
     double x = fget(a, from);
@@ -1115,9 +1107,9 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             uint32_t src_size = size;
             if (in->nopnds > 3 && !pred4) src_size = (uint32_t)val(c, w, &o[3], l);
             if (pred4 && val(c, w, &o[3], l)) src_size = 0; /* ignore-src: zeros */
-            if ((size != 4 && size != 8 && size != 16) || src_size > size)
-                return fault(c, w, l, "cp.async of %u bytes with a source size of %u (sizes are 4, 8 or 16, the "
-                             "source size at most that)", size, src_size), -1;
+            if (src_size > size) /* the size itself (4, 8 or 16) was checked by the front end */
+                return fault(c, w, l, "cp.async of %u bytes with a source size of %u (at most the size)", size,
+                             src_size), -1;
             unsigned char *d = mem(c, w, l, SP_SHARED, address(c, w, &o[0], l), size, 1);
             if (!d) return -1;
             if (src_size) {

@@ -3,6 +3,7 @@
 #ifndef MGPU_EMU_ROUND_H
 #define MGPU_EMU_ROUND_H
 
+#include <math.h>
 #include <stdint.h>
 
 /* The operation of a PTX float instruction, computed in f32 (f64 = 0) or f64
@@ -24,11 +25,9 @@ double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
  * land on a tie that the exact value is not on. */
 double mh_fma_odd(double a, double b, double c);
 
-/* f32 .ftz: a subnormal becomes a zero of the same sign. */
-static inline double mh_ftz32(double x)
-{
-    double a = x < 0 ? -x : x;
-    return (a > 0 && a < 0x1p-126) ? (x < 0 ? -0.0 : 0.0) : x;
-}
+/* .ftz: a value below the type's smallest normal (a subnormal) becomes a
+ * zero of the same sign; mh_ftz32 for f32, mh_ftz(x, 0x1p-14) for f16. */
+static inline double mh_ftz(double x, double min_normal) { return fabs(x) < min_normal ? copysign(0.0, x) : x; }
+static inline double mh_ftz32(double x) { return mh_ftz(x, 0x1p-126); }
 
 #endif

@@ -872,10 +872,10 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
         what = "the destination must be a register";
     else if ((op == OP_LD || op == OP_ATOM || op == OP_CP_ASYNC) && in->o[1].kind != OPK_ADDR)
         what = "the source must be an address [..]";
-    else if (op == OP_CP_ASYNC && in->o[0].kind != OPK_ADDR) what = "the destination must be an address [..]";
-    else if (op == OP_CP_ASYNC && in->o[2].kind != OPK_IMM) what = "the copy size must be 4, 8 or 16";
-    else if ((op == OP_ST || op == OP_RED || op == OP_MBARRIER_INIT) && in->o[0].kind != OPK_ADDR)
+    else if ((op == OP_ST || op == OP_RED || op == OP_MBARRIER_INIT || op == OP_CP_ASYNC) && in->o[0].kind != OPK_ADDR)
         what = "the destination must be an address [..]";
+    else if (op == OP_CP_ASYNC && (in->o[2].kind != OPK_IMM || (in->o[2].imm != 4 && in->o[2].imm != 8 && in->o[2].imm != 16)))
+        what = "the copy size must be 4, 8 or 16";
     else if (op == OP_BRA && in->o[0].kind != OPK_LABEL) what = "the target must be a label";
     else if ((op == OP_LD || op == OP_ST) && in->vec > 1 && in->o[op == OP_LD ? 0 : 1].kind != OPK_VEC)
         what = "a vector access needs a {...} register list";

@@ -342,6 +342,13 @@ static void cp_async_kernel(mh_emu *d)
                                "ret;\n}\n";
     CHECK(ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "b.ptx:8");
+    /* a copy size other than 4, 8 or 16 is refused at load, naming the line */
+    static const char size12[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                                 ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
+                                 "cp.async.ca.shared.global [%r1], [%rd2], 12;\nret;\n}\n";
+    CHECK(ptx_parse(&m, size12, sizeof size12 - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "s.ptx:8");
+    CHECK_CONTAINS(e.message, "copy size must be 4, 8 or 16");
 }
 
 static int mix(int a, int b) { return a * 31 + (b ^ 7); }
