@@ -78,6 +78,30 @@ static int load(ptx_module *m, const char *dir, const char *rel)
     return rc;
 }
 
+/* Runs entry `name` of the inline PTX `src` (reported as NAME.ptx) as one
+ * block of `threads` threads with two arguments: a buffer holding `in`, and
+ * one of out_bytes read back into `out`. */
+static void run_inline(const char *src, const char *name, const void *in, size_t in_bytes, void *out,
+                       size_t out_bytes, unsigned threads)
+{
+    char file[64];
+    snprintf(file, sizeof file, "%s.ptx", name);
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, src, strlen(src), file, &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == 0);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint64_t pi = 0, po = 0;
+    CHECK(mh_emu_alloc(d, in_bytes, &pi, &e) == 0 && mh_emu_alloc(d, out_bytes, &po, &e) == 0);
+    mh_emu_write(d, pi, in, in_bytes, &e);
+    mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
+    mh_emu_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, 2};
+    CHECK(mh_emu_run(d, &m, name, &l, NULL, &e) == 0);
+    mh_emu_read(d, po, out, out_bytes, &e);
+    mh_emu_destroy(d);
+    ptx_free(&m);
+}
+
 /* testp: each class of f32 values, and .normal in f64 of an f32 subnormal */
 static void float_classes(void)
 {
@@ -101,23 +125,13 @@ static void float_classes(void)
     /* finite 1, infinite 2, number 4, notanumber 8, normal 16, subnormal 32, f64 normal 64 */
     const uint32_t want[NV] = {1 | 4 | 16 | 64, 1 | 4, 2 | 4, 2 | 4, 8, 1 | 4 | 32 | 64, 1 | 4 | 16 | 64, 1 | 4 | 16 | 64};
     uint32_t got[NV];
-    ptx_module m;
-    mh_error e;
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "cls.ptx", &e) == 0);
-    mh_emu *d = mh_emu_create(NULL, &e);
-    uint64_t pa = 0, po = 0;
-    CHECK(mh_emu_alloc(d, sizeof v, &pa, &e) == 0 && mh_emu_alloc(d, sizeof got, &po, &e) == 0);
-    mh_emu_write(d, pa, v, sizeof v, &e);
-    mh_emu_arg args[] = {{&pa, 8}, {&po, 8}};
-    mh_emu_launch l = {{1, 1, 1}, {NV, 1, 1}, 0, args, 2};
-    CHECK(mh_emu_run(d, &m, "cls", &l, NULL, &e) == 0);
-    mh_emu_read(d, po, got, sizeof got, &e);
+    run_inline(src, "cls", v, sizeof v, got, sizeof got, NV);
     for (int i = 0; i < NV; i++) {
         CHECK(got[i] == want[i]);
         if (got[i] != want[i]) fprintf(stderr, "  testp of %g: classes %#x, want %#x\n", (double)v[i], got[i], want[i]);
     }
-    mh_emu_destroy(d);
-    ptx_free(&m);
+    ptx_module m;
+    mh_error e;
     /* a testp without a class is refused by the front end, naming the line */
     static const char bad[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                               ".reg .pred %p<2>;\n.reg .f32 %f<2>;\nmov.f32 %f1, 0f00000000;\n"
@@ -153,25 +167,13 @@ static void half_single_rounding(void)
      * bf16 add: (1 + 2^-7) + 2^-8 is a tie between 0x3F81 and 0x3F82: to even, 0x3F82 */
     const uint16_t in[8] = {0x4200, 0x3C01, 0x8001, 0x4040, 0x3F81, 0x8080, 0x3F81, 0x3B80};
     uint16_t out[7] = {0};
-    ptx_module m;
-    mh_error e;
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "h.ptx", &e) == 0);
-    mh_emu *d = mh_emu_create(NULL, &e);
-    uint64_t pi = 0, po = 0;
-    CHECK(mh_emu_alloc(d, sizeof in, &pi, &e) == 0 && mh_emu_alloc(d, sizeof out, &po, &e) == 0);
-    mh_emu_write(d, pi, in, sizeof in, &e);
-    mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
-    mh_emu_launch l = {{1, 1, 1}, {1, 1, 1}, 0, args, 2};
-    CHECK(mh_emu_run(d, &m, "h", &l, NULL, &e) == 0);
-    mh_emu_read(d, po, out, sizeof out, &e);
+    run_inline(src, "h", in, sizeof in, out, sizeof out, 1);
     CHECK(out[0] == 0x4201);
     CHECK(out[1] == 0x4041);
     CHECK(out[2] == 0x3F82);
     CHECK(out[3] == 0x0000 && out[4] == 0x0400); /* add.ftz.f16 of two subnormals: 0; plain: 2^-14 */
     CHECK(out[5] == 0x0000 && out[6] == 0x0200); /* mul.ftz.f16 to a subnormal: 0; plain: 2^-15 */
     if (out[0] != 0x4201 || out[1] != 0x4041) fprintf(stderr, "  half fma: %#x %#x\n", out[0], out[1]);
-    mh_emu_destroy(d);
-    ptx_free(&m);
     /* the same single rounding for a double written into an f16/bf16 array (Lua numbers are doubles) */
     uint16_t hb = 0, bb = 0;
     mh_dtype_set(MH_F16, &hb, 0, 3.0029296875 - 0x1p-24);
@@ -201,25 +203,12 @@ static void half_directed_cvt(void)
                                   {0x7BFF, 0x7BFF, 0x7C00, 0x4789},
                                   {0x3C02, 0x3C02, 0x3C02, 0x3F81}}; /* exact in f16, not in bf16 */
     uint16_t got[NV][4];
-    ptx_module m;
-    mh_error e;
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "c.ptx", &e) == 0);
-    CHECK(mh_emu_check_module(&m, &e) == 0);
-    mh_emu *d = mh_emu_create(NULL, &e);
-    uint64_t pi = 0, po = 0;
-    CHECK(mh_emu_alloc(d, sizeof v, &pi, &e) == 0 && mh_emu_alloc(d, sizeof got, &po, &e) == 0);
-    mh_emu_write(d, pi, v, sizeof v, &e);
-    mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
-    mh_emu_launch l = {{1, 1, 1}, {NV, 1, 1}, 0, args, 2};
-    CHECK(mh_emu_run(d, &m, "c", &l, NULL, &e) == 0);
-    mh_emu_read(d, po, got, sizeof got, &e);
+    run_inline(src, "c", v, sizeof v, got, sizeof got, NV);
     for (int i = 0; i < NV; i++)
         for (int k = 0; k < 4; k++) {
             CHECK(got[i][k] == want[i][k]);
             if (got[i][k] != want[i][k]) fprintf(stderr, "  cvt %d of %a: %#x, want %#x\n", k, (double)v[i], got[i][k], want[i][k]);
         }
-    mh_emu_destroy(d);
-    ptx_free(&m);
 }
 
 int main(int argc, char **argv)
