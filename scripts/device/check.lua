@@ -22,24 +22,11 @@ local function row(name, ok, detail)
   io.stderr:write(string.format("%-28s %s %s\n", name, ok and "ok  " or "FAIL", detail or ""))
 end
 
-local function both(name, fn)
-  local ok, err = pcall(function()
-    local a = fn(gpu)
-    local b = fn(mgpu.device("emu"))
-    local diff, u = 0, b.out:read()
-    for i, v in ipairs(a.out:read()) do
-      local w = u[i]
-      if math.abs(v - w) > (a.tol or 0) * math.max(1, math.abs(w)) then diff = diff + 1 end
-    end
-    row(name, diff == 0, string.format("%d of %d outputs differ from emu; %s %.1f us", diff, #a.out, gpu.backend, a.run.time_ns / 1e3))
-  end)
-  if not ok then row(name, false, tostring(err)) end
-end
-
--- exact cross-checks of instruction semantics: the same launch on cuda and on
--- emu must give the same bits in every output (NaN equals NaN); the kernels
--- in tests/ptx/ use only correctly rounded operations
-local function same_bits(name, fn)
+-- The same launch on the device and on emu: fn(dev) returns the output arrays
+-- (and optionally run = its launch result, tol = a relative tolerance). Without
+-- tol every value must have the same bits (NaN equals NaN): the kernels in
+-- tests/ptx/ use only correctly rounded operations.
+local function against_emu(name, fn)
   local ok, err = pcall(function()
     local a, b = fn(gpu), fn(mgpu.device("emu"))
     local diff, total, first = 0, 0, nil
@@ -47,13 +34,17 @@ local function same_bits(name, fn)
       local u, v = arr:read(), b[k]:read()
       for i = 1, #u do
         total = total + 1
-        if u[i] ~= v[i] and (u[i] == u[i] or v[i] == v[i]) then
+        local differ
+        if a.tol then differ = math.abs(u[i] - v[i]) > a.tol * math.max(1, math.abs(v[i]))
+        else differ = u[i] ~= v[i] and (u[i] == u[i] or v[i] == v[i]) end
+        if differ then
           diff = diff + 1
-          first = first or string.format("output %d [%d]: cuda %.17g, emu %.17g", k, i - 1, u[i], v[i])
+          first = first or string.format("output %d [%d]: %s %.17g, emu %.17g", k, i - 1, gpu.backend, u[i], v[i])
         end
       end
     end
-    row(name, diff == 0, string.format("%d of %d values differ from emu%s", diff, total, first and ("; first " .. first) or ""))
+    row(name, diff == 0, string.format("%d of %d values differ from emu%s%s", diff, total,
+      first and ("; first " .. first) or "", a.run and string.format("; %s %.1f us", gpu.backend, a.run.time_ns / 1e3) or ""))
   end)
   if not ok then row(name, false, tostring(err)) end
 end
@@ -64,7 +55,7 @@ local function values(n, f)
   return t
 end
 
-same_bits("tests/ptx/opzoo.ptx", function(dev)
+against_emu("tests/ptx/opzoo.ptx", function(dev)
   local n = 128
   local ai = dev:array("i32", values(n, function(i) return (i * 7919) % 2001 - 1000 end))
   local bi = dev:array("i32", values(n, function(i) return (i * 104729) % 61 - 30 end))
@@ -75,7 +66,7 @@ same_bits("tests/ptx/opzoo.ptx", function(dev)
   return { out, count } -- sum: float atomics, order-dependent
 end)
 
-same_bits("tests/ptx/rounding.ptx", function(dev)
+against_emu("tests/ptx/rounding.ptx", function(dev)
   local T = 32
   local a = dev:array("f32", T, { fill = "random", seed = 21, min = -9, max = 9 })
   local b = dev:array("f32", T, { fill = "random", seed = 22, min = 0.1, max = 7 })
@@ -89,7 +80,7 @@ same_bits("tests/ptx/rounding.ptx", function(dev)
   return { fo, dout }
 end)
 
-same_bits("tests/ptx/half2.ptx", function(dev)
+against_emu("tests/ptx/half2.ptx", function(dev)
   local T = 32
   local a = dev:array("f16", 2 * T, { fill = "random", seed = 31, min = -6, max = 6 })
   local b = dev:array("f16", 2 * T, { fill = "random", seed = 32, min = -3, max = 3 })
@@ -101,7 +92,7 @@ same_bits("tests/ptx/half2.ptx", function(dev)
   return { o, p, q }
 end)
 
-same_bits("tests/ptx/cp_async.ptx", function(dev)
+against_emu("tests/ptx/cp_async.ptx", function(dev)
   local n = 5
   local x = dev:array("f32", n * 128 * 4, { fill = "random", seed = 51, min = -3, max = 3 })
   local y = dev:array("f32", n * 128 * 4)
@@ -110,7 +101,7 @@ same_bits("tests/ptx/cp_async.ptx", function(dev)
   return { y, so }
 end)
 
-same_bits("tests/ptx/calls.ptx + local.ptx", function(dev)
+against_emu("tests/ptx/calls.ptx + local.ptx", function(dev)
   local x = dev:array("f32", 96, { fill = "random", seed = 41, min = -5, max = 5 })
   local y, z, cnt = dev:array("f32", 96), dev:array("i32", 96), dev:array("u32", 1)
   dev:load(here .. "/tests/ptx/calls.ptx"):kernel("calls"):launch { grid = 3, block = 32, args = { x, y, z, cnt } }
@@ -120,34 +111,34 @@ same_bits("tests/ptx/calls.ptx + local.ptx", function(dev)
   return { y, z, cnt, hout }
 end)
 
-both("copy.ptx", function(dev)
+against_emu("copy.ptx", function(dev)
   local n = 1 << 20
   local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
   local y = dev:array("f32", n)
   local run = dev:load(here .. "/ptx/copy.ptx"):kernel("copy_f32x4"):launch { grid = 264, block = 256, args = { x, y, n // 4 } }
-  return { out = y, run = run }
+  return { y, run = run }
 end)
 
-both("reduce.ptx", function(dev)
+against_emu("reduce.ptx", function(dev)
   local n = 1 << 16
   local x = dev:array("f32", n, { fill = "random", seed = 2, min = 0, max = 1 })
   local p = dev:array("f32", 132)
   local run = dev:load(here .. "/ptx/reduce.ptx"):kernel("reduce_sum_f32"):launch { grid = 132, block = 256, smem = 1024, args = { x, p, n } }
-  return { out = p, run = run, tol = 1e-5 }
+  return { p, run = run, tol = 1e-5 }
 end)
 
-both("tiled.ptx", function(dev)
+against_emu("tiled.ptx", function(dev)
   local n = 128 * 64
   local a = dev:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
   local c = dev:array("f32", n)
   local run = dev:load(here .. "/ptx/tiled.ptx"):kernel("tiled_scale"):launch { grid = 16, block = 128, smem = 512, args = { a, c, n, 0.5 } }
-  return { out = c, run = run }
+  return { c, run = run }
 end)
 
-both("alu_loop.ptx", function(dev)
+against_emu("alu_loop.ptx", function(dev)
   local o = dev:array("f32", 132 * 256)
   local run = dev:load(here .. "/ptx/alu_loop.ptx"):kernel("alu_loop"):launch { grid = 132, block = 256, args = { o, 1000 } }
-  return { out = o, run = run }
+  return { o, run = run }
 end)
 
 do
