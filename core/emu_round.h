@@ -1,5 +1,6 @@
 /* emu_round.h - IEEE arithmetic under PTX's directed rounding modifiers
- * (.rz, .rm, .rp) and the .ftz flush, for the CPU executor. */
+ * (.rz, .rm, .rp), the round-to-odd fma for halves, and the .ftz flush, for
+ * the CPU executor. */
 #ifndef MGPU_EMU_ROUND_H
 #define MGPU_EMU_ROUND_H
 
@@ -12,9 +13,9 @@
  * 'q' sqrt, 'r' rcp. */
 double mh_round_op(int op, int f64, int rnd, double a, double b, double c);
 
-/* A value rounded to f32 (to_f32) or f64 under `rnd`: for cvt from f64 to
- * f32 (x is the f64 value) and from a 64-bit integer (x_int, signed or not)
- * to a float. Returns the rounded value as a double. */
+/* cvt under `rnd`: an f64 to f32 (narrow), and a 64-bit integer x_int
+ * (signed or not) to f32 (to_f32) or f64 (int). Both return the rounded value
+ * as a double. */
 double mh_round_narrow(int rnd, double x);
 double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
 
