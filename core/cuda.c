@@ -20,6 +20,7 @@ struct mh_cuda_dev {
     CUdevice dev;
     CUcontext ctx;
     int ordinal;
+    int cc;                  /* compute capability as 10*major+minor */
     unsigned generation;
     CUevent ev[2];           /* timing events, made once per context */
 };
@@ -28,6 +29,7 @@ struct mh_cuda_module {
     mh_cuda_dev *d;
     CUmodule mod;
     unsigned generation;
+    char target[24];         /* what the JIT compiled for: "compute_90a" or "context" */
 };
 
 static const char *err_name(mh_cuda *c, CUresult r)
@@ -175,6 +177,10 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
     CUresult r = c->f.cuDeviceGet(&d->dev, ordinal);
     if (!r) r = c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
     if (!r) r = c->f.cuCtxSetCurrent(d->ctx);
+    int major = 0, minor = 0;
+    if (!r) r = c->f.cuDeviceGetAttribute(&major, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
+    if (!r) r = c->f.cuDeviceGetAttribute(&minor, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev);
+    d->cc = major * 10 + minor;
     if (r) {
         free(d);
         return fail_cu(c, r, e, "opening the device's primary context");
@@ -211,34 +217,96 @@ static long log_line(const char *log)
     return p ? strtol(p + 7, NULL, 10) : -1;
 }
 
-int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_level, mh_cuda_module **out,
+/* "sm_90a" -> 90 and kind 'a'; "sm_90" -> 90 and kind 0; 0 when t is not an
+ * sm_ target. */
+static int target_cc(const char *t, char *kind)
+{
+    *kind = 0;
+    if (!t || strncmp(t, "sm_", 3) || t[3] < '0' || t[3] > '9') return 0;
+    char *end;
+    long cc = strtol(t + 3, &end, 10);
+    if (cc <= 0 || cc > 9999) return 0;
+    if ((*end == 'a' || *end == 'f') && !end[1]) *kind = *end;
+    else if (*end) return 0;
+    return (int)cc;
+}
+
+/* Whether PTX for sm_<cc><kind> runs on a device of compute capability dev:
+ * "a" on that exact one, "f" on the same major from that minor on, plain
+ * targets on it and every newer one.  On no, a message says why. */
+static int target_runs_on(int cc, char kind, int dev, const char *path, const char *target, mh_error *e)
+{
+    int ok = kind == 'a' ? cc == dev : kind == 'f' ? cc / 10 == dev / 10 && cc <= dev : cc <= dev;
+    if (ok) return 0;
+    return mh_fail(e, MH_E_JIT_FAILED, "%s: the PTX targets %s, which %s %d.%d%s; this device is sm_%d", path, target,
+                   kind == 'a' ? "runs only on compute capability" : kind == 'f' ? "runs on compute capability"
+                                                                   : "needs compute capability",
+                   cc / 10, cc % 10, kind == 'a' ? "" : kind == 'f' ? " up to the next major" : " or newer", dev);
+}
+
+/* One cuModuleLoadDataEx; target 0: the context's. */
+static CUresult jit_once(mh_cuda *c, const char *ptx, const mh_cuda_jit *jit, unsigned target, char *info, char *err,
+                         size_t log_size, CUmodule *mod)
+{
+    int opts[9];
+    void *vals[9];
+    unsigned n = 0;
+    info[0] = err[0] = 0;
+#define OPT(o, v) (opts[n] = (o), vals[n++] = (void *)(uintptr_t)(v))
+    OPT(MH_CU_JIT_INFO_LOG_BUFFER, info);
+    OPT(MH_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, log_size);
+    OPT(MH_CU_JIT_ERROR_LOG_BUFFER, err);
+    OPT(MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, log_size);
+    OPT(MH_CU_JIT_LOG_VERBOSE, 1);
+    OPT(MH_CU_JIT_OPTIMIZATION_LEVEL, jit->opt_level >= 0 && jit->opt_level <= 4 ? jit->opt_level : 4);
+    if (jit->max_regs > 0) OPT(MH_CU_JIT_MAX_REGISTERS, jit->max_regs);
+    if (target) OPT(MH_CU_JIT_TARGET, target);
+#undef OPT
+    *mod = NULL;
+    return c->f.cuModuleLoadDataEx(mod, ptx, n, opts, vals);
+}
+
+int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, const mh_cuda_jit *jit, mh_cuda_module **out,
                      char **info_log, mh_error *e)
 {
     enum { LOG = 1 << 16 };
     mh_cuda *c = d->c;
-    char *info = calloc(1, LOG), *err = calloc(1, LOG);
-    if (!info || !err) {
+    char kind = 0;
+    int cc = target_cc(jit->target, &kind);
+    if (cc && target_runs_on(cc, kind, d->cc, path, jit->target, e)) return (int)e->code;
+    char *info = calloc(1, LOG), *err = calloc(1, LOG), *err0 = calloc(1, LOG);
+    if (!info || !err || !err0) {
         free(info);
         free(err);
+        free(err0);
         return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     }
-    /* opt_level: bits 0-7 the JIT optimisation level (0..4), bits 8-15 a
-     * register cap per thread (0: none) */
-    int level = opt_level & 0xff, max_regs = (opt_level >> 8) & 0xff;
-    int opts[] = {MH_CU_JIT_INFO_LOG_BUFFER, MH_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_ERROR_LOG_BUFFER,
-                  MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, MH_CU_JIT_LOG_VERBOSE, MH_CU_JIT_OPTIMIZATION_LEVEL,
-                  MH_CU_JIT_MAX_REGISTERS};
-    void *vals[] = {info, (void *)(uintptr_t)LOG, err, (void *)(uintptr_t)LOG, (void *)(uintptr_t)1,
-                    (void *)(uintptr_t)(level <= 4 ? level : 4), (void *)(uintptr_t)max_regs};
     CUmodule mod = NULL;
-    CUresult r = c->f.cuModuleLoadDataEx(&mod, ptx, max_regs ? 7 : 6, opts, vals);
+    CUresult r = 0, r0 = 0;
+    char used[24] = "context";
+    if (kind) {
+        /* architecture-specific PTX: compile for exactly that target; a driver
+         * that does not take the option gets a second try from the context */
+        unsigned t = (kind == 'a' ? MH_CU_TARGET_ARCH_SPECIFIC_BASE : MH_CU_TARGET_FAMILY_BASE) + (unsigned)cc;
+        r0 = r = jit_once(c, ptx, jit, t, info, err0, LOG, &mod);
+        if (!r) snprintf(used, sizeof used, "compute_%d%c", cc, kind);
+    }
+    if (!kind || (r && !sticky(r))) r = jit_once(c, ptx, jit, 0, info, err, LOG, &mod);
     int rc = 0;
     if (r) {
         if (sticky(r)) recover(d);
-        long line = log_line(err);
-        e->line = line;
-        rc = mh_fail(e, map(r), "%s: the JIT refused the module: %s (%d)%s%s", path, err_name(c, r), r,
-                     err[0] ? "\n" : "", err);
+        const char *log = err[0] ? err : err0;
+        e->line = log_line(log);
+        char note[512] = "";
+        int v = 0;
+        if (r == MH_CUDA_ERROR_UNSUPPORTED_PTX_VERSION && !c->f.cuDriverGetVersion(&v))
+            snprintf(note, sizeof note, "\n(this driver is CUDA %d.%d: the PTX's .version needs a newer one)", v / 1000,
+                     v % 1000 / 10);
+        else if (r0 && r0 != r) /* the first try's answer, when the second's differs */
+            snprintf(note, sizeof note, "\n(for compute_%d%c first: %s (%d)%s%.300s)", cc, kind, err_name(c, r0), r0,
+                     err0[0] ? ": " : "", err0);
+        rc = mh_fail(e, map(r), "%s: the JIT refused the module: %s (%d)%s%.600s%s", path, err_name(c, r), r,
+                     log[0] ? "\n" : "", log, note);
     } else {
         mh_cuda_module *m = calloc(1, sizeof *m);
         if (!m) {
@@ -248,14 +316,18 @@ int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_
             m->d = d;
             m->mod = mod;
             m->generation = d->generation;
+            snprintf(m->target, sizeof m->target, "%s", used);
             *out = m;
         }
     }
     if (info_log && !rc) *info_log = info;
     else free(info);
     free(err);
+    free(err0);
     return rc;
 }
+
+const char *mh_cuda_module_target(const mh_cuda_module *m) { return m->target; }
 
 void mh_cuda_unload_module(mh_cuda_module *m)
 {

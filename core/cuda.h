@@ -38,13 +38,26 @@ void mh_cuda_close(mh_cuda_dev *d);
 /* Incremented at each reset after a fault: handles from before are invalid. */
 unsigned mh_cuda_generation(const mh_cuda_dev *d);
 
-/* Loads a module: PTX text (JIT-compiled) or a cubin/fatbin image; opt_level:
- * bits 0-7 the JIT optimisation level (0..4), bits 8-15 a register cap per
- * thread (0: none).  On failure: MH_E_JIT_FAILED with the driver's
- * error log in the message and, when the log names one, e->line set to the
- * PTX line.  *info_log (may be NULL) receives the JIT info log (malloc'd). */
-int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, int opt_level, mh_cuda_module **out,
+/* JIT options for mh_cuda_load_ptx. */
+typedef struct mh_cuda_jit {
+    int opt_level;          /* 0..4 */
+    int max_regs;           /* a register cap per thread, 0: none */
+    const char *target;     /* the PTX's .target ("sm_90a"); NULL: a cubin/fatbin or not known */
+} mh_cuda_jit;
+
+/* Loads a module: PTX text (JIT-compiled) or a cubin/fatbin image.  The
+ * target is checked against the device first (sm_90a runs on 9.0 only, sm_90
+ * on 9.0 and newer) and refused with the reason before any JIT.  PTX for an
+ * architecture-specific target ("a"/"f" suffix) is JIT-compiled for that exact
+ * target (CU_JIT_TARGET compute_90a), and from the context's target when the
+ * driver does not take that option.  On failure: MH_E_JIT_FAILED with the
+ * driver's error log in the message and, when the log names one, e->line set
+ * to the PTX line.  *info_log (may be NULL) receives the JIT info log
+ * (malloc'd). */
+int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, const mh_cuda_jit *jit, mh_cuda_module **out,
                      char **info_log, mh_error *e);
+/* What the module was compiled for: "compute_90a" (explicit), "context". */
+const char *mh_cuda_module_target(const mh_cuda_module *m);
 void mh_cuda_unload_module(mh_cuda_module *m);
 
 typedef struct mh_cuda_kernel_info {

@@ -51,8 +51,13 @@ enum {
     MH_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
     MH_CU_JIT_OPTIMIZATION_LEVEL = 7,
     MH_CU_JIT_TARGET_FROM_CUCONTEXT = 8,
+    MH_CU_JIT_TARGET = 9,
     MH_CU_JIT_LOG_VERBOSE = 12,
 };
+
+/* CUjit_target for architecture-specific ("sm_90a") and family ("sm_100f")
+ * PTX: the base plus the compute capability as 10*major+minor. */
+enum { MH_CU_TARGET_ARCH_SPECIFIC_BASE = 0x10000, MH_CU_TARGET_FAMILY_BASE = 0x20000 };
 
 enum {
     MH_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,

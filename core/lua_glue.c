@@ -321,8 +321,17 @@ typedef struct {
     unsigned gen;            /* cuda: device generation it was loaded in */
     char *image;             /* cuda: a cubin/fatbin loaded as it is (NULL: the PTX text) */
     size_t image_len;
-    int opt_level, max_regs; /* cuda: JIT options, kept for a reload */
+    mh_cuda_jit jit;         /* cuda: JIT options, kept for a reload */
 } l_module;                  /* uservalue 1: device */
+
+/* cuda: JIT-compiles the module (its PTX, or the image as it is) for the device. */
+static int module_jit(mh_cuda_dev *cud, l_module *m, mh_error *e)
+{
+    m->jit.target = m->image ? NULL : m->m.target;
+    int rc = mh_cuda_load_ptx(cud, m->image ? m->image : m->m.text, m->m.path, &m->jit, &m->cm, NULL, e);
+    m->gen = mh_cuda_generation(cud);
+    return rc;
+}
 
 /* A compiled image rather than PTX: an ELF cubin or a fatbin (magic 0xBA55ED50). */
 static int is_binary_image(const char *s, size_t n)
@@ -553,12 +562,9 @@ static int l_device_load(lua_State *L)
     }
     l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
     if (d->cuda) {
-        m->opt_level = opt_level;
-        m->max_regs = max_regs;
-        if (mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path, opt_level | max_regs << 8, &m->cm,
-                             NULL, &e))
-            return raise_error(L, &e);
-        m->gen = mh_cuda_generation(d->cud);
+        m->jit.opt_level = opt_level;
+        m->jit.max_regs = max_regs;
+        if (module_jit(d->cud, m, &e)) return raise_error(L, &e);
     } else if (mh_emu_check_module(&m->m, &e)) {
         return raise_error(L, &e);
     }
@@ -619,8 +625,9 @@ static int kernel_instrumented(const l_module *m, const ptx_func *f)
     return m->instrumented && mh_instrumented_has(&m->r, f->name);
 }
 
-/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, params=}
- * cuda: what the driver compiled; emu: from the PTX (registers: its virtual
+/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=}
+ * cuda: what the driver compiled, and jit_target ("compute_90a": compiled for
+ * that architecture-specific target; "context": for the device's); emu: from the PTX (registers: its virtual
  * registers, which say nothing about a GPU's) */
 static int l_kernel_info(lua_State *L)
 {
@@ -639,6 +646,7 @@ static int l_kernel_info(lua_State *L)
         set_int(L, -1, "static_smem", ki.static_smem);
         set_int(L, -1, "local_bytes", ki.local_bytes);
         set_int(L, -1, "max_threads", ki.max_threads);
+        set_str(L, -1, "jit_target", mh_cuda_module_target(m->cm));
     } else {
         set_int(L, -1, "registers", (lua_Integer)k->f->nregs);
         set_int(L, -1, "static_smem", (lua_Integer)k->f->shared_bytes);
@@ -1320,9 +1328,7 @@ static int l_kernel_launch(lua_State *L)
                 if (m->gen != mh_cuda_generation(d->cud)) {
                     mh_cuda_unload_module(m->cm);
                     m->cm = NULL;
-                    rc = mh_cuda_load_ptx(d->cud, m->image ? m->image : m->m.text, m->m.path,
-                                          m->opt_level | m->max_regs << 8, &m->cm, NULL, &e);
-                    m->gen = mh_cuda_generation(d->cud);
+                    rc = module_jit(d->cud, m, &e);
                 }
                 void *fn = NULL, *params[64];
                 float ms = 0;

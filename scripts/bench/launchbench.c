@@ -28,8 +28,9 @@ int main(int argc, char **argv)
     mh_cuda_module *m;
     mh_error e;
     void *fn;
-    if (mh_cuda_load(NULL, &c, &e) || mh_cuda_open(c, 0, &d, &e) || mh_cuda_load_ptx(d, EMPTY, "empty.ptx", 4, &m, NULL, &e) ||
-        mh_cuda_kernel(m, "empty", &fn, NULL, &e)) {
+    mh_cuda_jit jit = {4, 0, "sm_90"};
+    if (mh_cuda_load(NULL, &c, &e) || mh_cuda_open(c, 0, &d, &e) ||
+        mh_cuda_load_ptx(d, EMPTY, "empty.ptx", &jit, &m, NULL, &e) || mh_cuda_kernel(m, "empty", &fn, NULL, &e)) {
         fprintf(stderr, "launchbench: %s\n", e.message);
         return 1;
     }

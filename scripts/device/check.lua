@@ -151,7 +151,9 @@ do
     local d = run.trace:dump(out_dir .. "/mosaic.trace.json")
     local names = {}
     for _, r in ipairs(d.summary) do names[#names + 1] = string.format("%s %d (mean %.0f %s)", r.name, r.count, r.mean, d.unit) end
-    row("Mosaic copy_bounds_wg.ptx", y:compare(x).mismatches == 0, table.concat(names, ", "))
+    local jit = k:info().jit_target -- on cuda: compute_90a (explicit) or context
+    row("Mosaic copy_bounds_wg.ptx", y:compare(x).mismatches == 0,
+      table.concat(names, ", ") .. (jit and ("; JIT for " .. jit) or ""))
   end)
   if not ok then row("Mosaic copy_bounds_wg.ptx", false, tostring(err)) end
 end

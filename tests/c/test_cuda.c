@@ -38,14 +38,63 @@ int main(int argc, char **argv)
     /* JIT errors carry the log and the PTX line */
     mh_cuda_module *m = NULL;
     char *log = NULL;
+    mh_cuda_jit jit = {4, 0, "sm_90"};
     const char bad[] = ".version 8.0\n.target sm_90\nFAKE_JIT_ERROR\n";
-    CHECK(mh_cuda_load_ptx(d, bad, "bad.ptx", 4, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK(mh_cuda_load_ptx(d, bad, "bad.ptx", &jit, &m, NULL, &e) == MH_E_JIT_FAILED);
     CHECK(e.line == 3);
     CHECK_CONTAINS(e.message, "bad.ptx: the JIT refused the module: CUDA_ERROR_INVALID_PTX (218)");
     CHECK_CONTAINS(e.message, "line 3; error   : Unknown symbol");
-    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", 4, &m, &log, &e) == 0);
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", &jit, &m, &log, &e) == 0);
     CHECK_CONTAINS(log, "ptxas info");
     free(log);
+    mh_cuda_unload_module(m);
+
+    /* architecture-specific PTX (Mosaic's sm_90a): compiled for compute_90a;
+     * from the context where the driver does not take the option; refused
+     * before any JIT on a device it cannot run on */
+    void *lib = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
+    int *last_target = lib ? dlsym(lib, "fake_last_jit_target") : NULL;
+    CHECK(last_target != NULL);
+    if (!last_target) return check_report("test_cuda");
+    const char arch[] = ".version 9.0\n.target sm_90a\n.address_size 64\n";
+    mh_cuda_jit jit_a = {4, 0, "sm_90a"};
+    CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_a, &m, NULL, &e) == 0);
+    CHECK(*last_target == 0x1005a); /* CU_TARGET_COMPUTE_90A */
+    CHECK_STR(mh_cuda_module_target(m), "compute_90a");
+    mh_cuda_unload_module(m);
+    mh_cuda_jit jit_none = {4, 0, NULL};
+    CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_none, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK_CONTAINS(e.message, "cannot be compiled for architecture 'sm_90'");
+    setenv("FAKE_CUDA_ARCH_FROM_CONTEXT", "1", 1);
+    CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_a, &m, NULL, &e) == 0);
+    CHECK(*last_target == -1); /* the second try, from the context */
+    CHECK_STR(mh_cuda_module_target(m), "context");
+    mh_cuda_unload_module(m);
+    const char arch_bad[] = ".version 9.0\n.target sm_90a\nFAKE_JIT_ERROR\n";
+    CHECK(mh_cuda_load_ptx(d, arch_bad, "a.ptx", &jit_a, &m, NULL, &e) == MH_E_JIT_FAILED); /* both tries fail */
+    CHECK(e.line == 3);
+    CHECK_CONTAINS(e.message, "CUDA_ERROR_INVALID_PTX (218)\nptxas application ptx input, line 3");
+    CHECK_CONTAINS(e.message, "(for compute_90a first: CUDA_ERROR_INVALID_VALUE (1))");
+    unsetenv("FAKE_CUDA_ARCH_FROM_CONTEXT");
+    /* a plain target newer than the device, an "a" target of another one */
+    *last_target = 12345;
+    mh_cuda_jit jit_100 = {4, 0, "sm_100"}, jit_80a = {4, 0, "sm_80a"}, jit_100f = {4, 0, "sm_100f"};
+    CHECK(mh_cuda_load_ptx(d, arch, "new.ptx", &jit_100, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK_CONTAINS(e.message, "new.ptx: the PTX targets sm_100, which needs compute capability 10.0 or newer; this device is sm_90");
+    CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_80a, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK_CONTAINS(e.message, "the PTX targets sm_80a, which runs only on compute capability 8.0; this device is sm_90");
+    CHECK(mh_cuda_load_ptx(d, arch, "f.ptx", &jit_100f, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK_CONTAINS(e.message, "sm_100f, which runs on compute capability 10.0 up to the next major");
+    CHECK(*last_target == 12345); /* none of them reached the JIT */
+    mh_cuda_jit jit_80 = {4, 0, "sm_80"};
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "old.ptx", &jit_80, &m, NULL, &e) == 0); /* older: runs */
+    CHECK(*last_target == -1);
+    mh_cuda_unload_module(m);
+    CHECK(mh_cuda_load_ptx(d, ".version 99.0\n", "v99.ptx", &jit, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK_CONTAINS(e.message, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222)");
+    CHECK_CONTAINS(e.message, "this driver is CUDA 13.0: the PTX's .version needs a newer one");
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", &jit, &m, NULL, &e) == 0);
+
     void *fn;
     mh_cuda_kernel_info ki;
     CHECK(mh_cuda_kernel(m, "missing", &fn, &ki, &e) == MH_E_NOT_FOUND);
@@ -75,14 +124,13 @@ int main(int argc, char **argv)
     CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == MH_E_LAUNCH_FAILED); /* the old module is gone */
     CHECK_CONTAINS(e.message, "load it again");
     mh_cuda_unload_module(m);
-    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", 4, &m, NULL, &e) == 0);
+    CHECK(mh_cuda_load_ptx(d, ".version 8.0\n", "ok.ptx", &jit, &m, NULL, &e) == 0);
     CHECK(mh_cuda_kernel(m, "k", &fn, NULL, &e) == 0);
     CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, &ms, &e) == 0);
     /* cluster launches go through cuLaunchKernelEx with the cluster dimensions */
     unsigned g2[3] = {4, 1, 1}, cl[3] = {2, 1, 1}, cl_bad[3] = {3, 1, 1};
     CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl, 0, NULL, &ms, &e) == 0);
-    void *lib = dlopen(fake, RTLD_NOW | RTLD_NOLOAD);
-    unsigned *last = lib ? dlsym(lib, "fake_last_cluster") : NULL;
+    unsigned *last = dlsym(lib, "fake_last_cluster");
     CHECK(last && last[0] == 2 && last[1] == 1 && last[2] == 1);
     CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl_bad, 0, NULL, &ms, &e) == MH_E_LAUNCH_FAILED);
     CHECK_CONTAINS(e.message, "grid 4x1x1 is not a whole number of 3x1x1 clusters");

@@ -7,6 +7,13 @@
  *   a kernel named "fault" returns CUDA_ERROR_ILLEGAL_ADDRESS, and every call
  *     but the reset keeps failing until cuDevicePrimaryCtxReset (sticky)
  *   allocations above 1 GiB fail with CUDA_ERROR_OUT_OF_MEMORY
+ *   FAKE_CUDA_CC=NN         compute capability as 10*major+minor (default 90)
+ *   PTX with `.target sm_NNa` JITs only for CU_JIT_TARGET compute_NNa (as
+ *     ptxas refuses it for plain sm_NN); with FAKE_CUDA_ARCH_FROM_CONTEXT=1
+ *     the other way round: the context's target takes it and an explicit
+ *     CU_JIT_TARGET is CUDA_ERROR_INVALID_VALUE (a driver without the option)
+ *   PTX of `.version 99.x` is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+ *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
  * Never part of the harness: built for the tests only. */
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +24,13 @@ typedef int CUresult;
 static int sticky_error;
 static char fname_store[64][64];
 static int nfuncs;
+int fake_last_jit_target = -1;
+
+static int fake_cc(void)
+{
+    const char *s = getenv("FAKE_CUDA_CC");
+    return s ? atoi(s) : 90;
+}
 
 #define STICKY() do { if (sticky_error) return 700; } while (0)
 
@@ -34,8 +48,8 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d)
 {
     (void)d;
     switch (attr) {
-    case 75: *v = 9; break;        /* major */
-    case 76: *v = 0; break;        /* minor */
+    case 75: *v = fake_cc() / 10; break; /* major */
+    case 76: *v = fake_cc() % 10; break; /* minor */
     case 16: *v = 132; break;      /* SMs */
     case 13: *v = 1980000; break;  /* clock kHz */
     case 97: *v = 232448; break;   /* smem opt-in */
@@ -56,9 +70,23 @@ CUresult cuModuleLoadDataEx(void **mod, const void *img, unsigned n, int *opts, 
     STICKY();
     const char *ptx = img, *bad = strstr(ptx, "FAKE_JIT_ERROR");
     char *info = NULL, *err = NULL;
+    int target = -1;
     for (unsigned i = 0; i < n; i++) {
         if (opts[i] == 3) info = vals[i];
         if (opts[i] == 5) err = vals[i];
+        if (opts[i] == 9) target = (int)(uintptr_t)vals[i];
+    }
+    fake_last_jit_target = target;
+    const char *t = strstr(ptx, ".target sm_");
+    int cc = t ? atoi(t + 11) : 0;
+    int arch_specific = t && t[11 + (cc >= 100 ? 3 : 2)] == 'a';
+    if (strstr(ptx, ".version 99.")) return 222;
+    if (target >= 0 && getenv("FAKE_CUDA_ARCH_FROM_CONTEXT")) return 1;
+    if (arch_specific && target != 0x10000 + cc && !getenv("FAKE_CUDA_ARCH_FROM_CONTEXT")) {
+        if (err)
+            sprintf(err, "ptxas fatal   : PTX with .target 'sm_%da' cannot be compiled for architecture 'sm_%d'", cc,
+                    fake_cc());
+        return 218;
     }
     if (bad) {
         int line = 1;
@@ -130,7 +158,8 @@ CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }
 CUresult cuGetErrorName(CUresult r, const char **s)
 {
     *s = r == 700 ? "CUDA_ERROR_ILLEGAL_ADDRESS" : r == 218 ? "CUDA_ERROR_INVALID_PTX" : r == 2 ? "CUDA_ERROR_OUT_OF_MEMORY"
-       : r == 500 ? "CUDA_ERROR_NOT_FOUND" : "CUDA_ERROR_UNKNOWN";
+       : r == 500 ? "CUDA_ERROR_NOT_FOUND" : r == 222 ? "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"
+       : r == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
     return 0;
 }
 CUresult cuGetErrorString(CUresult r, const char **s)
