@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# ptxas_check.sh - instruments every kernel of ptx/ (both scopes) and checks
+# ptxas_check.sh - instruments every kernel of ptx/ and the LLVM NVPTX kernel
+# tests/ptx/llvm_tiled.ptx (both scopes) and checks
 # that ptxas -arch=sm_90 accepts the result, and that the plain PTX is
 # accepted too.  Exit 77 (skipped) where no ptxas is installed.
 # usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
@@ -11,7 +12,7 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx; do
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx; do
   "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
   for scope in warp warpgroup; do
     out="$tmp/$(basename "$f" .ptx).$scope.ptx"

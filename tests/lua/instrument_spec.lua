@@ -51,6 +51,66 @@ describe("instrumented kernels", function()
     h.rmdir(dir)
   end)
 
+  it("work on LLVM NVPTX output (clang), with its results exact", function()
+    -- tests/ptx/llvm_tiled.ptx: labels without '$', .extern .shared, shfl.sync.down.b32 on f32
+    -- registers with an immediate mask, the loop latch before its header
+    local path = h.src .. "/tests/ptx/llvm_tiled.ptx"
+    local n, alpha = 1000, 2.0
+    local a = dev:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
+    local av = a:read()
+    local function f32(t) return dev:array("f32", t):read() end -- rounds each value to float
+    for _, case in ipairs { { false, 64 }, { "warp", 64 }, { "warpgroup", 128 } } do
+      local scope, block = case[1], case[2]
+      local ntiles, warps = math.ceil(n / block), block / 32
+      -- reference: c[i] = tile[(t+1) % block] * alpha + tile index, one rounding (fma);
+      -- partial[tile * warps + w] = the warp's shfl.down tree sum, rounded at each add
+      local c_ref, p_ref = {}, {}
+      for k = 0, ntiles - 1 do
+        for t = 0, block - 1 do
+          local i, src = k * block + t, k * block + (t + 1) % block
+          if i < n then c_ref[i + 1] = (src < n and av[src + 1] or 0) * alpha + k end
+        end
+      end
+      c_ref = f32(c_ref)
+      for k = 0, ntiles - 1 do
+        for w = 0, warps - 1 do
+          local s = {}
+          for l = 0, 31 do
+            local i = k * block + w * 32 + l
+            s[l] = i < n and c_ref[i + 1] or 0
+          end
+          local off = 16
+          while off >= 1 do
+            local sum = {}
+            for l = 0, 31 - off do sum[l + 1] = s[l] + s[l + off] end
+            sum = f32(sum)
+            for l = 0, 31 - off do s[l] = sum[l + 1] end
+            off = off / 2
+          end
+          p_ref[k * warps + w + 1] = s[0]
+        end
+      end
+      local k = dev:load(path, scope and { instrument = scope } or nil):kernel("llvm_tiled")
+      local c, p = dev:array("f32", n), dev:array("f32", ntiles * warps)
+      local run = k:launch { grid = 3, block = block, smem = block * 4, args = { a, c, p, n, alpha },
+        profile = scope and { entries = 8 } or nil }
+      assert.equal(0, c:compare(dev:array("f32", c_ref), { atol = 0, rtol = 0 }).mismatches)
+      assert.equal(0, p:compare(dev:array("f32", p_ref), { atol = 0, rtol = 0 }).mismatches)
+      if scope then
+        -- block 0 takes tiles 0, 3, 6, ...: ceil(ntiles / 3) tiles x 5 regions x 2 events x 2 words + 3
+        local need = 3 + 4 * 5 * math.ceil(ntiles / 3)
+        assert.same({ { entries = 8, required = need }, { entries = need, required = need } }, run.attempts)
+        local dir = h.tmpdir()
+        local d = run.trace:dump(dir .. "/t.json")
+        local counts = {}
+        for _, r in ipairs(d.summary) do counts[r.name] = r.count end
+        local per = ntiles * (scope == "warp" and warps or 1)
+        assert.same({ tile = per, load = per, compute = per, store = per, reduce = per }, counts)
+        h.rmdir(dir)
+      end
+    end
+  end)
+
   it("report marker errors at load with the line", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
       .. "// @mgpu end x\nret;\n}\n"
