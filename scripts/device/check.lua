@@ -111,6 +111,14 @@ against_emu("tests/ptx/calls.ptx + local.ptx", function(dev)
   return { y, z, cnt, hout }
 end)
 
+against_emu("tests/ptx/llvm_tiled.ptx (clang)", function(dev)
+  local n = 1000
+  local a = dev:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
+  local c, p = dev:array("f32", n), dev:array("f32", 32)
+  dev:load(here .. "/tests/ptx/llvm_tiled.ptx"):kernel("llvm_tiled"):launch { grid = 3, block = 64, smem = 256, args = { a, c, p, n, 2.0 } }
+  return { c, p }
+end)
+
 against_emu("copy.ptx", function(dev)
   local n = 1 << 20
   local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
