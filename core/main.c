@@ -222,8 +222,9 @@ static int cmd_instrument(int argc, char **argv)
             }
         }
         if (!rc)
-            fprintf(stderr, "mgpu-harness: %u markers in %u kernels, %zu region names\n", r.markers, r.nkernels,
-                    r.names.n);
+            fprintf(stderr, "mgpu-harness: %u marker%s in %u kernel%s, %zu region name%s\n", r.markers,
+                    r.markers == 1 ? "" : "s", r.nkernels, r.nkernels == 1 ? "" : "s", r.names.n,
+                    r.names.n == 1 ? "" : "s");
         mh_instrumented_free(&r);
     }
     ptx_free(&m);
