@@ -322,6 +322,7 @@ typedef struct {
     char *image;             /* cuda: a cubin/fatbin loaded as it is (NULL: the PTX text) */
     size_t image_len;
     mh_cuda_jit jit;         /* cuda: JIT options, kept for a reload */
+    unsigned jits;           /* cuda: how many times it was JIT-compiled (kernels cache per JIT) */
 } l_module;                  /* uservalue 1: device */
 
 /* cuda: JIT-compiles the module (its PTX, or the image as it is) for the device. */
@@ -330,6 +331,7 @@ static int module_jit(mh_cuda_dev *cud, l_module *m, mh_error *e)
     m->jit.target = m->image ? NULL : m->m.target;
     int rc = mh_cuda_load_ptx(cud, m->image ? m->image : m->m.text, m->m.path, &m->jit, &m->cm, NULL, e);
     m->gen = mh_cuda_generation(cud);
+    m->jits++;
     return rc;
 }
 
@@ -355,7 +357,11 @@ static char *slurp_file(const char *path, size_t *len)
     fclose(f);
     return s;
 }
-typedef struct { const ptx_func *f; } l_kernel;               /* uservalue 1: module */
+typedef struct {
+    const ptx_func *f;
+    void *fn;                /* cuda: the function handle, of the module's JIT number `fn_jit` */
+    unsigned fn_jit;
+} l_kernel;                  /* uservalue 1: module */
 typedef struct {
     uint64_t addr, count;
     mh_dtype dtype;
@@ -597,6 +603,8 @@ static int l_module_kernel(lua_State *L)
     }
     l_kernel *k = new_object(L, sizeof *k, KERNEL_MT, 1);
     k->f = f;
+    k->fn = NULL;
+    k->fn_jit = 0;
     return 1;
 }
 
@@ -1286,8 +1294,11 @@ static int l_kernel_launch(lua_State *L)
             if (!tr->calib) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the calibration words");
         }
     }
-    lua_newtable(L);                            /* attempts, index 7 or 8 */
-    int attempts_idx = lua_gettop(L);
+    int attempts_idx = 0;
+    if (tr) {
+        lua_newtable(L);                        /* attempts, index 8 */
+        attempts_idx = lua_gettop(L);
+    }
     mh_emu_stats st;
     double time_ns = 0;
     mh_error e;
@@ -1330,12 +1341,17 @@ static int l_kernel_launch(lua_State *L)
                     m->cm = NULL;
                     rc = module_jit(d->cud, m, &e);
                 }
-                void *fn = NULL, *params[64];
+                void *params[64];
                 float ms = 0;
                 for (uint32_t i = 0; i < nargs; i++) params[i] = &packed[i];
-                if (!rc) rc = mh_cuda_kernel(m->cm, k->f->name, &fn, NULL, &e);
+                if (!rc && k->fn_jit != m->jits) { /* looked up once per JIT of the module */
+                    k->fn_jit = 0;
+                    rc = mh_cuda_kernel(m->cm, k->f->name, &k->fn, NULL, &e);
+                    if (!rc) k->fn_jit = m->jits;
+                }
                 if (!rc)
-                    rc = mh_cuda_launch(d->cud, fn, k->f->name, l.grid, l.block, cluster, l.dynamic_smem, params, &ms, &e);
+                    rc = mh_cuda_launch(d->cud, k->fn, k->f->name, l.grid, l.block, cluster, l.dynamic_smem, params, &ms,
+                                        &e);
                 time_ns = (double)ms * 1e6;
             }
         }

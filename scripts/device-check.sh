@@ -13,6 +13,8 @@ mkdir -p "$out"
 "$build/mgpu-harness" scripts/device/check.lua "$out"
 # launch overhead: the harness's launch path against bare cuLaunchKernel (target 1.2x)
 "$build/launchbench" 20000 | tee "$out/launch-overhead.md"
+# the same through Lua's kernel:launch (argument checks, result table)
+"$build/mgpu-harness" scripts/device/launch.lua cuda 20000 | tee -a "$out/launch-overhead.md"
 # cost per recorded event against Mosaic's record (target 1.15x)
 "$build/mgpu-harness" scripts/device/record_cost.lua cuda | tee "$out/record-cost.md"
 # slowdown of the instrumented tiled kernel (target under 3%)
