@@ -13,6 +13,7 @@
  *     the other way round: the context's target takes it and an explicit
  *     CU_JIT_TARGET is CUDA_ERROR_INVALID_VALUE (a driver without the option)
  *   PTX of `.version 99.x` is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+ *   a function handle from before a reset is CUDA_ERROR_INVALID_HANDLE at launch
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
  * Never part of the harness: built for the tests only. */
 #include <stdint.h>
@@ -22,7 +23,9 @@
 
 typedef int CUresult;
 static int sticky_error;
-static char fname_store[64][64];
+typedef struct { char name[60]; int generation; } fake_fn; /* a function handle */
+static fake_fn fname_store[64];
+static int generation;   /* of the context: bumped by a reset, which invalidates function handles */
 static int nfuncs;
 int fake_last_jit_target = -1;
 
@@ -61,7 +64,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d)
 CUresult cuDeviceTotalMem_v2(size_t *m, int d) { (void)d; *m = (size_t)141 << 30; return 0; }
 CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { (void)d; *ctx = (void *)0x1; return 0; }
 CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
-CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; sticky_error = 0; return 0; }
+CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; sticky_error = 0; generation++; return 0; }
 CUresult cuCtxSetCurrent(void *c) { (void)c; STICKY(); return 0; }
 CUresult cuCtxSynchronize(void) { STICKY(); return 0; }
 
@@ -104,8 +107,10 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name)
     (void)m;
     STICKY();
     if (!strcmp(name, "missing")) return 500;
-    snprintf(fname_store[nfuncs % 64], 64, "%s", name);
-    *f = fname_store[nfuncs++ % 64];
+    fake_fn *fn = &fname_store[nfuncs++ % 64];
+    snprintf(fn->name, sizeof fn->name, "%s", name);
+    fn->generation = generation;
+    *f = fn;
     return 0;
 }
 CUresult cuFuncGetAttribute(int *v, int a, void *f) { (void)f; *v = a == 4 ? 32 : 0; return 0; }
@@ -128,7 +133,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned
 {
     (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
     STICKY();
-    if (!strcmp((const char *)f, "fault")) {
+    const fake_fn *fn = f;
+    if (fn->generation != generation) return 400; /* CUDA_ERROR_INVALID_HANDLE: from before a reset */
+    if (!strcmp(fn->name, "fault")) {
         sticky_error = 1;
         return 700;
     }
