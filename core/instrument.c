@@ -68,8 +68,8 @@ static uint32_t line_at(const char *text, size_t off)
     return l;
 }
 
-/* Finds the markers: "//" comments whose text starts with "@mgpu". */
-static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *e)
+/* find_markers' scan; on an error *out keeps what it had found (names too). */
+static int find_markers_in(const ptx_module *m, marker **out, size_t *n, mh_error *e)
 {
     const char *t = m->text;
     size_t len = strlen(t), cap = 0;
@@ -102,7 +102,6 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
             is_end = 1, q += 3;
         else {
             e->line = line;
-            free(*out);
             return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: bad marker: expected \"// @mgpu begin NAME\" or \"// @mgpu end NAME\"",
                            m->path, line);
         }
@@ -111,13 +110,12 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
         while (ne > q && isspace((unsigned char)ne[-1])) ne--;
         if (ne == q) {
             e->line = line;
-            free(*out);
             return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: marker without a region name", m->path, line);
         }
         if (*n == cap) {
             cap = cap ? cap * 2 : 16;
             marker *nv = realloc(*out, cap * sizeof *nv);
-            if (!nv) { free(*out); return mh_fail(e, MH_E_NO_MEMORY, "out of memory"); }
+            if (!nv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
             *out = nv;
         }
         marker *mk = &(*out)[(*n)++];
@@ -126,12 +124,31 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
         mk->line = line;
         mk->end = is_end;
         mk->name = malloc((size_t)(ne - q) + 1);
-        if (!mk->name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        if (!mk->name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory"); /* free(NULL) in free_markers */
         memcpy(mk->name, q, (size_t)(ne - q));
         mk->name[ne - q] = 0;
         i = eol;
     }
     return 0;
+}
+
+static void free_markers(marker *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) free(v[i].name);
+    free(v);
+}
+
+/* Finds the markers: "//" comments whose text starts with "@mgpu".  On an
+ * error nothing stays allocated. */
+static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *e)
+{
+    int rc = find_markers_in(m, out, n, e);
+    if (rc) {
+        free_markers(*out, *n);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 static const char PROLOGUE[] =
@@ -450,8 +467,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     }
     for (size_t i = 0; i < E.n; i++) free(E.v[i].text);
     free(E.v);
-    for (size_t i = 0; i < nmk; i++) free(mk[i].name);
-    free(mk);
+    free_markers(mk, nmk);
     if (rc) mh_instrumented_free(out);
     return rc;
 }

@@ -1216,6 +1216,17 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
     }
     memcpy(m->text, text, len);
     m->text[len] = 0;
+    const char *nul = memchr(text, 0, len);
+    if (nul) { /* PTX is text: a binary would trip every offset taken with strlen */
+        int line = 1;
+        for (const char *q = text; q < nul; q++) line += *q == '\n';
+        mh_error_clear(e);
+        e->line = line;
+        int rc = mh_fail(e, MH_E_PTX_SYNTAX, "%s:%d: a NUL byte at offset %zu: PTX is text (a cubin or fatbin is "
+                         "loaded as an image, with its PTX for the signatures)", m->path, line, (size_t)(nul - text));
+        ptx_free(m);
+        return rc;
+    }
     m->address_size = 64;
     P->m = m;
     P->e = e;

@@ -8,10 +8,10 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 command -v clang >/dev/null || { echo "fuzz.sh needs clang (apt-get install clang)" >&2; exit 2; }
 CC=clang cmake -S . -B build-fuzz -DMGPU_FUZZ=ON -DMGPU_SANITIZE=ON -DMGPU_STATIC_DEPS=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_dump fuzz_inputs fuzz_ptx >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_dump fuzz_inputs fuzz_ptx fuzz_instrument >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for t in dump inputs ptx; do
+for t in dump inputs ptx instrument; do
   mkdir -p "$work/$t"
   echo "== fuzz_$t for ${secs}s"
   build-fuzz/tests/fuzz_$t "$work/$t" tests/fuzz/corpus-$t -max_total_time="$secs" -max_len=8192 \

@@ -76,6 +76,8 @@ static void errors(void)
          "inside .func f: markers are supported in kernels (.entry) only"},
         {".visible .entry k()\n{\n// @mgpu start a\nret;\n}\n", 6, "bad marker"},
         {".visible .entry k()\n{\n// @mgpu begin\nret;\n}\n", 6, "marker without a region name"},
+        /* a bad marker after good ones: the names found so far are freed (ASan's leak check) */
+        {".visible .entry k()\n{\n// @mgpu begin a\n// @mgpu end a\n// @mgpu stop a\nret;\n}\n", 8, "bad marker"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[1024];
@@ -93,6 +95,19 @@ static void errors(void)
         if (e.line != cases[i].line) fprintf(stderr, "  case %zu: line %lld, expected %d\n", i, (long long)e.line, cases[i].line);
         ptx_free(&m);
     }
+}
+
+/* PTX is text: a NUL byte (a cubin given as PTX, say) is refused with its line, before
+ * anything takes offsets into the text with strlen */
+static void nul_byte(void)
+{
+    static const char text[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n// @mgpu "
+                               "begin a\n\0\n// @mgpu end a\nret;\n}\n";
+    ptx_module m;
+    mh_error e;
+    CHECK(ptx_parse(&m, text, sizeof text - 1, "nul.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(e.line == 7);
+    CHECK_CONTAINS(e.message, "nul.ptx:7: a NUL byte at offset 83: PTX is text");
 }
 
 typedef struct {
@@ -250,6 +265,7 @@ int main(int argc, char **argv)
     src = argv[1];
     golden();
     errors();
+    nul_byte();
     reduce_on_emu();
     overflow_and_retry();
     return check_report("test_instrument");

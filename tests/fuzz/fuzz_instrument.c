@@ -1,0 +1,65 @@
+/* fuzz_instrument.c - libFuzzer target: arbitrary text through the PTX front
+ * end and the marker instrumentation, both scopes.  Besides crashes, leaks
+ * and sanitizer reports it stops on two broken promises: a module without
+ * markers must come back byte for byte, and a rewritten module must parse
+ * again.  Every instrumented kernel is then run on emu with a trace buffer
+ * (one block of 128 threads, 16 entries per trace, an instruction budget). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "emu.h"
+#include "instrument.h"
+#include "ptx.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void run_instrumented(const ptx_module *m, const mh_instrumented *r)
+{
+    mh_error e;
+    mh_emu_opts o = {.num_sms = 2, .max_warp_insns = 20000};
+    mh_emu *d = mh_emu_create(&o, &e);
+    if (!d) return;
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        const ptx_func *f = &m->funcs[i];
+        if (!f->is_entry || !f->defined || f->nparams > 11 || !mh_instrumented_has(r, f->name)) continue;
+        uint64_t vals[11];
+        mh_emu_arg args[11];
+        for (uint32_t k = 0; k < f->nparams; k++) {
+            vals[k] = 0;
+            if (f->params[k].size == 8) mh_emu_alloc(d, 4096, &vals[k], &e); /* user buffers, trace, calib */
+            args[k].data = &vals[k];
+            args[k].size = f->params[k].size <= 8 ? f->params[k].size : 8;
+        }
+        vals[f->nparams - MH_INSTRUMENT_PARAMS + 1] = 16; /* __mgpu_entries: 4 traces x 16 x 4 bytes fit */
+        mh_emu_launch l = {{1, 1, 1}, {128, 1, 1}, 256, args, f->nparams};
+        mh_emu_run(d, m, f->name, &l, NULL, &e);
+    }
+    mh_emu_destroy(d);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ptx_module m;
+    mh_error e;
+    if (ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
+    for (int s = 0; s < 2; s++) {
+        mh_instrumented r;
+        if (mh_instrument(&m, s ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e)) continue;
+        if (!r.markers && (r.len != size || memcmp(r.text, data, size))) {
+            fprintf(stderr, "a module without markers changed\n");
+            abort();
+        }
+        ptx_module again;
+        if (r.markers) {
+            if (ptx_parse(&again, r.text, r.len, "fuzz.ptx", &e)) {
+                fprintf(stderr, "the rewritten module does not parse: %s\n", e.message);
+                abort();
+            }
+            run_instrumented(&again, &r);
+            ptx_free(&again);
+        }
+        mh_instrumented_free(&r);
+    }
+    ptx_free(&m);
+    return 0;
+}
