@@ -22,6 +22,7 @@ struct mh_cuda_dev {
     int ordinal;
     int cc;                  /* compute capability as 10*major+minor */
     unsigned generation;
+    unsigned retains;        /* of the primary context: one at open, one more after each reset */
     CUevent ev[2];           /* timing events, made once per context */
 };
 
@@ -176,12 +177,14 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
     d->ordinal = ordinal;
     CUresult r = c->f.cuDeviceGet(&d->dev, ordinal);
     if (!r) r = c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev);
+    if (!r) d->retains = 1;
     if (!r) r = c->f.cuCtxSetCurrent(d->ctx);
     int major = 0, minor = 0;
     if (!r) r = c->f.cuDeviceGetAttribute(&major, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
     if (!r) r = c->f.cuDeviceGetAttribute(&minor, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev);
     d->cc = major * 10 + minor;
     if (r) {
+        if (d->retains) c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
         free(d);
         return fail_cu(c, r, e, "opening the device's primary context");
     }
@@ -194,7 +197,7 @@ void mh_cuda_close(mh_cuda_dev *d)
     if (!d) return;
     for (int i = 0; i < 2; i++)
         if (d->ev[i]) d->c->f.cuEventDestroy_v2(d->ev[i]);
-    d->c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
+    for (unsigned i = 0; i < d->retains; i++) d->c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
     free(d);
 }
 
@@ -206,7 +209,10 @@ static void recover(mh_cuda_dev *d)
     mh_cuda *c = d->c;
     d->ev[0] = d->ev[1] = NULL; /* they die with the context */
     c->f.cuDevicePrimaryCtxReset_v2(d->dev);
-    if (c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev) == 0) c->f.cuCtxSetCurrent(d->ctx);
+    if (c->f.cuDevicePrimaryCtxRetain(&d->ctx, d->dev) == 0) {
+        d->retains++;
+        c->f.cuCtxSetCurrent(d->ctx);
+    }
     d->generation++;
 }
 

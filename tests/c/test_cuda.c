@@ -135,7 +135,10 @@ int main(int argc, char **argv)
     CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl_bad, 0, NULL, &ms, &e) == MH_E_LAUNCH_FAILED);
     CHECK_CONTAINS(e.message, "grid 4x1x1 is not a whole number of 3x1x1 clusters");
     mh_cuda_unload_module(m);
+    int *refs = dlsym(lib, "fake_ctx_refs");
+    CHECK(refs && *refs == 2); /* the open's retain, and the one after the reset */
     mh_cuda_close(d);
+    CHECK(refs && *refs == 0); /* all released */
     mh_cuda_unload(c);
 
     /* a driver with no device */

@@ -14,6 +14,7 @@
  *     CU_JIT_TARGET is CUDA_ERROR_INVALID_VALUE (a driver without the option)
  *   PTX of `.version 99.x` is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  *   a function handle from before a reset is CUDA_ERROR_INVALID_HANDLE at launch
+ *   fake_ctx_refs: primary context retains minus releases
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
  * Never part of the harness: built for the tests only. */
 #include <stdint.h>
@@ -62,8 +63,9 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d)
     return 0;
 }
 CUresult cuDeviceTotalMem_v2(size_t *m, int d) { (void)d; *m = (size_t)141 << 30; return 0; }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { (void)d; *ctx = (void *)0x1; return 0; }
-CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; return 0; }
+int fake_ctx_refs; /* primary context retains minus releases */
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int d) { (void)d; *ctx = (void *)0x1; fake_ctx_refs++; return 0; }
+CUresult cuDevicePrimaryCtxRelease_v2(int d) { (void)d; fake_ctx_refs--; return 0; }
 CUresult cuDevicePrimaryCtxReset_v2(int d) { (void)d; sticky_error = 0; generation++; return 0; }
 CUresult cuCtxSetCurrent(void *c) { (void)c; STICKY(); return 0; }
 CUresult cuCtxSynchronize(void) { STICKY(); return 0; }
