@@ -132,6 +132,58 @@ static int find_markers_in(const ptx_module *m, marker **out, size_t *n, mh_erro
     return 0;
 }
 
+/* The line map of the rewrite: one record per insertion point (edits sorted
+ * by offset; those at one offset merged). */
+static int record_insertions(const char *orig, const edits *E, mh_instrumented *out, mh_error *e)
+{
+    out->inserted = calloc(E->n ? E->n : 1, sizeof *out->inserted);
+    if (!out->inserted) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    size_t n = 0, scanned = 0;
+    uint32_t line = 1;
+    for (size_t i = 0; i < E->n; i++) {
+        uint32_t nl = 0;
+        for (const char *c = E->v[i].text; *c; c++) nl += *c == '\n';
+        if (n && E->v[i].at == E->v[i - 1].at) { /* more text at the same point */
+            out->inserted[n - 1].newlines += nl;
+            continue;
+        }
+        for (; scanned < E->v[i].at; scanned++) line += orig[scanned] == '\n';
+        out->inserted[n].line = line;
+        out->inserted[n].newlines = nl;
+        /* original text on the line between the neighbouring insertion points and this one */
+        size_t at = E->v[i].at, lo = n ? E->v[i - 1].at : 0, hi = at, b = at, a = at;
+        for (size_t j = i + 1; j < E->n && hi == at; j++) hi = E->v[j].at;
+        if (hi == at) hi = strlen(orig);
+        while (b > lo && (orig[b - 1] == ' ' || orig[b - 1] == '\t')) b--;
+        while (a < hi && (orig[a] == ' ' || orig[a] == '\t' || orig[a] == '\r')) a++;
+        out->inserted[n].text_before = b > lo && orig[b - 1] != '\n';
+        out->inserted[n].text_after = a < hi && orig[a] != '\n';
+        n++;
+    }
+    out->ninserted = n;
+    return 0;
+}
+
+uint32_t mh_instrumented_line(const mh_instrumented *r, uint32_t line, int *added)
+{
+    uint32_t delta = 0; /* lines the insertions before have added */
+    if (added) *added = 0;
+    for (size_t i = 0; i < r->ninserted; i++) {
+        const mh_insertion *in = &r->inserted[i];
+        uint32_t start = in->line + delta; /* the rewritten line the insertion begins on */
+        if (line < start) break;
+        if (line <= start + in->newlines) {
+            /* the first line keeps the original text before the insertion, the
+             * last one the original text after it; lines between are all added */
+            int original = (line == start && in->text_before) || (line == start + in->newlines && in->text_after);
+            if (added) *added = !original;
+            return in->line;
+        }
+        delta += in->newlines;
+    }
+    return line - delta;
+}
+
 static void free_markers(marker *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) free(v[i].name);
@@ -463,6 +515,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
             o += len - at;
             out->text[o] = 0;
             out->len = o;
+            rc = record_insertions(m->text, &E, out, e);
         }
     }
     for (size_t i = 0; i < E.n; i++) free(E.v[i].text);
@@ -475,6 +528,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
 void mh_instrumented_free(mh_instrumented *r)
 {
     free(r->text);
+    free(r->inserted);
     mh_names_free(&r->names);
     for (uint32_t i = 0; i < r->nkernels; i++) free(r->kernels[i]);
     free(r->kernels);

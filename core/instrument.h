@@ -24,9 +24,19 @@
 #include "ptx.h"
 #include "spec.h"
 
+/* Where the rewrite inserted lines: `newlines` line breaks into original line
+ * `line`; text_before / text_after: whether that line has more than blanks
+ * before / after the insertion point. */
+typedef struct mh_insertion {
+    uint32_t line, newlines;
+    uint8_t text_before, text_after;
+} mh_insertion;
+
 typedef struct mh_instrumented {
     char *text;            /* the rewritten module, NUL-terminated */
     size_t len;
+    mh_insertion *inserted; /* in text order: for mapping lines back (mh_instrumented_line) */
+    size_t ninserted;
     mh_names names;        /* region names, ids in order of first appearance */
     uint32_t markers;      /* markers rewritten */
     char **kernels;        /* entries that were instrumented */
@@ -41,5 +51,10 @@ typedef struct mh_instrumented {
 int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
 void mh_instrumented_free(mh_instrumented *r);
 int mh_instrumented_has(const mh_instrumented *r, const char *kernel);
+/* The original module's line for line `line` of the rewritten text (JIT logs
+ * and emu messages speak of the rewritten text).  *added (may be NULL) is set
+ * when the line holds only code the instrumentation added; the result is then
+ * the original line it was added at. */
+uint32_t mh_instrumented_line(const mh_instrumented *r, uint32_t line, int *added);
 
 #endif

@@ -332,6 +332,17 @@ static int module_jit(mh_cuda_dev *cud, l_module *m, mh_error *e)
     int rc = mh_cuda_load_ptx(cud, m->image ? m->image : m->m.text, m->m.path, &m->jit, &m->cm, NULL, e);
     m->gen = mh_cuda_generation(cud);
     m->jits++;
+    if (rc && m->instrumented && m->r.markers && e->line > 0) {
+        /* the JIT read the rewritten text: say which line of the user's file that is */
+        int added;
+        uint32_t orig = mh_instrumented_line(&m->r, (uint32_t)e->line, &added);
+        char note[160];
+        snprintf(note, sizeof note, "\n(line %lld of the instrumented module is %sline %u of %.60s)",
+                 (long long)e->line, added ? "code the instrumentation added at " : "", orig, m->m.path);
+        size_t used = strlen(e->message);
+        snprintf(e->message + used, sizeof e->message - used, "%s", note);
+        e->line = orig;
+    }
     return rc;
 }
 
@@ -488,7 +499,7 @@ static int l_device_index(lua_State *L)
 }
 
 /* dev:load(path [, {instrument = "warp"|"warpgroup", ptx = path}]) or
- * dev:load{source=, name=, instrument=} -> module.  A cubin or fatbin (cuda
+ * dev:load({source=, name=, instrument=} [, options]) -> module.  A cubin or fatbin (cuda
  * only) is loaded as it is and needs the PTX it was built from (ptx = path)
  * for the kernels' signatures. */
 static int l_device_load(lua_State *L)
@@ -496,7 +507,8 @@ static int l_device_load(lua_State *L)
     l_device *dv = check_device(L, 1);
     const char *path = NULL, *source = NULL, *instrument = NULL, *sig_ptx = NULL;
     int opt_level = 4, max_regs = 0;
-    int opts = lua_istable(L, 2) ? 2 : lua_istable(L, 3) ? 3 : 0;
+    /* options: the third argument, or in the {source=} table itself */
+    int opts = lua_istable(L, 3) ? 3 : lua_istable(L, 2) ? 2 : 0;
     if (opts) {
         lua_getfield(L, opts, "instrument");
         instrument = lua_isnil(L, -1) ? NULL : luaL_checkstring(L, -1);
@@ -562,6 +574,10 @@ static int l_device_load(lua_State *L)
         if (m->r.markers) {
             ptx_module inst;
             if (ptx_parse(&inst, m->r.text, m->r.len, path, &e)) return raise_error(L, &e);
+            /* messages (emu faults, strict mode) name lines of the file the user has */
+            for (uint32_t fi = 0; fi < inst.nfuncs; fi++)
+                for (uint32_t i = 0; i < inst.funcs[fi].ncode; i++)
+                    inst.funcs[fi].code[i].line = mh_instrumented_line(&m->r, inst.funcs[fi].code[i].line, NULL);
             ptx_free(&m->m);
             m->m = inst;
         }

@@ -97,6 +97,65 @@ static void errors(void)
     }
 }
 
+/* Line `n` (from 1) of text as a string (static buffer); "" past the end. */
+static const char *nth_line(const char *text, uint32_t n, char *buf, size_t size)
+{
+    const char *p = text;
+    for (uint32_t l = 1; l < n && p; l++) {
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    if (!p) return "";
+    size_t len = strcspn(p, "\n");
+    snprintf(buf, size, "%.*s", (int)(len < size - 1 ? len : size - 1), p);
+    return buf;
+}
+
+/* The line map back from the rewritten text: every line the instrumentation
+ * did not add is the original line it maps to (exactly, when no insertion
+ * touches it), every added line is harness code, and every original line is
+ * still there.  On every kernel module with markers, both scopes. */
+static void line_map(void)
+{
+    static const char *files[] = {"ptx/tiled.ptx", "ptx/reduce.ptx", "ptx/persistent.ptx", "ptx/spin.ptx",
+                                  "ptx/copy.ptx", "tests/golden/mini.ptx", "tests/ptx/llvm_tiled.ptx"};
+    for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++)
+        for (int scope = 0; scope < 2; scope++) {
+            ptx_module m;
+            mh_instrumented r;
+            mh_error e;
+            if (parse_file(&m, files[fi])) { CHECK(0); continue; }
+            CHECK(mh_instrument(&m, scope ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e) == 0);
+            uint32_t orig_lines = 1, lines = 1, bad = 0, seen_max = 0;
+            for (const char *c = m.text; *c; c++) orig_lines += *c == '\n';
+            for (const char *c = r.text; *c; c++) lines += *c == '\n';
+            char *seen = calloc(orig_lines + 2, 1);
+            for (uint32_t l = 1; l <= lines; l++) {
+                int added;
+                uint32_t o = mh_instrumented_line(&r, l, &added);
+                char a[512], b[512];
+                const char *now = nth_line(r.text, l, a, sizeof a), *was = nth_line(m.text, o, b, sizeof b);
+                if (o < 1 || o > orig_lines) bad++;
+                else if (added) bad += !strstr(now, "mgpu") && strspn(now, "\t ") != strlen(now);
+                else {
+                    seen[o] = 1;
+                    /* an original line: the same text, or (where an insertion splits it) a part of it */
+                    bad += strcmp(now, was) && !strstr(was, now) && !strstr(now, was) &&
+                           strncmp(now, was, 8) && strncmp(now + strlen(now) - (strlen(now) > 8 ? 8 : 0),
+                                                           was + strlen(was) - (strlen(was) > 8 ? 8 : 0), 8);
+                }
+                if (o > seen_max) seen_max = o;
+            }
+            uint32_t missing = 0;
+            for (uint32_t o = 1; o <= orig_lines; o++) missing += !seen[o];
+            CHECK(bad == 0 && missing == 0 && seen_max == orig_lines);
+            if (bad || missing) fprintf(stderr, "  %s scope %d: %u bad, %u missing\n", files[fi], scope, bad, missing);
+            free(seen);
+            mh_instrumented_free(&r);
+            ptx_free(&m);
+        }
+}
+
 /* PTX is text: a NUL byte (a cubin given as PTX, say) is refused with its line, before
  * anything takes offsets into the text with strlen */
 static void nul_byte(void)
@@ -266,6 +325,7 @@ int main(int argc, char **argv)
     golden();
     errors();
     nul_byte();
+    line_map();
     reduce_on_emu();
     overflow_and_retry();
     return check_report("test_instrument");

@@ -80,6 +80,12 @@ describe("mgpu on the cuda backend (fake driver)", function()
       .. ".visible .entry k()\n{\nret;\n}\n// FAKE_JIT_ERROR\n" })
     assert.equal("jit_failed", err.code)
     assert.equal(8, err.line)
+    -- instrumented, the JIT reads the rewritten text: the error names the user's line
+    ok, err = pcall(dev.load, dev, { name = "j.ptx", instrument = "warp", source = ".version 8.0\n.target sm_90\n"
+      .. ".address_size 64\n.visible .entry k()\n{\n// @mgpu begin a\n// @mgpu end a\n// FAKE_JIT_ERROR\nret;\n}\n" })
+    assert.equal("jit_failed", err.code)
+    assert.equal(8, err.line)
+    assert.matches("%(line %d+ of the instrumented module is line 8 of j%.ptx%)", err.message)
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fault(.param .u64 p)\n{\nret;\n}\n"
       .. ".visible .entry fine(.param .u64 p)\n{\nret;\n}\n"
     local m = dev:load { name = "f.ptx", source = src }

@@ -111,6 +111,29 @@ describe("instrumented kernels", function()
     end
   end)
 
+  it("report faults at the line of the user's file, not of the rewritten text", function()
+    local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+      .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\n// @mgpu begin work\nmov.u32 %r1, 7;\n"
+      .. "// @mgpu end work\n// @mgpu begin bad\nst.global.u32 [%rd1+4096], %r1;\n// @mgpu end bad\nret;\n}\n"
+    local x = dev:array("u32", 4)
+    for _, inst in ipairs { "none", "warp", "warpgroup" } do
+      local m = dev:load { name = "f.ptx", source = src, instrument = inst ~= "none" and inst or nil }
+      local k = m:kernel("k")
+      local ok, err = pcall(k.launch, k, { grid = 1, block = 128, args = { x } })
+      assert.is_false(ok)
+      assert.equal("kernel_fault", err.code, inst)
+      assert.equal(13, err.line, inst)
+      assert.matches("^f%.ptx:13: k: out%-of%-range global write", err.message)
+    end
+  end)
+
+  it("take their options in a third argument after a {source=} table too", function()
+    local m = dev:load({ name = "mini.ptx", source = h.read(h.src .. "/tests/golden/mini.ptx") }, { instrument = "warp" })
+    local x = dev:array("u32", 64)
+    local run = m:kernel("mini"):launch { grid = 1, block = 64, args = { x, 64 } }
+    assert.is_not_nil(run.trace)
+  end)
+
   it("report marker errors at load with the line", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
       .. "// @mgpu end x\nret;\n}\n"
