@@ -1,8 +1,8 @@
 /* fuzz_instrument.c - libFuzzer target: arbitrary text through the PTX front
  * end and the marker instrumentation, both scopes.  Besides crashes, leaks
  * and sanitizer reports it stops on two broken promises: a module without
- * markers must come back byte for byte, and a rewritten module must parse
- * again.  Every instrumented kernel is then run on emu with a trace buffer
+ * markers must come back byte for byte, a rewritten module must parse
+ * again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
  * (one block of 128 threads, 16 entries per trace, an instruction budget). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +48,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!r.markers && (r.len != size || memcmp(r.text, data, size))) {
             fprintf(stderr, "a module without markers changed\n");
             abort();
+        }
+        /* the line map back: within the original, never going backwards */
+        uint32_t orig_lines = 1, lines = 1, prev = 1;
+        for (size_t i = 0; i < size; i++) orig_lines += data[i] == '\n';
+        for (size_t i = 0; i < r.len; i++) lines += r.text[i] == '\n';
+        for (uint32_t l = 1; l <= lines; l++) {
+            uint32_t o = mh_instrumented_line(&r, l, NULL);
+            if (o < prev || o > orig_lines) {
+                fprintf(stderr, "line %u maps to %u (previous %u, %u lines)\n", l, o, prev, orig_lines);
+                abort();
+            }
+            prev = o;
         }
         ptx_module again;
         if (r.markers) {
