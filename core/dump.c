@@ -250,27 +250,46 @@ static int scan(dump_ctx *c)
     return 0;
 }
 
+static uint32_t gcd32(uint32_t a, uint32_t b)
+{
+    while (b) {
+        uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 /* Measures the SM clock from the calibration words: cycles over timer ns,
- * summed over the traces with events (each long enough to read). */
+ * summed over the traces with events.  %globaltimer advances in steps (32 ns
+ * on recent GPUs, 1 us on some), so each reading is off by up to a step, and
+ * traces that start and end together are off alike: the measurement is
+ * within step / (mean trace length).  The step is the GCD of the readings'
+ * distances from the first one. */
 static void measure_clock(dump_ctx *c)
 {
     const uint32_t *k = c->opts->calib;
     double cycles = 0, ns = 0;
     uint64_t used = 0;
+    uint32_t step = 0, t0 = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
         const uint32_t *w = k + c->live[i].trace * 4;
         uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
         if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
+        if (!used) t0 = w[1];
+        step = gcd32(gcd32(step, w[1] - t0), w[3] - t0);
         cycles += dc;
         ns += dt;
         used++;
     }
-    /* below a microsecond in all, %globaltimer's steps (32 ns or more) make
-     * the measurement meaningless: keep the given rate */
-    if (ns >= 1000 && cycles > 0) {
-        c->st->clock_ghz_measured = cycles / ns;
-        c->st->calib_traces = used;
-    }
+    /* below a microsecond in all the measurement means nothing: keep the given rate */
+    if (ns < 1000 || cycles <= 0) return;
+    c->st->clock_ghz_measured = cycles / ns;
+    c->st->calib_traces = used;
+    c->st->timer_step_ns = step;
+    c->st->clock_bound = (double)step * (double)used / ns;
+    /* a coarse measurement gives way to a given rate (the driver's nominal clock) */
+    c->st->clock_measured_used = c->st->clock_bound <= 0.005 || !(c->opts->clock_ghz > 0);
 }
 
 static void write_dims(mh_out *o, const uint64_t v[3])
@@ -301,11 +320,16 @@ static int default_prologue(dump_ctx *c)
                       "are SM clock cycles shown as if they were ns (1 us on the timeline = 1000 cycles); trace "
                       "start offsets are %globaltimer ns\",");
     } else {
-        char g[200];
-        if (c->st->clock_ghz_measured > 0)
+        char g[400];
+        const mh_dump_stats *st = c->st;
+        if (st->clock_ghz_measured > 0 && st->clock_measured_used)
             snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.6g,\"clock\":\"measured from %%clock and "
-                     "%%globaltimer at the start and exit of %llu traces\",", c->ghz,
-                     (unsigned long long)c->st->calib_traces);
+                     "%%globaltimer at the start and exit of %llu traces (timer step %u ns: within %.2g%%)\",", c->ghz,
+                     (unsigned long long)st->calib_traces, st->timer_step_ns, 100 * st->clock_bound);
+        else if (st->clock_ghz_measured > 0)
+            snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.17g,\"clock\":\"given; the calibration "
+                     "read %.4g GHz, but the traces are too short for the timer's %u ns step: within %.2g%% only\",",
+                     c->ghz, st->clock_ghz_measured, st->timer_step_ns, 100 * st->clock_bound);
         else
             snprintf(g, sizeof g, "\"time_unit\":\"ns\",\"clock_ghz\":%.17g,", c->ghz);
         mh_out_str(o, g);
@@ -507,7 +531,7 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     c.ghz = opts->clock_ghz;
     if (!rc && opts->mode == MH_DUMP_DEFAULT && opts->calib) {
         measure_clock(&c);
-        if (stats->clock_ghz_measured > 0) c.ghz = stats->clock_ghz_measured;
+        if (stats->clock_ghz_measured > 0 && stats->clock_measured_used) c.ghz = stats->clock_ghz_measured;
     }
     if (opts->summary) opts->summary->unit = c.ghz > 0 ? "ns" : "cycles";
     if (!rc) {

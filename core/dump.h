@@ -44,6 +44,9 @@ typedef struct mh_dump_stats {
     uint64_t bytes;             /* bytes of JSON written */
     double clock_ghz_measured;  /* from calib, 0 when not measured */
     uint64_t calib_traces;      /* traces the measurement used */
+    uint32_t timer_step_ns;     /* %globaltimer's step as the calibration words show it */
+    double clock_bound;         /* the measurement is within this fraction (step / mean trace length) */
+    int clock_measured_used;    /* 1: events converted with the measured clock; 0: with the given one */
 } mh_dump_stats;
 
 /* Dumps buf (already bound to spec) to out.  On error nothing more is

@@ -1057,7 +1057,9 @@ static int l_trace_gc(lua_State *L)
     return 0;
 }
 
-/* trace:dump(path, {compat=, clock_ghz=}) -> {events=, ..., summary={...}} */
+/* trace:dump(path, {compat=, clock_ghz=}) -> {events=, ..., clock_ghz= (the rate used),
+ * clock_source= "measured"|"given", clock_ghz_measured=, timer_step_ns=, clock_bound=,
+ * summary={...}} */
 static int l_trace_dump(lua_State *L)
 {
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
@@ -1090,7 +1092,17 @@ static int l_trace_dump(lua_State *L)
     set_int(L, -1, "traces_with_events", (lua_Integer)st.traces_with_events);
     set_int(L, -1, "truncated_traces", (lua_Integer)st.truncated_traces);
     set_str(L, -1, "unit", sum.unit);
-    if (st.clock_ghz_measured > 0) set_num(L, -1, "clock_ghz_measured", st.clock_ghz_measured);
+    if (st.clock_ghz_measured > 0) {
+        set_num(L, -1, "clock_ghz_measured", st.clock_ghz_measured);
+        set_int(L, -1, "timer_step_ns", st.timer_step_ns);
+        set_num(L, -1, "clock_bound", st.clock_bound);
+    }
+    /* the rate the events were converted with, and where it came from */
+    int measured = st.clock_ghz_measured > 0 && st.clock_measured_used;
+    if (opts.mode == MH_DUMP_DEFAULT && (measured || opts.clock_ghz > 0)) {
+        set_num(L, -1, "clock_ghz", measured ? st.clock_ghz_measured : opts.clock_ghz);
+        set_str(L, -1, "clock_source", measured ? "measured" : "given");
+    }
     push_summary(L, &sum);
     lua_setfield(L, -2, "summary");
     mh_summary_free(&sum);

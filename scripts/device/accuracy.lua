@@ -38,11 +38,12 @@ for _, target in ipairs({ 2000, 10000, 50000 }) do
     local run = k:launch { grid = grid, block = 32, args = { ns, 1, 0, pad, sink }, profile = { entries = 16 } }
     step = step or sink:read(2)
     local r, d = region(run, "spin", string.format("%s/spin-%d.trace.json", out_dir, target))
-    local clock = d.clock_ghz_measured or dev.clock_ghz
+    local clock = d.clock_ghz
     local err = (r.mean - target) / target
     if math.abs(err) > math.abs(worst) then worst = err end
-    print(string.format("| %d ns | %.0f ns | %+.2f%% | %.0f \"ns\" (%.2fx) | %.4f GHz%s |", target, r.mean, 100 * err,
-      r.mean * clock, clock, clock, d.clock_ghz_measured and " measured" or " nominal"))
+    print(string.format("| %d ns | %.0f ns | %+.2f%% | %.0f \"ns\" (%.2fx) | %.4f GHz %s%s |", target, r.mean,
+      100 * err, r.mean * clock, clock, clock, d.clock_source, d.timer_step_ns and string.format(
+        " (timer step %d ns, within %.2g%%)", d.timer_step_ns, 100 * d.clock_bound) or ""))
   end)
   if not ok then
     failed = true
@@ -54,7 +55,7 @@ local ok, msg = pcall(function()
   local run = k:launch { grid = 1, block = 32, args = { dev:array("u32", { 0 }), 0, events, 0, sink },
     profile = { entries = mgpu.entries_for(2 * events) } }
   local r, d = region(run, "tick", out_dir .. "/ticks.trace.json")
-  local clock = d.clock_ghz_measured or dev.clock_ghz
+  local clock = d.clock_ghz
   print(string.format("\nper recorded event: %.1f ns = %.1f cycles (mean of %d empty regions: one record each)",
     r.mean, r.mean * clock, r.count))
 end)

@@ -311,7 +311,38 @@ static void overflow_and_retry(void)
     fprintf(stderr, "  measured clock %.4f GHz from %llu traces (emu's virtual clock: %.1f)\n", st.clock_ghz_measured,
             (unsigned long long)st.calib_traces, MH_EMU_CLOCK_GHZ);
     char *text = read_file_all(path, NULL);
-    CHECK_CONTAINS(text, "\"clock\":\"measured from %clock and %globaltimer at the start and exit of 4 traces\"");
+    CHECK_CONTAINS(text, "\"clock\":\"measured from %clock and %globaltimer at the start and exit of 4 traces "
+                         "(timer step 1 ns: within ");
+    free(text);
+    CHECK(st.clock_measured_used && st.timer_step_ns == 1 && st.clock_bound < 0.005);
+
+    /* a timer that steps by 1 us (as on some GPUs) against traces of a few us:
+     * the measurement could be far off, so a given rate wins, and says why */
+    for (int t = 0; t < TR; t++) {
+        cal[t * 4 + 1] -= cal[t * 4 + 1] % 1000;
+        cal[t * 4 + 3] -= cal[t * 4 + 3] % 1000;
+    }
+    o.clock_ghz = 1.98;
+    mh_tracebuf_memory(&b, tr, s.words);
+    mh_tracebuf_bind(&b, &s, &e);
+    mh_out_open(&out, path, &e);
+    CHECK(mh_dump(&s, &k.r.names, &b, &o, &out, &st, &e) == 0);
+    mh_out_commit(&out, &e);
+    CHECK(st.timer_step_ns == 1000 && st.clock_bound > 0.005 && !st.clock_measured_used);
+    text = read_file_all(path, NULL);
+    CHECK_CONTAINS(text, "\"clock_ghz\":1.98,\"clock\":\"given; the calibration read ");
+    CHECK_CONTAINS(text, "too short for the timer's 1000 ns step");
+    free(text);
+    /* with no rate given, the coarse measurement is still better than cycles */
+    o.clock_ghz = 0;
+    mh_tracebuf_memory(&b, tr, s.words);
+    mh_tracebuf_bind(&b, &s, &e);
+    mh_out_open(&out, path, &e);
+    CHECK(mh_dump(&s, &k.r.names, &b, &o, &out, &st, &e) == 0);
+    mh_out_commit(&out, &e);
+    CHECK(st.clock_measured_used && st.timer_step_ns == 1000);
+    text = read_file_all(path, NULL);
+    CHECK_CONTAINS(text, "(timer step 1000 ns: within ");
     free(text);
     unlink(path);
     mh_emu_destroy(d);
