@@ -6,6 +6,7 @@
  * %clock values are not aligned; %globaltimer is the launch's start time plus
  * the SM's elapsed cycles / MH_EMU_CLOCK_GHZ. */
 #include "emu.h"
+#include "launch_shape.h"
 #include "emu_round.h"
 #include "fp16.h"
 
@@ -1504,13 +1505,8 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     const ptx_func *f = ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
     if (mh_emu_check_module(m, e)) return -1;
-    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
-    if (!threads || !l->grid[0] || !l->grid[1] || !l->grid[2] || threads > 1024)
-        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: block %ux%ux%u / grid %ux%ux%u is not a valid launch shape "
-                       "(1 to 1024 threads per block, no zero dimension)", name, l->block[0], l->block[1],
-                       l->block[2], l->grid[0], l->grid[1], l->grid[2]);
-    if (f->maxntid[0] && threads > (uint64_t)f->maxntid[0] * (f->maxntid[1] ? f->maxntid[1] : 1) * (f->maxntid[2] ? f->maxntid[2] : 1))
-        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %llu threads per block exceed its .maxntid", name, (unsigned long long)threads);
+    /* what a GPU would refuse, emu refuses (sm_90's limits) */
+    if (mh_launch_shape_check(f, l->grid, l->block, l->dynamic_smem, MH_SMEM_PER_BLOCK_SM90, e)) return (int)e->code;
     if (l->nargs != f->nparams)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "%s takes %u arguments, %u given", name, f->nparams, l->nargs);
 
@@ -1522,7 +1518,7 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     c.e = e;
     memcpy(c.grid, l->grid, sizeof c.grid);
     memcpy(c.block, l->block, sizeof c.block);
-    c.nthreads = (uint32_t)threads;
+    c.nthreads = l->block[0] * l->block[1] * l->block[2];
     c.nwarps = (c.nthreads + WARP - 1) / WARP;
     c.dyn_smem = l->dynamic_smem;
     c.shared_size = f->shared_bytes + l->dynamic_smem;

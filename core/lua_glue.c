@@ -9,6 +9,7 @@
 #include "cuda.h"
 #include "emu.h"
 #include "instrument.h"
+#include "launch_shape.h"
 #include "npy.h"
 #include "ptx.h"
 #include "spec.h"
@@ -1245,7 +1246,13 @@ static int l_kernel_launch(lua_State *L)
             }
     }
     lua_getfield(L, 2, "smem");
-    l.dynamic_smem = (uint32_t)luaL_optinteger(L, -1, 0);
+    lua_Integer smem = luaL_optinteger(L, -1, 0);
+    if (smem < 0 || smem > UINT32_MAX) {
+        char v[32];
+        snprintf(v, sizeof v, "%lld", (long long)smem);
+        raise_bad_argument(L, "launch: smem = %s bytes: it must be 0 to 2^32-1", v);
+    }
+    l.dynamic_smem = (uint32_t)smem;
     lua_pop(L, 1);
     lua_getfield(L, 2, "args");                 /* index 5 */
     if (!lua_istable(L, 5)) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: args must be a list");
@@ -1321,6 +1328,13 @@ static int l_kernel_launch(lua_State *L)
             tr->calib = calloc(tr->spec.num_traces ? tr->spec.num_traces : 1, MH_CALIB_WORDS * 4);
             if (!tr->calib) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the calibration words");
         }
+    }
+    /* a shape the device would refuse never reaches it (emu checks the same limits) */
+    {
+        mh_error se;
+        mh_error_clear(&se);
+        uint64_t limit = d->cuda && d->info.smem_optin > 0 ? (uint64_t)d->info.smem_optin : MH_SMEM_PER_BLOCK_SM90;
+        if (mh_launch_shape_check(k->f, l.grid, l.block, l.dynamic_smem, limit, &se)) return raise_error(L, &se);
     }
     int attempts_idx = 0;
     if (tr) {

@@ -162,7 +162,8 @@ typedef struct ptx_func {
     uint32_t line;       /* line of the declaration */
     uint64_t shared_bytes; /* static shared memory used (module + own variables) */
     uint64_t local_bytes;  /* .local variables per thread */
-    uint32_t maxntid[3];
+    uint32_t maxntid[3];   /* .maxntid or .reqntid (0: none) */
+    int reqntid;           /* maxntid came from .reqntid: the block must be exactly that */
     int defined;         /* has a body */
     uint32_t ret_bytes;  /* bytes of the return parameters */
     uint32_t params_close; /* offset of the ')' closing the parameter list (0: none) */

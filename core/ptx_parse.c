@@ -1121,6 +1121,7 @@ static int parse_function(parser *P, int visible)
     F->maxntid[0] = F->maxntid[1] = F->maxntid[2] = 0;
     while (TOK->kind == TK_IDENT && TOK->s[0] == '.') {
         int is_maxntid = ptx_tok_is(TOK, ".maxntid") || ptx_tok_is(TOK, ".reqntid");
+        if (ptx_tok_is(TOK, ".reqntid")) F->reqntid = 1;
         NEXT();
         for (int i = 0; TOK->kind == TK_INT; i++) {
             uint64_t v = 0;

@@ -41,6 +41,14 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.is_nil(run.cycles)
     local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { x, y } })
     assert.equal("bad_argument", err.code)
+    -- shapes the device would refuse never reach the (fake) driver, which would take them
+    ok, err = pcall(k.launch, k, { grid = { 1, 70000 }, block = 32, args = { x, y, 16 } })
+    assert.equal("launch_failed", err.code)
+    assert.matches("grid%.y = 70000: it must be 1 to 65535", err.message)
+    ok, err = pcall(k.launch, k, { grid = 1, block = 32, smem = 232449, args = { x, y, 16 } })
+    assert.matches("the device has 232448", err.message) -- the fake's opt-in limit
+    ok, err = pcall(k.launch, k, { grid = 1, block = 32, smem = -1, args = { x, y, 16 } })
+    assert.equal("bad_argument", err.code)
     -- thread-block clusters (cuLaunchKernelEx)
     k:launch { grid = 4, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } }
     ok, err = pcall(k.launch, k, { grid = 3, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } })
