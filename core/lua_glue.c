@@ -645,6 +645,15 @@ static l_module *kernel_module(lua_State *L, int k)
     return luaL_checkudata(L, -1, MODULE_MT);
 }
 
+/* k:device() -> the device it was loaded on */
+static int l_kernel_device(lua_State *L)
+{
+    luaL_checkudata(L, 1, KERNEL_MT);
+    kernel_module(L, 1);
+    lua_getiuservalue(L, -1, 1);
+    return 1;
+}
+
 static int kernel_instrumented(const l_module *m, const ptx_func *f)
 {
     return m->instrumented && mh_instrumented_has(&m->r, f->name);
@@ -1666,7 +1675,8 @@ static void register_classes(lua_State *L)
     static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
     static const luaL_Reg kernel_meta[] = {{NULL, NULL}};
     static const luaL_Reg kernel_methods[] = {{"launch", l_kernel_launch}, {"params", l_kernel_params},
-                                              {"info", l_kernel_info}, {NULL, NULL}};
+                                              {"info", l_kernel_info}, {"device", l_kernel_device},
+                                              {NULL, NULL}};
     static const luaL_Reg array_meta[] = {{"__gc", l_array_gc}, {"__len", l_array_len}, {NULL, NULL}};
     static const luaL_Reg array_methods[] = {{"read", l_array_read}, {"write", l_array_write}, {"zero", l_array_zero},
                                              {"compare", l_array_compare}, {"ptr", l_array_ptr},

@@ -22,6 +22,7 @@ local mgpu = require "mgpu"
 local axes = require "mgpu.axes"
 local errors = require "mgpu.errors"
 local results = require "mgpu.results"
+local timing = require "mgpu.timing"
 
 local M = {}
 
@@ -69,19 +70,6 @@ local function resolve(script_dir, rel)
   local p = script_dir .. "/" .. rel
   if exists(p) then return p end
   return rel
-end
-
-local function stats(xs)
-  if #xs == 0 then return nil end
-  local s = {}
-  for i, x in ipairs(xs) do s[i] = x end
-  table.sort(s)
-  local sum, sq = 0, 0
-  for _, x in ipairs(s) do sum = sum + x end
-  local mean = sum / #s
-  for _, x in ipairs(s) do sq = sq + (x - mean) ^ 2 end
-  return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = mean, n = #s,
-    stddev = #s > 1 and math.sqrt(sq / (#s - 1)) or 0 }
 end
 
 local function validate(exp)
@@ -141,22 +129,11 @@ local function attempt_point(ctx, index, point, entries, row)
       end
     end
   end
-  local function go(measured)
-    if spec.before then spec.before() end
-    if measured and exp.flush_l2 then
-      ctx.flush = ctx.flush or ctx.dev:array("u8", exp.flush_l2 == true and 134217728 or exp.flush_l2)
-      ctx.flush:zero()
-    end
-    return ctx.kernel:launch(launch)
-  end
-  for _ = 1, exp.warmup or 1 do go(false) end
-  local times, run = {}, nil
-  for _ = 1, exp.repeats or 3 do
-    run = go(true)
-    times[#times + 1] = run.time_ns
-  end
+  local time_ns, run
+  time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, { warmup = exp.warmup, repeats = exp.repeats,
+    flush_l2 = exp.flush_l2, flush = ctx.flush, before = spec.before })
   for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end
-  row.time_ns = stats(times)
+  row.time_ns = time_ns
   row.cycles, row.thread_insns = run.cycles, run.thread_insns
   row.entries = run.entries or (launch.profile and launch.profile.entries)
   if run.trace then

@@ -37,6 +37,13 @@ function M.device(kind, opts)
   return core.device(kind, opts)
 end
 
+-- Timed launches: mgpu.time(kernel, launch, {warmup=1, repeats=3, flush_l2=true|bytes, before=fn})
+-- -> {min=, median=, mean=, stddev=, max=, n=} of time_ns, and the last measured run
+function M.time(kernel, launch, opts)
+  local stats, run = require("mgpu.timing").time(kernel, launch, opts)
+  return stats, run
+end
+
 -- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}
 -- -> {num_traces=, traces_per_block=, num_blocks=, words=, bytes=, scope=}
 function M.spec(t)

@@ -67,6 +67,24 @@ describe("mgpu", function()
     h.rmdir(dir)
   end)
 
+  it("times launches: warm-up, measured repeats, L2 flush, statistics", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(h.src .. "/ptx/copy.ptx"):kernel("copy_f32x4")
+    assert.equal(dev, k:device())
+    local x, y = dev:array("f32", 256, { fill = "ramp" }), dev:array("f32", 256)
+    local calls = 0
+    local st, run = mgpu.time(k, { grid = 1, block = 64, args = { x, y, 64 } },
+      { warmup = 2, repeats = 5, flush_l2 = 4096, before = function() calls = calls + 1 end })
+    assert.equal(7, calls) -- before every launch, warm-up ones too
+    assert.equal(5, st.n)
+    assert.is_true(st.min > 0 and st.min == st.median and st.stddev == 0) -- emu's virtual time does not vary
+    assert.equal(st.min, run.time_ns)
+    assert.equal(0, y:compare(x).mismatches)
+    local ok, err = pcall(mgpu.time, k, { grid = 1, block = 64, args = { x, y, 64 } }, { repeats = 0 })
+    assert.equal("bad_argument", err.code)
+    assert.matches("repeats must be an integer >= 1", err.message)
+  end)
+
   it("runs inside the executable with the embedded Lua sources", function()
     local dir = h.tmpdir()
     h.write(dir .. "/s.lua", [[
