@@ -63,6 +63,9 @@ int main(int argc, char **argv)
     printf("|---|---|---|---|---|\n");
     printf("| %d | %.2f us | %.2f us | %.2fx | %.3f us |\n", n, bare * 1e6, harness * 1e6, harness / bare, min_ms * 1e3);
     printf("target: ratio <= 1.2\n");
+    printf("RESULT | launch path vs bare cuLaunchKernel | %.2fx (%.2f vs %.2f us) | <= 1.2x | %s |\n", harness / bare,
+           harness * 1e6, bare * 1e6, harness / bare <= 1.2 ? "met" : "MISSED");
+    printf("RESULT | smallest event-timed launch | %.3f us | (event resolution) | - |\n", min_ms * 1e3);
     mh_cuda_unload_module(m);
     mh_cuda_close(d);
     mh_cuda_unload(c);

@@ -65,4 +65,6 @@ if not ok then
 end
 print(string.format("%%globaltimer step: %s ns (its resolution as the kernel saw it)", tostring(step)))
 print(string.format("worst spin error: %+.2f%% (target: within 2%%)", 100 * worst))
+print(string.format("RESULT | time accuracy, 2/10/50 us spins | worst %+.2f%% | within 2%% | %s |", 100 * worst,
+  not failed and math.abs(worst) <= 0.02 and "met" or "MISSED"))
 if failed or math.abs(worst) > 0.02 then os.exit(1) end

@@ -208,4 +208,7 @@ local f = io.open(out_dir .. "/device-check.md", "w")
 f:write("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n") .. "\n")
 f:close()
 print("| check | result | detail |\n|---|---|---|\n" .. table.concat(rows, "\n"))
+-- one line for the device check's summary (scripts/device-check.sh collects the RESULT lines)
+print(string.format("RESULT | correctness checks (check.lua) | %d of %d ok | all | %s |", #rows - failed, #rows,
+  failed == 0 and "met" or "MISSED"))
 if failed > 0 then os.exit(1) end

@@ -71,3 +71,5 @@ for _, r in ipairs(rows) do
 end
 print(string.format("at %.2f events per us per warp (work %d): slowdown %+.2f%% (target on an H200: under 3%% at about 1)",
   best.rate, best.work, best.slow))
+print(string.format("RESULT | instrumented tiled kernel slowdown | %+.2f%% at %.2f events/us/warp | < 3%% at ~1/us | %s |",
+  best.slow, best.rate, best.slow < 3 and "met" or "MISSED"))

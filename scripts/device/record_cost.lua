@@ -37,3 +37,5 @@ print("|---|---|---|")
 print(string.format("| Mosaic st.shared.v2.u32 {tag, %%clock} | %.1f | %.1f |", mosaic, mosaic_min))
 print(string.format("| harness marker (bounds-checked, global) | %.1f | %.1f |", marker, marker_min))
 print(string.format("ratio: %.2fx (target on an H200: <= 1.15x)", marker / mosaic))
+print(string.format("RESULT | cost per event vs Mosaic's record | %.2fx (%.1f vs %.1f cycles) | <= 1.15x | %s |",
+  marker / mosaic, marker, mosaic, marker / mosaic <= 1.15 and "met" or "MISSED"))
