@@ -1131,8 +1131,9 @@ static int parse_function(parser *P, int visible)
             if (ptx_tok_punct(TOK, ',')) NEXT();
         }
     }
-    if (ptx_tok_punct(TOK, ';')) { /* a declaration */
+    if (ptx_tok_punct(TOK, ';')) { /* a declaration: what follows is module scope again */
         NEXT();
+        P->func = -1;
         return 0;
     }
     if (!ptx_tok_punct(TOK, '{')) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected '{' or ';' after a function header");

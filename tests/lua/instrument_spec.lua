@@ -114,6 +114,28 @@ describe("instrumented kernels", function()
     end
   end)
 
+  it("work on nvcc -G output (debug): declarations before module variables, calls, DWARF sections", function()
+    -- tests/ptx/tiled_debug.ptx: ptx/tiled.cu built with `nvcc -ptx -arch=sm_90 -G` (.target sm_90, debug;
+    -- `.func fmaf` declared before the .extern .shared array and defined after the kernels)
+    local n = 128 * 10
+    local a = dev:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
+    local ref = dev:array("f32", n)
+    dev:load(ptx("tiled.ptx")):kernel("tiled_scale_work"):launch { grid = 3, block = 128, smem = 512,
+      args = { a, ref, n, 0.5, 7 } }
+    for _, scope in ipairs { false, "warp", "warpgroup" } do
+      local c = dev:array("f32", n)
+      local k = dev:load(h.src .. "/tests/ptx/tiled_debug.ptx", scope and { instrument = scope } or nil)
+        :kernel("tiled_scale_work")
+      local run = k:launch { grid = 3, block = 128, smem = 512, args = { a, c, n, 0.5, 7 },
+        profile = scope and { entries = 8 } or nil }
+      assert.equal(0, c:compare(ref, { atol = 0, rtol = 0 }).mismatches)
+      if scope then
+        -- block 0 takes tiles 0, 3, 6, 9: 4 tiles x 4 regions x 2 events x 2 words + 3
+        assert.equal(3 + 4 * 4 * 2 * 2, run.entries)
+      end
+    end
+  end)
+
   it("report faults at the line of the user's file, not of the rewritten text", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
       .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\n// @mgpu begin work\nmov.u32 %r1, 7;\n"
