@@ -7,10 +7,11 @@
 
 static const char *describe(const mh_arg *a)
 {
-    return a->kind == MH_ARG_PTR ? "an array" : a->kind == MH_ARG_INT ? "an integer" : "a number";
+    return a->kind == MH_ARG_PTR ? "an array" : a->kind == MH_ARG_INT ? "an integer"
+                                              : a->kind == MH_ARG_BYTES ? "bytes" : "a number";
 }
 
-int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, mh_error *e)
+int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e)
 {
     if (n != f->nparams)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s takes %u arguments, %u were given", f->name, f->nparams, n);
@@ -20,9 +21,22 @@ int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *ou
         int bits = ptx_type_bits(p->type);
         uint64_t v = 0;
         out[k] = 0;
-        if (p->size > 8 || bits == 0)
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) is a %u-byte aggregate: not supported yet",
-                           f->name, k, p->name, p->size);
+        where[k] = &out[k];
+        if (bits == 0 || p->size * 8 != (uint32_t)bits) {
+            /* an aggregate (.b8 name[N]: a struct by value) takes its bytes as they are */
+            if (a->kind != MH_ARG_BYTES)
+                return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) is a %u-byte aggregate (a struct by "
+                               "value): pass its bytes (mgpu.struct{...} or string.pack), not %s", f->name, k, p->name,
+                               p->size, describe(a));
+            if (a->bytes != p->size)
+                return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) is %u bytes; %llu bytes were given",
+                               f->name, k, p->name, p->size, (unsigned long long)a->bytes);
+            where[k] = a->data;
+            continue;
+        }
+        if (a->kind == MH_ARG_BYTES)
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) takes a %s, not bytes", f->name, k,
+                           p->name, ptx_type_name(p->type), p->is_ptr ? "pointer (an array)" : "number");
         if (a->kind == MH_ARG_PTR) {
             if (bits != 64)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) got an array: it is not a pointer",

@@ -1286,9 +1286,14 @@ static int l_kernel_launch(lua_State *L)
         } else if (lua_type(L, -1) == LUA_TNUMBER) {
             args[i].kind = MH_ARG_FLOAT;
             args[i].f = lua_tonumber(L, -1);
+        } else if (lua_type(L, -1) == LUA_TSTRING) { /* a struct by value: its bytes (the args table keeps them) */
+            size_t len;
+            args[i].kind = MH_ARG_BYTES;
+            args[i].data = lua_tolstring(L, -1, &len);
+            args[i].bytes = len;
         } else {
             char msg[200];
-            snprintf(msg, sizeof msg, "launch %s: argument %u is a %s (arrays, numbers%s)", k->f->name, i + 1,
+            snprintf(msg, sizeof msg, "launch %s: argument %u is a %s (arrays, numbers, strings of bytes for structs%s)", k->f->name, i + 1,
                      luaL_typename(L, -1), inst ? "; the trace buffer of an instrumented kernel is passed by the harness"
                                                  : " or mgpu.TRACE");
             return fail_code(L, MH_E_BAD_ARGUMENT, "%s", msg);
@@ -1372,11 +1377,12 @@ static int l_kernel_launch(lua_State *L)
             }
         }
         uint64_t packed[64];
+        const void *where[64];
         mh_emu_arg eargs[64];
-        rc = mh_args_pack(k->f, args, nargs, packed, &e);
+        rc = mh_args_pack(k->f, args, nargs, packed, where, &e);
         if (!rc) {
             for (uint32_t i = 0; i < nargs; i++) {
-                eargs[i].data = &packed[i];
+                eargs[i].data = where[i];
                 eargs[i].size = k->f->params[i].size;
             }
             l.args = eargs;
@@ -1394,7 +1400,7 @@ static int l_kernel_launch(lua_State *L)
                 }
                 void *params[64];
                 float ms = 0;
-                for (uint32_t i = 0; i < nargs; i++) params[i] = &packed[i];
+                for (uint32_t i = 0; i < nargs; i++) params[i] = (void *)where[i];
                 if (!rc && k->fn_jit != m->jits) { /* looked up once per JIT of the module */
                     k->fn_jit = 0;
                     rc = mh_cuda_kernel(m->cm, k->f->name, &k->fn, NULL, &e);
@@ -1442,6 +1448,57 @@ static int l_kernel_launch(lua_State *L)
         lua_setfield(L, -2, "attempts");
         set_int(L, -1, "entries", (lua_Integer)tr->spec.entries);
     }
+    return 1;
+}
+
+/* core.struct{{type, value}, ...} -> string: the bytes of a C struct passed by
+ * value (a kernel's .b8 name[N] parameter), fields at their natural alignment,
+ * the size rounded up to the largest.  type: a dtype (value a number, or a
+ * table of numbers for an array field) or "ptr" (an array's device address, or
+ * an integer). */
+static int l_struct(lua_State *L)
+{
+    luaL_checktype(L, 1, LUA_TTABLE);
+    unsigned char buf[4096];
+    size_t at = 0, maxal = 1;
+    lua_Integer nf = luaL_len(L, 1);
+    for (lua_Integer fi = 1; fi <= nf; fi++) {
+        char what[48];
+        snprintf(what, sizeof what, "struct field %lld", (long long)fi);
+        lua_geti(L, 1, fi);
+        if (!lua_istable(L, -1)) raise_bad_argument(L, "%s must be {type, value}", what);
+        lua_geti(L, -1, 1);
+        const char *tn = lua_tostring(L, -1);
+        lua_geti(L, -2, 2);                     /* value at -1, type at -2, field at -3 */
+        int ptr = tn && !strcmp(tn, "ptr");
+        mh_dtype t = MH_U64;
+        if (!tn || (!ptr && mh_dtype_parse(tn, &t)))
+            raise_bad_argument(L, "%s: the type must be a dtype (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64) or ptr", what);
+        size_t size = mh_dtype_size(t), n = lua_istable(L, -1) && !luaL_testudata(L, -1, ARRAY_MT) ? (size_t)luaL_len(L, -1) : 1;
+        at = (at + size - 1) / size * size;
+        if (size > maxal) maxal = size;
+        if (n == 0 || at + n * size > sizeof buf) raise_bad_argument(L, "%s: an empty array, or the struct is over 4 KiB", what);
+        for (size_t i = 0; i < n; i++) {
+            if (lua_istable(L, -1) && !luaL_testudata(L, -1, ARRAY_MT)) lua_geti(L, -1, (lua_Integer)i + 1);
+            else lua_pushvalue(L, -1);
+            l_array *a = ptr ? luaL_testudata(L, -1, ARRAY_MT) : NULL;
+            if (a) {
+                mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
+            } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
+                mh_dtype_set_int(t, buf + at, 0, lua_tointeger(L, -1));
+            } else if (lua_type(L, -1) == LUA_TNUMBER && !ptr) {
+                mh_dtype_set(t, buf + at, 0, lua_tonumber(L, -1));
+            } else {
+                raise_bad_argument(L, "%s: the value must be a number, a table of numbers (ptr: an array or an integer)",
+                                   what);
+            }
+            lua_pop(L, 1);
+            at += size;
+        }
+        lua_pop(L, 3);
+    }
+    at = (at + maxal - 1) / maxal * maxal;
+    lua_pushlstring(L, (const char *)buf, at);
     return 1;
 }
 
@@ -1694,6 +1751,7 @@ static void register_classes(lua_State *L)
 static const luaL_Reg core_funcs[] = {
     {"version", l_version},
     {"spec", l_spec},
+    {"struct", l_struct},
     {"dump", l_dump},
     {"error", l_error},
     {"device", l_device_new},

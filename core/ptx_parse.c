@@ -1166,20 +1166,33 @@ static int parse_function(parser *P, int visible)
     return 0;
 }
 
+static void place(ptx_var *v, uint64_t *at)
+{
+    *at = (*at + v->align - 1) / v->align * v->align;
+    v->offset = *at;
+    *at += v->size;
+}
+
 static void layout_vars(ptx_module *m)
 {
-    /* module-scope shared/const/global/local variables first, then each function's */
+    /* .local: one layout for the whole module, the module's variables and then
+     * each function's after the previous ones, so a kernel and the .funcs it
+     * calls never share bytes (calls cannot recurse) and every launch gets
+     * room for all of them per thread */
+    uint64_t local = 0;
+    for (int fi = -1; fi < (int)m->nfuncs; fi++)
+        for (uint32_t i = 0; i < m->nvars; i++)
+            if (m->vars[i].func == fi && m->vars[i].space == SP_LOCAL && m->vars[i].size) place(&m->vars[i], &local);
+    /* module-scope shared/const/global variables first, then each function's */
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-        uint64_t shared = 0, local = 0;
+        uint64_t shared = 0;
         for (uint32_t i = 0; i < m->nvars; i++) {
             ptx_var *v = &m->vars[i];
             if (v->func != -1 && v->func != (int)fi) continue;
-            uint64_t *at = v->space == SP_SHARED ? &shared : v->space == SP_LOCAL ? &local
+            uint64_t *at = v->space == SP_SHARED ? &shared
                          : v->space == SP_PARAM && v->func == (int)fi ? &m->funcs[fi].callarea_bytes : NULL;
             if (!at || v->size == 0) continue;
-            *at = (*at + v->align - 1) / v->align * v->align;
-            v->offset = *at;
-            *at += v->size;
+            place(v, at);
         }
         /* unsized (dynamic) shared arrays start after the static ones */
         uint64_t dyn = shared;
@@ -1199,9 +1212,7 @@ static void layout_vars(ptx_module *m)
     for (uint32_t i = 0; i < m->nvars; i++) {
         ptx_var *v = &m->vars[i];
         if (v->space != SP_GLOBAL && v->space != SP_CONST) continue;
-        data = (data + v->align - 1) / v->align * v->align;
-        v->offset = data;
-        data += v->size;
+        place(v, &data);
     }
 }
 

@@ -44,6 +44,12 @@ function M.time(kernel, launch, opts)
   return stats, run
 end
 
+-- The bytes of a struct passed by value (a kernel's `.param .align A .b8 p[N]`), C layout:
+-- mgpu.struct{ {"f32", 0.5}, {"i32", 3}, {"f32", {1, 2, 4}}, {"ptr", array} } -> string
+function M.struct(fields)
+  return core.struct(fields)
+end
+
 -- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}
 -- -> {num_traces=, traces_per_block=, num_blocks=, words=, bytes=, scope=}
 function M.spec(t)

@@ -119,6 +119,16 @@ against_emu("tests/ptx/llvm_tiled.ptx (clang)", function(dev)
   return { c, p }
 end)
 
+against_emu("tests/ptx/struct_param.ptx (struct by value)", function(dev)
+  local n = 300
+  local a = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
+  local c = dev:array("f32", n)
+  local p = mgpu.struct { { "f32", 0.5 }, { "i32", 3 }, { "u32", n }, { "f32", { 1, 2, 4 } } }
+  dev:load(here .. "/tests/ptx/struct_param.ptx"):kernel("_Z10tile_shiftILi64EEvPKfPf6Params")
+    :launch { grid = 5, block = 64, args = { a, c, p } }
+  return { c }
+end)
+
 against_emu("copy.ptx", function(dev)
   local n = 1 << 20
   local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })

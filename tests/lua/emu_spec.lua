@@ -75,6 +75,37 @@ describe("mgpu on emu", function()
     assert.equal("emu", run.backend)
   end)
 
+  it("passes structs by value (mgpu.struct), through a template kernel and a .func with its own locals", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(h.src .. "/tests/ptx/struct_param.ptx"):kernel("_Z10tile_shiftILi64EEvPKfPf6Params")
+    assert.equal(24, k:params()[3].size)
+    local n = 300
+    local a = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
+    local c = dev:array("f32", n)
+    local p = mgpu.struct { { "f32", 0.5 }, { "i32", 3 }, { "u32", n }, { "f32", { 1, 2, 4 } } }
+    assert.equal(24, #p)
+    k:launch { grid = 5, block = 64, args = { a, c, p } }
+    -- reference: (a[j] * 0.5 + bias[j % 3]) rounded once (fma), then + 3 rounded
+    local av, want = a:read(), {}
+    for i = 0, n - 1 do
+      local j = i - i % 64 + (i % 64 + 1) % 64
+      want[i + 1] = j < n and av[j + 1] * 0.5 + ({ 1, 2, 4 })[j % 3 + 1] or 0
+    end
+    local fused = dev:array("f32", want):read() -- rounded to float
+    for i = 1, n do want[i] = fused[i] + 3 end
+    assert.equal(0, c:compare(dev:array("f32", want), { atol = 0, rtol = 0 }).mismatches)
+    local ok, err = pcall(k.launch, k, { grid = 5, block = 64, args = { a, c, p:sub(1, 20) } })
+    assert.equal("bad_argument", err.code)
+    assert.matches("is 24 bytes; 20 bytes were given", err.message)
+    ok, err = pcall(k.launch, k, { grid = 5, block = 64, args = { a, c, 5 } })
+    assert.matches("24%-byte aggregate %(a struct by value%): pass its bytes", err.message)
+    -- its launch bounds: at most 256 threads
+    ok, err = pcall(k.launch, k, { grid = 1, block = 512, args = { a, c, p } })
+    assert.equal("launch_failed", err.code)
+    ok, err = pcall(mgpu.struct, { { "f33", 1 } })
+    assert.equal("bad_argument", err.code)
+  end)
+
   it("checks arguments against the kernel's signature before launching", function()
     local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
     local a, b = dev:array("f32", 16), dev:array("f32", 16)
@@ -88,7 +119,8 @@ describe("mgpu on emu", function()
       { { a, b, -1 }, "%-1 does not fit" },
       { { a, b, 2.5 }, "needs an integer" },
       { { a, b, 1099511627776 }, "1099511627776 does not fit" },
-      { { a, b, "x" }, "argument 3 is a string" },
+      { { a, b, "x" }, "parameter 2 %(copy_f32x4_param_2, %.u32%) takes a number, not bytes" },
+      { { a, b, {} }, "argument 3 is a table" },
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = c[1] })
