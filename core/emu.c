@@ -10,6 +10,7 @@
 #include "emu_round.h"
 #include "fp16.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1170,6 +1171,26 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     }
+    case OP_REDUX: {
+        /* one value from every member lane, to all of them (the waiting is done: see wsync) */
+        int sgn = t == PT_S32;
+        uint64_t acc = in->cmp == AOP_AND ? 0xffffffffu : in->cmp == AOP_MIN ? (sgn ? 0x7fffffffu : 0xffffffffu)
+                     : in->cmp == AOP_MAX ? (sgn ? 0x80000000u : 0) : 0;
+        LANES {
+            uint32_t v = (uint32_t)val(c, w, &o[1], l), a = (uint32_t)acc;
+            switch (in->cmp) {
+            case AOP_ADD: a += v; break;
+            case AOP_MIN: a = sgn ? ((int32_t)v < (int32_t)a ? v : a) : (v < a ? v : a); break;
+            case AOP_MAX: a = sgn ? ((int32_t)v > (int32_t)a ? v : a) : (v > a ? v : a); break;
+            case AOP_AND: a &= v; break;
+            case AOP_OR: a |= v; break;
+            default: a ^= v; break;
+            }
+            acc = a;
+        }
+        LANES put(c, w, o[0].reg, l, acc, PT_B32);
+        break;
+    }
     case OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, PT_B32); break;
     default:
         if (t == PT_F16X2 || t == PT_BF16X2) {
@@ -1355,11 +1376,12 @@ static int run_warp(ctx *c, warp *w)
         }
         c->cur = &code[pc];
         const ptx_insn *in = &code[pc];
-        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || (in->op == OP_BAR && in->cmp == 1);
+        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || in->op == OP_REDUX || (in->op == OP_BAR && in->cmp == 1);
         if (wsync && !forced) {
             /* wait until every live lane of the member mask has arrived */
-            const ptx_opnd *mo = &in->o[in->op == OP_SHFL ? 4 : in->op == OP_VOTE ? 2 : 0];
-            uint32_t members = in->nopnds > (in->op == OP_SHFL ? 4 : in->op == OP_VOTE ? 2 : 0)
+            int mi = in->op == OP_SHFL ? 4 : in->op == OP_VOTE || in->op == OP_REDUX ? 2 : 0;
+            const ptx_opnd *mo = &in->o[mi];
+            uint32_t members = in->nopnds > mi
                                    ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
             uint32_t live = 0, here = mask;
             for (int l = 0; l < WARP; l++) {
@@ -1426,45 +1448,93 @@ static int recursive(const ptx_module *m, uint32_t f, uint32_t at, int depth)
     return 0;
 }
 
-int mh_emu_check_module(const ptx_module *m, mh_error *e)
+/* Whether function fi's code is something emu can run (calls are checked
+ * here; the functions they reach by the caller). */
+static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
 {
-    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-        const ptx_func *f = &m->funcs[fi];
-        for (uint32_t i = 0; i < f->ncode; i++) {
-            const ptx_insn *in = &f->code[i];
-            char why[300] = "";
-            if (in->op == OP_CALL) {
-                const ptx_func *g = &m->funcs[in->callee];
-                if (!g->defined)
-                    snprintf(why, sizeof why, "call to %s, which has no body in this module (extern functions such as "
-                             "vprintf are not available on emu)", g->name);
-                else if ((uint32_t)(in->nopnds - in->cmp) != g->nparams || (uint32_t)in->cmp > g->nrets)
-                    snprintf(why, sizeof why, "call to %s passes %d arguments and %d returns; it declares %u and %u",
-                             g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
-                else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
-                    snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
-            } else if (in->rnd >= RND_RZ && in->rnd <= RND_RP &&
-                       (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2) &&
-                       !(in->op == OP_CVT && (in->type == PT_F16 || in->type == PT_BF16) && !(in->mods & MOD_SAT))) {
-                snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
-                         "(only .rn, except cvt to f16/bf16; .rz/.rm/.rp are computed for f32 and f64)",
-                         in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
-            } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
-                       !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
-                         in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
-                         in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
-                         in->op == OP_TANH)) {
-                snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
-                         ptx_op_name((ptx_op)in->op));
-            }
-            if (why[0]) {
-                e->line = in->line;
-                return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line,
-                               ptx_op_name((ptx_op)in->op), why);
-            }
+    const ptx_func *f = &m->funcs[fi];
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        const ptx_insn *in = &f->code[i];
+        char why[300] = "";
+        if (in->op == OP_REDUX && in->type != PT_U32 && in->type != PT_S32 && in->type != PT_B32) {
+            snprintf(why, sizeof why, "redux.sync on .%s is not supported by emu (u32, s32, b32)",
+                     ptx_type_name((ptx_type)in->type));
+        } else if (in->op == OP_OPAQUE) {
+            const char *t = m->text + in->text_off, *s = t;
+            if (*s == '@') /* past the guard */
+                while (*s && !isspace((unsigned char)*s)) s++;
+            while (*s == ' ' || *s == '\t') s++;
+            size_t n = strcspn(s, " \t\n;");
+            snprintf(why, sizeof why, "instruction '%.*s' is not supported by emu (the cuda backend runs it)",
+                     (int)(n < 120 ? n : 120), s);
+        } else if (in->op == OP_CALL) {
+            const ptx_func *g = &m->funcs[in->callee];
+            if (!g->defined)
+                snprintf(why, sizeof why, "call to %s, which has no body in this module (extern functions such as "
+                         "vprintf are not available on emu)", g->name);
+            else if ((uint32_t)(in->nopnds - in->cmp) != g->nparams || (uint32_t)in->cmp > g->nrets)
+                snprintf(why, sizeof why, "call to %s passes %d arguments and %d returns; it declares %u and %u",
+                         g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
+            else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
+                snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
+        } else if (in->rnd >= RND_RZ && in->rnd <= RND_RP &&
+                   (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2) &&
+                   !(in->op == OP_CVT && (in->type == PT_F16 || in->type == PT_BF16) && !(in->mods & MOD_SAT))) {
+            snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
+                     "(only .rn, except cvt to f16/bf16; .rz/.rm/.rp are computed for f32 and f64)",
+                     in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
+        } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
+                   !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
+                     in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
+                     in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
+                     in->op == OP_TANH)) {
+            snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
+                     ptx_op_name((ptx_op)in->op));
+        }
+        if (why[0]) {
+            e->line = in->line;
+            if (in->op == OP_OPAQUE) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s", m->path, in->line, why);
+            return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line,
+                           ptx_op_name((ptx_op)in->op), why);
         }
     }
     return 0;
+}
+
+int mh_emu_check_module(const ptx_module *m, mh_error *e)
+{
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++)
+        if (check_function(m, fi, e)) return (int)e->code;
+    return 0;
+}
+
+int mh_emu_check_kernel(const ptx_module *m, const char *name, mh_error *e)
+{
+    const ptx_func *f = ptx_find(m, name);
+    if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
+    /* the kernel and every function it reaches through calls */
+    unsigned char *seen = calloc(m->nfuncs, 1);
+    uint32_t *todo = malloc(m->nfuncs * sizeof *todo), n = 0;
+    int rc = 0;
+    if (!seen || !todo) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    else {
+        todo[n++] = (uint32_t)(f - m->funcs);
+        seen[todo[0]] = 1;
+    }
+    while (!rc && n) {
+        uint32_t fi = todo[--n];
+        rc = check_function(m, fi, e);
+        for (uint32_t i = 0; !rc && i < m->funcs[fi].ncode; i++) {
+            const ptx_insn *in = &m->funcs[fi].code[i];
+            if (in->op == OP_CALL && in->callee >= 0 && !seen[in->callee]) {
+                seen[in->callee] = 1;
+                todo[n++] = (uint32_t)in->callee;
+            }
+        }
+    }
+    free(seen);
+    free(todo);
+    return rc;
 }
 
 /* Lays every defined function's code end to end, with branch targets made
@@ -1504,7 +1574,7 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     mh_error_clear(e);
     const ptx_func *f = ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
-    if (mh_emu_check_module(m, e)) return -1;
+    if (mh_emu_check_kernel(m, name, e)) return (int)e->code;
     /* what a GPU would refuse, emu refuses (sm_90's limits) */
     if (mh_launch_shape_check(f, l->grid, l->block, l->dynamic_smem, MH_SMEM_PER_BLOCK_SM90, e)) return (int)e->code;
     if (l->nargs != f->nparams)

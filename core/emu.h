@@ -58,9 +58,12 @@ typedef struct mh_emu_launch {
     uint32_t nargs;
 } mh_emu_launch;
 
-/* Checks the module for what emu cannot run (call, unsupported types ...),
- * naming file, line and mnemonic; mh_emu_run does it too. */
+/* Checks the whole module, or one kernel and the functions it calls, for
+ * what emu cannot run (an instruction the front end kept as text, a call
+ * without a body, recursion, unsupported types ...), naming file, line and
+ * instruction; mh_emu_run checks the kernel it runs. */
 int mh_emu_check_module(const ptx_module *m, mh_error *e);
+int mh_emu_check_kernel(const ptx_module *m, const char *name, mh_error *e);
 
 /* Runs kernel `name` of module m.  A memory fault stops the launch with
  * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest

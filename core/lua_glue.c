@@ -588,9 +588,8 @@ static int l_device_load(lua_State *L)
         m->jit.opt_level = opt_level;
         m->jit.max_regs = max_regs;
         if (module_jit(d->cud, m, &e)) return raise_error(L, &e);
-    } else if (mh_emu_check_module(&m->m, &e)) {
-        return raise_error(L, &e);
-    }
+    } /* emu: each kernel is checked when it is taken (module:kernel), so one it
+       * cannot run does not keep the module's others from running */
     return 1;
 }
 
@@ -617,6 +616,14 @@ static int l_module_kernel(lua_State *L)
         mh_error_clear(&e);
         mh_fail(&e, MH_E_NOT_FOUND, "%s: no kernel named \"%s\"", m->m.path, name);
         return raise_error(L, &e);
+    }
+    lua_getiuservalue(L, 1, 1);
+    l_device *d = luaL_checkudata(L, -1, DEVICE_MT);
+    lua_pop(L, 1);
+    if (!d->cuda) {
+        mh_error e;
+        mh_error_clear(&e);
+        if (mh_emu_check_kernel(&m->m, name, &e)) return raise_error(L, &e);
     }
     l_kernel *k = new_object(L, sizeof *k, KERNEL_MT, 1);
     k->f = f;

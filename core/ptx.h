@@ -46,6 +46,9 @@ typedef enum {
     OP_BRA, OP_RET, OP_EXIT, OP_BAR, OP_MEMBAR, OP_ATOM, OP_RED,
     OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL,
     OP_CP_ASYNC, /* cp.async.ca/cg.shared.global (its commit/wait forms decode as OP_MEMBAR) */
+    OP_REDUX,    /* redux.sync.{add,min,max,and,or,xor} over the member lanes (operation in cmp, as ptx_aop) */
+    OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
+                  * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     OP_COUNT_
 } ptx_op;
 

@@ -6,6 +6,7 @@
 #include "ptx_lex.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,7 +187,8 @@ static const char *const op_names[OP_COUNT_] = {
     [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp", [OP_BRA] = "bra", [OP_RET] = "ret", [OP_EXIT] = "exit",
     [OP_BAR] = "bar", [OP_MEMBAR] = "membar", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_SHFL] = "shfl",
     [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init", [OP_CP_ASYNC] = "cp.async",
-    [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call",
+    [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call", [OP_REDUX] = "redux",
+    /* OP_OPAQUE has no name: no mnemonic decodes to it */
 };
 
 const char *ptx_op_name(ptx_op op) { return (unsigned)op < OP_COUNT_ && op_names[op] ? op_names[op] : "?"; }
@@ -195,6 +197,8 @@ static int op_of(const char *s, size_t n)
 {
     if (n == 7 && !memcmp(s, "barrier", 7)) return OP_BAR;
     if (n == 5 && !memcmp(s, "fence", 5)) return OP_MEMBAR;
+    /* nanosleep sleeps "about t ns, in [0, 2t]": no sleep at all is a valid one */
+    if (n == 9 && !memcmp(s, "nanosleep", 9)) return OP_MEMBAR;
     if (n == 3 && !memcmp(s, "ldu", 3)) return OP_LD;
     for (int i = 0; i < OP_COUNT_; i++)
         if (op_names[i] && strlen(op_names[i]) == n && !memcmp(op_names[i], s, n)) return i;
@@ -701,7 +705,10 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             dot = s + 8; /* from ".ca" / ".cg" */
         }
     }
-    if (op < 0) return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "instruction '%.*s' is not supported", (int)t->len, s);
+    if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
+        in->op = OP_OPAQUE;
+        return 0;
+    }
     in->op = (uint16_t)op;
     in->vec = 1;
     if (op == OP_MEMBAR || op == OP_PREFETCH) return 0; /* ordering / hints only */
@@ -727,7 +734,7 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             in->mods |= MOD_CC; /* comparison seen */
         } else if ((op == OP_SETP || op == OP_SET) && (k = word_in(q, n, (const char *const[]){"and", "or", "xor", NULL})) >= 0) {
             in->boolop = (uint8_t)(k + 1);
-        } else if ((op == OP_ATOM || op == OP_RED) && (k = word_in(q, n, aop_names)) >= 0) {
+        } else if ((op == OP_ATOM || op == OP_RED || op == OP_REDUX) && (k = word_in(q, n, aop_names)) >= 0) {
             in->cmp = (uint8_t)k;
         } else if (op == OP_SHFL && (k = word_in(q, n, (const char *const[]){"up", "down", "bfly", "idx", NULL})) >= 0) {
             in->cmp = (uint8_t)k;
@@ -751,18 +758,18 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         else if (op == OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
-        else
-            return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s': modifier '.%.*s' is not supported", (int)t->len, s,
-                        (int)n, q);
+        else { /* a form not decoded (e.g. .sync.aligned variants emu lacks): kept as text */
+            memset(in, 0, offsetof(ptx_insn, guard));
+            in->op = OP_OPAQUE;
+            return 0;
+        }
     }
     if (op == OP_TESTP && (!(in->mods & MOD_CC) || (in->type != PT_F32 && in->type != PT_F64)))
         return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
                     ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
     if (op == OP_BAR && in->cmp == 0) {
         /* bar.sync / barrier.sync; bar.arrive and bar.red are not supported */
-        if (!strstr_n(s, t->len, "sync"))
-            return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s' is not supported (only bar.sync / barrier.sync)",
-                        (int)t->len, s);
+        if (!strstr_n(s, t->len, "sync")) in->op = OP_OPAQUE; /* bar.arrive, bar.red: not decoded */
     }
     return 0;
 }
@@ -858,6 +865,7 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
         [OP_POPC] = 2, [OP_BREV] = 2, [OP_BFE] = 4, [OP_BFI] = 5, [OP_PRMT] = 4, [OP_LOP3] = 5, [OP_MUL24] = 3,
         [OP_MAD24] = 4, [OP_SAD] = 4, [OP_COPYSIGN] = 3, [OP_TESTP] = 2, [OP_BRA] = 1, [OP_ATOM] = 3, [OP_RED] = 2,
         [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2, [OP_CP_ASYNC] = 3,
+        [OP_REDUX] = 3,
     };
     int op = in->op;
     const char *what = NULL;
@@ -909,6 +917,23 @@ static int parse_instruction(parser *P)
     ptx_tok mn = *TOK;
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
+    if (in.op == OP_OPAQUE) {
+        /* its operands up to the ';' (braces of vector operands balanced) */
+        int depth = 0;
+        while (TOK->kind != TK_EOF && !(depth == 0 && ptx_tok_punct(TOK, ';'))) {
+            if (ptx_tok_punct(TOK, '{')) depth++;
+            else if (ptx_tok_punct(TOK, '}') && --depth < 0) break;
+            NEXT();
+        }
+        if (!ptx_tok_punct(TOK, ';'))
+            return perr(P, in.line, MH_E_PTX_SYNTAX, "'%.*s': no ';' ends it", (int)mn.len, mn.s);
+        in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+        NEXT();
+        if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
+            return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
+        P->code[P->ncode++] = in;
+        return 0;
+    }
     if (in.op == OP_MEMBAR || in.op == OP_PREFETCH) {
         const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
         in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;

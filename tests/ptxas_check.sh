@@ -12,7 +12,7 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx; do
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx; do
   "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
   for scope in warp warpgroup; do
     out="$tmp/$(basename "$f" .ptx).$scope.ptx"

@@ -335,13 +335,16 @@ static void cp_async_kernel(mh_emu *d)
     if (bad) fprintf(stderr, "  cp.async: %d values differ\n", bad);
     ptx_free(&m);
 
-    /* the bulk (TMA) form is refused by the front end with its line */
+    /* the bulk (TMA) form: the front end keeps it as text (the GPU runs it), emu refuses it with its line */
     static const char bulk[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
                                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], 16, [%r1];\n"
                                "ret;\n}\n";
-    CHECK(ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "b.ptx:8");
+    CHECK(ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "b.ptx:8: instruction 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes' "
+                              "is not supported by emu");
+    ptx_free(&m);
     /* a copy size other than 4, 8 or 16 is refused at load, naming the line */
     static const char size12[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                  ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
@@ -564,9 +567,12 @@ static void faults_and_refusals(mh_emu *d)
     static const char unsupported[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
         "wgmma.fence.sync.aligned;\nret;\n}\n";
-    CHECK(ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'wgmma.fence.sync.aligned' is not supported");
+    CHECK(ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == 0);
+    l.nargs = 0;
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'wgmma.fence.sync.aligned' is not supported by emu");
     CHECK(e.line == 7);
+    ptx_free(&m);
 
     static const char syntax[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                  "add.s32 %r1, %r2, 1;\nret;\n}\n";

@@ -136,6 +136,36 @@ describe("instrumented kernels", function()
     end
   end)
 
+  it("take any PTX nvcc emits; emu runs what it can and names the rest", function()
+    -- tests/ptx/features.cu: printf, assert, redux/match, cooperative groups, CAS, clock64,
+    -- nanosleep, half, WMMA; instructions the front end does not decode are kept as text
+    local path = h.src .. "/tests/ptx/features.ptx"
+    local refused = { k_printf = "call to vprintf", k_assert = "call to __assertfail",
+      k_redux = "instruction 'match%.any%.sync%.b32' is not supported by emu",
+      k_wmma = "instruction 'wmma%.load%.a%.sync%.aligned%.row%.m16n16k16%.global%.f16' is not supported by emu" }
+    for _, scope in ipairs { false, "warp", "warpgroup" } do
+      local m = dev:load(path, scope and { instrument = scope } or nil)
+      assert.equal(7, #m:kernels())
+      for name, why in pairs(refused) do
+        local ok, err = pcall(m.kernel, m, name)
+        assert.is_false(ok, name)
+        assert.equal("ptx_unsupported", err.code)
+        assert.matches(why, err.message)
+      end
+      local prof = scope and { entries = 64 } or nil
+      local c, t = dev:array("i32", { 0, -1 }), dev:array("u64", 128)
+      m:kernel("k_atomics"):launch { grid = 1, block = 128, args = { c, t }, profile = prof }
+      assert.same({ 128, 127 }, c:read()) -- every thread's CAS went in once; the largest thread index
+      local x, s = dev:array("f32", 128, { fill = "ramp" }), dev:array("f32", 8)
+      m:kernel("k_cg"):launch { grid = 1, block = 128, args = { x, s }, profile = prof }
+      for g = 0, 7 do assert.equal(16 * 16 * g + 120, s:read(g + 1)) end -- sum of 16 g .. 16 g + 15
+      local a, b = dev:array("f16", 128, { fill = "ramp", step = 0.25 }), dev:array("f16", 128)
+      m:kernel("k_half"):launch { grid = 1, block = 128, args = { a, b }, profile = prof }
+      assert.equal(1 + 0.25 * 0.25, b:read(2))
+      assert.equal(1 + 3 * 3, b:read(13))
+    end
+  end)
+
   it("report faults at the line of the user's file, not of the rewritten text", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
       .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\n// @mgpu begin work\nmov.u32 %r1, 7;\n"
