@@ -894,8 +894,22 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
     return 0;
 }
 
+/* A marker comment inside a statement (before its ';') would have the
+ * instrumentation's code inserted into the middle of it. */
+static int marker_inside(parser *P, size_t first_marker, const ptx_insn *in)
+{
+    for (size_t k = first_marker; k < P->lx.nmarkers; k++) {
+        const char *s = P->lx.markers[k].s;
+        if (s > P->m->text + in->text_off && s < P->m->text + in->text_end)
+            return perr(P, P->lx.markers[k].line, MH_E_PTX_SYNTAX, "a marker inside the statement that starts on "
+                        "line %u (no ';' before it)", in->line);
+    }
+    return 0;
+}
+
 static int parse_instruction(parser *P)
 {
+    size_t first_marker = P->lx.nmarkers;
     ptx_insn in;
     memset(&in, 0, sizeof in);
     in.guard = -1;
@@ -929,6 +943,7 @@ static int parse_instruction(parser *P)
             return perr(P, in.line, MH_E_PTX_SYNTAX, "'%.*s': no ';' ends it", (int)mn.len, mn.s);
         in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
         NEXT();
+        if (marker_inside(P, first_marker, &in)) return -1;
         if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
             return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
         P->code[P->ncode++] = in;
@@ -962,7 +977,7 @@ static int parse_instruction(parser *P)
         in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
         NEXT();
     }
-    if (settle_immediates(P, &in) || validate_insn(P, &in, &mn)) return -1;
+    if (settle_immediates(P, &in) || validate_insn(P, &in, &mn) || marker_inside(P, first_marker, &in)) return -1;
     if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
         return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
     P->code[P->ncode++] = in;

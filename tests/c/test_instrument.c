@@ -167,6 +167,15 @@ static void nul_byte(void)
     CHECK(ptx_parse(&m, text, sizeof text - 1, "nul.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK(e.line == 7);
     CHECK_CONTAINS(e.message, "nul.ptx:7: a NUL byte at offset 83: PTX is text");
+    /* a marker inside a statement (decoded or kept as text) would get code inserted into it */
+    static const char split[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                                ".reg .b32 %r<2>;\nadd.s32 %r1,\n// @mgpu begin a\n%r1, 1;\n// @mgpu end a\nret;\n}\n";
+    CHECK(ptx_parse(&m, split, sizeof split - 1, "split.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "split.ptx:8: a marker inside the statement that starts on line 7");
+    static const char split2[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                                 "wmma.mystery.sync {%r1,\n// @mgpu begin a\n%r2};\n// @mgpu end a\nret;\n}\n";
+    CHECK(ptx_parse(&m, split2, sizeof split2 - 1, "split2.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "split2.ptx:7: a marker inside the statement that starts on line 6");
 }
 
 typedef struct {
