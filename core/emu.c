@@ -1191,6 +1191,25 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         LANES put(c, w, o[0].reg, l, acc, PT_B32);
         break;
     }
+    case OP_MATCH: {
+        /* lanes of the member mask holding the same value (the waiting is done: see wsync) */
+        uint64_t v[WARP];
+        LANES v[l] = val(c, w, &o[1], l) & (t == PT_B64 ? ~0ull : 0xffffffffull);
+        int all = 1;
+        LANES {
+            uint32_t same = 0;
+            for (int j = 0; j < WARP; j++)
+                if ((emask >> j & 1) && v[j] == v[l]) same |= 1u << j;
+            if (same != emask) all = 0;
+            if (in->cmp == 0) put(c, w, o[0].reg, l, same, PT_B32);
+        }
+        if (in->cmp == 1)
+            LANES {
+                put(c, w, o[0].reg, l, all ? emask : 0, PT_B32);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)all, PT_PRED);
+            }
+        break;
+    }
     case OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, PT_B32); break;
     default:
         if (t == PT_F16X2 || t == PT_BF16X2) {
@@ -1376,10 +1395,11 @@ static int run_warp(ctx *c, warp *w)
         }
         c->cur = &code[pc];
         const ptx_insn *in = &code[pc];
-        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || in->op == OP_REDUX || (in->op == OP_BAR && in->cmp == 1);
+        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || in->op == OP_REDUX || in->op == OP_MATCH ||
+                    (in->op == OP_BAR && in->cmp == 1);
         if (wsync && !forced) {
             /* wait until every live lane of the member mask has arrived */
-            int mi = in->op == OP_SHFL ? 4 : in->op == OP_VOTE || in->op == OP_REDUX ? 2 : 0;
+            int mi = in->op == OP_SHFL ? 4 : in->op == OP_VOTE || in->op == OP_REDUX || in->op == OP_MATCH ? 2 : 0;
             const ptx_opnd *mo = &in->o[mi];
             uint32_t members = in->nopnds > mi
                                    ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
@@ -1456,7 +1476,9 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
     for (uint32_t i = 0; i < f->ncode; i++) {
         const ptx_insn *in = &f->code[i];
         char why[300] = "";
-        if (in->op == OP_REDUX && in->type != PT_U32 && in->type != PT_S32 && in->type != PT_B32) {
+        if (in->op == OP_MATCH && in->type != PT_B32 && in->type != PT_B64) {
+            snprintf(why, sizeof why, "match.sync on .%s: only .b32 and .b64", ptx_type_name((ptx_type)in->type));
+        } else if (in->op == OP_REDUX && in->type != PT_U32 && in->type != PT_S32 && in->type != PT_B32) {
             snprintf(why, sizeof why, "redux.sync on .%s is not supported by emu (u32, s32, b32)",
                      ptx_type_name((ptx_type)in->type));
         } else if (in->op == OP_OPAQUE) {

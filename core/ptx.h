@@ -47,6 +47,7 @@ typedef enum {
     OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL,
     OP_CP_ASYNC, /* cp.async.ca/cg.shared.global (its commit/wait forms decode as OP_MEMBAR) */
     OP_REDUX,    /* redux.sync.{add,min,max,and,or,xor} over the member lanes (operation in cmp, as ptx_aop) */
+    OP_MATCH,    /* match.{any,all}.sync.b32/b64 (cmp: 0 any, 1 all; match.all's predicate in dst2) */
     OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
                   * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     OP_COUNT_

@@ -188,6 +188,7 @@ static const char *const op_names[OP_COUNT_] = {
     [OP_BAR] = "bar", [OP_MEMBAR] = "membar", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_SHFL] = "shfl",
     [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init", [OP_CP_ASYNC] = "cp.async",
     [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call", [OP_REDUX] = "redux",
+    [OP_MATCH] = "match",
     /* OP_OPAQUE has no name: no mnemonic decodes to it */
 };
 
@@ -738,6 +739,8 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             in->cmp = (uint8_t)k;
         } else if (op == OP_SHFL && (k = word_in(q, n, (const char *const[]){"up", "down", "bfly", "idx", NULL})) >= 0) {
             in->cmp = (uint8_t)k;
+        } else if (op == OP_MATCH && (k = word_in(q, n, (const char *const[]){"any", "all", NULL})) >= 0) {
+            in->cmp = (uint8_t)k;
         } else if (op == OP_VOTE && (k = word_in(q, n, (const char *const[]){"all", "any", "uni", "ballot", NULL})) >= 0) {
             in->cmp = (uint8_t)k;
         } else if (op == OP_TESTP && (k = word_in(q, n, testp_names)) >= 0) {
@@ -865,7 +868,7 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
         [OP_POPC] = 2, [OP_BREV] = 2, [OP_BFE] = 4, [OP_BFI] = 5, [OP_PRMT] = 4, [OP_LOP3] = 5, [OP_MUL24] = 3,
         [OP_MAD24] = 4, [OP_SAD] = 4, [OP_COPYSIGN] = 3, [OP_TESTP] = 2, [OP_BRA] = 1, [OP_ATOM] = 3, [OP_RED] = 2,
         [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2, [OP_CP_ASYNC] = 3,
-        [OP_REDUX] = 3,
+        [OP_REDUX] = 3, [OP_MATCH] = 3,
     };
     int op = in->op;
     const char *what = NULL;

@@ -129,6 +129,13 @@ against_emu("tests/ptx/struct_param.ptx (struct by value)", function(dev)
   return { c }
 end)
 
+against_emu("tests/ptx/warp_reduce.ptx (redux, match)", function(dev)
+  local x = dev:array("u32", 256, { fill = "random", seed = 5, min = 0, max = 4294967295 })
+  local out = dev:array("u32", 8 * 12)
+  dev:load(here .. "/tests/ptx/warp_reduce.ptx"):kernel("warp_reduce"):launch { grid = 2, block = 128, args = { x, out } }
+  return { out }
+end)
+
 against_emu("copy.ptx", function(dev)
   local n = 1 << 20
   local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })

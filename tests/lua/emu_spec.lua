@@ -106,12 +106,12 @@ describe("mgpu on emu", function()
     assert.equal("bad_argument", err.code)
   end)
 
-  it("reduces across a warp with redux.sync, whole and over a member mask, past a __nanosleep", function()
+  it("reduces across a warp with redux.sync, whole and over a member mask, past a __nanosleep; match.all", function()
     local dev = mgpu.device("emu")
     local k = dev:load(h.src .. "/tests/ptx/warp_reduce.ptx"):kernel("warp_reduce")
     local n = 64
     local x = dev:array("u32", n, { fill = "random", seed = 5, min = 0, max = 4294967295 })
-    local out = dev:array("u32", 2 * 9)
+    local out = dev:array("u32", 2 * 12)
     k:launch { grid = 1, block = n, args = { x, out } }
     -- reference without 5.3 operators (the specs run under LuaJIT too)
     local function bits(a, b, f) -- bitwise f on two 32-bit values
@@ -136,7 +136,9 @@ describe("mgpu on emu", function()
         bxor = bits(bxor, v, function(p, q) return p ~= q end)
         if l % 2 == 0 then even = (even + v) % 4294967296 end
       end
-      for _, r in ipairs { add, umin, umax, smin % 4294967296, smax % 4294967296, band, bor, bxor, even } do
+      -- match.all: the warp index is the same on every lane (full mask, predicate 1), x is not (0, 0)
+      for _, r in ipairs { add, umin, umax, smin % 4294967296, smax % 4294967296, band, bor, bxor, even,
+        4294967295, 0, 1 } do
         want[#want + 1] = r
       end
     end

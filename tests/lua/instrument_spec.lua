@@ -141,7 +141,6 @@ describe("instrumented kernels", function()
     -- nanosleep, half, WMMA; instructions the front end does not decode are kept as text
     local path = h.src .. "/tests/ptx/features.ptx"
     local refused = { k_printf = "call to vprintf", k_assert = "call to __assertfail",
-      k_redux = "instruction 'match%.any%.sync%.b32' is not supported by emu",
       k_wmma = "instruction 'wmma%.load%.a%.sync%.aligned%.row%.m16n16k16%.global%.f16' is not supported by emu" }
     for _, scope in ipairs { false, "warp", "warpgroup" } do
       local m = dev:load(path, scope and { instrument = scope } or nil)
@@ -153,6 +152,14 @@ describe("instrumented kernels", function()
         assert.matches(why, err.message)
       end
       local prof = scope and { entries = 64 } or nil
+      -- redux.sync add, and match.any.sync: the lanes whose x & 3 equals this one's
+      local xr, out = dev:array("u32", 128, { fill = "ramp", start = 5 }), dev:array("u32", 129)
+      m:kernel("k_redux"):launch { grid = 1, block = 128, args = { xr, out }, profile = prof }
+      local o = out:read()
+      assert.equal(32 * 5 + 31 * 32 / 2, o[1]) -- warp 0's sum
+      local same = { 0, 0, 0, 0 } -- masks of the lanes with (lane + 5) % 4 == r, the same in every warp
+      for l = 0, 31 do local r = (l + 5) % 4 + 1; same[r] = same[r] + 2 ^ l end
+      for t = 0, 127 do assert.equal(same[(t + 5) % 4 + 1], o[t + 2], "thread " .. t) end
       local c, t = dev:array("i32", { 0, -1 }), dev:array("u64", 128)
       m:kernel("k_atomics"):launch { grid = 1, block = 128, args = { c, t }, profile = prof }
       assert.same({ 128, 127 }, c:read()) -- every thread's CAS went in once; the largest thread index
