@@ -709,12 +709,16 @@ static int l_kernel_params(lua_State *L)
     lua_newtable(L);
     for (uint32_t i = 0; i < shown; i++) {
         const ptx_param *p = &k->f->params[i];
-        lua_createtable(L, 0, 4);
+        lua_createtable(L, 0, 6);
         set_str(L, -1, "name", p->name);
         set_str(L, -1, "type", ptx_type_name(p->type));
         set_int(L, -1, "size", p->size);
+        set_int(L, -1, "align", p->align);
         lua_pushboolean(L, p->is_ptr);
         lua_setfield(L, -2, "ptr");
+        int bits = ptx_type_bits(p->type);
+        lua_pushboolean(L, bits == 0 || p->size * 8 != (uint32_t)bits); /* a struct by value: pass its bytes */
+        lua_setfield(L, -2, "aggregate");
         lua_seti(L, -2, (lua_Integer)i + 1);
     }
     return 1;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ptxas_check.sh - instruments every kernel of ptx/, the LLVM NVPTX kernel
 # tests/ptx/llvm_tiled.ptx, the nvcc -G build tests/ptx/tiled_debug.ptx and
-# the C++ template kernel tests/ptx/struct_param.ptx (both scopes) and checks that ptxas -arch=sm_90 accepts the result, and
+# the C++ template kernel tests/ptx/struct_param.ptx, the many-feature module
+# tests/ptx/features.ptx and tests/ptx/triton_style.ptx (both scopes) and checks that ptxas -arch=sm_90 accepts the result, and
 # that the plain PTX is accepted too.  Exit 77 (skipped) where no ptxas is installed.
 # usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
 set -euo pipefail
@@ -12,7 +13,7 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx; do
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx; do
   "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
   for scope in warp warpgroup; do
     out="$tmp/$(basename "$f" .ptx).$scope.ptx"

@@ -173,6 +173,30 @@ describe("instrumented kernels", function()
     end
   end)
 
+  it("work on Triton-style LLVM output", function()
+    -- tests/ptx/triton_style.ptx (hand-written in the shapes LLVM gives Triton kernels: .ptr .global
+    -- .align params, ld.param.b64, { %r1, ... } and [ %rd1 + 0 ] with spaces, f32 adds on .b32
+    -- registers, .reqntid, DWARF sections after the body), markers added by hand
+    local n = 1000
+    local x = dev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 })
+    local y = dev:array("f32", n, { fill = "random", seed = 2, min = -1, max = 1 })
+    local want = {}
+    local xv, yv = x:read(), y:read()
+    for i = 1, n do want[i] = xv[i] + yv[i] end
+    want = dev:array("f32", want)
+    for _, scope in ipairs { false, "warp", "warpgroup" } do
+      local k = dev:load(h.src .. "/tests/ptx/triton_style.ptx", scope and { instrument = scope } or nil):kernel("vec_add")
+      local p = k:params()
+      assert.is_true(p[1].ptr and p[2].ptr and p[3].ptr and not p[4].ptr)
+      local z = dev:array("f32", n)
+      local run = k:launch { grid = 2, block = 128, args = { x, y, z, n }, profile = scope and { entries = 8 } or nil }
+      assert.equal(0, z:compare(want, { atol = 0, rtol = 0 }).mismatches)
+      if scope then assert.equal(3 + 2 * 2 * 2, run.entries) end -- load, add: a begin and an end each
+      local ok, err = pcall(k.launch, k, { grid = 2, block = 256, args = { x, y, z, n } })
+      assert.matches("block 256x1x1, but the kernel requires 128x1x1 %(%.reqntid%)", err.message)
+    end
+  end)
+
   it("report faults at the line of the user's file, not of the rewritten text", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
       .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\n// @mgpu begin work\nmov.u32 %r1, 7;\n"
