@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# ptxas_check.sh - instruments every kernel of ptx/, the LLVM NVPTX kernel
-# tests/ptx/llvm_tiled.ptx, the nvcc -G build tests/ptx/tiled_debug.ptx and
-# the C++ template kernel tests/ptx/struct_param.ptx, the many-feature module
-# tests/ptx/features.ptx and tests/ptx/triton_style.ptx (both scopes) and checks that ptxas -arch=sm_90 accepts the result, and
-# that the plain PTX is accepted too.  Exit 77 (skipped) where no ptxas is installed.
+# ptxas_check.sh - instruments every kernel of ptx/ and of the real-compiler
+# outputs in tests/ptx/ (clang's llvm_tiled, nvcc -G's tiled_debug, the C++
+# template struct_param, the many-feature module features, triton_style),
+# both scopes, and checks that ptxas -arch=sm_90 accepts the result and the
+# plain PTX.  Exit 77 (skipped) where no ptxas is installed.
 # usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
 set -euo pipefail
 exe=$1; src=$2
