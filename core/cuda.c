@@ -414,10 +414,10 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
         (r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)))
         return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %u bytes of dynamic shared memory refused: %s", name, smem,
                        err_text(c, r));
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; ms && i < 2; i++)
         if (!d->ev[i] && (r = c->f.cuEventCreate(&d->ev[i], 0))) return fail_cu(c, r, e, "cuEventCreate");
     CUevent *ev = d->ev;
-    c->f.cuEventRecord(ev[0], NULL);
+    if (ms) c->f.cuEventRecord(ev[0], NULL); /* untimed (ms NULL): the launch and a synchronise only */
     if (clustered) {
         mh_CUlaunchAttribute attr;
         memset(&attr, 0, sizeof attr);
@@ -430,8 +430,8 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
     } else {
         r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
     }
-    if (!r) r = c->f.cuEventRecord(ev[1], NULL);
-    if (!r) r = c->f.cuEventSynchronize(ev[1]);
+    if (!r && ms) r = c->f.cuEventRecord(ev[1], NULL);
+    if (!r) r = ms ? c->f.cuEventSynchronize(ev[1]) : c->f.cuCtxSynchronize();
     if (!r && ms) r = c->f.cuEventElapsedTime(ms, ev[0], ev[1]);
     int rc = 0;
     if (r) {

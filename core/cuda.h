@@ -72,7 +72,7 @@ int mh_cuda_read(mh_cuda_dev *d, uint64_t addr, void *dst, uint64_t bytes, mh_er
 int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e);
 
 /* Launches fn (from mh_cuda_kernel) and waits; *ms gets the event-timed
- * duration.  params: one pointer per kernel parameter to its value.
+ * duration (ms NULL: no events, the launch and cuCtxSynchronize only).  params: one pointer per kernel parameter to its value.
  * cluster (NULL or 1x1x1 for none): thread-block cluster dimensions, through
  * cuLaunchKernelEx (Hopper kernels such as Mosaic GPU's may need them). */
 int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],

@@ -1265,6 +1265,9 @@ static int l_kernel_launch(lua_State *L)
                 return fail_code(L, MH_E_LAUNCH_FAILED, "%s", msg);
             }
     }
+    lua_getfield(L, 2, "time"); /* cuda: false skips the CUDA events (run.time_ns is then nil) */
+    int timed = lua_isnil(L, -1) || lua_toboolean(L, -1);
+    lua_pop(L, 1);
     lua_getfield(L, 2, "smem");
     lua_Integer smem = luaL_optinteger(L, -1, 0);
     if (smem < 0 || smem > UINT32_MAX) {
@@ -1418,9 +1421,9 @@ static int l_kernel_launch(lua_State *L)
                     if (!rc) k->fn_jit = m->jits;
                 }
                 if (!rc)
-                    rc = mh_cuda_launch(d->cud, k->fn, k->f->name, l.grid, l.block, cluster, l.dynamic_smem, params, &ms,
-                                        &e);
-                time_ns = (double)ms * 1e6;
+                    rc = mh_cuda_launch(d->cud, k->fn, k->f->name, l.grid, l.block, cluster, l.dynamic_smem, params,
+                                        timed ? &ms : NULL, &e);
+                time_ns = timed ? (double)ms * 1e6 : -1;
             }
         }
         uint64_t need = 0;
@@ -1445,7 +1448,7 @@ static int l_kernel_launch(lua_State *L)
         if (mh_spec_validate(&tr->spec, &e)) return raise_error(L, &e);
     }
     lua_createtable(L, 0, 8);
-    set_num(L, -1, "time_ns", time_ns);
+    if (time_ns >= 0) set_num(L, -1, "time_ns", time_ns);
     if (!d->cuda) {
         set_int(L, -1, "cycles", (lua_Integer)st.cycles);
         set_int(L, -1, "warp_insns", (lua_Integer)st.warp_insns);

@@ -40,6 +40,7 @@ end
 function M.time(kernel, launch, opts)
   opts = opts or {}
   if type(launch) ~= "table" then error(errors.new("bad_argument", "time: the launch must be a table"), 0) end
+  if launch.time == false then error(errors.new("bad_argument", "time: the launch has time = false"), 0) end
   local warmup = count(opts.warmup, "warmup", 0) or 1
   local repeats = count(opts.repeats, "repeats", 1) or 3
   local flush = opts.flush

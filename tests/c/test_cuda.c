@@ -115,6 +115,9 @@ int main(int argc, char **argv)
     unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
     float ms = 0;
     CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, &ms, &e) == 0 && ms == 0.125f);
+    int *records = dlsym(lib, "fake_event_records"), before = records ? *records : -1;
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, NULL, &e) == 0); /* untimed: no events */
+    CHECK(records && *records == before);
     void *ffault;
     CHECK(mh_cuda_kernel(m, "fault", &ffault, NULL, &e) == 0);
     unsigned gen = mh_cuda_generation(d);

@@ -14,6 +14,7 @@
  *     CU_JIT_TARGET is CUDA_ERROR_INVALID_VALUE (a driver without the option)
  *   PTX of `.version 99.x` is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  *   a function handle from before a reset is CUDA_ERROR_INVALID_HANDLE at launch
+ *   fake_event_records: cuEventRecord calls
  *   fake_ctx_refs: primary context retains minus releases
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
  * Never part of the harness: built for the tests only. */
@@ -160,7 +161,8 @@ CUresult cuLaunchKernelEx(const fake_cfg *cfg, void *f, void **params, void **ex
     return cuLaunchKernel(f, cfg->gx, cfg->gy, cfg->gz, cfg->bx, cfg->by, cfg->bz, cfg->smem, cfg->stream, params, extra);
 }
 CUresult cuEventCreate(void **e, unsigned f) { (void)f; STICKY(); *e = &events[next_event++ % 2]; return 0; }
-CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; STICKY(); return 0; }
+int fake_event_records; /* cuEventRecord calls */
+CUresult cuEventRecord(void *e, void *s) { (void)e; (void)s; STICKY(); fake_event_records++; return 0; }
 CUresult cuEventSynchronize(void *e) { (void)e; STICKY(); return 0; }
 CUresult cuEventElapsedTime(float *ms, void *a, void *b) { (void)a; (void)b; *ms = 0.125f; return 0; }
 CUresult cuEventDestroy_v2(void *e) { (void)e; return 0; }

@@ -38,6 +38,7 @@ describe("mgpu on the cuda backend (fake driver)", function()
     local run = k:launch { grid = 1, block = 32, args = { x, y, 16 } }
     assert.equal("cuda", run.backend)
     assert.equal(125000, run.time_ns) -- the fake's events say 0.125 ms
+    assert.is_nil(k:launch { grid = 1, block = 32, args = { x, y, 16 }, time = false }.time_ns) -- no events
     assert.is_nil(run.cycles)
     local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { x, y } })
     assert.equal("bad_argument", err.code)
