@@ -1473,7 +1473,7 @@ static int l_kernel_launch(lua_State *L)
 static int l_struct(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
-    unsigned char buf[4096];
+    unsigned char buf[4096] = {0}; /* padding bytes are zeros */
     size_t at = 0, maxal = 1;
     lua_Integer nf = luaL_len(L, 1);
     for (lua_Integer fi = 1; fi <= nf; fi++) {

@@ -104,6 +104,12 @@ describe("mgpu on emu", function()
     assert.equal("launch_failed", err.code)
     ok, err = pcall(mgpu.struct, { { "f33", 1 } })
     assert.equal("bad_argument", err.code)
+    -- C layout: u8 at 0, f64 at 8, u8 at 16, size 24; padding bytes are zeros
+    local s = mgpu.struct { { "u8", 1 }, { "f64", 2 }, { "u8", 3 } }
+    assert.equal(24, #s)
+    assert.same({ 1, 0, 0, 0, 0, 0, 0, 0 }, { s:byte(1, 8) })
+    assert.same({ 3, 0, 0, 0, 0, 0, 0, 0 }, { s:byte(17, 24) })
+    assert.equal(4, #mgpu.struct { { "u8", 1 }, { "u16", 2 } })
   end)
 
   it("reduces across a warp with redux.sync, whole and over a member mask, past a __nanosleep; match.all", function()
