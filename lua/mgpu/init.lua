@@ -50,6 +50,19 @@ function M.struct(fields)
   return core.struct(fields)
 end
 
+-- The output folder of a plain (non-experiment) script: its first argument, else
+-- `default`; created when missing.  An option there ("--backend ...") is a
+-- bad_argument naming the script's usage: plain scripts take only the folder.
+function M.script_dir(default)
+  local dir = arg and arg[1] or default
+  if dir:sub(1, 1) == "-" then
+    error(M.errors.new("bad_argument", string.format("%s takes only an output folder (got %s): mgpu-harness %s [OUT_DIR]",
+      arg[0] or "this script", dir, arg[0] or "script.lua")), 0)
+  end
+  core.mkdir_p(dir)
+  return dir
+end
+
 -- Sizes of a trace buffer: M.spec{grid=, block=, scope=, entries=}
 -- -> {num_traces=, traces_per_block=, num_blocks=, words=, bytes=, scope=}
 function M.spec(t)

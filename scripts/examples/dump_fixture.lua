@@ -8,8 +8,7 @@ local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/examples/[^/]*$") or "."
 local fixture = here .. "/tests/fixtures/mosaic-h200/wg_264blocks_nested"
-local out_dir = arg[1] or "results/dump_fixture"
-os.execute("mkdir -p '" .. out_dir:gsub("'", "'\\''") .. "'")
+local out_dir = mgpu.script_dir("results/dump_fixture")
 
 local r = mgpu.dump {
   buffer = fixture .. ".bin",

@@ -7,8 +7,7 @@
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/examples/[^/]*$") or "."
-local out_dir = arg[1] or "results/emu_mosaic"
-os.execute("mkdir -p '" .. out_dir:gsub("'", "'\\''") .. "'")
+local out_dir = mgpu.script_dir("results/emu_mosaic")
 
 local dev = mgpu.device()
 local mod = dev:load(here .. "/tests/fixtures/mosaic-h200/copy_bounds_wg.ptx")

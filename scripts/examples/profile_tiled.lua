@@ -8,8 +8,7 @@
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/examples/[^/]*$") or "."
-local out_dir = arg[1] or "results/profile_tiled"
-os.execute("mkdir -p '" .. out_dir:gsub("'", "'\\''") .. "'")
+local out_dir = mgpu.script_dir("results/profile_tiled")
 
 local dev = mgpu.device()
 local kernel = dev:load(here .. "/ptx/tiled.ptx", { instrument = "warp" }):kernel("tiled_scale")

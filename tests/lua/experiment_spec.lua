@@ -370,3 +370,20 @@ describe("example experiments", function()
     assert.matches("unknown option %-%-bogus", err)
   end)
 end)
+
+describe("example scripts", function()
+  -- plain scripts (not experiments): one output folder, a trace and a summary
+  for _, name in ipairs { "dump_fixture", "emu_mosaic", "profile_tiled" } do
+    it(name .. ".lua writes its trace into the folder it is given, and refuses options", function()
+      local dir = h.tmpdir()
+      local st, out, err = h.run(h.src .. "/scripts/examples/" .. name .. ".lua", dir .. "/out")
+      assert.equal(0, st, err)
+      assert.matches("%S", out)
+      assert.is_string(h.read(dir .. "/out/trace.json"))
+      st, _, err = h.run(h.src .. "/scripts/examples/" .. name .. ".lua", "--backend", "cuda")
+      assert.equal(2, st)
+      assert.matches("takes only an output folder %(got %-%-backend%)", err)
+      h.rmdir(dir)
+    end)
+  end
+end)
