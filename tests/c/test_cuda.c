@@ -115,6 +115,10 @@ int main(int argc, char **argv)
     unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
     float ms = 0;
     CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, &ms, &e) == 0 && ms == 0.125f);
+    /* above 48 KiB of dynamic shared memory the kernel's limit is raised first */
+    int *smem_limit = dlsym(lib, "fake_max_dynamic_smem");
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 48 * 1024, NULL, &ms, &e) == 0 && smem_limit && *smem_limit == 0);
+    CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 100000, NULL, &ms, &e) == 0 && smem_limit && *smem_limit == 100000);
     int *records = dlsym(lib, "fake_event_records"), before = records ? *records : -1;
     CHECK(mh_cuda_launch(d, fn, "k", g, b, NULL, 0, NULL, NULL, &e) == 0); /* untimed: no events */
     CHECK(records && *records == before);

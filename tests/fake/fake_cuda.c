@@ -15,6 +15,7 @@
  *   PTX of `.version 99.x` is CUDA_ERROR_UNSUPPORTED_PTX_VERSION
  *   a function handle from before a reset is CUDA_ERROR_INVALID_HANDLE at launch
  *   fake_event_records: cuEventRecord calls
+ *   fake_max_dynamic_smem: the last dynamic shared memory limit a kernel was given
  *   fake_ctx_refs: primary context retains minus releases
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
  * Never part of the harness: built for the tests only. */
@@ -117,7 +118,13 @@ CUresult cuModuleGetFunction(void **f, void *m, const char *name)
     return 0;
 }
 CUresult cuFuncGetAttribute(int *v, int a, void *f) { (void)f; *v = a == 4 ? 32 : 0; return 0; }
-CUresult cuFuncSetAttribute(void *f, int a, int v) { (void)f; (void)a; (void)v; return 0; }
+int fake_max_dynamic_smem; /* the last CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES set */
+CUresult cuFuncSetAttribute(void *f, int a, int v)
+{
+    (void)f;
+    if (a == 8) fake_max_dynamic_smem = v;
+    return 0;
+}
 CUresult cuMemAlloc_v2(uint64_t *p, size_t n)
 {
     STICKY();
