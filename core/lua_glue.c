@@ -1718,12 +1718,50 @@ static int l_now(lua_State *L)
     return 1;
 }
 
+/* Every function of the API runs through this: Lua's own argument errors
+ * (luaL_check*: "bad argument #1 to '?' (string expected, got nil)") become
+ * error values like the harness's others, {code = "bad_argument", message},
+ * with the function's name in the message; error values pass unchanged. */
+static int api_call(lua_State *L)
+{
+    int n = lua_gettop(L);
+    lua_pushvalue(L, lua_upvalueindex(1));
+    lua_insert(L, 1);
+    if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK) return lua_gettop(L);
+    if (lua_type(L, -1) != LUA_TSTRING) return lua_error(L);
+    const char *msg = lua_tostring(L, -1), *name = lua_tostring(L, lua_upvalueindex(2));
+    int method = lua_toboolean(L, lua_upvalueindex(3)), arg = 0;
+    const char *q = strstr(msg, " to '?'");
+    mh_error e;
+    mh_error_clear(&e);
+    if (q && sscanf(msg, "bad argument #%d", &arg) == 1) {
+        /* as Lua says it of a method: self is not counted, a bad self is named so */
+        if (method && arg == 1) mh_fail(&e, MH_E_BAD_ARGUMENT, "calling '%s' on bad self%s", name, q + 7);
+        else mh_fail(&e, MH_E_BAD_ARGUMENT, "bad argument #%d to '%s'%s", method ? arg - 1 : arg, name, q + 7);
+    } else {
+        mh_fail(&e, MH_E_BAD_ARGUMENT, "%s: %s", name, msg);
+    }
+    return raise_error(L, &e);
+}
+
+/* luaL_setfuncs, each function behind api_call (methods: called as obj:name()) */
+static void set_api_funcs(lua_State *L, const luaL_Reg *l, int methods)
+{
+    for (; l->name; l++) {
+        lua_pushcfunction(L, l->func);
+        lua_pushstring(L, l->name);
+        lua_pushboolean(L, methods);
+        lua_pushcclosure(L, api_call, 3);
+        lua_setfield(L, -2, l->name);
+    }
+}
+
 static void new_class(lua_State *L, const char *name, const luaL_Reg *meta, const luaL_Reg *methods)
 {
     luaL_newmetatable(L, name);
     luaL_setfuncs(L, meta, 0);
     lua_newtable(L);
-    luaL_setfuncs(L, methods, 0);
+    set_api_funcs(L, methods, 1);
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "methods");
     if (!lua_getfield(L, -2, "__index")) {
@@ -1784,7 +1822,8 @@ int luaopen_mgpu_core(lua_State *L);
 int luaopen_mgpu_core(lua_State *L)
 {
     register_classes(L);
-    luaL_newlib(L, core_funcs);
+    lua_newtable(L);
+    set_api_funcs(L, core_funcs, 0);
     lua_pushliteral(L, MH_VERSION);
     lua_setfield(L, -2, "VERSION");
     lua_pushlightuserdata(L, &trace_sentinel);

@@ -39,6 +39,7 @@ end
 -- launch.  Returns the statistics of time_ns and the last measured run.
 function M.time(kernel, launch, opts)
   opts = opts or {}
+  if type(opts) ~= "table" then error(errors.new("bad_argument", "time: the options must be a table"), 0) end
   if type(launch) ~= "table" then error(errors.new("bad_argument", "time: the launch must be a table"), 0) end
   if launch.time == false then error(errors.new("bad_argument", "time: the launch has time = false"), 0) end
   local warmup = count(opts.warmup, "warmup", 0) or 1
