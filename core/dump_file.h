@@ -13,6 +13,8 @@ typedef struct mh_dump_request {
     const char *out_path;      /* NULL or "-": stdout */
     mh_dump_mode mode;
     double clock_ghz;          /* 0: take it from the meta, if there */
+    const char *calib_path;    /* optional (default mode): an instrumented trace's calibration words,
+                                * 4 little-endian uint32 per trace (trace:save writes them) */
     int want_summary;
     mh_warn_fn warn;
     void *warn_ctx;

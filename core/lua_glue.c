@@ -232,6 +232,7 @@ static int l_dump(lua_State *L)
     req.buffer_path = opt_string(L, 1, "buffer", NULL);
     req.meta_path = opt_string(L, 1, "meta", NULL);
     req.out_path = opt_string(L, 1, "out", NULL);
+    req.calib_path = opt_string(L, 1, "calib", NULL);
     if (!req.buffer_path) raise_bad_argument(L, "%s is required (path of the trace buffer)", "buffer");
     if (!req.meta_path) raise_bad_argument(L, "%s is required (path of the meta JSON)", "meta");
     if (!req.out_path) raise_bad_argument(L, "%s is required (path of the trace JSON to write)", "out");
@@ -262,6 +263,12 @@ static int l_dump(lua_State *L)
     set_int(L, 2, "overhead_cycles", (lua_Integer)st->overhead_cycles);
     set_num(L, 2, "clock_ghz", r.clock_ghz);
     set_str(L, 2, "unit", r.clock_ghz > 0 ? "ns" : "cycles");
+    if (r.stats.clock_ghz_measured > 0) {
+        set_num(L, 2, "clock_ghz_measured", r.stats.clock_ghz_measured);
+        set_int(L, 2, "timer_step_ns", r.stats.timer_step_ns);
+        set_num(L, 2, "clock_bound", r.stats.clock_bound);
+        set_str(L, 2, "clock_source", r.stats.clock_measured_used ? "measured" : "given");
+    }
     if (req.want_summary) {
         push_summary(L, &r.summary);
         lua_setfield(L, 2, "summary");
@@ -1130,6 +1137,72 @@ static int l_trace_dump(lua_State *L)
     return 1;
 }
 
+/* Writes n uint32 words little-endian to path (atomically: mh_out). */
+static int save_words(const char *path, const uint32_t *w, uint64_t n, mh_error *e)
+{
+    mh_out o;
+    if (mh_out_open(&o, path, e)) return -1;
+    for (uint64_t i = 0; i < n; i++) {
+        unsigned char b[4] = {(unsigned char)w[i], (unsigned char)(w[i] >> 8), (unsigned char)(w[i] >> 16),
+                              (unsigned char)(w[i] >> 24)};
+        mh_out_mem(&o, b, 4);
+    }
+    if (mh_out_commit(&o, e)) {
+        mh_out_abort(&o);
+        return -1;
+    }
+    return 0;
+}
+
+/* trace:save(prefix) -> {buffer=, meta=, calib=}: the trace as files the CLI
+ * dumps later, elsewhere (`mgpu-harness dump PREFIX.bin --meta PREFIX.meta.json
+ * [--calib PREFIX.calib.bin]`): the words, the meta in JAX's capture format
+ * (grid, block, entries_per_warpgroup, trace_scope, names, clock_ghz) and,
+ * from an instrumented kernel, the clock calibration words. */
+static int l_trace_save(lua_State *L)
+{
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    const char *prefix = luaL_checkstring(L, 2);
+    mh_error e;
+    mh_error_clear(&e);
+    lua_createtable(L, 0, 3);
+    lua_pushfstring(L, "%s.bin", prefix);
+    if (save_words(lua_tostring(L, -1), t->words, t->spec.words, &e)) return raise_error(L, &e);
+    lua_setfield(L, -2, "buffer");
+    json_t *names = json_object(), *meta = json_object();
+    for (size_t i = 0; i < t->names.n; i++)
+        json_object_set_new(names, t->names.v[i].name, json_integer((json_int_t)t->names.v[i].id));
+    json_object_set_new(meta, "grid", json_pack("[III]", (json_int_t)t->spec.grid[0], (json_int_t)t->spec.grid[1],
+                                                 (json_int_t)t->spec.grid[2]));
+    json_object_set_new(meta, "block", json_pack("[III]", (json_int_t)t->spec.block[0], (json_int_t)t->spec.block[1],
+                                                  (json_int_t)t->spec.block[2]));
+    json_object_set_new(meta, "entries_per_warpgroup", json_integer((json_int_t)t->spec.entries));
+    json_object_set_new(meta, "trace_scope", json_string(mh_scope_name(t->spec.scope)));
+    json_object_set_new(meta, "names", names);
+    if (t->clock_ghz > 0) json_object_set_new(meta, "clock_ghz", json_real(t->clock_ghz));
+    char *text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(meta);
+    if (!text) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory");
+    lua_pushfstring(L, "%s.meta.json", prefix);
+    mh_out o;
+    int rc = mh_out_open(&o, lua_tostring(L, -1), &e);
+    if (!rc) {
+        mh_out_str(&o, text);
+        mh_out_str(&o, "\n");
+        rc = mh_out_commit(&o, &e);
+        if (rc) mh_out_abort(&o);
+    }
+    free(text);
+    if (rc) return raise_error(L, &e);
+    lua_setfield(L, -2, "meta");
+    if (t->calib) {
+        lua_pushfstring(L, "%s.calib.bin", prefix);
+        if (save_words(lua_tostring(L, -1), t->calib, t->spec.num_traces * MH_CALIB_WORDS, &e)) return raise_error(L, &e);
+        lua_setfield(L, -2, "calib");
+    }
+    return 1;
+}
+
 /* trace:ptr() -> lightuserdata: the trace words (num_traces x entries uint32),
  * without a copy, for LuaJIT's FFI; valid while the trace object lives */
 static int l_trace_ptr(lua_State *L)
@@ -1791,7 +1864,8 @@ static void register_classes(lua_State *L)
                                              {"compare", l_array_compare}, {"ptr", l_array_ptr},
                                              {"shape", l_array_shape}, {"save", l_array_save}, {NULL, NULL}};
     static const luaL_Reg trace_meta[] = {{"__gc", l_trace_gc}, {NULL, NULL}};
-    static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"words", l_trace_words}, {"ptr", l_trace_ptr},
+    static const luaL_Reg trace_methods[] = {{"dump", l_trace_dump}, {"save", l_trace_save}, {"words", l_trace_words},
+                                             {"ptr", l_trace_ptr},
                                              {"summary", l_trace_summary}, {NULL, NULL}};
     new_class(L, DEVICE_MT, device_meta, device_methods);
     new_class(L, MODULE_MT, module_meta, module_methods);

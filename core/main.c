@@ -37,6 +37,8 @@ static const char DUMP_USAGE[] =
     "  --compat mosaic      produce exactly what JAX's ProfilerSpec.dump writes\n"
     "  --clock-ghz G        SM clock rate for cycles -> ns (default: the meta's clock_ghz; without\n"
     "                       either, times stay in cycles and the trace says so)\n"
+    "  --calib FILE         an instrumented trace's calibration words (trace:save writes them): the\n"
+    "                       SM clock is measured from them (default mode)\n"
     "  --summary            print a table of region durations (to stderr when the trace goes to stdout)\n"
     "  --summary-json FILE  write the region summary as JSON\n"
     "  -q, --quiet          no warnings\n"
@@ -72,12 +74,13 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int cmd_dump(int argc, char **argv)
 {
-    enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_SUMMARY, OPT_SUMMARY_JSON };
+    enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_CALIB, OPT_SUMMARY, OPT_SUMMARY_JSON };
     static const struct option opts[] = {
         {"meta", required_argument, NULL, OPT_META},
         {"output", required_argument, NULL, 'o'},
         {"compat", required_argument, NULL, OPT_COMPAT},
         {"clock-ghz", required_argument, NULL, OPT_CLOCK},
+        {"calib", required_argument, NULL, OPT_CALIB},
         {"summary", no_argument, NULL, OPT_SUMMARY},
         {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
         {"quiet", no_argument, NULL, 'q'},
@@ -106,6 +109,7 @@ static int cmd_dump(int argc, char **argv)
                 req.clock_ghz > 100)
                 return usage_error("--clock-ghz takes a clock rate in GHz such as 1.98, not `%s`", optarg);
             break;
+        case OPT_CALIB: req.calib_path = optarg; break;
         case OPT_SUMMARY: print_summary = 1; break;
         case OPT_SUMMARY_JSON: summary_json = optarg; break;
         case 'q': req.warn = NULL; break;

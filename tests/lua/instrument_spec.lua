@@ -220,6 +220,32 @@ describe("instrumented kernels", function()
     assert.is_not_nil(run.trace)
   end)
 
+  it("save their trace to files the CLI dumps later, to the same bytes", function()
+    local k = dev:load(ptx("tiled.ptx"), { instrument = "warp" }):kernel("tiled_scale")
+    local n = 64 * 10
+    local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+    local run = k:launch { grid = 2, block = 64, smem = 256, args = { a, c, n, 2.0 }, profile = { entries = 83 } }
+    local dir = h.tmpdir()
+    local d = run.trace:dump(dir .. "/direct.json")
+    local files = run.trace:save(dir .. "/t")
+    assert.same({ buffer = dir .. "/t.bin", meta = dir .. "/t.meta.json", calib = dir .. "/t.calib.bin" }, files)
+    local st, _, err = h.run("dump", files.buffer, "--meta", files.meta, "--calib", files.calib, "-o", dir .. "/cli.json")
+    assert.equal(0, st, err)
+    assert.equal(h.read(dir .. "/direct.json"), h.read(dir .. "/cli.json"))
+    local r = mgpu.dump { buffer = files.buffer, meta = files.meta, calib = files.calib, out = dir .. "/lua.json" }
+    assert.equal("measured", r.clock_source)
+    assert.equal(d.clock_ghz, r.clock_ghz)
+    -- calibration words of another launch shape, or with Mosaic's convention: refused
+    h.write(dir .. "/short.bin", string.rep("\0", 16 * 3))
+    st, _, err = h.run("dump", files.buffer, "--meta", files.meta, "--calib", dir .. "/short.bin")
+    assert.equal(3, st)
+    assert.matches("short%.bin: fewer bytes of calibration words; 4 traces need 64 %(4 uint32 each%)", err)
+    st, _, err = h.run("dump", files.buffer, "--meta", files.meta, "--calib", files.calib, "--compat", "mosaic")
+    assert.equal(2, st)
+    assert.matches("calibration words are for the default mode", err)
+    h.rmdir(dir)
+  end)
+
   it("report marker errors at load with the line", function()
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
       .. "// @mgpu end x\nret;\n}\n"
