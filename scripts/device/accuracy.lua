@@ -37,6 +37,7 @@ for _, target in ipairs({ 2000, 10000, 50000 }) do
     local ns = dev:array("u32", { target })
     local run = k:launch { grid = grid, block = 32, args = { ns, 1, 0, pad, sink }, profile = { entries = 16 } }
     step = step or sink:read(2)
+    run.trace:save(string.format("%s/spin-%d", out_dir, target)) -- the raw words, to dump again later
     local r, d = region(run, "spin", string.format("%s/spin-%d.trace.json", out_dir, target))
     local clock = d.clock_ghz
     local err = (r.mean - target) / target

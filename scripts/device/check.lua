@@ -173,6 +173,7 @@ do
     local y = gpu:array("bf16", 128 * 128)
     local run = k:launch { grid = 8, block = 128, smem = 128, args = { x, y, mgpu.TRACE },
       profile = { scope = "warpgroup", entries = 32, names = { "Init", "load", "store" } } }
+    run.trace:save(out_dir .. "/mosaic") -- the raw buffer and meta, to dump again later
     local d = run.trace:dump(out_dir .. "/mosaic.trace.json")
     local names = {}
     for _, r in ipairs(d.summary) do names[#names + 1] = string.format("%s %d (mean %.0f %s)", r.name, r.count, r.mean, d.unit) end
