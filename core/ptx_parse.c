@@ -761,6 +761,10 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         else if (op == OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
+        else if (op == OP_BRA || op == OP_RET || op == OP_EXIT || op == OP_CALL || op == OP_TRAP)
+            /* control flow must be understood: the instrumentation follows it */
+            return perr(P, t->line, MH_E_PTX_UNSUPPORTED, "'%.*s': modifier '.%.*s' is not supported", (int)t->len, s,
+                        (int)n, q);
         else { /* a form not decoded (e.g. .sync.aligned variants emu lacks): kept as text */
             memset(in, 0, offsetof(ptx_insn, guard));
             in->op = OP_OPAQUE;

@@ -167,6 +167,19 @@ static void nul_byte(void)
     CHECK(ptx_parse(&m, text, sizeof text - 1, "nul.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK(e.line == 7);
     CHECK_CONTAINS(e.message, "nul.ptx:7: a NUL byte at offset 83: PTX is text");
+    /* an instruction kept as text (cluster barriers) instruments; control flow with a modifier the front
+     * end does not know is refused, as the instrumentation follows it */
+    static const char cluster[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+                                  "// @mgpu begin a\nbarrier.cluster.arrive.release.aligned;\n"
+                                  "barrier.cluster.wait.acquire.aligned;\n// @mgpu end a\nret;\n}\n";
+    CHECK(ptx_parse(&m, cluster, sizeof cluster - 1, "cl.ptx", &e) == 0);
+    mh_instrumented r;
+    CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) == 0 && r.markers == 2);
+    mh_instrumented_free(&r);
+    ptx_free(&m);
+    static const char weird_ret[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nret.weird;\n}\n";
+    CHECK(ptx_parse(&m, weird_ret, sizeof weird_ret - 1, "w.ptx", &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "w.ptx:6: 'ret.weird': modifier '.weird' is not supported");
     /* a marker inside a statement (decoded or kept as text) would get code inserted into it */
     static const char split[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                 ".reg .b32 %r<2>;\nadd.s32 %r1,\n// @mgpu begin a\n%r1, 1;\n// @mgpu end a\nret;\n}\n";
