@@ -629,6 +629,10 @@ static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b, int ftz)
     if (ptx_type_is_float(t)) {
         double x = fget(a, t), y = fget(b, t);
         if (ftz && t == PT_F32) { x = mh_ftz32(x); y = mh_ftz32(y); }
+        if (ftz && t == PT_F16) { /* subnormal halves compare as zeros */
+            if (fabs(x) < 0x1p-14) x = copysign(0.0, x);
+            if (fabs(y) < 0x1p-14) y = copysign(0.0, y);
+        }
         int un = isnan(x) || isnan(y);
         switch (cmp) {
         case CMP_EQ: return !un && x == y;
@@ -989,6 +993,26 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         break;
     case OP_SETP:
     case OP_SET:
+        if (t == PT_F16X2 || t == PT_BF16X2) {
+            /* setp on packed halves (PTX ISA 9.1, 9.7.7.2): p from the low halves, q from the high
+             * ones, each combined with c (q is not a complement here) */
+            ptx_type ht = t == PT_F16X2 ? PT_F16 : PT_BF16;
+            LANES {
+                uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
+                int r[2];
+                for (int half = 0; half < 2; half++) {
+                    r[half] = compare((ptx_cmp)in->cmp, ht, a >> 16 * half & 0xffff, b >> 16 * half & 0xffff,
+                                      in->mods & MOD_FTZ);
+                    if (in->boolop) {
+                        int p = val(c, w, &o[3], l) != 0;
+                        r[half] = in->boolop == 1 ? r[half] && p : in->boolop == 2 ? r[half] || p : r[half] ^ p;
+                    }
+                }
+                put(c, w, o[0].reg, l, (uint64_t)r[0], PT_PRED);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r[1], PT_PRED);
+            }
+            break;
+        }
         LANES {
             ptx_type ct = in->op == OP_SET ? (ptx_type)in->type2 : t;
             int r = compare((ptx_cmp)in->cmp, ct, val(c, w, &o[1], l), val(c, w, &o[2], l), in->mods & MOD_FTZ);
@@ -1509,7 +1533,7 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
                    !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
                      in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
                      in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
-                     in->op == OP_TANH)) {
+                     in->op == OP_TANH || in->op == OP_SETP)) {
             snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
                      ptx_op_name((ptx_op)in->op));
         }

@@ -88,8 +88,19 @@ against_emu("tests/ptx/half2.ptx", function(dev)
   local d = dev:array("bf16", 2 * T, { fill = "random", seed = 34, min = 0.5, max = 2 })
   local f = dev:array("f32", 2 * T, { fill = "random", seed = 35, min = -7, max = 7 })
   local o, p, q = dev:array("f16", 8 * T), dev:array("bf16", 4 * T), dev:array("f16", 2 * T)
-  dev:load(here .. "/tests/ptx/half2.ptx"):kernel("h2ops"):launch { grid = 1, block = T, args = { a, b, o, c, d, p, f, q } }
-  return { o, p, q }
+  local m = dev:load(here .. "/tests/ptx/half2.ptx")
+  m:kernel("h2ops"):launch { grid = 1, block = T, args = { a, b, o, c, d, p, f, q } }
+  -- setp on packed halves: which predicate gets which half (emu: p the low halves), NaNs, .ftz
+  local bits = { 0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x3c00, 0xbc00, 0x7c00, 0xfc00, 0x7e00, 0x3555, 0x4248,
+    0x3f80, 0xbf80, 0x7fc0, 0x0080 }
+  local ca, cb = {}, {}
+  for i = 0, 2 * T - 1 do
+    ca[i + 1] = bits[i % 16 + 1] + bits[(i * 7 + 3) % 16 + 1] * 65536
+    cb[i + 1] = bits[(i * 5 + 1) % 16 + 1] + bits[(i * 3) % 16 + 1] * 65536
+  end
+  local co = dev:array("u32", 2 * T * 5)
+  m:kernel("h2cmp"):launch { grid = 1, block = 2 * T, args = { dev:array("u32", ca), dev:array("u32", cb), co } }
+  return { o, p, q, co }
 end)
 
 against_emu("tests/ptx/cp_async.ptx", function(dev)

@@ -468,6 +468,44 @@ static void half2_kernel(mh_emu *d)
     }
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "  half2: %d values differ\n", bad);
+
+    /* setp on packed halves: p from the low halves, q from the high ones; NaNs, infinities,
+     * subnormals (.ftz), the and with a predicate; each half compared on its own */
+    static const uint16_t pick[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x0400, 0x3c00, 0xbc00, 0x7c00,
+                                    0xfc00, 0x7e00, 0x3555, 0x4248, 0x3f80, 0xbf80, 0x7fc0, 0x0080};
+    enum { NP = sizeof pick / sizeof *pick };
+    uint32_t ca[T * 2], cb[T * 2], co[T * 2 * 5];
+    for (int i = 0; i < 2 * T; i++) {
+        ca[i] = (uint32_t)pick[i % NP] | (uint32_t)pick[(i * 7 + 3) % NP] << 16;
+        cb[i] = (uint32_t)pick[(i * 5 + 1) % NP] | (uint32_t)pick[(i * 3) % NP] << 16;
+    }
+    uint64_t dca = dev_alloc(d, sizeof ca), dcb = dev_alloc(d, sizeof cb), dco = dev_alloc(d, sizeof co);
+    mh_emu_write(d, dca, ca, sizeof ca, &e);
+    mh_emu_write(d, dcb, cb, sizeof cb, &e);
+    mh_emu_arg cargs[] = {ARG(dca), ARG(dcb), ARG(dco)};
+    mh_emu_launch cl = shape(1, 2 * T, 0, cargs, 3);
+    rc = mh_emu_run(d, &m, "h2cmp", &cl, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dco, co, sizeof co, &e);
+    bad = 0;
+    for (int i = 0; i < 2 * T; i++) {
+        uint32_t want[5] = {0, 0, 0, 0, 0};
+        for (int h = 0; h < 2; h++) {
+            uint16_t xa = (uint16_t)(ca[i] >> 16 * h), xb = (uint16_t)(cb[i] >> 16 * h);
+            float x = (float)h_of(xa), y = (float)h_of(xb);
+            float fx = fabsf(x) < 0x1p-14f ? copysignf(0, x) : x, fy = fabsf(y) < 0x1p-14f ? copysignf(0, y) : y;
+            float u = bf_f(xa), v = bf_f(xb);
+            want[0] |= (uint32_t)(x < y) << h;
+            want[1] |= (uint32_t)(isnan(fx) || isnan(fy) || fx >= fy) << h;
+            want[2] |= (uint32_t)(x == y && (i & 1)) << h;
+            want[3] |= (uint32_t)(u > v) << h;
+            want[4] |= (uint32_t)(isnan(u) || isnan(v)) << h;
+        }
+        for (int k = 0; k < 5; k++) bad += co[i * 5 + k] != want[k];
+    }
+    CHECK(bad == 0);
+    if (bad) fprintf(stderr, "  setp f16x2/bf16x2: %d results differ\n", bad);
     ptx_free(&m);
 
     /* ex2.approx / tanh.approx on f16x2, each half as its own f16 (emu computes them exactly,

@@ -13,3 +13,22 @@ extern "C" __global__ void h2ops(const __half2 *a, const __half2 *b, __half2 *o,
     p[i * 2 + 1] = __hfma2(c[i], d[i], c[i]);
     q[i] = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
 }
+
+// setp on packed halves: p from the low halves, q from the high ones (PTX ISA 9.1, 9.7.7.2);
+// o[i * 5 + k] = p + 2 q for: lt.f16x2, geu.ftz.f16x2, eq.and.f16x2 with c = i odd,
+// gt.bf16x2, nan.bf16x2
+#define SETP2(op, r, x, y) \
+    asm("{ .reg .pred p, q; setp." op " p|q, %1, %2; selp.u32 %0, 1, 0, p; @q add.u32 %0, %0, 2; }" \
+        : "=r"(r) : "r"(x), "r"(y))
+extern "C" __global__ void h2cmp(const unsigned *a, const unsigned *b, unsigned *o)
+{
+    int i = threadIdx.x;
+    unsigned x = a[i], y = b[i], r[5], odd = i & 1;
+    SETP2("lt.f16x2", r[0], x, y);
+    SETP2("geu.ftz.f16x2", r[1], x, y);
+    asm("{ .reg .pred p, q, c; setp.ne.u32 c, %3, 0; setp.eq.and.f16x2 p|q, %1, %2, c; selp.u32 %0, 1, 0, p;"
+        " @q add.u32 %0, %0, 2; }" : "=r"(r[2]) : "r"(x), "r"(y), "r"(odd));
+    SETP2("gt.bf16x2", r[3], x, y);
+    SETP2("nan.bf16x2", r[4], x, y);
+    for (int k = 0; k < 5; k++) o[i * 5 + k] = r[k];
+}
