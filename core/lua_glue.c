@@ -1564,7 +1564,8 @@ static int l_struct(lua_State *L)
         size_t size = mh_dtype_size(t), n = lua_istable(L, -1) && !luaL_testudata(L, -1, ARRAY_MT) ? (size_t)luaL_len(L, -1) : 1;
         at = (at + size - 1) / size * size;
         if (size > maxal) maxal = size;
-        if (n == 0 || at + n * size > sizeof buf) raise_bad_argument(L, "%s: an empty array, or the struct is over 4 KiB", what);
+        if (n == 0 || n > (sizeof buf - at) / size)
+            raise_bad_argument(L, "%s: an empty array, or the struct is over 4 KiB", what);
         for (size_t i = 0; i < n; i++) {
             if (lua_istable(L, -1) && !luaL_testudata(L, -1, ARRAY_MT)) lua_geti(L, -1, (lua_Integer)i + 1);
             else lua_pushvalue(L, -1);
@@ -1572,12 +1573,17 @@ static int l_struct(lua_State *L)
             if (a) {
                 mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
             } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
-                mh_dtype_set_int(t, buf + at, 0, lua_tointeger(L, -1));
-            } else if (lua_type(L, -1) == LUA_TNUMBER && !ptr) {
+                lua_Integer v = lua_tointeger(L, -1);
+                int bits = (int)size * 8, sgn = t == MH_I8 || t == MH_I16 || t == MH_I32 || t == MH_I64;
+                int fits = bits == 64 || (sgn ? v >= -((lua_Integer)1 << (bits - 1)) && v < ((lua_Integer)1 << (bits - 1))
+                                              : v >= 0 && v < ((lua_Integer)1 << bits));
+                if (!fits) raise_bad_argument(L, "%s: the value does not fit the field's type", what);
+                mh_dtype_set_int(t, buf + at, 0, v);
+            } else if (lua_type(L, -1) == LUA_TNUMBER && !ptr && mh_dtype_is_float(t)) {
                 mh_dtype_set(t, buf + at, 0, lua_tonumber(L, -1));
             } else {
-                raise_bad_argument(L, "%s: the value must be a number, a table of numbers (ptr: an array or an integer)",
-                                   what);
+                raise_bad_argument(L, "%s: the value must be a number (an integer for an integer field), a table of "
+                                   "them, or for ptr an array or an integer", what);
             }
             lua_pop(L, 1);
             at += size;

@@ -110,6 +110,12 @@ describe("mgpu on emu", function()
     assert.same({ 1, 0, 0, 0, 0, 0, 0, 0 }, { s:byte(1, 8) })
     assert.same({ 3, 0, 0, 0, 0, 0, 0, 0 }, { s:byte(17, 24) })
     assert.equal(4, #mgpu.struct { { "u8", 1 }, { "u16", 2 } })
+    -- values checked as kernel arguments are: integers that fit, no fractions for integer fields
+    for _, bad in ipairs { { { "u8", 256 } }, { { "i8", -129 } }, { { "u32", 1.5 } },
+      { { "u8", setmetatable({}, { __len = function() return 2 ^ 53 end }) } } } do
+      ok, err = pcall(mgpu.struct, bad)
+      assert.equal("bad_argument", err.code)
+    end
   end)
 
   it("reduces across a warp with redux.sync, whole and over a member mask, past a __nanosleep; match.all", function()
