@@ -762,6 +762,8 @@ static int l_device_array(lua_State *L)
                 lua_Integer dim = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
                 lua_pop(L, 1);
                 if (dim < 1) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "shape: dimensions must be positive integers");
+                if (dim > n) /* no dimension exceeds the count (and the product cannot wrap around) */
+                    return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "shape: a dimension larger than the array");
                 dims[i] = (uint64_t)dim;
                 prod *= (uint64_t)dim;
             }
@@ -779,7 +781,7 @@ static int l_device_array(lua_State *L)
     if (!host) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory for the array");
     if (from_table) {
         for (lua_Integer i = 1; i <= n; i++) {
-            lua_geti(L, 3, i);
+            lua_rawgeti(L, 3, i); /* raw: no metamethod can raise while `host` is held */
             if (!lua_isnumber(L, -1)) { free(host); return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "array values must be numbers"); }
             set_value(L, t, host, (size_t)i - 1);
             lua_pop(L, 1);
@@ -1021,7 +1023,11 @@ static int l_array_write(lua_State *L)
     unsigned char *h = malloc((size_t)(n ? n : 1) * es);
     if (!h) return fail_code(L, MH_E_NO_MEMORY, "%s", "out of memory");
     for (lua_Integer i = 1; i <= n; i++) {
-        lua_geti(L, 2, i);
+        lua_rawgeti(L, 2, i);
+        if (!lua_isnumber(L, -1)) {
+            free(h);
+            return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "write: values must be numbers");
+        }
         set_value(L, a->dtype, h, (size_t)i - 1);
         lua_pop(L, 1);
     }

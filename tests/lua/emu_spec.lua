@@ -41,6 +41,11 @@ describe("mgpu on emu", function()
     for _, v in ipairs(x:read()) do assert.is_true(v >= -1 and v < 1) end
     local ok, err = pcall(dev.array, dev, "f8", 4)
     assert.equal("bad_argument", err.code)
+    -- a shape whose product wraps around to the count, values that are not numbers
+    ok, err = pcall(dev.array, dev, "f32", 4, { shape = { 4611686018427387905, 4 } })
+    assert.equal("shape: a dimension larger than the array", err.message)
+    ok, err = pcall(x.write, x, { 1, "x" })
+    assert.equal("write: values must be numbers", err.message)
   end)
 
   it("keeps 64-bit integers exact and reads one element alone", function()
