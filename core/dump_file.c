@@ -13,7 +13,13 @@ static uint32_t *read_calib(const char *path, uint64_t num_traces, mh_error *e)
         mh_fail(e, MH_E_IO, "%s: cannot open", path);
         return NULL;
     }
-    uint64_t want = num_traces * 16;
+    uint64_t want;
+    if (mh_mul_u64(num_traces, 16, &want) || want > ((uint64_t)1 << 40)) {
+        fclose(f);
+        mh_fail(e, MH_E_BAD_BUFFER, "%s: %llu traces of calibration words is more than this harness reads", path,
+                (unsigned long long)num_traces);
+        return NULL;
+    }
     unsigned char *raw = malloc(want + 1);
     size_t got = raw ? fread(raw, 1, want + 1, f) : 0;
     fclose(f);
@@ -51,10 +57,11 @@ int mh_dump_files(const mh_dump_request *req, mh_dump_result *r, mh_error *e)
                 "cycles as ns)");
         goto fail_meta;
     }
-    if (req->calib_path && !(calib = read_calib(req->calib_path, r->meta.spec.num_traces, e))) goto fail_meta;
     r->clock_ghz = req->clock_ghz > 0 ? req->clock_ghz : r->meta.clock_ghz;
     if (mh_tracebuf_open(&buf, req->buffer_path, e)) goto fail_meta;
     if (mh_tracebuf_bind(&buf, &r->meta.spec, e)) goto fail_buf;
+    /* after the buffer: its size has vouched for the number of traces */
+    if (req->calib_path && !(calib = read_calib(req->calib_path, r->meta.spec.num_traces, e))) goto fail_buf;
     if (req->want_summary && mh_summary_init(&r->summary, &r->meta.names, e)) goto fail_buf;
     if (mh_out_open(&out, req->out_path, e)) goto fail_sum;
 
