@@ -1,6 +1,7 @@
 /* fuzz_dump.c - libFuzzer target: arbitrary trace buffers through both dump
  * modes.  The first bytes pick grid and block, the size picks the entries
- * per trace; the rest are the buffer's words.
+ * per trace; the rest are the buffer's words (and, when data[3] & 2, clock
+ * calibration words taken from them too).
  * Any outcome is fine except a crash, a sanitizer report or a leak. */
 #include <fcntl.h>
 #include <stdlib.h>
@@ -33,6 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (data[3] & 1)
         for (size_t i = 3; i < words; i += 2) w[i] &= 0x80000003u;
 
+    uint32_t *calib = NULL;
+    if (data[3] & 2) { /* calibration words for every trace, from the input's words */
+        calib = malloc((size_t)s.num_traces * 16);
+        for (size_t i = 0; i < (size_t)s.num_traces * 4; i++) calib[i] = w[i % words];
+    }
+
     mh_names names;
     mh_names_init(&names);
     mh_names_add(&names, "a", 0, &e);
@@ -49,13 +56,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mh_tracebuf_bind(&b, &s, &e);
         mh_summary_init(&sum, &names, &e);
         mh_out_open_fd(&o, devnull, &e);
-        mh_dump_opts opts = {.mode = (mh_dump_mode)mode, .clock_ghz = data[0] & 2 ? 1.98 : 0, .summary = &sum};
+        mh_dump_opts opts = {.mode = (mh_dump_mode)mode, .clock_ghz = data[0] & 2 ? 1.98 : 0, .summary = &sum,
+                             .calib = mode == MH_DUMP_DEFAULT ? calib : NULL};
         if (mh_dump(&s, &names, &b, &opts, &o, NULL, &e) == 0) mh_out_commit(&o, &e);
         mh_out_abort(&o);
         mh_summary_free(&sum);
         mh_tracebuf_close(&b);
     }
     mh_names_free(&names);
+    free(calib);
     free(w);
     return 0;
 }
