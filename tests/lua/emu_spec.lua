@@ -164,6 +164,29 @@ describe("mgpu on emu", function()
     assert.same(want, out:read())
   end)
 
+  it("runs the compiler-output kernels of tests/ptx in strict mode (every register read was written)", function()
+    local sdev = mgpu.device("emu", { strict = true })
+    local n = 300
+    local a, c = sdev:array("f32", n, { fill = "random", seed = 1, min = -1, max = 1 }), sdev:array("f32", n)
+    local x = sdev:array("u32", 128, { fill = "random", seed = 5, min = 0, max = 4294967295 })
+    local src = h.src .. "/tests/ptx/"
+    sdev:load(src .. "warp_reduce.ptx"):kernel("warp_reduce"):launch { grid = 1, block = 64, args = { x, sdev:array("u32", 24) } }
+    sdev:load(src .. "half2.ptx"):kernel("h2cmp"):launch { grid = 1, block = 64, args = { x, x, sdev:array("u32", 320) } }
+    sdev:load(src .. "struct_param.ptx"):kernel("_Z10tile_shiftILi64EEvPKfPf6Params"):launch { grid = 5, block = 64,
+      args = { a, c, mgpu.struct { { "f32", 0.5 }, { "i32", 3 }, { "u32", n }, { "f32", { 1, 2, 4 } } } } }
+    local f = sdev:load(src .. "features.ptx")
+    f:kernel("k_redux"):launch { grid = 1, block = 128, args = { x, sdev:array("u32", 129) } }
+    f:kernel("k_atomics"):launch { grid = 1, block = 128, args = { sdev:array("i32", 2), sdev:array("u64", 128) } }
+    f:kernel("k_cg"):launch { grid = 1, block = 128, args = { a, sdev:array("f32", 8) } }
+    f:kernel("k_half"):launch { grid = 1, block = 128, args = { sdev:array("f16", 128), sdev:array("f16", 128) } }
+    sdev:load(src .. "triton_style.ptx", { instrument = "warp" }):kernel("vec_add")
+      :launch { grid = 2, block = 128, args = { a, a, sdev:array("f32", 1024), n } }
+    sdev:load(src .. "tiled_debug.ptx"):kernel("tiled_scale_work")
+      :launch { grid = 3, block = 128, smem = 512, args = { a, c, n, 0.5, 3 } }
+    sdev:load(src .. "llvm_tiled.ptx"):kernel("llvm_tiled")
+      :launch { grid = 3, block = 64, smem = 256, args = { a, c, sdev:array("f32", 32), n, 2.0 } }
+  end)
+
   it("checks arguments against the kernel's signature before launching", function()
     local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
     local a, b = dev:array("f32", 16), dev:array("f32", 16)
