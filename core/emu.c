@@ -993,10 +993,15 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         break;
     case OP_SETP:
     case OP_SET:
-        if (t == PT_F16X2 || t == PT_BF16X2) {
-            /* setp on packed halves (PTX ISA 9.1, 9.7.7.2): p from the low halves, q from the high
-             * ones, each combined with c (q is not a complement here) */
-            ptx_type ht = t == PT_F16X2 ? PT_F16 : PT_BF16;
+        if ((in->op == OP_SETP ? t : (ptx_type)in->type2) == PT_F16X2 ||
+            (in->op == OP_SETP ? t : (ptx_type)in->type2) == PT_BF16X2) {
+            /* on packed halves (PTX ISA 9.1, 9.7.7): setp's p from the low halves, q from the high
+             * ones, each combined with c (q is not a complement here); set writes each half of d:
+             * 1.0 of the destination type for .f16x2/.bf16x2, 0xffff for .u32/.s32 (cuda_fp16.h:
+             * __heq2_mask sets "0xFFFF for true" per half), 0 for false */
+            ptx_type src = in->op == OP_SETP ? t : (ptx_type)in->type2;
+            ptx_type ht = src == PT_F16X2 ? PT_F16 : PT_BF16;
+            uint64_t one = t == PT_F16X2 ? 0x3c00 : t == PT_BF16X2 ? 0x3f80 : 0xffff;
             LANES {
                 uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
                 int r[2];
@@ -1007,6 +1012,10 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
                         int p = val(c, w, &o[3], l) != 0;
                         r[half] = in->boolop == 1 ? r[half] && p : in->boolop == 2 ? r[half] || p : r[half] ^ p;
                     }
+                }
+                if (in->op == OP_SET) {
+                    put(c, w, o[0].reg, l, (r[0] ? one : 0) | (r[1] ? one : 0) << 16, PT_B32);
+                    continue;
                 }
                 put(c, w, o[0].reg, l, (uint64_t)r[0], PT_PRED);
                 if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r[1], PT_PRED);
@@ -1027,7 +1036,10 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
                 put(c, w, o[0].reg, l, (uint64_t)r, PT_PRED);
                 if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)nr, PT_PRED);
             } else {
-                uint64_t v = t == PT_F32 ? (r ? mh_f32_bits(1.0f) : 0) : (r ? mask_bits(ptx_type_bits(t)) : 0);
+                /* true: 1.0 of a float destination type, else all ones */
+                uint64_t one = t == PT_F32 ? mh_f32_bits(1.0f) : t == PT_F16 ? 0x3c00 : t == PT_BF16 ? 0x3f80
+                             : mask_bits(ptx_type_bits(t));
+                uint64_t v = r ? one : 0;
                 put(c, w, o[0].reg, l, v, t);
             }
         }
@@ -1533,7 +1545,7 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
                    !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
                      in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
                      in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
-                     in->op == OP_TANH || in->op == OP_SETP)) {
+                     in->op == OP_TANH || in->op == OP_SETP || in->op == OP_SET)) {
             snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
                      ptx_op_name((ptx_op)in->op));
         }

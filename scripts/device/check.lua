@@ -98,9 +98,11 @@ against_emu("tests/ptx/half2.ptx", function(dev)
     ca[i + 1] = bits[i % 16 + 1] + bits[(i * 7 + 3) % 16 + 1] * 65536
     cb[i + 1] = bits[(i * 5 + 1) % 16 + 1] + bits[(i * 3) % 16 + 1] * 65536
   end
-  local co = dev:array("u32", 2 * T * 5)
-  m:kernel("h2cmp"):launch { grid = 1, block = 2 * T, args = { dev:array("u32", ca), dev:array("u32", cb), co } }
-  return { o, p, q, co }
+  local co, so = dev:array("u32", 2 * T * 5), dev:array("u32", 2 * T * 5)
+  local aa, bb = dev:array("u32", ca), dev:array("u32", cb)
+  m:kernel("h2cmp"):launch { grid = 1, block = 2 * T, args = { aa, bb, co } }
+  m:kernel("h2set"):launch { grid = 1, block = 2 * T, args = { aa, bb, so } } -- set: 0xFFFF or 1.0 per half
+  return { o, p, q, co, so }
 end)
 
 against_emu("tests/ptx/cp_async.ptx", function(dev)

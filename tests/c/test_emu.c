@@ -506,6 +506,29 @@ static void half2_kernel(mh_emu *d)
     }
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "  setp f16x2/bf16x2: %d results differ\n", bad);
+
+    /* set on halves: 0xFFFF (u32 destination) or 1.0 of the half type per half, 0 for false;
+     * a scalar set.lt.f16.f16 gives a half 1.0 */
+    rc = mh_emu_run(d, &m, "h2set", &cl, NULL, &e); /* the same arguments as h2cmp */
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    mh_emu_read(d, dco, co, sizeof co, &e);
+    bad = 0;
+    for (int i = 0; i < 2 * T; i++) {
+        uint32_t want[5] = {0, 0, 0, 0, 0};
+        for (int h = 0; h < 2; h++) {
+            uint16_t xa = (uint16_t)(ca[i] >> 16 * h), xb = (uint16_t)(cb[i] >> 16 * h);
+            float x = (float)h_of(xa), y = (float)h_of(xb), u = bf_f(xa), v = bf_f(xb);
+            want[0] |= (x == y ? 0xffffu : 0) << 16 * h;
+            want[1] |= (x < y ? 0x3c00u : 0) << 16 * h;
+            want[2] |= (u > v ? 0x3f80u : 0) << 16 * h;
+            want[3] |= (u >= v ? 0xffffu : 0) << 16 * h;
+            if (h == 0) want[4] = x < y ? 0x3c00u : 0;
+        }
+        for (int k = 0; k < 5; k++) bad += co[i * 5 + k] != want[k];
+    }
+    CHECK(bad == 0);
+    if (bad) fprintf(stderr, "  set on halves: %d results differ\n", bad);
     ptx_free(&m);
 
     /* ex2.approx / tanh.approx on f16x2, each half as its own f16 (emu computes them exactly,

@@ -32,3 +32,22 @@ extern "C" __global__ void h2cmp(const unsigned *a, const unsigned *b, unsigned 
     SETP2("nan.bf16x2", r[4], x, y);
     for (int k = 0; k < 5; k++) o[i * 5 + k] = r[k];
 }
+
+// set on halves (nvcc's __heq2_mask, __hlt2, __hgt2 on bf16, __hge2_mask on bf16, and a scalar
+// half compare written as set.lt.f16.f16): 0xFFFF or 1.0 per half for true, 0 for false
+extern "C" __global__ void h2set(const unsigned *a, const unsigned *b, unsigned *o)
+{
+    int i = threadIdx.x;
+    __half2 x = *reinterpret_cast<const __half2 *>(&a[i]), y = *reinterpret_cast<const __half2 *>(&b[i]);
+    __nv_bfloat162 u = *reinterpret_cast<const __nv_bfloat162 *>(&a[i]),
+                   v = *reinterpret_cast<const __nv_bfloat162 *>(&b[i]);
+    __half2 lt = __hlt2(x, y);
+    __nv_bfloat162 gt = __hgt2(u, v);
+    unsigned short s;
+    asm("set.lt.f16.f16 %0, %1, %2;" : "=h"(s) : "h"(__half_as_ushort(__low2half(x))), "h"(__half_as_ushort(__low2half(y))));
+    o[i * 5 + 0] = __heq2_mask(x, y);
+    o[i * 5 + 1] = *reinterpret_cast<unsigned *>(&lt);
+    o[i * 5 + 2] = *reinterpret_cast<unsigned *>(&gt);
+    o[i * 5 + 3] = __hge2_mask(u, v);
+    o[i * 5 + 4] = s;
+}
