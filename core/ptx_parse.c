@@ -1328,7 +1328,8 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
             NEXT();
             NEXT();
             ptx_lex_skip_statement(&P->lx);
-        } else if (ptx_tok_is(TOK, ".visible") || ptx_tok_is(TOK, ".extern") || ptx_tok_is(TOK, ".weak")) {
+        } else if (ptx_tok_is(TOK, ".visible") || ptx_tok_is(TOK, ".extern") || ptx_tok_is(TOK, ".weak") ||
+                   ptx_tok_is(TOK, ".common")) { /* linkage: .common is a .weak that may differ in size */
             int vis = ptx_tok_is(TOK, ".visible"), ext = ptx_tok_is(TOK, ".extern");
             NEXT();
             if (ptx_tok_is(TOK, ".entry") || ptx_tok_is(TOK, ".func")) rc = parse_function(P, vis);

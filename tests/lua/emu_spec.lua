@@ -187,6 +187,20 @@ describe("mgpu on emu", function()
       :launch { grid = 3, block = 64, smem = 256, args = { a, c, sdev:array("f32", 32), n, 2.0 } }
   end)
 
+  it("takes module-level linkage and data directives (.extern/.weak .func, .common, initialised .const)", function()
+    local src = table.concat({ ".version 8.0", ".target sm_90", ".address_size 64",
+      ".extern .func (.param .b32 func_retval0) vprintf (.param .b64 vprintf_param_0, .param .b64 vprintf_param_1);",
+      ".weak .func (.param .b32 r) wf(.param .b32 p) { .reg .b32 %r<2>; ld.param.b32 %r1, [p]; st.param.b32 [r+0], %r1; ret; }",
+      ".common .global .align 4 .b8 cbuf[16];",
+      ".const .align 4 .b8 ctab[8] = {1, 2, 3, 4, 5, 6, 7, 8};",
+      ".visible .entry k(.param .u64 p)", "{", ".reg .b32 %r<4>;", ".reg .b64 %rd<4>;", ".pragma \"nounroll\";",
+      "ld.param.u64 %rd1, [p];", "cvta.to.global.u64 %rd2, %rd1;", "ld.const.u32 %r1, [ctab+4];",
+      "st.global.u32 [%rd2], %r1;", "ret;", "}", "" }, "\n")
+    local o = dev:array("u32", 1)
+    dev:load({ name = "dirs.ptx", source = src }):kernel("k"):launch { grid = 1, block = 32, args = { o } }
+    assert.equal(0x08070605, o:read(1))
+  end)
+
   it("checks arguments against the kernel's signature before launching", function()
     local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
     local a, b = dev:array("f32", 16), dev:array("f32", 16)
