@@ -1570,6 +1570,13 @@ int mh_emu_check_kernel(const ptx_module *m, const char *name, mh_error *e)
 {
     const ptx_func *f = ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
+    for (uint32_t i = 0; i < m->nvars; i++)
+        if (m->vars[i].address_init_line) {
+            e->line = m->vars[i].address_init_line;
+            return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s is initialised with an address (generic(...)): not "
+                           "supported by emu (the cuda backend's driver fills it in)", m->path,
+                           m->vars[i].address_init_line, m->vars[i].name);
+        }
     /* the kernel and every function it reaches through calls */
     unsigned char *seen = calloc(m->nfuncs, 1);
     uint32_t *todo = malloc(m->nfuncs * sizeof *todo), n = 0;

@@ -149,6 +149,8 @@ typedef struct ptx_var {
     unsigned char *init; /* initialiser bytes (size bytes) or NULL */
     int func;            /* -1 for module scope, else the function it belongs to */
     uint64_t offset;     /* assigned offset in its space (shared/local per function or module) */
+    uint32_t address_init_line; /* an element initialised with an address (generic(x), x+8): its line
+                                 * (the driver fills it in; emu does not), 0 when none */
 } ptx_var;
 
 typedef struct ptx_func {

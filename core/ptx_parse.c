@@ -401,9 +401,22 @@ static int parse_init(parser *P, ptx_var *v, ptx_type t)
             else bitsv = (uint64_t)(int64_t)d;
         } else if (ptx_tok_punct(TOK, '{')) {
             return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "nested initialisers are not supported");
+        } else if (TOK->kind == TK_IDENT && !neg) {
+            /* an address (generic(x), x, x+8): kept for the driver to fill in; its bytes stay 0 here
+             * and emu refuses the module's kernels */
+            if (!v->address_init_line) v->address_init_line = TOK->line;
+            int depth = 0;
+            while (TOK->kind != TK_EOF && !(depth == 0 && (ptx_tok_punct(TOK, ',') || ptx_tok_punct(TOK, '}') ||
+                                                           ptx_tok_punct(TOK, ';')))) {
+                if (ptx_tok_punct(TOK, '(')) depth++;
+                else if (ptx_tok_punct(TOK, ')')) depth--;
+                NEXT();
+            }
+            at += (uint64_t)esize;
+            if (brace && ptx_tok_punct(TOK, ',')) { NEXT(); continue; }
+            break;
         } else {
-            return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "initialiser '%.*s' is not supported (numbers only)",
-                        (int)TOK->len, TOK->s);
+            return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "initialiser '%.*s' is not supported", (int)TOK->len, TOK->s);
         }
         NEXT();
         if (at + (uint64_t)esize <= v->size) memcpy(v->init + at, &bitsv, (size_t)esize); /* little-endian host */
@@ -1326,6 +1339,9 @@ int ptx_parse(ptx_module *m, const char *text, size_t len, const char *path, mh_
             while (TOK->kind != TK_EOF && TOK->line == line) NEXT();
         } else if (ptx_tok_is(TOK, ".section")) {
             NEXT();
+            NEXT();
+            ptx_lex_skip_statement(&P->lx);
+        } else if (ptx_tok_is(TOK, ".alias")) { /* .alias f2, f1; a second name of a function */
             NEXT();
             ptx_lex_skip_statement(&P->lx);
         } else if (ptx_tok_is(TOK, ".visible") || ptx_tok_is(TOK, ".extern") || ptx_tok_is(TOK, ".weak") ||

@@ -199,7 +199,18 @@ describe("mgpu on emu", function()
     local o = dev:array("u32", 1)
     dev:load({ name = "dirs.ptx", source = src }):kernel("k"):launch { grid = 1, block = 32, args = { o } }
     assert.equal(0x08070605, o:read(1))
-  end)
+    -- .alias, and an address as an initialiser (the driver fills it in): the module loads and
+    -- instruments; emu names what it cannot do
+    local src2 = table.concat({ ".version 8.0", ".target sm_90", ".address_size 64",
+      ".global .align 4 .u32 gv = 7;", ".visible .global .align 8 .u64 gp = generic(gv);",
+      ".visible .func (.param .b32 r) f1(.param .b32 p) { .reg .b32 %r<2>; ld.param.b32 %r1, [p]; st.param.b32 [r+0], %r1; ret; }",
+      ".visible .func (.param .b32 r) f2(.param .b32 p);", ".alias f2, f1;",
+      ".visible .entry k()", "{", "// @mgpu begin a", "// @mgpu end a", "ret;", "}", "" }, "\n")
+    local m = dev:load({ name = "addr.ptx", source = src2, instrument = "warp" })
+    local ok, err = pcall(m.kernel, m, "k")
+    assert.equal("ptx_unsupported", err.code)
+    assert.equal(5, err.line)
+    assert.matches("addr%.ptx:5: gp is initialised with an address", err.message)
 
   it("checks arguments against the kernel's signature before launching", function()
     local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
