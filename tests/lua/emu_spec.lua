@@ -211,6 +211,7 @@ describe("mgpu on emu", function()
     assert.equal("ptx_unsupported", err.code)
     assert.equal(5, err.line)
     assert.matches("addr%.ptx:5: gp is initialised with an address", err.message)
+  end)
 
   it("checks arguments against the kernel's signature before launching", function()
     local k = dev:load(ptx("copy.ptx")):kernel("copy_f32x4")
