@@ -301,16 +301,24 @@ int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, const mh
     int rc = 0;
     if (r) {
         if (sticky(r)) recover(d);
-        const char *log = err[0] ? err : err0;
+        /* both tries failed: the one for the PTX's own target speaks of the PTX, unless the driver
+         * did not take that target at all (CUDA_ERROR_INVALID_VALUE); the other is a note */
+        int first = r0 && r0 != MH_CUDA_ERROR_INVALID_VALUE && err0[0];
+        CUresult rr = first ? r0 : r, ro = first ? r : r0;
+        const char *log = first ? err0 : err[0] ? err : err0;
         e->line = log_line(log);
         char note[512] = "";
         int v = 0;
-        if (r == MH_CUDA_ERROR_UNSUPPORTED_PTX_VERSION && !c->f.cuDriverGetVersion(&v))
+        if (rr == MH_CUDA_ERROR_UNSUPPORTED_PTX_VERSION && !c->f.cuDriverGetVersion(&v))
             snprintf(note, sizeof note, "\n(this driver is CUDA %d.%d: the PTX's .version needs a newer one)", v / 1000,
                      v % 1000 / 10);
+        else if (r0 && first)
+            snprintf(note, sizeof note, "\n(compiled for compute_%d%c; from the context's target too: %s (%d))", cc, kind,
+                     err_name(c, ro), ro);
         else if (r0 && r0 != r) /* the first try's answer, when the second's differs */
             snprintf(note, sizeof note, "\n(for compute_%d%c first: %s (%d)%s%.300s)", cc, kind, err_name(c, r0), r0,
                      err0[0] ? ": " : "", err0);
+        r = rr;
         rc = mh_fail(e, map(r), "%s: the JIT refused the module: %s (%d)%s%.600s%s", path, err_name(c, r), r,
                      log[0] ? "\n" : "", log, note);
     } else {

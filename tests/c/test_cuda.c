@@ -65,6 +65,13 @@ int main(int argc, char **argv)
     mh_cuda_jit jit_none = {4, 0, NULL};
     CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_none, &m, NULL, &e) == MH_E_JIT_FAILED);
     CHECK_CONTAINS(e.message, "cannot be compiled for architecture 'sm_90'");
+    /* a real error in sm_90a PTX: the compute_90a try's log (the line) is the one shown, not the
+     * context try's "cannot be compiled for sm_90" */
+    const char arch_err[] = ".version 9.0\n.target sm_90a\nFAKE_JIT_ERROR\n";
+    CHECK(mh_cuda_load_ptx(d, arch_err, "ae.ptx", &jit_a, &m, NULL, &e) == MH_E_JIT_FAILED);
+    CHECK(e.line == 3);
+    CHECK_CONTAINS(e.message, "line 3; error   : Unknown symbol 'FAKE_JIT_ERROR'");
+    CHECK_CONTAINS(e.message, "(compiled for compute_90a; from the context's target too: CUDA_ERROR_INVALID_PTX (218))");
     setenv("FAKE_CUDA_ARCH_FROM_CONTEXT", "1", 1);
     CHECK(mh_cuda_load_ptx(d, arch, "a.ptx", &jit_a, &m, NULL, &e) == 0);
     CHECK(*last_target == -1); /* the second try, from the context */
