@@ -624,6 +624,16 @@ static inline double flt_op_plain(const ptx_insn *in, double a, double b, double
     return r;
 }
 
+/* setp/set: a comparison result combined with predicate p (BoolOp 1 and, 2 or, 3 xor) */
+static inline int bool_op(int op, int r, int p) { return op == 1 ? r && p : op == 2 ? r || p : r ^ p; }
+
+/* What set writes for true into a destination (or a half) of type t: 1.0 of a
+ * float type, all ones otherwise. */
+static uint64_t set_true(ptx_type t)
+{
+    return t == PT_F32 ? mh_f32_bits(1.0f) : t == PT_F16 ? 0x3c00 : t == PT_BF16 ? 0x3f80 : mask_bits(ptx_type_bits(t));
+}
+
 static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b, int ftz)
 {
     if (ptx_type_is_float(t)) {
@@ -992,58 +1002,34 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     case OP_SETP:
-    case OP_SET:
-        if ((in->op == OP_SETP ? t : (ptx_type)in->type2) == PT_F16X2 ||
-            (in->op == OP_SETP ? t : (ptx_type)in->type2) == PT_BF16X2) {
-            /* on packed halves (PTX ISA 9.1, 9.7.7): setp's p from the low halves, q from the high
-             * ones, each combined with c (q is not a complement here); set writes each half of d:
-             * 1.0 of the destination type for .f16x2/.bf16x2, 0xffff for .u32/.s32 (cuda_fp16.h:
-             * __heq2_mask sets "0xFFFF for true" per half), 0 for false */
-            ptx_type src = in->op == OP_SETP ? t : (ptx_type)in->type2;
-            ptx_type ht = src == PT_F16X2 ? PT_F16 : PT_BF16;
-            uint64_t one = t == PT_F16X2 ? 0x3c00 : t == PT_BF16X2 ? 0x3f80 : 0xffff;
-            LANES {
-                uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
-                int r[2];
-                for (int half = 0; half < 2; half++) {
-                    r[half] = compare((ptx_cmp)in->cmp, ht, a >> 16 * half & 0xffff, b >> 16 * half & 0xffff,
-                                      in->mods & MOD_FTZ);
-                    if (in->boolop) {
-                        int p = val(c, w, &o[3], l) != 0;
-                        r[half] = in->boolop == 1 ? r[half] && p : in->boolop == 2 ? r[half] || p : r[half] ^ p;
-                    }
-                }
-                if (in->op == OP_SET) {
-                    put(c, w, o[0].reg, l, (r[0] ? one : 0) | (r[1] ? one : 0) << 16, PT_B32);
-                    continue;
-                }
-                put(c, w, o[0].reg, l, (uint64_t)r[0], PT_PRED);
-                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r[1], PT_PRED);
-            }
-            break;
-        }
+    case OP_SET: {
+        /* on packed halves (PTX ISA 9.1, 9.7.7) each half is compared as its own type: setp's p
+         * comes from the low halves and q from the high ones (q is not a complement there), set
+         * writes each half of d; else q is the complement and set writes all of d */
+        ptx_type src = in->op == OP_SET ? (ptx_type)in->type2 : t;
+        int packed = src == PT_F16X2 || src == PT_BF16X2;
+        ptx_type ct = !packed ? src : src == PT_F16X2 ? PT_F16 : PT_BF16;
+        uint64_t one = set_true(!packed ? t : t == PT_F16X2 ? PT_F16 : t == PT_BF16X2 ? PT_BF16 : PT_B16);
         LANES {
-            ptx_type ct = in->op == OP_SET ? (ptx_type)in->type2 : t;
-            int r = compare((ptx_cmp)in->cmp, ct, val(c, w, &o[1], l), val(c, w, &o[2], l), in->mods & MOD_FTZ);
-            int nr = !r;
+            uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
+            int r = compare((ptx_cmp)in->cmp, ct, packed ? a & 0xffff : a, packed ? b & 0xffff : b, in->mods & MOD_FTZ);
+            int r2 = packed ? compare((ptx_cmp)in->cmp, ct, a >> 16 & 0xffff, b >> 16 & 0xffff, in->mods & MOD_FTZ) : !r;
             if (in->boolop) {
                 int p = val(c, w, &o[3], l) != 0;
-                if (in->boolop == 1) { r = r && p; nr = nr && p; }
-                else if (in->boolop == 2) { r = r || p; nr = nr || p; }
-                else { r = r ^ p; nr = nr ^ p; }
+                r = bool_op(in->boolop, r, p);
+                r2 = bool_op(in->boolop, r2, p);
             }
             if (in->op == OP_SETP) {
                 put(c, w, o[0].reg, l, (uint64_t)r, PT_PRED);
-                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)nr, PT_PRED);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r2, PT_PRED);
+            } else if (packed) {
+                put(c, w, o[0].reg, l, (r ? one : 0) | (r2 ? one : 0) << 16, PT_B32);
             } else {
-                /* true: 1.0 of a float destination type, else all ones */
-                uint64_t one = t == PT_F32 ? mh_f32_bits(1.0f) : t == PT_F16 ? 0x3c00 : t == PT_BF16 ? 0x3f80
-                             : mask_bits(ptx_type_bits(t));
-                uint64_t v = r ? one : 0;
-                put(c, w, o[0].reg, l, v, t);
+                put(c, w, o[0].reg, l, r ? one : 0, t);
             }
         }
         break;
+    }
     case OP_SELP: LANES put(c, w, o[0].reg, l, val(c, w, &o[3], l) ? val(c, w, &o[1], l) : val(c, w, &o[2], l), t); break;
     case OP_BFI:
         LANES {
@@ -1566,10 +1552,8 @@ int mh_emu_check_module(const ptx_module *m, mh_error *e)
     return 0;
 }
 
-int mh_emu_check_kernel(const ptx_module *m, const char *name, mh_error *e)
+int mh_emu_check_kernel(const ptx_module *m, const ptx_func *f, mh_error *e)
 {
-    const ptx_func *f = ptx_find(m, name);
-    if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
     for (uint32_t i = 0; i < m->nvars; i++)
         if (m->vars[i].address_init_line) {
             e->line = m->vars[i].address_init_line;
@@ -1639,7 +1623,7 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     mh_error_clear(e);
     const ptx_func *f = ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
-    if (mh_emu_check_kernel(m, name, e)) return (int)e->code;
+    if (mh_emu_check_kernel(m, f, e)) return (int)e->code;
     /* what a GPU would refuse, emu refuses (sm_90's limits) */
     if (mh_launch_shape_check(f, l->grid, l->block, l->dynamic_smem, MH_SMEM_PER_BLOCK_SM90, e)) return (int)e->code;
     if (l->nargs != f->nparams)

@@ -63,7 +63,7 @@ typedef struct mh_emu_launch {
  * without a body, recursion, unsupported types ...), naming file, line and
  * instruction; mh_emu_run checks the kernel it runs. */
 int mh_emu_check_module(const ptx_module *m, mh_error *e);
-int mh_emu_check_kernel(const ptx_module *m, const char *name, mh_error *e);
+int mh_emu_check_kernel(const ptx_module *m, const ptx_func *kernel, mh_error *e);
 
 /* Runs kernel `name` of module m.  A memory fault stops the launch with
  * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest

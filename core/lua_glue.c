@@ -630,7 +630,7 @@ static int l_module_kernel(lua_State *L)
     if (!d->cuda) {
         mh_error e;
         mh_error_clear(&e);
-        if (mh_emu_check_kernel(&m->m, name, &e)) return raise_error(L, &e);
+        if (mh_emu_check_kernel(&m->m, f, &e)) return raise_error(L, &e);
     }
     l_kernel *k = new_object(L, sizeof *k, KERNEL_MT, 1);
     k->f = f;
