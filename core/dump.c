@@ -273,7 +273,7 @@ static void measure_clock(dump_ctx *c)
     uint64_t used = 0;
     uint32_t step = 0, t0 = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
-        const uint32_t *w = k + c->live[i].trace * 4;
+        const uint32_t *w = k + c->live[i].trace * MH_CALIB_WORDS;
         uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
         if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
         if (!used) t0 = w[1];
@@ -426,7 +426,7 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     int64_t base_ns = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin; /* default mode */
     if (!mosaic && c->opts->calib && ghz > 0) {
         /* the first event's distance from the trace's start, on its own clock */
-        uint32_t since = w[4] - c->opts->calib[l->trace * 4];
+        uint32_t since = w[4] - c->opts->calib[l->trace * MH_CALIB_WORDS];
         if (since < 0x80000000u) base_ns += (int64_t)cycles_to_units(ghz, since);
     }
     int64_t last_ns = 0;

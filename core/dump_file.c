@@ -1,45 +1,43 @@
 /* dump_file.c - buffer file + meta file -> trace JSON file. */
 #include "dump_file.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The calibration words of num_traces traces: exactly 16 bytes each. */
-static uint32_t *read_calib(const char *path, uint64_t num_traces, mh_error *e)
+/* The calibration words of the spec's traces (MH_CALIB_WORDS each), read like
+ * a trace buffer (.bin or .npy); the file must hold exactly that many. */
+static uint32_t *read_calib(const char *path, const mh_spec *spec, mh_error *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        mh_fail(e, MH_E_IO, "%s: cannot open", path);
-        return NULL;
-    }
-    uint64_t want;
-    if (mh_mul_u64(num_traces, 16, &want) || want > ((uint64_t)1 << 40)) {
-        fclose(f);
-        mh_fail(e, MH_E_BAD_BUFFER, "%s: %llu traces of calibration words is more than this harness reads", path,
-                (unsigned long long)num_traces);
-        return NULL;
-    }
-    unsigned char *raw = malloc(want + 1);
-    size_t got = raw ? fread(raw, 1, want + 1, f) : 0;
-    fclose(f);
-    if (!raw) {
-        mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-        return NULL;
-    }
-    if (got != want) {
-        free(raw);
+    mh_tracebuf cb;
+    if (mh_tracebuf_open(&cb, path, e)) return NULL;
+    /* spec validation keeps num_traces x entries (>= 3) x 4 within 64 bits */
+    uint64_t want = spec->num_traces * MH_CALIB_WORDS;
+    uint32_t *w = NULL;
+    if (cb.words != want) {
         mh_fail(e, MH_E_BAD_BUFFER, "%s: %s bytes of calibration words; %llu traces need %llu (4 uint32 each)", path,
-                got > want ? "more" : "fewer", (unsigned long long)num_traces, (unsigned long long)want);
-        return NULL;
+                cb.words > want ? "more" : "fewer", (unsigned long long)spec->num_traces,
+                (unsigned long long)want * 4);
+    } else {
+        mh_spec cs = *spec;
+        cs.entries = MH_CALIB_WORDS;
+        cs.words = want;
+        w = malloc(want ? want * 4 : 4);
+        if (!w) mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        else if (mh_tracebuf_bind(&cb, &cs, e)) {
+            free(w);
+            w = NULL;
+        }
+        for (uint64_t t = 0; w && t < spec->num_traces; t++) {
+            const uint32_t *words = mh_tracebuf_trace(&cb, t, e);
+            if (!words) {
+                free(w);
+                w = NULL;
+            } else {
+                memcpy(w + t * MH_CALIB_WORDS, words, MH_CALIB_WORDS * 4);
+            }
+        }
     }
-    uint32_t *w = malloc(want ? want : 1);
-    if (w)
-        for (uint64_t i = 0; i < num_traces * 4; i++)
-            w[i] = (uint32_t)raw[4 * i] | (uint32_t)raw[4 * i + 1] << 8 | (uint32_t)raw[4 * i + 2] << 16 |
-                   (uint32_t)raw[4 * i + 3] << 24;
-    free(raw);
-    if (!w) mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    mh_tracebuf_close(&cb);
     return w;
 }
 
@@ -61,7 +59,7 @@ int mh_dump_files(const mh_dump_request *req, mh_dump_result *r, mh_error *e)
     if (mh_tracebuf_open(&buf, req->buffer_path, e)) goto fail_meta;
     if (mh_tracebuf_bind(&buf, &r->meta.spec, e)) goto fail_buf;
     /* after the buffer: its size has vouched for the number of traces */
-    if (req->calib_path && !(calib = read_calib(req->calib_path, r->meta.spec.num_traces, e))) goto fail_buf;
+    if (req->calib_path && !(calib = read_calib(req->calib_path, &r->meta.spec, e))) goto fail_buf;
     if (req->want_summary && mh_summary_init(&r->summary, &r->meta.names, e)) goto fail_buf;
     if (mh_out_open(&out, req->out_path, e)) goto fail_sum;
 

@@ -16,7 +16,6 @@
 #define MH_INSTRUMENT_H
 
 #define MH_INSTRUMENT_PARAMS 3   /* parameters appended to an instrumented kernel */
-#define MH_CALIB_WORDS 4         /* calibration words per trace */
 
 #include <stddef.h>
 #include "error.h"

@@ -8,6 +8,8 @@
 #include "error.h"
 
 #define MH_HEADER_WORDS 3u           /* start, smid, n */
+#define MH_CALIB_WORDS 4             /* an instrumented trace's clock calibration: %clock and
+                                      * %globaltimer_lo at its start, then at its exit */
 #define MH_EXIT_BIT 0x80000000u      /* tag bit 31: end of a region */
 #define MH_NAME_ID_MASK 0x7fffffffu
 #define MH_NAME_ID_MAX 0x7fffffffu   /* largest interned name id */
