@@ -11,6 +11,12 @@ static const char *describe(const mh_arg *a)
                                               : a->kind == MH_ARG_BYTES ? "bytes" : "a number";
 }
 
+int mh_param_is_aggregate(const ptx_param *p)
+{
+    int bits = ptx_type_bits(p->type);
+    return bits == 0 || p->size * 8 != (uint32_t)bits;
+}
+
 int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e)
 {
     if (n != f->nparams)
@@ -22,7 +28,7 @@ int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *ou
         uint64_t v = 0;
         out[k] = 0;
         where[k] = &out[k];
-        if (bits == 0 || p->size * 8 != (uint32_t)bits) {
+        if (mh_param_is_aggregate(p)) {
             /* an aggregate (.b8 name[N]: a struct by value) takes its bytes as they are */
             if (a->kind != MH_ARG_BYTES)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) is a %u-byte aggregate (a struct by "

@@ -21,6 +21,10 @@ typedef struct mh_arg {
     const void *data;   /* MH_ARG_BYTES: the parameter's bytes as they are (a struct by value) */
 } mh_arg;
 
+/* Whether parameter p is an aggregate (.b8 name[N], a struct by value): its
+ * argument is its bytes. */
+int mh_param_is_aggregate(const ptx_param *p);
+
 /* Packs n args for f: a scalar parameter k's value goes to the first `size`
  * bytes of out[k] (f->nparams slots of 8 bytes), and where[k] points at the
  * bytes of parameter k: &out[k], or an aggregate's (.b8 name[N], a struct

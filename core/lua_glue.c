@@ -723,8 +723,7 @@ static int l_kernel_params(lua_State *L)
         set_int(L, -1, "align", p->align);
         lua_pushboolean(L, p->is_ptr);
         lua_setfield(L, -2, "ptr");
-        int bits = ptx_type_bits(p->type);
-        lua_pushboolean(L, bits == 0 || p->size * 8 != (uint32_t)bits); /* a struct by value: pass its bytes */
+        lua_pushboolean(L, mh_param_is_aggregate(p)); /* a struct by value: pass its bytes */
         lua_setfield(L, -2, "aggregate");
         lua_seti(L, -2, (lua_Integer)i + 1);
     }
