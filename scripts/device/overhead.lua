@@ -8,6 +8,7 @@
 -- times are virtual: the figures only check the pipeline.
 --   mgpu-harness scripts/device/overhead.lua [emu|cuda] [REPEATS]
 local mgpu = require "mgpu"
+local timing = require "mgpu.timing"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local dev = mgpu.device(arg[1] or "auto")
@@ -25,11 +26,6 @@ local per_warp = tiles_per_block * 8 -- tile, load, compute, store: a begin and 
 local events = grid * (block / 32) * per_warp
 local profile = { entries = mgpu.entries_for(per_warp) }
 
-local function median(t)
-  table.sort(t)
-  return t[math.floor((#t + 1) / 2)]
-end
-
 -- median times of plain and instrumented launches of one kernel, interleaved;
 -- both must write the same output
 local function measure(name, extra)
@@ -46,7 +42,7 @@ local function measure(name, extra)
   end
   local diff = cp:compare(ci, { atol = 0, rtol = 0 }).mismatches
   if diff > 0 then error(string.format("%s: %d outputs differ between plain and instrumented", name, diff)) end
-  return median(tp), median(ti)
+  return timing.stats(tp).median, timing.stats(ti).median
 end
 
 print(string.format("device: %s (%s); grid %d x %d threads, %d tiles per block, %d events; median of %d launches each",

@@ -5,6 +5,7 @@
 -- On emu the cycles are virtual: the figures only check the pipeline.
 --   mgpu-harness scripts/device/record_cost.lua [emu|cuda] [RUNS]
 local mgpu = require "mgpu"
+local timing = require "mgpu.timing"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local dev = mgpu.device(arg[1] or "auto")
@@ -22,8 +23,8 @@ local function cycles(k, profile)
     k:launch { grid = 1, block = 32, args = { out, n }, profile = profile }
     t[i] = out:read(1) / n
   end
-  table.sort(t)
-  return t[(runs + 1) // 2], t[1]
+  local s = timing.stats(t)
+  return s.median, s.min
 end
 
 local mosaic, mosaic_min = cycles(dev:load(path):kernel("mosaic_records"))
