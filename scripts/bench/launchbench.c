@@ -20,6 +20,24 @@ static double now(void)
 
 static const char EMPTY[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n";
 
+/* k launches through the harness's path, event-timed when min_ms is given (it
+ * keeps the smallest event time); the seconds they took, or -1 on an error. */
+static double harness_loop(mh_cuda_dev *d, void *fn, int k, float *min_ms)
+{
+    unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
+    float ms;
+    mh_error e;
+    double t0 = now();
+    for (int i = 0; i < k; i++) {
+        if (mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, min_ms ? &ms : NULL, &e)) {
+            fprintf(stderr, "launchbench: %s\n", e.message);
+            return -1;
+        }
+        if (min_ms && ms > 0 && ms < *min_ms) *min_ms = ms;
+    }
+    return now() - t0;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 20000;
@@ -40,9 +58,9 @@ int main(int argc, char **argv)
     int (*sync)(void);
     *(void **)&launch = dlsym(h, "cuLaunchKernel");
     *(void **)&sync = dlsym(h, "cuCtxSynchronize");
-    unsigned g[3] = {1, 1, 1}, b[3] = {32, 1, 1};
-    float ms, min_ms = 1e9f;
-    for (int i = 0; i < 100; i++) mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, &ms, &e); /* warm up */
+    float min_ms = 1e9f;
+    if (harness_loop(d, fn, 100, &min_ms) < 0) return 1; /* warm up */
+    min_ms = 1e9f;
 
     /* three loops, interleaved in rounds so drifts hit all alike: bare
      * cuLaunchKernel + cuCtxSynchronize; the harness's launch path untimed
@@ -57,22 +75,10 @@ int main(int argc, char **argv)
             sync();
         }
         bare += now() - t0;
-        t0 = now();
-        for (int i = 0; i < k; i++)
-            if (mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, NULL, &e)) {
-                fprintf(stderr, "launchbench: %s\n", e.message);
-                return 1;
-            }
-        plain += now() - t0;
-        t0 = now();
-        for (int i = 0; i < k; i++) {
-            if (mh_cuda_launch(d, fn, "empty", g, b, NULL, 0, NULL, &ms, &e)) {
-                fprintf(stderr, "launchbench: %s\n", e.message);
-                return 1;
-            }
-            if (ms > 0 && ms < min_ms) min_ms = ms;
-        }
-        timed += now() - t0;
+        double p = harness_loop(d, fn, k, NULL), t = harness_loop(d, fn, k, &min_ms);
+        if (p < 0 || t < 0) return 1;
+        plain += p;
+        timed += t;
     }
     int total = n / ROUNDS * ROUNDS;
     bare /= total;
