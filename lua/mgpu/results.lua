@@ -48,19 +48,57 @@ function M.latest(rows)
   return out
 end
 
+-- The region statistics that become columns, per region name.
+local REGION_STATS = { "count", "mean", "median", "p99", "max", "truncated" }
+
+-- Region names over all rows, in order of first appearance (a sweep's points
+-- may record different regions: a point without one leaves its cells empty).
+local function region_names(rows)
+  local seen, out = {}, {}
+  for _, r in ipairs(rows) do
+    for _, g in ipairs(r.regions or {}) do
+      if not seen[g.name] then seen[g.name] = true; out[#out + 1] = g.name end
+    end
+  end
+  return out
+end
+
+-- One row per point: the axes, the status, the launch times, then for each
+-- region name its count, mean, median, p99, max and truncated count (columns
+-- "load.median" ...; the unit, ns or cycles, in region_unit), so a sweep
+-- plots straight from the file.
 function M.write_csv(dir, axis_names, rows)
   local cols = { "index" }
   for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
-  for _, c in ipairs({ "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean",
-    "time_ns_stddev", "cycles", "thread_insns", "entries", "attempts", "trace" }) do cols[#cols + 1] = c end
-  local lines = { table.concat(cols, ",") }
+  local fixed = { "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean",
+    "time_ns_stddev", "cycles", "thread_insns", "entries", "attempts", "trace" }
+  for _, c in ipairs(fixed) do cols[#cols + 1] = c end
+  local regions = region_names(rows)
+  if #regions > 0 then cols[#cols + 1] = "region_unit" end
+  for _, name in ipairs(regions) do
+    for _, stat in ipairs(REGION_STATS) do cols[#cols + 1] = name .. "." .. stat end
+  end
+  local head = {}
+  for i = 1, #cols do head[i] = csv_cell(cols[i]) end
+  local lines = { table.concat(head, ",") }
   for _, r in ipairs(rows) do
     local t = r.time_ns or {}
     local v, k = { r.index }, 1 -- explicit positions: values may be nil
     for _, n in ipairs(axis_names) do k = k + 1; v[k] = r.point and r.point[n] end
     local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean, t.stddev,
       r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace }
-    for j = 1, 12 do v[k + j] = rest[j] end
+    for j = 1, #fixed do v[k + j] = rest[j] end
+    k = k + #fixed
+    if #regions > 0 then
+      k = k + 1
+      v[k] = r.regions and r.unit
+      local by_name = {}
+      for _, g in ipairs(r.regions or {}) do by_name[g.name] = g end
+      for _, name in ipairs(regions) do
+        local g = by_name[name]
+        for _, stat in ipairs(REGION_STATS) do k = k + 1; v[k] = g and g[stat] end
+      end
+    end
     local cells = {}
     for i = 1, #cols do cells[i] = csv_cell(v[i]) end
     lines[#lines + 1] = table.concat(cells, ",")

@@ -94,6 +94,22 @@ describe("experiments", function()
     local csv = h.read(dir .. "/results.csv")
     assert.matches("^index,tiles,status,error_code,error,time_ns_min,time_ns_median,time_ns_mean,time_ns_stddev,", csv)
     assert.matches("\n2,6,ok,,,", csv)
+    -- every region's statistics as columns, in the order the regions first appear
+    local head = csv:match("^[^\n]*")
+    assert.matches(",trace,region_unit,tile%.count,tile%.mean,tile%.median,tile%.p99,tile%.max,tile%.truncated,load%.count,",
+      head)
+    local cols, row2 = {}, {}
+    for c in head:gmatch("[^,]+") do cols[#cols + 1] = c end
+    for c in (csv:match("\n(2,[^\n]*)") .. ","):gmatch("([^,]*),") do row2[#row2 + 1] = c end
+    assert.equal(#cols, #row2)
+    local cell = {}
+    for i, c in ipairs(cols) do cell[c] = row2[i] end
+    assert.equal("ns", cell.region_unit)
+    for _, reg in ipairs(rows[2].regions) do
+      assert.equal("12", cell[reg.name .. ".count"])
+      assert.equal(reg.median, tonumber(cell[reg.name .. ".median"]))
+      assert.equal(reg.p99, tonumber(cell[reg.name .. ".p99"]))
+    end
     local man = core.json_decode(h.read(dir .. "/manifest.json"))
     assert.equal("tiled_test", man.experiment)
     assert.equal("emu", man.backend)
