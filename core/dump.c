@@ -485,6 +485,7 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
         }
     }
     c->st->events += n;
+    if (sum && !mosaic) mh_summary_trace(sum, l->smid, base_ns, last_ns);
     if (depth) {
         /* Truncated by a bounds-checked kernel: close the open regions,
          * innermost first, at the last event's time (the default mode marks

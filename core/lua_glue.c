@@ -218,12 +218,31 @@ static void push_summary(lua_State *L, const mh_summary *s)
         set_int(L, -1, "p99", (lua_Integer)r.p99);
         set_int(L, -1, "max", (lua_Integer)r.max);
         set_int(L, -1, "truncated", (lua_Integer)r.truncated);
+        if (s->timeline.traces) set_num(L, -1, "concurrency", r.concurrency);
         lua_seti(L, -2, ++n);
     }
 }
 
+/* Sets result.timeline = {span=, traces=, sms=, sm_done_min=, sm_done_median=,
+ * sm_done_max=} (in the summary's unit) when the dump kept one. */
+static void set_timeline(lua_State *L, int result, const mh_summary *s)
+{
+    mh_timeline_row tl;
+    if (!mh_summary_timeline(s, &tl)) return;
+    result = lua_absindex(L, result);
+    lua_createtable(L, 0, 7);
+    set_int(L, -1, "span", (lua_Integer)tl.span);
+    set_int(L, -1, "traces", (lua_Integer)tl.traces);
+    set_int(L, -1, "sms", (lua_Integer)tl.sms);
+    set_int(L, -1, "sm_done_min", (lua_Integer)tl.sm_done_min);
+    set_int(L, -1, "sm_done_median", (lua_Integer)tl.sm_done_median);
+    set_int(L, -1, "sm_done_max", (lua_Integer)tl.sm_done_max);
+    if (tl.sm_out_of_range) set_int(L, -1, "sm_out_of_range", (lua_Integer)tl.sm_out_of_range);
+    lua_setfield(L, result, "timeline");
+}
+
 /* core.dump{buffer=, meta=, out=, compat="mosaic", clock_ghz=, summary=}
- * -> {traces=, events=, ..., unit=, summary={rows}, warnings={...}} */
+ * -> {traces=, events=, ..., unit=, summary={rows}, timeline={...}, warnings={...}} */
 static int l_dump(lua_State *L)
 {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -272,6 +291,7 @@ static int l_dump(lua_State *L)
     if (req.want_summary) {
         push_summary(L, &r.summary);
         lua_setfield(L, 2, "summary");
+        set_timeline(L, 2, &r.summary);
     }
     mh_dump_result_free(&r);
     lua_settop(L, 2);
@@ -1092,7 +1112,7 @@ static int l_trace_gc(lua_State *L)
 
 /* trace:dump(path, {compat=, clock_ghz=}) -> {events=, ..., clock_ghz= (the rate used),
  * clock_source= "measured"|"given", clock_ghz_measured=, timer_step_ns=, clock_bound=,
- * summary={...}} */
+ * summary={...}, timeline={...} (default mode)} */
 static int l_trace_dump(lua_State *L)
 {
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
@@ -1138,6 +1158,7 @@ static int l_trace_dump(lua_State *L)
     }
     push_summary(L, &sum);
     lua_setfield(L, -2, "summary");
+    set_timeline(L, -1, &sum);
     mh_summary_free(&sum);
     return 1;
 }
@@ -1218,7 +1239,7 @@ static int l_trace_ptr(lua_State *L)
     return 2;
 }
 
-/* trace:summary() -> region rows (as dump returns them), writing nothing */
+/* trace:summary() -> region rows, timeline (as dump returns them), writing nothing */
 static int l_trace_summary(lua_State *L)
 {
     lua_settop(L, 1);
@@ -1227,7 +1248,8 @@ static int l_trace_summary(lua_State *L)
     lua_insert(L, 1);
     lua_call(L, 2, 1);
     lua_getfield(L, -1, "summary");
-    return 1;
+    lua_getfield(L, -2, "timeline");
+    return 2;
 }
 
 /* trace:words() -> the raw buffer as a table of integers */

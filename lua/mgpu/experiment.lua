@@ -143,13 +143,14 @@ local function attempt_point(ctx, index, point, entries, row)
       row.trace = nil
       error(dumped, 0)
     end
-    row.regions, row.unit = dumped.summary, dumped.unit
+    row.regions, row.unit, row.timeline = dumped.summary, dumped.unit, dumped.timeline
     if dumped.clock_ghz then -- the SM clock the times were converted with, and where it came from
       row.clock = { ghz = dumped.clock_ghz, source = dumped.clock_source, timer_step_ns = dumped.timer_step_ns,
         bound = dumped.clock_bound }
     end
     core.write_file(ctx.dir .. string.format("/point-%d.summary.json", index),
-      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary }, true) .. "\n")
+      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
+        true) .. "\n")
   end
   if spec.check then
     local ok, msg = spec.check()

@@ -49,7 +49,7 @@ function M.latest(rows)
 end
 
 -- The region statistics that become columns, per region name.
-local REGION_STATS = { "count", "mean", "median", "p99", "max", "truncated" }
+local REGION_STATS = { "count", "mean", "median", "p99", "max", "truncated", "concurrency" }
 
 -- Region names over all rows, in order of first appearance (a sweep's points
 -- may record different regions: a point without one leaves its cells empty).
@@ -63,10 +63,11 @@ local function region_names(rows)
   return out
 end
 
--- One row per point: the axes, the status, the launch times, then for each
--- region name its count, mean, median, p99, max and truncated count (columns
--- "load.median" ...; the unit, ns or cycles, in region_unit), so a sweep
--- plots straight from the file.
+-- One row per point: the axes, the status, the launch times, the trace's
+-- timeline (span, SMs, when the median and the last SM finished), then for
+-- each region name its count, mean, median, p99, max, truncated count and
+-- concurrency (columns "load.median" ...; the unit, ns or cycles, in
+-- region_unit), so a sweep plots straight from the file.
 function M.write_csv(dir, axis_names, rows)
   local cols = { "index" }
   for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
@@ -74,7 +75,9 @@ function M.write_csv(dir, axis_names, rows)
     "time_ns_stddev", "cycles", "thread_insns", "entries", "attempts", "trace" }
   for _, c in ipairs(fixed) do cols[#cols + 1] = c end
   local regions = region_names(rows)
-  if #regions > 0 then cols[#cols + 1] = "region_unit" end
+  if #regions > 0 then
+    for _, c in ipairs({ "region_unit", "span", "sms", "sm_done_median", "sm_done_max" }) do cols[#cols + 1] = c end
+  end
   for _, name in ipairs(regions) do
     for _, stat in ipairs(REGION_STATS) do cols[#cols + 1] = name .. "." .. stat end
   end
@@ -90,8 +93,10 @@ function M.write_csv(dir, axis_names, rows)
     for j = 1, #fixed do v[k + j] = rest[j] end
     k = k + #fixed
     if #regions > 0 then
-      k = k + 1
-      v[k] = r.regions and r.unit
+      local tl = r.timeline or {}
+      v[k + 1], v[k + 2], v[k + 3], v[k + 4], v[k + 5] = r.regions and r.unit, tl.span, tl.sms, tl.sm_done_median,
+        tl.sm_done_max
+      k = k + 5
       local by_name = {}
       for _, g in ipairs(r.regions or {}) do by_name[g.name] = g end
       for _, name in ipairs(regions) do

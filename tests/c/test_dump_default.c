@@ -92,8 +92,42 @@ int main(void)
     r = mh_summary_row(&sum, 0);
     CHECK(r.count == 1 && r.min == 500);
     CHECK_STR(sum.unit, "ns");
+    /* timeline: trace 0 on SM 5 from 0 to 512 ns, trace 1 on SM 7 from 64 to 664 ns */
+    mh_timeline_row tl;
+    CHECK(mh_summary_timeline(&sum, &tl) == 1);
+    CHECK(tl.traces == 2 && tl.sms == 2 && tl.span == 664 && tl.sm_out_of_range == 0);
+    CHECK(tl.sm_done_min == 512 && tl.sm_done_median == 512 && tl.sm_done_max == 664);
+    CHECK(near(mh_summary_row(&sum, 1).concurrency, 612.0 / 664.0)); /* load: 512 + 100 ns inside */
     mh_summary_free(&sum);
     json_decref(root);
+    free(text);
+
+    /* ---- timeline: traces of one SM merge; a %smid out of range is counted apart ---- */
+    {
+        mh_spec s3;
+        mh_spec_init(&s3, 3, 32, MH_SCOPE_WARP, 7);
+        CHECK(mh_spec_validate(&s3, &e) == 0);
+        uint32_t w3[21] = {
+            1000, 4, 4, 1, 0, 0x80000001u, 100,    /* SM 4: 0 .. 100            */
+            1500, 4, 4, 1, 0, 0x80000001u, 300,    /* SM 4: 500 .. 800          */
+            1200, 9999, 4, 1, 0, 0x80000001u, 50,  /* SM 9999: 200 .. 250       */
+        };
+        mh_summary_init(&sum, &names, &e);
+        text = dump_words(&s3, &names, w3, MH_DUMP_DEFAULT, 1.0, &sum, &e);
+        CHECK(text != NULL);
+        CHECK(mh_summary_timeline(&sum, &tl) == 1);
+        CHECK(tl.traces == 3 && tl.sms == 1 && tl.sm_out_of_range == 1 && tl.span == 800);
+        CHECK(tl.sm_done_min == 800 && tl.sm_done_max == 800);
+        CHECK(near(mh_summary_row(&sum, 1).concurrency, 450.0 / 800.0));
+        mh_summary_free(&sum);
+        free(text);
+    }
+
+    /* ---- Mosaic mode keeps no timeline (its times are not ns) ---- */
+    mh_summary_init(&sum, &names, &e);
+    text = dump_words(&s, &names, w, MH_DUMP_MOSAIC, 0, &sum, &e);
+    CHECK(text != NULL && mh_summary_timeline(&sum, &tl) == 0 && mh_summary_row(&sum, 1).concurrency == 0);
+    mh_summary_free(&sum);
     free(text);
 
     /* ---- no clock: cycles, and the trace says so ---- */

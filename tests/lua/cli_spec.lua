@@ -80,6 +80,29 @@ describe("mgpu-harness dump", function()
     assert.is_true(by.load.min <= by.load.median and by.load.median <= by.load.p99 and by.load.p99 <= by.load.max)
     local t = cjson.decode(h.read(out))
     assert.equal("ns", t.otherData.time_unit)
+    -- the timeline, computed again from the trace's own events: span, SMs, when each SM's last event was
+    local lo, hi, sm_last = math.huge, -math.huge, {}
+    for _, ev in ipairs(t.traceEvents) do
+      if ev.ph ~= "M" then
+        lo, hi = math.min(lo, ev.ts), math.max(hi, ev.ts)
+        sm_last[ev.pid] = math.max(sm_last[ev.pid] or -math.huge, ev.ts)
+      end
+    end
+    local done = {}
+    for _, v in pairs(sm_last) do done[#done + 1] = v - lo end
+    table.sort(done)
+    local tl = s.timeline
+    assert.equal(264, tl.traces)
+    assert.equal(#done, tl.sms)
+    assert.equal(132, tl.sms)
+    assert.near((hi - lo) * 1000, tl.span, 0.5)
+    assert.near(done[1] * 1000, tl.sm_done_min, 0.5)
+    assert.near(done[math.floor((#done + 1) / 2)] * 1000, tl.sm_done_median, 0.5)
+    assert.near(done[#done] * 1000, tl.sm_done_max, 0.5)
+    assert.near(by.load.total / tl.span, by.load.concurrency, 1e-9)
+    assert.matches("\nspan 50%.82 us from the first event to the last: 264 traces on 132 SMs\n", stdout)
+    assert.matches("\nSMs done %(last event, from the first%): first SM 27%.85 us, median 46%.59 us, last 50%.82 us",
+      stdout)
   end)
 
   it("says the times are cycles when no clock rate is known", function()

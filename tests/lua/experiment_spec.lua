@@ -96,8 +96,8 @@ describe("experiments", function()
     assert.matches("\n2,6,ok,,,", csv)
     -- every region's statistics as columns, in the order the regions first appear
     local head = csv:match("^[^\n]*")
-    assert.matches(",trace,region_unit,tile%.count,tile%.mean,tile%.median,tile%.p99,tile%.max,tile%.truncated,load%.count,",
-      head)
+    assert.matches(",trace,region_unit,span,sms,sm_done_median,sm_done_max,tile%.count,tile%.mean,tile%.median,"
+      .. "tile%.p99,tile%.max,tile%.truncated,tile%.concurrency,load%.count,", head)
     local cols, row2 = {}, {}
     for c in head:gmatch("[^,]+") do cols[#cols + 1] = c end
     for c in (csv:match("\n(2,[^\n]*)") .. ","):gmatch("([^,]*),") do row2[#row2 + 1] = c end
@@ -105,6 +105,18 @@ describe("experiments", function()
     local cell = {}
     for i, c in ipairs(cols) do cell[c] = row2[i] end
     assert.equal("ns", cell.region_unit)
+    -- the timeline: 2 blocks on 2 (virtual) SMs; every region's concurrency is its total over the span
+    local tl = rows[2].timeline
+    assert.same(tl, summary.timeline)
+    assert.equal(2, tl.sms)
+    assert.equal(4, tl.traces) -- 2 blocks x 2 warps
+    assert.is_true(tl.span > 0 and tl.sm_done_max == tl.span and tl.sm_done_median <= tl.span)
+    assert.equal(tostring(tl.span), cell.span)
+    assert.equal("2", cell.sms)
+    for _, reg in ipairs(rows[2].regions) do
+      assert.near(reg.total / tl.span, reg.concurrency, 1e-12)
+      assert.near(reg.concurrency, tonumber(cell[reg.name .. ".concurrency"]), 1e-9)
+    end
     for _, reg in ipairs(rows[2].regions) do
       assert.equal("12", cell[reg.name .. ".count"])
       assert.equal(reg.median, tonumber(cell[reg.name .. ".median"]))
