@@ -58,7 +58,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mh_out_open_fd(&o, devnull, &e);
         mh_dump_opts opts = {.mode = (mh_dump_mode)mode, .clock_ghz = data[0] & 2 ? 1.98 : 0, .summary = &sum,
                              .calib = mode == MH_DUMP_DEFAULT ? calib : NULL};
-        if (mh_dump(&s, &names, &b, &opts, &o, NULL, &e) == 0) mh_out_commit(&o, &e);
+        if (mh_dump(&s, &names, &b, &opts, &o, NULL, &e) == 0) {
+            mh_out_commit(&o, &e);
+            mh_timeline_row tl; /* the timeline of whatever the dump took */
+            if (mh_summary_timeline(&sum, &tl) && (tl.sm_done_min > tl.sm_done_max || tl.sms > tl.traces))
+                __builtin_trap();
+            for (size_t i = 0; i < names.n; i++) (void)mh_summary_row(&sum, i);
+        }
         mh_out_abort(&o);
         mh_summary_free(&sum);
         mh_tracebuf_close(&b);
