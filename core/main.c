@@ -22,6 +22,7 @@ static const char USAGE[] =
     "       mgpu-harness dump BUFFER --meta META.json [options]\n"
     "       mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup]\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
+    "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
@@ -286,6 +287,9 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
         return mh_lua_run_builtin("mgpu-harness replay", "return require('mgpu.experiment').replay_main(arg)", argc - 2,
+                                  argv + 2);
+    if (!strcmp(cmd, "compare"))
+        return mh_lua_run_builtin("mgpu-harness compare", "return require('mgpu.compare').main(arg)", argc - 2,
                                   argv + 2);
     if (!strcmp(cmd, "run")) {
         if (argc < 3) {

@@ -111,6 +111,7 @@ function M.write_csv(dir, axis_names, rows)
   core.write_file(dir .. "/results.csv", table.concat(lines, "\n") .. "\n")
 end
 
+-- "812 ns", "1.25 us", "3.10 ms" for ns; a plain integer for cycles.
 local function fmt_ns(v, unit)
   if v == nil then return "-" end
   if unit ~= "ns" then return string.format("%.0f", v) end
@@ -118,6 +119,8 @@ local function fmt_ns(v, unit)
   if v < 1e6 then return string.format("%.2f us", v / 1e3) end
   return string.format("%.2f ms", v / 1e6)
 end
+
+M.fmt_ns = fmt_ns
 
 -- A table for the terminal: one line per point.
 function M.table(axis_names, rows, time_label)
@@ -137,6 +140,11 @@ function M.table(axis_names, rows, time_label)
     line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:sub(1, 60) or "")
     body[#body + 1] = line
   end
+  return M.format_table(head, body)
+end
+
+-- Aligned columns, two spaces apart; the last column is not padded.
+function M.format_table(head, body)
   local width = {}
   for i, h in ipairs(head) do width[i] = #h end
   for _, line in ipairs(body) do

@@ -1,0 +1,224 @@
+-- mgpu.compare: `mgpu-harness compare BASE NEW`, what changed between two
+-- runs.  BASE and NEW are results folders of one experiment (points matched by
+-- their axis values) or region summaries (point-N.summary.json, or what
+-- `dump --summary-json` writes; regions matched by name).  A change counts as
+-- a change only beyond the runs' noise: for launch times, the spread (max -
+-- min) both runs showed; for region medians, nothing (they come from one
+-- launch each; emu's virtual time has none).  --max-slowdown PCT makes the
+-- exit status 9 when something got slower by more than PCT percent beyond
+-- that noise, for a regression gate in CI.
+local core = require "mgpu.core"
+local errors = require "mgpu.errors"
+local results = require "mgpu.results"
+
+local M = {}
+
+M.EXIT_SLOWER = 9
+
+local function bad(msg) error(errors.new("bad_argument", msg), 0) end
+
+local function read_json(path)
+  local f = io.open(path, "rb")
+  if not f then error(errors.new("io_error", path .. ": cannot open"), 0) end
+  local text = f:read("*a")
+  f:close()
+  return core.json_decode(text, path)
+end
+
+local function is_results_dir(path)
+  local f = io.open(path .. "/results.jsonl", "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- "+12.3%" / "-4.0%" / "0%"; nil when either side is missing or base is 0.
+local function change(a, b)
+  if type(a) ~= "number" or type(b) ~= "number" or a == 0 then return nil end
+  return (b - a) / a * 100
+end
+
+local function fmt_change(pct, noisy)
+  if pct == nil then return "-" end
+  local s = pct == 0 and "0%" or string.format("%+.1f%%", pct)
+  return noisy and (s .. " (noise)") or s
+end
+
+-- Keeps the worst slowdown beyond noise (percent), for --max-slowdown.
+local function worst(acc, pct, noisy)
+  if pct and not noisy and pct > acc.worst then acc.worst = pct end
+end
+
+-- Two results folders: one line per point, by key.
+function M.folders(base, new)
+  local man_a, man_b = read_json(base .. "/manifest.json"), read_json(new .. "/manifest.json")
+  if man_a.experiment ~= man_b.experiment then
+    bad(string.format("%s is experiment %s, %s is %s: compare runs of one experiment", base,
+      tostring(man_a.experiment), new, tostring(man_b.experiment)))
+  end
+  local names = {}
+  for _, g in ipairs(man_a.axes or {}) do for _, n in ipairs(g.names or {}) do names[#names + 1] = n end end
+  local rows_a = results.latest(results.read_jsonl(base .. "/results.jsonl"))
+  local rows_b = results.latest(results.read_jsonl(new .. "/results.jsonl"))
+  local by_key = {}
+  for _, r in ipairs(rows_b) do by_key[r.key] = r end
+  local head = { "#" }
+  for _, n in ipairs(names) do head[#head + 1] = n end
+  for _, c in ipairs({ "base", "new", "change", "regions (median change)" }) do head[#head + 1] = c end
+  local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0 }
+  local seen = {}
+  for _, a in ipairs(rows_a) do
+    local b = by_key[a.key]
+    seen[a.key] = true
+    local line = { tostring(a.index) }
+    for _, n in ipairs(names) do line[#line + 1] = tostring(a.point and a.point[n]) end
+    if not b then
+      acc.only_base = acc.only_base + 1
+      for _, c in ipairs({ results.fmt_ns(a.time_ns and a.time_ns.median, "ns"), "-", "-", "not in the new run" }) do
+        line[#line + 1] = c
+      end
+    elseif a.status ~= "ok" or b.status ~= "ok" then
+      acc.matched = acc.matched + 1
+      for _, c in ipairs({ a.status, b.status, "-", (b.error and b.error.message or a.error and a.error.message or ""):sub(1, 60) }) do
+        line[#line + 1] = c
+      end
+    else
+      acc.matched = acc.matched + 1
+      local ta, tb = a.time_ns or {}, b.time_ns or {}
+      local pct = change(ta.median, tb.median)
+      local noise = (ta.max or 0) - (ta.min or 0) + (tb.max or 0) - (tb.min or 0)
+      local noisy = pct ~= nil and pct ~= 0 and math.abs(tb.median - ta.median) <= noise
+      worst(acc, pct, noisy)
+      line[#line + 1] = results.fmt_ns(ta.median, "ns")
+      line[#line + 1] = results.fmt_ns(tb.median, "ns")
+      line[#line + 1] = fmt_change(pct, noisy)
+      local regs, by_name = {}, {}
+      for _, g in ipairs(b.regions or {}) do by_name[g.name] = g end
+      for _, g in ipairs(a.regions or {}) do
+        local h = by_name[g.name]
+        if a.unit ~= b.unit then
+          regs[#regs + 1] = g.name .. " (units differ)"
+        elseif h then
+          regs[#regs + 1] = g.name .. " " .. fmt_change(change(g.median, h.median))
+        else
+          regs[#regs + 1] = g.name .. " gone"
+        end
+      end
+      line[#line + 1] = table.concat(regs, ", ")
+    end
+    acc.body[#acc.body + 1] = line
+  end
+  for _, b in ipairs(rows_b) do
+    if not seen[b.key] then
+      acc.only_new = acc.only_new + 1
+      local line = { "new" }
+      for _, n in ipairs(names) do line[#line + 1] = tostring(b.point and b.point[n]) end
+      for _, c in ipairs({ "-", results.fmt_ns(b.time_ns and b.time_ns.median, "ns"), "-", "not in the base run" }) do
+        line[#line + 1] = c
+      end
+      acc.body[#acc.body + 1] = line
+    end
+  end
+  local title = string.format("%s: %s (%s) -> %s (%s)", tostring(man_a.experiment), base, tostring(man_a.backend), new,
+    tostring(man_b.backend))
+  if man_a.backend ~= man_b.backend or man_a.device ~= man_b.device then
+    title = title .. string.format("\nnote: different devices (%s, %s): times are not comparable",
+      tostring(man_a.device), tostring(man_b.device))
+  end
+  return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
+    only_base = acc.only_base, only_new = acc.only_new }
+end
+
+-- Two region summaries: one line per region name.
+function M.summaries(base, new)
+  local a, b = read_json(base), read_json(new)
+  for _, s in ipairs({ { a, base }, { b, new } }) do
+    if type(s[1]) ~= "table" or type(s[1].regions) ~= "table" then
+      bad(s[2] .. ": not a results folder (no results.jsonl) nor a region summary (no \"regions\")")
+    end
+  end
+  if a.unit ~= b.unit then bad(string.format("%s is in %s, %s in %s", base, tostring(a.unit), new, tostring(b.unit))) end
+  local unit = a.unit
+  local head = { "region", "count", "base median", "new median", "change", "mean change", "p99 change", "in flight" }
+  local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0 }
+  local by_name, seen = {}, {}
+  for _, g in ipairs(b.regions) do by_name[g.name] = g end
+  for _, g in ipairs(a.regions) do
+    local h = by_name[g.name]
+    seen[g.name] = true
+    if h then
+      acc.matched = acc.matched + 1
+      local pct = change(g.median, h.median)
+      worst(acc, pct, false)
+      local count = g.count == h.count and tostring(g.count) or (g.count .. " -> " .. h.count)
+      local live = (g.concurrency and h.concurrency) and string.format("%.2f -> %.2f", g.concurrency, h.concurrency) or "-"
+      acc.body[#acc.body + 1] = { g.name, count, results.fmt_ns(g.median, unit), results.fmt_ns(h.median, unit),
+        fmt_change(pct), fmt_change(change(g.mean, h.mean)), fmt_change(change(g.p99, h.p99)), live }
+    else
+      acc.only_base = acc.only_base + 1
+      acc.body[#acc.body + 1] = { g.name, tostring(g.count), results.fmt_ns(g.median, unit), "-", "gone", "", "", "" }
+    end
+  end
+  for _, h in ipairs(b.regions) do
+    if not seen[h.name] then
+      acc.only_new = acc.only_new + 1
+      acc.body[#acc.body + 1] = { h.name, tostring(h.count), "-", results.fmt_ns(h.median, unit), "new", "", "", "" }
+    end
+  end
+  local title = string.format("regions: %s -> %s (%s)", base, new, tostring(unit))
+  local ta, tb = a.timeline, b.timeline
+  if type(ta) == "table" and type(tb) == "table" then
+    local pct = change(ta.span, tb.span)
+    worst(acc, pct, false)
+    title = title .. string.format("\nspan %s -> %s (%s); SMs %s -> %s; last SM done %s -> %s",
+      results.fmt_ns(ta.span, unit), results.fmt_ns(tb.span, unit), fmt_change(pct), tostring(ta.sms),
+      tostring(tb.sms), results.fmt_ns(ta.sm_done_max, unit), results.fmt_ns(tb.sm_done_max, unit))
+  end
+  return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
+    only_base = acc.only_base, only_new = acc.only_new }
+end
+
+-- Either kind, by what BASE is.
+function M.compare(base, new)
+  local da, db = is_results_dir(base), is_results_dir(new)
+  if da ~= db then bad(string.format("compare two results folders or two summaries, not %s and %s", base, new)) end
+  return da and M.folders(base, new) or M.summaries(base, new)
+end
+
+local USAGE_TEXT = "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
+  .. "  BASE, NEW: two results folders of one experiment, or two region summaries (.summary.json)"
+
+-- `mgpu-harness compare BASE NEW [--max-slowdown PCT]` -> exit status
+function M.main(argv)
+  local paths, max_slowdown = {}, nil
+  local i = 1
+  while i <= #(argv or {}) do
+    local a = argv[i]
+    if a == "--max-slowdown" then
+      i = i + 1
+      max_slowdown = tonumber(argv[i])
+      if not max_slowdown or max_slowdown < 0 then
+        bad("--max-slowdown takes a percentage (0 or more), not " .. tostring(argv[i]) .. "\n" .. USAGE_TEXT)
+      end
+    elseif a:sub(1, 1) == "-" then
+      bad("compare: unknown option " .. a .. "\n" .. USAGE_TEXT)
+    else
+      paths[#paths + 1] = a
+    end
+    i = i + 1
+  end
+  if #paths ~= 2 then bad(USAGE_TEXT) end
+  local r = M.compare(paths[1], paths[2])
+  print(r.title)
+  print(r.table)
+  local extra = ""
+  if r.only_base > 0 then extra = extra .. string.format(", %d only in base", r.only_base) end
+  if r.only_new > 0 then extra = extra .. string.format(", %d only in new", r.only_new) end
+  print(string.format("%d compared%s", r.matched, extra))
+  if max_slowdown and r.worst > max_slowdown then
+    print(string.format("slower by %.1f%%, more than --max-slowdown %g%%", r.worst, max_slowdown))
+    return M.EXIT_SLOWER
+  end
+  return 0
+end
+
+return M

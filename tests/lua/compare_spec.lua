@@ -1,0 +1,118 @@
+-- compare_spec.lua: `mgpu-harness compare`: two results folders (points by
+-- their axis values, launch-time changes against the runs' noise, region
+-- medians), two region summaries, the --max-slowdown gate, and its errors.
+local h = require "helpers"
+local core = require "mgpu.core"
+local compare = require "mgpu.compare"
+local unpack = table.unpack or unpack -- Lua 5.4 / LuaJIT
+
+-- A results folder with a manifest and one jsonl line per row.
+local function folder(dir, experiment, rows, device)
+  os.execute("mkdir -p " .. h.quote(dir))
+  h.write(dir .. "/manifest.json", core.json_encode({ experiment = experiment, backend = "cuda",
+    device = device or "NVIDIA H200", axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 }, { 3 } } } } }))
+  local lines = {}
+  for i, r in ipairs(rows) do lines[i] = core.json_encode(r) end
+  h.write(dir .. "/results.jsonl", table.concat(lines, "\n") .. "\n")
+end
+
+local function row(index, n, median, spread, regions)
+  return { index = index, key = "n=" .. n, point = { n = n }, status = "ok", unit = "ns",
+    time_ns = { min = median - spread, median = median, max = median + spread, mean = median, stddev = 1, n = 5 },
+    regions = regions }
+end
+
+local function region(name, median) return { name = name, count = 4, median = median, mean = median, p99 = median } end
+
+describe("compare", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("matches points by their axis values and weighs time changes against the noise", function()
+    folder(dir .. "/a", "sweep", {
+      row(1, 1, 1000, 50, { region("load", 400) }),
+      row(2, 2, 2000, 10, { region("load", 800) }),
+      row(3, 3, 3000, 10),
+    })
+    folder(dir .. "/b", "sweep", {
+      row(1, 2, 2600, 10, { region("load", 1000) }), -- +30% on n=2, beyond 40 ns of noise
+      row(2, 1, 1060, 50, { region("load", 400) }),  -- +6% on n=1, within 200 ns of noise
+      row(3, 4, 100, 0),
+    })
+    local r = compare.folders(dir .. "/a", dir .. "/b")
+    assert.equal(2, r.matched)
+    assert.equal(1, r.only_base)
+    assert.equal(1, r.only_new)
+    assert.near(30, r.worst, 1e-9)
+    assert.matches("\n1%s+1  1.00 us  1.06 us  %+6.0%% %(noise%)  load 0%%", r.table)
+    assert.matches("\n2%s+2  2.00 us  2.60 us  %+30.0%%%s+load %+25.0%%", r.table)
+    assert.matches("\n3%s+3  3.00 us  %-%s+%-%s+not in the new run", r.table)
+    assert.matches("\nnew  4  %-%s+100 ns%s+%-%s+not in the base run", r.table)
+
+    local st, out = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "25")
+    assert.equal(9, st)
+    assert.matches("2 compared, 1 only in base, 1 only in new\nslower by 30.0%%, more than %-%-max%-slowdown 25%%", out)
+    st = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "31")
+    assert.equal(0, st)
+    st, out = h.run("compare", dir .. "/a", dir .. "/a", "--max-slowdown", "0")
+    assert.equal(0, st)
+    assert.matches("\n1  1  1.00 us  1.00 us  0%%  ", out)
+  end)
+
+  it("shows failed points and says when the devices differ", function()
+    folder(dir .. "/a", "sweep", { row(1, 1, 1000, 0) })
+    local failed = row(1, 1, 1000, 0)
+    failed.status, failed.time_ns = "failed", nil
+    failed.error = { code = "kernel_fault", message = "illegal address in k" }
+    folder(dir .. "/b", "sweep", { failed }, "emu (CPU PTX executor)")
+    local r = compare.folders(dir .. "/a", dir .. "/b")
+    assert.matches("note: different devices", r.title)
+    assert.matches("\n1%s+1%s+ok%s+failed%s+%-%s+illegal address in k", r.table)
+    assert.equal(-math.huge, r.worst)
+  end)
+
+  it("compares two region summaries by name, with their timelines", function()
+    local function summary(path, regions, span)
+      h.write(path, core.json_encode({ unit = "ns", regions = regions,
+        timeline = { span = span, traces = 8, sms = 2, sm_done_min = math.floor(span / 2), sm_done_median = math.floor(span / 2),
+          sm_done_max = span } }))
+    end
+    summary(dir .. "/a.json", { region("load", 1000), region("store", 500), region("old", 10) }, 10000)
+    summary(dir .. "/b.json", { region("load", 900), region("store", 600), region("fresh", 7) }, 11000)
+    local r = compare.summaries(dir .. "/a.json", dir .. "/b.json")
+    assert.matches("\nload%s+4%s+1.00 us%s+900 ns%s+%-10.0%%", r.table)
+    assert.matches("\nstore%s+4%s+500 ns%s+600 ns%s+%+20.0%%", r.table)
+    assert.matches("\nold%s+4%s+10 ns%s+%-%s+gone", r.table)
+    assert.matches("\nfresh%s+4%s+%-%s+7 ns%s+new", r.table)
+    assert.matches("span 10.00 us %-> 11.00 us %(%+10.0%%%)", r.title)
+    assert.near(20, r.worst, 1e-9)
+    local st = h.run("compare", dir .. "/a.json", dir .. "/b.json", "--max-slowdown", "15")
+    assert.equal(9, st)
+  end)
+
+  it("refuses what it cannot compare, with the reason", function()
+    folder(dir .. "/a", "sweep", { row(1, 1, 1000, 0) })
+    folder(dir .. "/c", "other", { row(1, 1, 1000, 0) })
+    h.write(dir .. "/s.json", core.json_encode({ unit = "ns", regions = {} }))
+    h.write(dir .. "/cycles.json", core.json_encode({ unit = "cycles", regions = {} }))
+    h.write(dir .. "/x.json", "{\"traceEvents\": []}")
+    local cases = {
+      { { dir .. "/a", dir .. "/c" }, "is experiment sweep, .* is other" },
+      { { dir .. "/a", dir .. "/s.json" }, "two results folders or two summaries" },
+      { { dir .. "/s.json", dir .. "/cycles.json" }, "is in ns, .* in cycles" },
+      { { dir .. "/s.json", dir .. "/x.json" }, "x.json: not a results folder %(no results.jsonl%) nor a region summary" },
+      { { dir .. "/s.json" }, "usage: mgpu%-harness compare BASE NEW" },
+      { { dir .. "/s.json", dir .. "/s.json", "--max-slowdown", "fast" }, "takes a percentage" },
+      { { dir .. "/s.json", dir .. "/s.json", "--bogus" }, "unknown option %-%-bogus" },
+    }
+    for _, c in ipairs(cases) do
+      local st, _, err = h.run("compare", unpack(c[1]))
+      assert.equal(2, st, err)
+      assert.matches(c[2], err)
+    end
+    local st, _, err = h.run("compare", dir .. "/none.json", dir .. "/s.json")
+    assert.equal(1, st, err)
+    assert.matches("none.json: cannot open %[io_error%]", err)
+  end)
+end)
