@@ -1,6 +1,7 @@
 /* dump.c - trace buffer -> Chrome trace JSON, Mosaic-compatible and default
  * modes.  See dump.h and docs/DESIGN.md "Dump". */
 #include "dump.h"
+#include "counters.h"
 #include "version.h"
 
 #include <math.h>
@@ -23,6 +24,7 @@ typedef struct {
     uint64_t trace;
     uint32_t start;    /* header word 0 */
     uint32_t smid;     /* header word 1 */
+    uint64_t cycles;   /* first event to last, unwrapped (default mode with counters only) */
 } live_trace;
 
 typedef struct {
@@ -43,6 +45,7 @@ typedef struct {
     double ghz;               /* default mode: the clock used (given or measured) */
     char *prefix;             /* per name and phase: the event text up to "ts": */
     size_t *prefix_at;        /* offsets into prefix: [2 * name_index + end], plus the end */
+    mh_counters *counters;    /* default mode, opts->counter_bins > 0: regions in flight per bin */
 } dump_ctx;
 
 /* Builds, for every name and phase, the constant text that starts an event,
@@ -122,10 +125,11 @@ static int bad_trace(dump_ctx *c, uint64_t t, const char *fmt, ...)
 /* Validates the events of trace t (n words, even, fits); the first problem
  * is reported.  Also folds the consecutive-time differences into *min_diff
  * (Mosaic's overhead estimate). */
-static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, uint32_t *min_diff)
+static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, uint32_t *min_diff,
+                       uint64_t *cycles)
 {
     int mosaic = c->opts->mode == MH_DUMP_MOSAIC;
-    uint64_t depth = 0;
+    uint64_t depth = 0, acc = 0;
     if (!mosaic && grow_stack(c, n / 2)) return -1;
     for (uint64_t k = 0; k < n / 2; k++) {
         uint32_t tag = w[3 + 2 * k], time = w[4 + 2 * k];
@@ -136,6 +140,7 @@ static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, u
         if (k) {
             uint32_t d = time - w[2 + 2 * k];
             if (d < *min_diff) *min_diff = d;
+            acc += d >= BACKWARD_LIMIT ? 0 : d; /* as emit_trace unwraps it */
         }
         uint32_t idx = (uint32_t)(nm - c->names->v);
         if (!(tag & MH_EXIT_BIT)) {
@@ -151,6 +156,7 @@ static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, u
                                  (unsigned long long)k, nm->name, c->names->v[c->stack[depth]].name);
         }
     }
+    *cycles = acc;
     return 0;
 }
 
@@ -199,7 +205,8 @@ static int scan(dump_ctx *c)
             have_err = 1;
             continue;
         }
-        if (scan_events(c, t, w, n, &min_diff)) {
+        uint64_t cycles = 0;
+        if (scan_events(c, t, w, n, &min_diff, &cycles)) {
             if (c->e->code != MH_E_BAD_TRACE) return -1;
             first_err = *c->e;
             have_err = 1;
@@ -209,6 +216,7 @@ static int scan(dump_ctx *c)
         l->trace = t;
         l->start = w[0];
         l->smid = w[1];
+        l->cycles = cycles;
     }
     if (short_traces) {
         c->e->required = (int64_t)(worst_n + MH_HEADER_WORDS);
@@ -409,6 +417,64 @@ static inline uint64_t cycles_to_units(double ghz, uint64_t cycles)
     return ghz > 0 ? (uint64_t)((double)cycles / ghz + 0.5) : cycles;
 }
 
+/* Default mode: where trace l's first event is on the timeline, in the
+ * output's unit from ts 0 (w: the trace's words). */
+static int64_t trace_base(const dump_ctx *c, const live_trace *l, const uint32_t *w)
+{
+    int64_t base = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin;
+    if (c->opts->calib && c->ghz > 0) {
+        /* the first event's distance from the trace's start, on its own clock */
+        uint32_t since = w[4] - c->opts->calib[l->trace * MH_CALIB_WORDS];
+        if (since < 0x80000000u) base += (int64_t)cycles_to_units(c->ghz, since);
+    }
+    return base;
+}
+
+/* Default mode with counters: bins over the span of every trace's events. */
+static int init_counters(dump_ctx *c, mh_counters *cnt)
+{
+    int64_t lo = 0, hi = 0;
+    for (uint64_t i = 0; i < c->nlive; i++) {
+        const live_trace *l = &c->live[i];
+        const uint32_t *w = mh_tracebuf_trace(c->buf, l->trace, c->e);
+        if (!w) return -1;
+        int64_t a = trace_base(c, l, w), b = a + (int64_t)cycles_to_units(c->ghz, l->cycles);
+        if (i == 0 || a < lo) lo = a;
+        if (i == 0 || b > hi) hi = b;
+    }
+    if (mh_counters_init(cnt, c->names->n, c->opts->counter_bins, lo, hi, c->e)) return -1;
+    c->counters = cnt;
+    return 0;
+}
+
+/* Default mode with counters: after the events, one counter track per region
+ * name ("load in flight"), a value per bin, and 0 at the span's end. */
+static int emit_counters(dump_ctx *c)
+{
+    const mh_counters *cnt = c->counters;
+    mh_out *o = c->out;
+    double *v = malloc(cnt->bins * sizeof *v);
+    if (!v) return mh_fail(c->e, MH_E_NO_MEMORY, "%s", "out of memory for the counters");
+    mh_out_lit(o, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"regions in flight\"}},\n"
+                  "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":0,\"args\":{\"sort_index\":-1}}");
+    for (size_t i = 0; i < c->names->n; i++) {
+        if (!mh_counters_used(cnt, i)) continue;
+        mh_counters_values(cnt, i, v);
+        char head[64];
+        for (uint32_t k = 0; k <= cnt->bins; k++) {
+            mh_out_lit(o, ",\n{\"name\":");
+            mh_out_mem(o, c->names->v[i].json, c->names->v[i].json_len);
+            mh_out_lit(o, ",\"ph\":\"C\",\"ts\":");
+            mh_out_milli3(o, (int64_t)llround(cnt->lo + k * cnt->width));
+            snprintf(head, sizeof head, ",\"pid\":0,\"args\":{\"in flight\":%.6g}}", k < cnt->bins ? v[k] : 0.0);
+            mh_out_str(o, head);
+        }
+    }
+    free(v);
+    if (cnt->no_memory) return mh_fail(c->e, MH_E_NO_MEMORY, "%s", "out of memory for the counters");
+    return 0;
+}
+
 /* Pass 2: events of one trace in timeline order. */
 static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
 {
@@ -423,13 +489,9 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     uint64_t pid = (uint64_t)l->smid + 1, tid = l->trace + 1;
     uint32_t first_clock = w[4], prev_clock = w[4], last32 = 0;
     uint64_t acc = 0;                                   /* cycles since the first event */
-    int64_t base_ns = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin; /* default mode */
-    if (!mosaic && c->opts->calib && ghz > 0) {
-        /* the first event's distance from the trace's start, on its own clock */
-        uint32_t since = w[4] - c->opts->calib[l->trace * MH_CALIB_WORDS];
-        if (since < 0x80000000u) base_ns += (int64_t)cycles_to_units(ghz, since);
-    }
+    int64_t base_ns = mosaic ? 0 : trace_base(c, l, w);
     int64_t last_ns = 0;
+    mh_counters *cnt = c->counters;
 
     /* The constant end of every event of this trace. */
     char suffix[128] = {0}; /* used <= 64, readable 64 for mh_out_small */
@@ -482,6 +544,9 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
         } else {
             depth--;
             if (sum) mh_summary_add(sum, c->stack[depth], cycles_to_units(ghz, acc - c->stack_at[depth]));
+            if (cnt)
+                mh_counters_add(cnt, c->stack[depth], base_ns + (int64_t)cycles_to_units(ghz, c->stack_at[depth]),
+                                last_ns);
         }
     }
     c->st->events += n;
@@ -502,6 +567,9 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
                 mh_out_lit(o, ",\"args\":{\"truncated\":true}}");
             }
             if (sum) mh_summary_truncated(sum, c->stack[depth]);
+            if (cnt)
+                mh_counters_add(cnt, c->stack[depth], base_ns + (int64_t)cycles_to_units(ghz, c->stack_at[depth]),
+                                last_ns);
             c->st->events++;
         }
     }
@@ -535,6 +603,10 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
         if (stats->clock_ghz_measured > 0 && stats->clock_measured_used) c.ghz = stats->clock_ghz_measured;
     }
     if (opts->summary) opts->summary->unit = c.ghz > 0 ? "ns" : "cycles";
+    mh_counters counters;
+    if (!rc && opts->counter_bins && opts->mode == MH_DUMP_MOSAIC)
+        rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "counters are for the default mode (Mosaic's dump has none)");
+    if (!rc && opts->counter_bins && c.nlive) rc = init_counters(&c, &counters);
     if (!rc) {
         stats->traces_with_events = c.nlive;
         int first = 1;
@@ -545,6 +617,7 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
             first = rc ? 1 : (c.nlive == 0);
         }
         for (uint64_t i = 0; !rc && i < c.nlive; i++) rc = emit_trace(&c, &c.live[i], &first);
+        if (!rc && c.counters) rc = emit_counters(&c);
         if (!rc) mh_out_str(out, opts->mode == MH_DUMP_MOSAIC ? "]}" : "\n]}\n");
         if (!rc && opts->summary && opts->summary->no_memory)
             rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory for the region summary");
@@ -568,5 +641,6 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     free(c.stack_at);
     free(c.prefix);
     free(c.prefix_at);
+    if (c.counters) mh_counters_free(c.counters);
     return rc ? -1 : 0;
 }

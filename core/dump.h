@@ -30,6 +30,9 @@ typedef struct mh_dump_opts {
     const uint32_t *calib; /* optional (default mode): per trace %clock and %globaltimer_lo at its
                             * start and exit (4 words, instrumented kernels); the SM clock is then
                             * measured from them and events are placed from the trace's own start */
+    uint32_t counter_bins; /* default mode, optional: after the events, a counter track per region
+                            * name: the mean number of traces inside it in each of this many equal
+                            * bins of the span (1 .. MH_COUNTERS_MAX_BINS) */
     mh_warn_fn warn;       /* optional: warnings (first few of each kind) */
     void *warn_ctx;
 } mh_dump_opts;

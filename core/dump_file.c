@@ -55,6 +55,10 @@ int mh_dump_files(const mh_dump_request *req, mh_dump_result *r, mh_error *e)
                 "cycles as ns)");
         goto fail_meta;
     }
+    if (req->counter_bins && req->mode == MH_DUMP_MOSAIC) {
+        mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "counters are for the default mode (Mosaic's dump has none)");
+        goto fail_meta;
+    }
     r->clock_ghz = req->clock_ghz > 0 ? req->clock_ghz : r->meta.clock_ghz;
     if (mh_tracebuf_open(&buf, req->buffer_path, e)) goto fail_meta;
     if (mh_tracebuf_bind(&buf, &r->meta.spec, e)) goto fail_buf;
@@ -68,6 +72,7 @@ int mh_dump_files(const mh_dump_request *req, mh_dump_result *r, mh_error *e)
         .clock_ghz = r->clock_ghz,
         .summary = req->want_summary ? &r->summary : NULL,
         .calib = calib,
+        .counter_bins = req->counter_bins,
         .warn = req->warn,
         .warn_ctx = req->warn_ctx,
     };

@@ -16,6 +16,7 @@ typedef struct mh_dump_request {
     const char *calib_path;    /* optional (default mode): an instrumented trace's calibration words,
                                 * 4 little-endian uint32 per trace (trace:save writes them) */
     int want_summary;
+    uint32_t counter_bins;     /* default mode: "in flight" counter tracks over this many bins (0: none) */
     mh_warn_fn warn;
     void *warn_ctx;
 } mh_dump_request;

@@ -5,6 +5,7 @@
 #include "lua_glue.h"
 #include "args.h"
 #include "dtype.h"
+#include "counters.h"
 #include "dump_file.h"
 #include "cuda.h"
 #include "emu.h"
@@ -165,6 +166,16 @@ static double opt_number(lua_State *L, int t, const char *k, double def)
     return v;
 }
 
+/* t.counters: nil (none) or a number of bins, 1 .. MH_COUNTERS_MAX_BINS */
+static uint32_t opt_counter_bins(lua_State *L, int t)
+{
+    double v = opt_number(L, t, "counters", 0);
+    if (v == 0) return 0;
+    if (!(v >= 1 && v <= MH_COUNTERS_MAX_BINS) || v != floor(v))
+        raise_bad_argument(L, "%s must be a number of bins from 1 to 100000", "counters");
+    return (uint32_t)v;
+}
+
 /* core.spec{grid=, block=, scope="warp"|"warpgroup", entries=} -> sizes */
 static int l_spec(lua_State *L)
 {
@@ -241,7 +252,7 @@ static void set_timeline(lua_State *L, int result, const mh_summary *s)
     lua_setfield(L, result, "timeline");
 }
 
-/* core.dump{buffer=, meta=, out=, compat="mosaic", clock_ghz=, summary=}
+/* core.dump{buffer=, meta=, out=, compat="mosaic", clock_ghz=, counters=, summary=}
  * -> {traces=, events=, ..., unit=, summary={rows}, timeline={...}, warnings={...}} */
 static int l_dump(lua_State *L)
 {
@@ -260,6 +271,7 @@ static int l_dump(lua_State *L)
     req.mode = compat ? MH_DUMP_MOSAIC : MH_DUMP_DEFAULT;
     req.clock_ghz = opt_number(L, 1, "clock_ghz", 0);
     if (req.clock_ghz < 0) raise_bad_argument(L, "%s must be positive", "clock_ghz");
+    req.counter_bins = opt_counter_bins(L, 1);
     lua_getfield(L, 1, "summary");
     req.want_summary = lua_toboolean(L, -1);
     lua_pop(L, 1);
@@ -1110,7 +1122,7 @@ static int l_trace_gc(lua_State *L)
     return 0;
 }
 
-/* trace:dump(path, {compat=, clock_ghz=}) -> {events=, ..., clock_ghz= (the rate used),
+/* trace:dump(path, {compat=, clock_ghz=, counters=}) -> {events=, ..., clock_ghz= (the rate used),
  * clock_source= "measured"|"given", clock_ghz_measured=, timer_step_ns=, clock_bound=,
  * summary={...}, timeline={...} (default mode)} */
 static int l_trace_dump(lua_State *L)
@@ -1124,6 +1136,7 @@ static int l_trace_dump(lua_State *L)
         lua_getfield(L, 3, "clock_ghz");
         opts.clock_ghz = luaL_optnumber(L, -1, opts.clock_ghz);
         lua_pop(L, 2);
+        opts.counter_bins = opt_counter_bins(L, 3);
     }
     mh_summary sum;
     mh_tracebuf b;

@@ -1,5 +1,6 @@
 /* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
+#include "counters.h"
 #include "dump_file.h"
 #include "cuda.h"
 #include "emu.h"
@@ -40,6 +41,8 @@ static const char DUMP_USAGE[] =
     "                       either, times stay in cycles and the trace says so)\n"
     "  --calib FILE         an instrumented trace's calibration words (trace:save writes them): the\n"
     "                       SM clock is measured from them (default mode)\n"
+    "  --counters BINS      add a counter track per region: how many traces are inside it, averaged\n"
+    "                       over each of BINS equal slices of the kernel's span (default mode)\n"
     "  --summary            print a table of region durations (to stderr when the trace goes to stdout)\n"
     "  --summary-json FILE  write the region summary as JSON\n"
     "  -q, --quiet          no warnings\n"
@@ -75,13 +78,14 @@ static int usage_error(const char *fmt, const char *arg)
 
 static int cmd_dump(int argc, char **argv)
 {
-    enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_CALIB, OPT_SUMMARY, OPT_SUMMARY_JSON };
+    enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_CALIB, OPT_COUNTERS, OPT_SUMMARY, OPT_SUMMARY_JSON };
     static const struct option opts[] = {
         {"meta", required_argument, NULL, OPT_META},
         {"output", required_argument, NULL, 'o'},
         {"compat", required_argument, NULL, OPT_COMPAT},
         {"clock-ghz", required_argument, NULL, OPT_CLOCK},
         {"calib", required_argument, NULL, OPT_CALIB},
+        {"counters", required_argument, NULL, OPT_COUNTERS},
         {"summary", no_argument, NULL, OPT_SUMMARY},
         {"summary-json", required_argument, NULL, OPT_SUMMARY_JSON},
         {"quiet", no_argument, NULL, 'q'},
@@ -111,6 +115,14 @@ static int cmd_dump(int argc, char **argv)
                 return usage_error("--clock-ghz takes a clock rate in GHz such as 1.98, not `%s`", optarg);
             break;
         case OPT_CALIB: req.calib_path = optarg; break;
+        case OPT_COUNTERS: {
+            errno = 0;
+            unsigned long bins = strtoul(optarg, &end, 10);
+            if (errno || *end || end == optarg || optarg[0] == '-' || bins < 1 || bins > MH_COUNTERS_MAX_BINS)
+                return usage_error("--counters takes a number of bins from 1 to 100000, not `%s`", optarg);
+            req.counter_bins = (uint32_t)bins;
+            break;
+        }
         case OPT_SUMMARY: print_summary = 1; break;
         case OPT_SUMMARY_JSON: summary_json = optarg; break;
         case 'q': req.warn = NULL; break;

@@ -16,6 +16,8 @@
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
 --   retry       false: no automatic retry on insufficient_space
 --   max_entries upper bound for the doubling retry (default 2^20)
+--   counters    a number of bins: each point's trace gets an "in flight" counter track per
+--               region (how many traces are inside it, per bin of the kernel's span)
 -- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
 local core = require "mgpu.core"
 local mgpu = require "mgpu"
@@ -79,6 +81,10 @@ local function validate(exp)
   if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX file") end
   if type(exp.kernel) ~= "string" then bad("experiment.kernel must name the kernel") end
   if type(exp.setup) ~= "function" then bad("experiment.setup must be a function(point, device)") end
+  local c = exp.counters
+  if c ~= nil and (type(c) ~= "number" or c < 1 or c > 100000 or c ~= math.floor(c)) then
+    bad("experiment.counters must be a number of bins from 1 to 100000")
+  end
 end
 
 -- Turns any error into {code, message}; script errors keep file:line and a traceback.
@@ -138,7 +144,7 @@ local function attempt_point(ctx, index, point, entries, row)
   row.entries = run.entries or (launch.profile and launch.profile.entries)
   if run.trace then
     row.trace = string.format("point-%d.trace.json", index)
-    local ok, dumped = pcall(run.trace.dump, run.trace, ctx.dir .. "/" .. row.trace)
+    local ok, dumped = pcall(run.trace.dump, run.trace, ctx.dir .. "/" .. row.trace, { counters = exp.counters })
     if not ok then
       row.trace = nil
       error(dumped, 0)

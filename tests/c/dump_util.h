@@ -24,19 +24,18 @@ static inline char *read_file_all(const char *path, size_t *len)
     return s;
 }
 
-/* Dumps `buf` (bound to spec) and returns the JSON text (malloc'd), or NULL
- * with e set. */
-static inline char *dump_to_string(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, mh_dump_mode mode,
-                            double ghz, mh_summary *sum, mh_dump_stats *st, mh_error *e)
+/* Dumps `buf` (bound to spec) with opts and returns the JSON text
+ * (malloc'd), or NULL with e set. */
+static inline char *dump_opts_to_string(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf,
+                                        const mh_dump_opts *opts, mh_dump_stats *st, mh_error *e)
 {
     char path[] = "/tmp/mh_test_dump_XXXXXX";
     int fd = mkstemp(path);
     close(fd);
     mh_out o;
-    mh_dump_opts opts = {.mode = mode, .clock_ghz = ghz, .summary = sum};
     mh_error_clear(e);
     if (mh_out_open(&o, path, e)) return NULL;
-    if (mh_dump(spec, names, buf, &opts, &o, st, e)) {
+    if (mh_dump(spec, names, buf, opts, &o, st, e)) {
         mh_out_abort(&o);
         unlink(path);
         return NULL;
@@ -45,6 +44,14 @@ static inline char *dump_to_string(const mh_spec *spec, const mh_names *names, m
     char *s = read_file_all(path, NULL);
     unlink(path);
     return s;
+}
+
+/* The same with a mode, a clock and an optional summary. */
+static inline char *dump_to_string(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, mh_dump_mode mode,
+                            double ghz, mh_summary *sum, mh_dump_stats *st, mh_error *e)
+{
+    mh_dump_opts opts = {.mode = mode, .clock_ghz = ghz, .summary = sum};
+    return dump_opts_to_string(spec, names, buf, &opts, st, e);
 }
 
 static inline char *dump_words(const mh_spec *spec, const mh_names *names, const uint32_t *w, mh_dump_mode mode, double ghz,

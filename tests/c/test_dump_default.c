@@ -123,6 +123,56 @@ int main(void)
         free(text);
     }
 
+    /* ---- counters: "in flight" per region over 8 bins of 100 ns ---- */
+    {
+        mh_spec s3;
+        mh_spec_init(&s3, 3, 32, MH_SCOPE_WARP, 9);
+        CHECK(mh_spec_validate(&s3, &e) == 0);
+        uint32_t w3[27] = {
+            1000, 4, 4, 1, 0, 0x80000001u, 100, 0, 0,    /* load 0 .. 100                          */
+            1500, 4, 4, 1, 0, 0x80000001u, 300, 0, 0,    /* load 500 .. 800                        */
+            1200, 5, 6, 1, 0, 2, 20, 0x80000002u, 50,    /* load 200 .. (truncated at 250), store 220 .. 250 */
+        };
+        mh_tracebuf b;
+        mh_tracebuf_memory(&b, w3, s3.words);
+        CHECK(mh_tracebuf_bind(&b, &s3, &e) == 0);
+        mh_dump_opts o = {.mode = MH_DUMP_DEFAULT, .clock_ghz = 1.0, .counter_bins = 8};
+        text = dump_opts_to_string(&s3, &names, &b, &o, NULL, &e);
+        CHECK(text != NULL);
+        root = text ? events_of(text) : NULL;
+        double load[9], store[9], lts[9];
+        int nl = 0, ns = 0, named = 0;
+        json_t *ev = json_object_get(root, "traceEvents");
+        for (size_t k = 0; k < json_array_size(ev); k++) {
+            json_t *x = json_array_get(ev, k);
+            const char *ph = json_string_value(json_object_get(x, "ph")), *nm = json_string_value(json_object_get(x, "name"));
+            if (!strcmp(ph, "M") && json_integer_value(json_object_get(x, "pid")) == 0 && !strcmp(nm, "process_name"))
+                named = !strcmp(json_string_value(json_object_get(json_object_get(x, "args"), "name")), "regions in flight");
+            if (strcmp(ph, "C")) continue;
+            CHECK(json_integer_value(json_object_get(x, "pid")) == 0);
+            double v = json_number_value(json_object_get(json_object_get(x, "args"), "in flight"));
+            if (!strcmp(nm, "load") && nl < 9) { lts[nl] = json_number_value(json_object_get(x, "ts")); load[nl++] = v; }
+            else if (!strcmp(nm, "store") && ns < 9) store[ns++] = v;
+            else CHECK(!"a counter for a name that was never in a region");
+        }
+        CHECK(named);
+        CHECK(nl == 9 && ns == 9);
+        static const double want_load[9] = {1, 0, 0.5, 0, 0, 1, 1, 1, 0}, want_store[9] = {0, 0, 0.3, 0, 0, 0, 0, 0, 0};
+        for (int k = 0; k < 9 && nl == 9 && ns == 9; k++) {
+            CHECK(near(load[k], want_load[k]) && near(store[k], want_store[k]) && near(lts[k], 0.1 * k));
+            if (!near(load[k], want_load[k]) || !near(store[k], want_store[k]))
+                fprintf(stderr, "  bin %d: load %g (want %g), store %g (want %g)\n", k, load[k], want_load[k], store[k],
+                        want_store[k]);
+        }
+        json_decref(root);
+        free(text);
+        /* Mosaic mode refuses them */
+        o.mode = MH_DUMP_MOSAIC;
+        CHECK(dump_opts_to_string(&s3, &names, &b, &o, NULL, &e) == NULL && e.code == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "counters are for the default mode");
+        mh_tracebuf_close(&b);
+    }
+
     /* ---- Mosaic mode keeps no timeline (its times are not ns) ---- */
     mh_summary_init(&sum, &names, &e);
     text = dump_words(&s, &names, w, MH_DUMP_MOSAIC, 0, &sum, &e);

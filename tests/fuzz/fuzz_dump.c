@@ -57,7 +57,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mh_summary_init(&sum, &names, &e);
         mh_out_open_fd(&o, devnull, &e);
         mh_dump_opts opts = {.mode = (mh_dump_mode)mode, .clock_ghz = data[0] & 2 ? 1.98 : 0, .summary = &sum,
-                             .calib = mode == MH_DUMP_DEFAULT ? calib : NULL};
+                             .calib = mode == MH_DUMP_DEFAULT ? calib : NULL,
+                             .counter_bins = mode == MH_DUMP_DEFAULT && (data[0] & 4) ? 1u + data[0] % 13u : 0};
         if (mh_dump(&s, &names, &b, &opts, &o, NULL, &e) == 0) {
             mh_out_commit(&o, &e);
             mh_timeline_row tl; /* the timeline of whatever the dump took */

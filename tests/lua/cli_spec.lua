@@ -105,6 +105,32 @@ describe("mgpu-harness dump", function()
       stdout)
   end)
 
+  it("adds in-flight counters on request, and refuses bad bin counts and Mosaic mode", function()
+    local buf, meta = fixture("wg_264blocks_nested")
+    local out = dir .. "/c.json"
+    local st, _, err = h.run("dump", buf, "--meta", meta, "-o", out, "--clock-ghz", "1.98", "--counters", "50")
+    assert.equal(0, st, err)
+    local t = require("cjson").decode(h.read(out))
+    local n, peak = 0, 0
+    for _, ev in ipairs(t.traceEvents) do
+      if ev.ph == "C" and ev.name == "step" then
+        n = n + 1
+        peak = math.max(peak, ev.args["in flight"])
+      end
+    end
+    assert.equal(51, n)
+    assert.is_true(peak > 200 and peak <= 264) -- at most every warpgroup at once
+    for _, bad in ipairs({ "0", "-3", "100001", "2.5", "x" }) do
+      st, _, err = h.run("dump", buf, "--meta", meta, "-o", out, "--counters", bad)
+      assert.equal(2, st)
+      assert.matches("%-%-counters takes a number of bins from 1 to 100000, not `" .. bad:gsub("%p", "%%%0") .. "`", err)
+    end
+    st, _, err = h.run("dump", buf, "--meta", meta, "-o", dir .. "/m.json", "--compat", "mosaic", "--counters", "5")
+    assert.equal(2, st)
+    assert.matches("counters are for the default mode", err)
+    assert.is_nil(h.read(dir .. "/m.json"))
+  end)
+
   it("says the times are cycles when no clock rate is known", function()
     local buf, meta = fixture("wg_1block")
     local st, out = h.run("dump", buf, "--meta", meta)

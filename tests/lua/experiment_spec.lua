@@ -130,6 +130,31 @@ describe("experiments", function()
     assert.equal(64, #man.ptx[1].sha256)
   end)
 
+  it("add in-flight counter tracks to each point's trace when asked", function()
+    local r = mgpu.run(tiled { axes = { tiles = { 2 } }, counters = 16 }, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    local t = core.json_decode(h.read(dir .. "/point-1.trace.json"))
+    local per_name, total = {}, {}
+    for _, ev in ipairs(t.traceEvents) do
+      if ev.ph == "C" then
+        assert.equal(0, ev.pid)
+        per_name[ev.name] = (per_name[ev.name] or 0) + 1
+        total[ev.name] = (total[ev.name] or 0) + ev.args["in flight"]
+      end
+    end
+    -- 16 bins and a closing 0, for each of tile, load, compute, store
+    assert.same({ tile = 17, load = 17, compute = 17, store = 17 }, per_name)
+    -- a region's counter integrates to its total time: sum(bin values) x bin width = total
+    local rows = results.read_jsonl(dir .. "/results.jsonl")
+    local span = rows[1].timeline.span
+    for _, reg in ipairs(rows[1].regions) do
+      assert.near(reg.total, total[reg.name] * span / 16, 0.01 * reg.total + 1)
+    end
+    local ok, err = pcall(mgpu.run, tiled { counters = 0.5 }, { out = dir, quiet = true })
+    assert.is_false(ok)
+    assert.matches("counters must be a number of bins", err.message)
+  end)
+
   it("flush a buffer before each measured launch when asked", function()
     local r = mgpu.run(tiled { axes = { tiles = { 2 } }, flush_l2 = 1048576 }, { out = dir, quiet = true })
     assert.equal(1, r.ok)
