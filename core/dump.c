@@ -46,6 +46,7 @@ typedef struct {
     char *prefix;             /* per name and phase: the event text up to "ts": */
     size_t *prefix_at;        /* offsets into prefix: [2 * name_index + end], plus the end */
     mh_counters *counters;    /* default mode, opts->counter_bins > 0: regions in flight per bin */
+    uint64_t counters_pid;    /* their process: after every SM's (Perfetto treats pid 0 as special) */
 } dump_ctx;
 
 /* Builds, for every name and phase, the constant text that starts an event,
@@ -434,8 +435,10 @@ static int64_t trace_base(const dump_ctx *c, const live_trace *l, const uint32_t
 static int init_counters(dump_ctx *c, mh_counters *cnt)
 {
     int64_t lo = 0, hi = 0;
+    uint32_t top_sm = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
         const live_trace *l = &c->live[i];
+        if (l->smid > top_sm) top_sm = l->smid;
         const uint32_t *w = mh_tracebuf_trace(c->buf, l->trace, c->e);
         if (!w) return -1;
         int64_t a = trace_base(c, l, w), b = a + (int64_t)cycles_to_units(c->ghz, l->cycles);
@@ -444,19 +447,26 @@ static int init_counters(dump_ctx *c, mh_counters *cnt)
     }
     if (mh_counters_init(cnt, c->names->n, c->opts->counter_bins, lo, hi, c->e)) return -1;
     c->counters = cnt;
+    c->counters_pid = (uint64_t)top_sm + 2;
     return 0;
 }
 
 /* Default mode with counters: after the events, one counter track per region
- * name ("load in flight"), a value per bin, and 0 at the span's end. */
+ * name, a value per bin, and 0 at the span's end, in a process of their own
+ * ("regions in flight", sorted first; its pid follows the SMs' smid + 1). */
 static int emit_counters(dump_ctx *c)
 {
     const mh_counters *cnt = c->counters;
     mh_out *o = c->out;
     double *v = malloc(cnt->bins * sizeof *v);
     if (!v) return mh_fail(c->e, MH_E_NO_MEMORY, "%s", "out of memory for the counters");
-    mh_out_lit(o, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"regions in flight\"}},\n"
-                  "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":0,\"args\":{\"sort_index\":-1}}");
+    char pid[48];
+    snprintf(pid, sizeof pid, ",\"pid\":%llu,", (unsigned long long)c->counters_pid);
+    mh_out_lit(o, ",\n{\"name\":\"process_name\",\"ph\":\"M\"");
+    mh_out_str(o, pid);
+    mh_out_lit(o, "\"args\":{\"name\":\"regions in flight\"}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\"");
+    mh_out_str(o, pid);
+    mh_out_lit(o, "\"args\":{\"sort_index\":-1}}");
     for (size_t i = 0; i < c->names->n; i++) {
         if (!mh_counters_used(cnt, i)) continue;
         mh_counters_values(cnt, i, v);
@@ -466,7 +476,8 @@ static int emit_counters(dump_ctx *c)
             mh_out_mem(o, c->names->v[i].json, c->names->v[i].json_len);
             mh_out_lit(o, ",\"ph\":\"C\",\"ts\":");
             mh_out_milli3(o, (int64_t)llround(cnt->lo + k * cnt->width));
-            snprintf(head, sizeof head, ",\"pid\":0,\"args\":{\"in flight\":%.6g}}", k < cnt->bins ? v[k] : 0.0);
+            mh_out_str(o, pid);
+            snprintf(head, sizeof head, "\"args\":{\"in flight\":%.6g}}", k < cnt->bins ? v[k] : 0.0);
             mh_out_str(o, head);
         }
     }

@@ -146,10 +146,10 @@ int main(void)
         for (size_t k = 0; k < json_array_size(ev); k++) {
             json_t *x = json_array_get(ev, k);
             const char *ph = json_string_value(json_object_get(x, "ph")), *nm = json_string_value(json_object_get(x, "name"));
-            if (!strcmp(ph, "M") && json_integer_value(json_object_get(x, "pid")) == 0 && !strcmp(nm, "process_name"))
+            if (!strcmp(ph, "M") && json_integer_value(json_object_get(x, "pid")) == 7 && !strcmp(nm, "process_name"))
                 named = !strcmp(json_string_value(json_object_get(json_object_get(x, "args"), "name")), "regions in flight");
             if (strcmp(ph, "C")) continue;
-            CHECK(json_integer_value(json_object_get(x, "pid")) == 0);
+            CHECK(json_integer_value(json_object_get(x, "pid")) == 7); /* after SM 5 (pid 6) */
             double v = json_number_value(json_object_get(json_object_get(x, "args"), "in flight"));
             if (!strcmp(nm, "load") && nl < 9) { lts[nl] = json_number_value(json_object_get(x, "ts")); load[nl++] = v; }
             else if (!strcmp(nm, "store") && ns < 9) store[ns++] = v;
