@@ -48,6 +48,12 @@ local function worst(acc, pct, noisy)
   if pct and not noisy and pct > acc.worst then acc.worst = pct end
 end
 
+-- A comparison's result: its title and table, the worst slowdown, the counts.
+local function finish(title, head, acc)
+  return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
+    only_base = acc.only_base, only_new = acc.only_new }
+end
+
 -- Two results folders: one line per point, by key.
 function M.folders(base, new)
   local man_a, man_b = read_json(base .. "/manifest.json"), read_json(new .. "/manifest.json")
@@ -124,8 +130,7 @@ function M.folders(base, new)
     title = title .. string.format("\nnote: different devices (%s, %s): times are not comparable",
       tostring(man_a.device), tostring(man_b.device))
   end
-  return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
-    only_base = acc.only_base, only_new = acc.only_new }
+  return finish(title, head, acc)
 end
 
 -- Two region summaries: one line per region name.
@@ -173,8 +178,7 @@ function M.summaries(base, new)
       results.fmt_ns(ta.span, unit), results.fmt_ns(tb.span, unit), fmt_change(pct), tostring(ta.sms),
       tostring(tb.sms), results.fmt_ns(ta.sm_done_max, unit), results.fmt_ns(tb.sm_done_max, unit))
   end
-  return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
-    only_base = acc.only_base, only_new = acc.only_new }
+  return finish(title, head, acc)
 end
 
 -- Either kind, by what BASE is.
