@@ -10,7 +10,9 @@
 --   setup       function(point, device, entries) -> {grid=, block=, smem=, args={...},
 --               estimate = events per trace (sizes the trace), check = function() -> ok, msg,
 --               before = function() called before every launch (reset counters: warm-up
---               launches, repeats and retries all run the kernel again)}
+--               launches, repeats and retries all run the kernel again),
+--               expect = {NAME = count, ...}: how many regions of each name the trace must
+--               close (all traces together; a function(count) -> ok may stand for a count)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
@@ -93,6 +95,36 @@ local function as_error(e)
   return { code = "script_error", message = debug.traceback(tostring(e), 2) }
 end
 
+-- setup's `expect = {NAME = count | function(count) -> ok}` against the
+-- regions the point's trace closed; the first mismatch fails the point.
+local function check_expect(expect, row, index)
+  if type(expect) ~= "table" then bad("setup's expect must be a table {region name = count}") end
+  if not row.regions then
+    error(errors.new("check_failed", string.format("point %d: expect needs a trace, and this launch has none", index)), 0)
+  end
+  local got = {}
+  for _, g in ipairs(row.regions) do got[g.name] = g.count end
+  local names = {}
+  for name in pairs(expect) do names[#names + 1] = tostring(name) end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local want, count = expect[name], got[name] or 0
+    local ok
+    if type(want) == "function" then
+      ok = want(count)
+    elseif type(want) == "number" then
+      ok = count == want
+    else
+      bad(string.format("expect.%s must be a count or a function(count)", name))
+    end
+    if not ok then
+      local what = type(want) == "number" and string.format("expected %d", want) or "the expectation refused it"
+      error(errors.new("check_failed", string.format("region %s: the trace closed %d, %s", name, count, what),
+        { region = name, count = count }), 0)
+    end
+  end
+end
+
 -- One attempt at a point with `entries` per trace (nil: the experiment's choice).
 local function attempt_point(ctx, index, point, entries, row)
   local exp = ctx.exp
@@ -158,6 +190,7 @@ local function attempt_point(ctx, index, point, entries, row)
       core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
         true) .. "\n")
   end
+  if spec.expect ~= nil then check_expect(spec.expect, row, index) end
   if spec.check then
     local ok, msg = spec.check()
     if not ok then error(errors.new("check_failed", "check failed: " .. tostring(msg or "output differs")), 0) end

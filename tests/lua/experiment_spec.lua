@@ -183,6 +183,34 @@ describe("experiments", function()
     assert.matches("tiles=4 is wrong on purpose", rows[3].error.message)
   end)
 
+  it("check the region counts a point expects", function()
+    local expects = {
+      { tile = 12, load = 12, compute = 12, store = 12 },   -- 4 warps x 3 tiles: ok
+      { load = 12, store = 13 },                             -- one short
+      { load = function(n) return n % 4 == 0 end, nothere = 0 }, -- a function; an absent region counts 0
+      { nothere = 1 },
+      { load = "12" },                                       -- not a count
+    }
+    local exp = tiled {
+      axes = { case = { 1, 2, 3, 4, 5 } },
+      setup = function(p, dev)
+        local n = 64 * 6
+        local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 24, expect = expects[p.case] }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
+    assert.equal("ok", rows[1].status)
+    assert.equal("check_failed", rows[2].error.code)
+    assert.equal("region store: the trace closed 12, expected 13", rows[2].error.message)
+    assert.equal("ok", rows[3].status)
+    assert.equal("region nothere: the trace closed 0, expected 1", rows[4].error.message)
+    assert.equal("bad_argument", rows[5].error.code)
+    assert.matches("expect.load must be a count or a function", rows[5].error.message)
+  end)
+
   it("show file:line and a traceback for a script error", function()
     local exp = tiled { setup = function() local t = nil; return t.x end }
     mgpu.run(exp, { out = dir, quiet = true })
