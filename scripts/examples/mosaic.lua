@@ -19,6 +19,8 @@ return {
     return {
       grid = 8, block = 128,
       args = { x, y, mgpu.TRACE },
+      -- one Init per block, three load/store steps per block (the kernel's loop)
+      expect = { Init = 8, load = 24, store = 24 },
       check = function()
         local c = y:compare(x)
         return c.mismatches == 0, c.mismatches .. " elements differ"
