@@ -528,6 +528,10 @@ static int l_device_index(lua_State *L)
     if (!strcmp(k, "backend")) { lua_pushstring(L, d->cuda ? "cuda" : "emu"); return 1; }
     if (!strcmp(k, "name")) { lua_pushstring(L, d->cuda ? d->info.name : "emu (CPU PTX executor)"); return 1; }
     if (!strcmp(k, "clock_ghz")) { lua_pushnumber(L, dev_clock_ghz(d)); return 1; }
+    if (!strcmp(k, "arch")) { /* what nvcc compiles .cu modules for: the device's; emu runs sm_90 PTX */
+        lua_pushfstring(L, "sm_%d%d", d->cuda ? d->info.major : 9, d->cuda ? d->info.minor : 0);
+        return 1;
+    }
     if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : (lua_Integer)mh_emu_num_sms(d->emu)); return 1; }
     if (!strcmp(k, "memory")) { /* bytes of device memory; emu: the largest single allocation it takes */
         lua_pushinteger(L, d->cuda ? (lua_Integer)d->info.memory : (lua_Integer)1 << 40);
@@ -541,7 +545,8 @@ static int l_device_index(lua_State *L)
 /* dev:load(path [, {instrument = "warp"|"warpgroup", ptx = path}]) or
  * dev:load({source=, name=, instrument=} [, options]) -> module.  A cubin or fatbin (cuda
  * only) is loaded as it is and needs the PTX it was built from (ptx = path)
- * for the kernels' signatures. */
+ * for the kernels' signatures.  A .cu file is compiled to PTX by nvcc first
+ * ({arch=, nvcc_flags={...}}; lua/mgpu/nvcc.lua). */
 static int l_device_load(lua_State *L)
 {
     l_device *dv = check_device(L, 1);
@@ -576,9 +581,35 @@ static int l_device_load(lua_State *L)
         if (!source) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "load{source=...}: source must be the PTX text");
     } else {
         path = luaL_checkstring(L, 2);
-        owned = slurp_file(path, &len);
-        if (!owned) return fail_code(L, MH_E_IO, "%s: cannot open", path);
-        source = owned;
+        size_t pl = strlen(path);
+        if (pl > 3 && !strcmp(path + pl - 3, ".cu")) {
+            /* CUDA C: nvcc makes the PTX (lua/mgpu/nvcc.lua), which is loaded in its place */
+            lua_getglobal(L, "require");
+            lua_pushliteral(L, "mgpu.nvcc");
+            lua_call(L, 1, 1);
+            lua_getfield(L, -1, "compile");
+            lua_pushvalue(L, 2);
+            lua_createtable(L, 0, 2);
+            if (opts) {
+                lua_getfield(L, opts, "arch");
+                lua_setfield(L, -2, "arch");
+                lua_getfield(L, opts, "nvcc_flags");
+                lua_setfield(L, -2, "nvcc_flags");
+            }
+            lua_getfield(L, -1, "arch");
+            if (lua_isnil(L, -1)) { /* the device's architecture (dev.arch) */
+                lua_getfield(L, 1, "arch");
+                lua_setfield(L, -3, "arch");
+            }
+            lua_pop(L, 1);
+            lua_call(L, 2, 2);        /* -> PTX path, PTX text (both stay on the stack while used) */
+            path = lua_tostring(L, -2);
+            source = lua_tolstring(L, -1, &len);
+        } else {
+            owned = slurp_file(path, &len);
+            if (!owned) return fail_code(L, MH_E_IO, "%s: cannot open", path);
+            source = owned;
+        }
     }
     l_module *m = new_object(L, sizeof *m, MODULE_MT, 1);
     mh_error e;

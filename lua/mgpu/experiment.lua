@@ -1,7 +1,9 @@
 -- mgpu.experiment: runs an experiment file: `mgpu-harness experiment.lua`.
 -- A script returns a table:
 --   name        experiment name (results go to results/<name>/<timestamp>/)
---   module      PTX file, relative to the script (or the working directory)
+--   module      PTX file, relative to the script (or the working directory); a .cu file
+--               is compiled with nvcc first (arch = "sm_90" by default, the device's on
+--               cuda; nvcc_flags = {"-O3", "-lineinfo"} by default), see mgpu.nvcc
 --   kernel      kernel name
 --   instrument  "warp" | "warpgroup": profile the kernel from its markers
 --   profile     for kernels that write their own trace (args hold mgpu.TRACE):
@@ -80,7 +82,7 @@ local function validate(exp)
   if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") then
     bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder)")
   end
-  if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX file") end
+  if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX or .cu file") end
   if type(exp.kernel) ~= "string" then bad("experiment.kernel must name the kernel") end
   if type(exp.setup) ~= "function" then bad("experiment.setup must be a function(point, device)") end
   local c = exp.counters
@@ -268,7 +270,13 @@ function M.run(exp, opts)
 
   local dev = mgpu.device(opts.backend or exp.backend or "auto")
   local module_path = resolve(script_dir, exp.module)
-  local module = dev:load(module_path, exp.instrument and { instrument = exp.instrument } or nil)
+  local load_path, compiled = module_path, nil
+  if module_path:match("%.cu$") then -- CUDA C: nvcc makes the PTX first (mgpu.nvcc)
+    local arch, flags = exp.arch or dev.arch, exp.nvcc_flags or require("mgpu.nvcc").DEFAULT_FLAGS
+    load_path = require("mgpu.nvcc").compile(module_path, { arch = arch, nvcc_flags = flags })
+    compiled = { ptx = load_path, sha256 = core.sha256_file(load_path), arch = arch, nvcc_flags = flags }
+  end
+  local module = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil)
   local kernel = module:kernel(exp.kernel)
 
   local dir = opts.resume or opts.out
@@ -300,7 +308,8 @@ function M.run(exp, opts)
     created = os.date("!%Y-%m-%dT%H:%M:%SZ"),
     command = opts.command,
     script = { path = script, sha256 = exists(script) and core.sha256_file(script) or nil },
-    ptx = { { path = module_path, sha256 = ptx_hash } },
+    ptx = { { path = module_path, sha256 = ptx_hash } }, -- the .cu for CUDA C (replay checks these)
+    compiled = compiled,                                  -- and the PTX nvcc made of it
     kernel = exp.kernel,
     instrument = exp.instrument,
     axes = (function()

@@ -1,0 +1,126 @@
+-- mgpu.nvcc: CUDA C sources as modules.  dev:load("kernel.cu") (and an
+-- experiment's `module = "kernel.cu"`) compiles the file to PTX with nvcc, as
+-- ptx/regen.sh does (-ptx -arch=sm_90 -O3 -lineinfo), and loads that.  The PTX
+-- is written where the user can open it, since messages name its lines:
+-- $MGPU_CACHE, else $XDG_CACHE_HOME/mgpu-harness, else ~/.cache/mgpu-harness,
+-- as NAME-<first 12 hex digits of its SHA-256>.ptx.  Nothing is reused from
+-- there: the source is compiled at every load (headers it includes would
+-- otherwise have to be tracked), which costs about a second.
+-- nvcc is looked for in $MGPU_NVCC, then PATH, $CUDA_HOME/bin, /usr/local/cuda/bin.
+local core = require "mgpu.core"
+local errors = require "mgpu.errors"
+
+local M = {}
+
+M.DEFAULT_FLAGS = { "-O3", "-lineinfo" }
+
+local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
+
+local function exists(path)
+  local f = io.open(path, "rb")
+  if f then f:close() end
+  return f ~= nil
+end
+
+-- Runs a shell command; true when it exited with status 0 (Lua 5.1 and 5.4 differ).
+local function execute(cmd)
+  local a, _, c = os.execute(cmd)
+  if type(a) == "number" then return a == 0 end
+  return a == true and (c == nil or c == 0)
+end
+
+-- The nvcc to use, or nil and where it was looked for.
+function M.find()
+  local env = os.getenv("MGPU_NVCC")
+  if env and env ~= "" then
+    if exists(env) then return env end
+    return nil, "MGPU_NVCC=" .. env .. " (no such file)"
+  end
+  local tried = {}
+  for dir in (os.getenv("PATH") or ""):gmatch("[^:]+") do
+    if exists(dir .. "/nvcc") then return dir .. "/nvcc" end
+  end
+  tried[#tried + 1] = "PATH"
+  local home = os.getenv("CUDA_HOME")
+  if home and home ~= "" then
+    if exists(home .. "/bin/nvcc") then return home .. "/bin/nvcc" end
+    tried[#tried + 1] = home .. "/bin"
+  end
+  if exists("/usr/local/cuda/bin/nvcc") then return "/usr/local/cuda/bin/nvcc" end
+  tried[#tried + 1] = "/usr/local/cuda/bin"
+  return nil, table.concat(tried, ", ")
+end
+
+local function cache_dir()
+  local dir = os.getenv("MGPU_CACHE")
+  if not dir or dir == "" then
+    local xdg, home = os.getenv("XDG_CACHE_HOME"), os.getenv("HOME")
+    if xdg and xdg ~= "" then dir = xdg .. "/mgpu-harness"
+    elseif home and home ~= "" then dir = home .. "/.cache/mgpu-harness"
+    else dir = "/tmp/mgpu-harness-cache" end
+  end
+  core.mkdir_p(dir)
+  return dir
+end
+
+local function read_all(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+-- The first "error" line of nvcc's output, for the message (the whole log is err.log).
+local function first_error(log)
+  for line in log:gmatch("[^\n]+") do
+    if line:find("error") then return line end
+  end
+  return log:match("[^\n]+") or "(no output)"
+end
+
+-- Compiles src (a .cu file) to PTX: opts.arch (default "sm_90"), opts.nvcc_flags
+-- (a list; default M.DEFAULT_FLAGS).  Returns the PTX file's path and its text.
+-- Errors: not_found (no nvcc, no source), compile_failed {log=} with nvcc's output.
+function M.compile(src, opts)
+  opts = opts or {}
+  local arch = opts.arch or "sm_90"
+  if type(arch) ~= "string" or not arch:match("^sm_%d+[af]?$") then
+    error(errors.new("bad_argument", "arch must be like \"sm_90\" or \"sm_90a\", not " .. tostring(arch)), 0)
+  end
+  local flags = opts.nvcc_flags or M.DEFAULT_FLAGS
+  if type(flags) ~= "table" then error(errors.new("bad_argument", "nvcc_flags must be a list of strings"), 0) end
+  if not exists(src) then error(errors.new("not_found", src .. ": cannot open"), 0) end
+  local nvcc, looked = M.find()
+  if not nvcc then
+    error(errors.new("not_found", string.format("%s: compiling CUDA C needs nvcc (the CUDA toolkit), not found in %s; "
+      .. "set MGPU_NVCC, or load the PTX instead (nvcc -ptx -arch=sm_90 %s)", src, looked, src)), 0)
+  end
+  local dir = cache_dir()
+  local base = src:match("([^/]+)%.cu$") or "module"
+  local tmp = string.format("%s/.%s-%d-%d.ptx.tmp", dir, base, os.time(), math.random(1, 1e9))
+  local log_path = tmp .. ".log"
+  local args = { quote(nvcc), "-ptx", "-arch=" .. arch }
+  for _, f in ipairs(flags) do args[#args + 1] = quote(f) end
+  args[#args + 1] = "-o " .. quote(tmp)
+  args[#args + 1] = quote(src)
+  local cmd = table.concat(args, " ")
+  local ok = execute(cmd .. " >" .. quote(log_path) .. " 2>&1")
+  local log = read_all(log_path) or ""
+  os.remove(log_path)
+  local text = ok and read_all(tmp)
+  if not text or text == "" then
+    os.remove(tmp)
+    error(errors.new("compile_failed", string.format("%s: nvcc failed: %s", src, first_error(log)),
+      { log = log, command = cmd }), 0)
+  end
+  local path = string.format("%s/%s-%s.ptx", dir, base, core.sha256_file(tmp):sub(1, 12))
+  local moved = os.rename(tmp, path)
+  if not moved then
+    os.remove(tmp)
+    error(errors.new("io_error", "cannot write " .. path), 0)
+  end
+  return path, text
+end
+
+return M
