@@ -2077,6 +2077,8 @@ static int exit_status_for_code(const char *code)
 {
     for (int c = 0; c < MH_E_COUNT_; c++)
         if (strcmp(code, mh_code_name((mh_code)c)) == 0) return mh_code_exit_status((mh_code)c);
+    /* codes the Lua library raises: nvcc refusing a .cu is bad input, as a JIT error is */
+    if (!strcmp(code, "compile_failed")) return mh_code_exit_status(MH_E_JIT_FAILED);
     return 1;
 }
 
