@@ -23,7 +23,9 @@ function M.run_env(env, ...)
   local err = os.tmpname()
   -- the exit status comes back as the last stdout line (popen:close gives it
   -- on Lua 5.2+ only, and the specs also run under LuaJIT)
-  local p = io.popen(env .. " " .. quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err
+  -- without LD_PRELOAD: the sanitizer runtime preloaded for lua5.4 (ASan builds) is linked into
+  -- mgpu-harness already, and would crash the programs it starts (nvcc)
+  local p = io.popen("env -u LD_PRELOAD " .. env .. " " .. quote(M.exe) .. " " .. table.concat(args, " ") .. " 2>" .. err
     .. "; printf '\n__status %d' $?")
   local out = p:read("*a")
   p:close()
