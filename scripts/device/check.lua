@@ -197,6 +197,17 @@ do
   if not ok then row("Mosaic copy_bounds_wg.ptx", false, tostring(err)) end
 end
 
+-- a CUDA C module: nvcc on this machine compiles ptx/copy.cu for the device (dev.arch)
+if require("mgpu.nvcc").find() then
+  against_emu("ptx/copy.cu (nvcc here, " .. gpu.arch .. ")", function(dev)
+    local n = 4096
+    local x = dev:array("f32", n, { fill = "random", seed = 31, min = -1, max = 1 })
+    local y = dev:array("f32", n)
+    dev:load(here .. "/ptx/copy.cu"):kernel("copy_f32x4"):launch { grid = 4, block = 256, args = { x, y, n // 4 } }
+    return { y }
+  end)
+end
+
 do
   local ok, err = pcall(function()
     local n = 64 * 40
