@@ -276,7 +276,13 @@ static int cmd_info(void)
         }
     }
     if (c) mh_cuda_unload(c);
-    return 0;
+    /* CUDA C modules need nvcc; where it is found is mgpu.nvcc's business */
+    return mh_lua_run_builtin("mgpu-harness info",
+                              "local nvcc, looked = require('mgpu.nvcc').find()\n"
+                              "print(nvcc and ('nvcc: ' .. nvcc .. ' (.cu modules compile with it)')\n"
+                              "  or ('nvcc: not found (' .. looked .. '): .cu modules cannot be loaded; PTX can'))\n"
+                              "return 0",
+                              0, NULL);
 }
 
 int main(int argc, char **argv)

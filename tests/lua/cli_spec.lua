@@ -20,6 +20,12 @@ describe("mgpu-harness", function()
     assert.equal(0, st)
     assert.matches("emu%s+available", out)
     assert.matches("cuda%s+not available: cannot load the CUDA driver %(/nonexistent/libcuda%.so%.1%)", out)
+    -- and whether .cu modules can be compiled
+    st, out = h.run_env("MGPU_NVCC=/nonexistent/nvcc", "info")
+    assert.equal(0, st)
+    assert.matches("\nnvcc: not found %(MGPU_NVCC=/nonexistent/nvcc %(no such file%)%): %.cu modules cannot be loaded", out)
+    st, out = h.run_env("MGPU_NVCC=" .. h.exe, "info") -- any existing file stands for nvcc here
+    assert.matches("\nnvcc: " .. h.exe:gsub("%p", "%%%0") .. " %(%.cu modules compile with it%)", out)
     local fake = os.getenv("MGPU_FAKE_CUDA")
     if fake then
       st, out = h.run_env("MGPU_LIBCUDA=" .. fake, "info")
