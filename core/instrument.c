@@ -203,15 +203,23 @@ static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *
     return rc;
 }
 
-static const char PROLOGUE[] =
-    "\n\t// @mgpu: trace prologue (added by mgpu-harness)\n"
-    "\t.reg .pred \t%%__mgpu_p<3>;\n"
-    "\t.reg .b32 \t%%__mgpu_r<16>;\n"
+/* The registers every instrumented function gets. */
+#define MGPU_REGS                              \
+    "\t.reg .pred \t%%__mgpu_p<3>;\n"           \
+    "\t.reg .b32 \t%%__mgpu_r<16>;\n"           \
     "\t.reg .b64 \t%%__mgpu_d<5>;\n"
+
+/* Entry: d0 = the trace buffer, r0 = entries per trace, r1 = capacity. */
+static const char PROLOGUE_HEAD[] =
+    "\n\t// @mgpu: trace prologue (added by mgpu-harness)\n" MGPU_REGS
     "\tld.param.u64 \t%%__mgpu_d0, [__mgpu_trace];\n"
     "\tld.param.u32 \t%%__mgpu_r0, [__mgpu_entries];\n"
     "\tcvta.to.global.u64 \t%%__mgpu_d0, %%__mgpu_d0;\n"
-    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n"
+    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n";
+
+/* r2 = this thread's trace index, p0 = it is the trace's writer (lane 0 of
+ * the warp, thread 0 of the warpgroup); printf args: scope - 1, lg, lg. */
+static const char TRACE_SLOT[] =
     "\tmov.u32 \t%%__mgpu_r2, %%tid.x;\n"
     "\tmov.u32 \t%%__mgpu_r3, %%tid.y;\n"
     "\tmov.u32 \t%%__mgpu_r4, %%tid.z;\n"
@@ -233,7 +241,11 @@ static const char PROLOGUE[] =
     "\tmov.u32 \t%%__mgpu_r4, %%nctaid.z;\n"
     "\tmov.u32 \t%%__mgpu_r6, %%ctaid.z;\n"
     "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6;\n"
-    "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n"
+    "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n";
+
+/* Entry: d1 = the trace's base, d2 = d1 (count 0), d4 = its calibration
+ * record, and the start readings r12 (%clock), r9 (%globaltimer_lo). */
+static const char PROLOGUE_TAIL[] =
     "\tld.param.u64 \t%%__mgpu_d3, [__mgpu_calib];\n"
     "\tcvta.to.global.u64 \t%%__mgpu_d3, %%__mgpu_d3;\n"
     "\tmul.wide.u32 \t%%__mgpu_d4, %%__mgpu_r2, 16;\n"
@@ -245,6 +257,46 @@ static const char PROLOGUE[] =
     "\tmov.u64 \t%%__mgpu_d2, %%__mgpu_d1;\n"
     "\tmov.u32 \t%%__mgpu_r12, %%clock;\n"
     "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n";
+
+/* An entry that calls .funcs with markers leaves the trace buffer and its
+ * size where they find them (every writer stores the same values). */
+static const char PUBLISH[] =
+    "\t@%%__mgpu_p0 st.global.u64 \t[__mgpu_g_trace], %%__mgpu_d0;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[__mgpu_g_entries], %%__mgpu_r0;\n";
+
+/* The module variables for that, before the first function. */
+static const char GLOBALS[] =
+    "// @mgpu: the trace buffer and its entries per trace, for .funcs with markers (added by mgpu-harness)\n"
+    ".global .align 8 .u64 __mgpu_g_trace;\n"
+    ".global .align 4 .u32 __mgpu_g_entries;\n\n";
+
+/* A .func with markers: the same registers from the module variables, and
+ * the count from the trace's header word, where its callers leave it. */
+static const char FUNC_HEAD[] =
+    "\n\t// @mgpu: trace state of this .func (added by mgpu-harness)\n" MGPU_REGS
+    "\tld.global.u64 \t%%__mgpu_d0, [__mgpu_g_trace];\n"
+    "\tld.global.u32 \t%%__mgpu_r0, [__mgpu_g_entries];\n"
+    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n";
+static const char FUNC_TAIL[] =
+    "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
+    "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
+    "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
+    "\tmov.u32 \t%%__mgpu_r8, 0;\n"
+    "\t@%%__mgpu_p0 ld.global.u32 \t%%__mgpu_r8, [%%__mgpu_d1+8];\n"
+    "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;\n";
+
+/* Around a call to a function that records events: the count goes to the
+ * header word before, and comes back (with d2) after. */
+static const char SYNC_BEFORE[] = "@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n\t";
+static const char SYNC_AFTER[] =
+    "\n\t@%%__mgpu_p0 ld.global.u32 \t%%__mgpu_r8, [%%__mgpu_d1+8];\n"
+    "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;";
+
+/* At a .func's returns: the count, for its caller. */
+static const char FUNC_EXIT[] = "\t// @mgpu: the count back to the caller\n"
+                                "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n";
 
 /* r1 = capacity (entries - 4, signed), r8 = count, d2 = trace base + 4 x count
  * (advanced with the count, so no address arithmetic per event), p0 = writer */
@@ -272,6 +324,13 @@ static const char HEADER[] =
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+8], %%__mgpu_r13;\n"
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+12], %%__mgpu_r14;\n";
 
+/* What goes before every exit: the header (an entry) or the count (a .func). */
+static void add_at_exit(edits *E, size_t at, int entry)
+{
+    if (entry) add_edit(E, at, HEADER);
+    else add_edit(E, at, FUNC_EXIT);
+}
+
 static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
@@ -285,7 +344,7 @@ static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code,
     return mh_fail(e, code, "%.200s:%u: %s", m->path, line, msg);
 }
 
-/* Region stacks along the control flow of one entry: every instruction must
+/* Region stacks along the control flow of one function: every instruction must
  * be reached with the same stack of open regions from every path, and an
  * end must close the innermost open region.  (Compilers lay loops out with
  * the latch before the header, so the text order of markers proves nothing.)
@@ -306,7 +365,7 @@ static void describe_stack(const mh_names *names, const uint32_t *ids, uint32_t 
 }
 
 static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t nmk, const uint32_t *mk_id,
-                      const mh_names *names, mh_error *e)
+                      const mh_names *names, int must_close, mh_error *e)
 {
     uint32_t n = f->ncode;
     region_stack *st = calloc(n, sizeof *st);
@@ -345,6 +404,13 @@ static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t
         }
         if (rc) break;
         const ptx_insn *in = &f->code[i];
+        if (must_close && depth && (in->op == OP_RET || in->op == OP_EXIT)) {
+            /* a .func's regions end inside it: its caller's own regions must nest around the call */
+            rc = err_at(e, m, in->line, MH_E_PTX_SYNTAX, "region \"%s\" is still open where .func %s returns: a "
+                        ".func's regions must end before it returns", mh_names_get(names, cur[depth - 1])->name,
+                        f->name);
+            break;
+        }
         uint32_t succ[2], ns = 0;
         int uncond_exit = (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_TRAP) && in->guard < 0;
         if (in->op == OP_BRA) succ[ns++] = in->o[0].reg;
@@ -412,47 +478,77 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     if (rc) return rc;
 
     /* each marker belongs to a function body */
+    int *owner = calloc(nmk ? nmk : 1, sizeof *owner);
+    char *marked = calloc(m->nfuncs ? m->nfuncs : 1, 1), *traced = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+    if (!owner || !marked || !traced) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < nmk && !rc; i++) {
-        int owner = -1;
+        owner[i] = -1;
         for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
             const ptx_func *f = &m->funcs[fi];
-            if (f->defined && mk[i].off >= f->body_open && mk[i].off < f->body_close) owner = (int)fi;
+            if (f->defined && mk[i].off >= f->body_open && mk[i].off < f->body_close) owner[i] = (int)fi;
         }
-        if (owner < 0)
+        if (owner[i] < 0)
             rc = err_at(e, m, mk[i].line, MH_E_PTX_SYNTAX, "marker \"%s\" outside any function body", mk[i].name);
-        else if (!m->funcs[owner].is_entry)
-            rc = err_at(e, m, mk[i].line, MH_E_PTX_UNSUPPORTED,
-                        "marker \"%s\" is inside .func %s: markers are supported in kernels (.entry) only; mark the "
-                        "call site or inline the function", mk[i].name, m->funcs[owner].name);
+        else
+            marked[owner[i]] = traced[owner[i]] = 1;
+    }
+    /* traced: records events itself or calls (transitively) a function that does */
+    int func_records = 0;
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) func_records |= marked[fi] && !m->funcs[fi].is_entry;
+    for (int changed = func_records; changed && !rc;) {
+        changed = 0;
+        for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+            const ptx_func *f = &m->funcs[fi];
+            for (uint32_t i = 0; !traced[fi] && f->defined && i < f->ncode; i++)
+                if (f->code[i].op == OP_CALL && f->code[i].callee >= 0 && traced[f->code[i].callee])
+                    traced[fi] = 1, changed = 1;
+        }
+    }
+    if (!rc && func_records) {
+        /* the module variables the .funcs read, before the first function */
+        uint32_t first_line = UINT32_MAX;
+        for (uint32_t fi = 0; fi < m->nfuncs; fi++)
+            if (m->funcs[fi].line < first_line) first_line = m->funcs[fi].line;
+        size_t at = 0;
+        for (uint32_t l = 1; l < first_line && m->text[at]; at++) l += m->text[at] == '\n';
+        add_edit(&E, at, GLOBALS);
     }
 
     size_t label = 0;
     for (uint32_t fi = 0; fi < m->nfuncs && !rc; fi++) {
         const ptx_func *f = &m->funcs[fi];
-        if (!f->is_entry || !f->defined) continue;
+        if (!traced[fi] || !f->defined || (!f->is_entry && !marked[fi])) continue;
         size_t first = nmk, count = 0;
         for (size_t i = 0; i < nmk; i++)
-            if (mk[i].off >= f->body_open && mk[i].off < f->body_close) {
+            if (owner[i] == (int)fi) {
                 if (first == nmk) first = i;
                 count++;
             }
-        if (!count) continue;
-        uint32_t *ids = malloc(count * sizeof *ids);
+        uint32_t *ids = malloc((count ? count : 1) * sizeof *ids);
         if (!ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
         for (size_t i = 0; i < count && !rc; i++) rc = intern(&out->names, mk[first + i].name, &ids[i], e);
         if (!rc) rc = mh_names_finish(&out->names, e);
-        if (!rc) rc = check_flow(m, f, mk + first, count, ids, &out->names, e);
+        if (!rc) rc = check_flow(m, f, mk + first, count, ids, &out->names, !f->is_entry, e);
         free(ids);
         if (rc) break;
-        /* parameters */
-        if (f->params_close) {
-            size_t at = f->params_close;
-            while (f->nparams && at > 0 && isspace((unsigned char)m->text[at - 1])) at--; /* after the last parameter */
-            add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib"
-                                        : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib\n");
-        } else
-            rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
-        add_edit(&E, f->body_open, PROLOGUE, (unsigned)scope - 1, lg, lg);
+        if (f->is_entry) {
+            /* parameters */
+            if (f->params_close) {
+                size_t at = f->params_close;
+                while (f->nparams && at > 0 && isspace((unsigned char)m->text[at - 1])) at--; /* after the last parameter */
+                add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib"
+                                            : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib\n");
+            } else
+                rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
+            add_edit(&E, f->body_open, PROLOGUE_HEAD);
+            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, lg);
+            add_edit(&E, f->body_open, PROLOGUE_TAIL);
+            if (func_records) add_edit(&E, f->body_open, PUBLISH);
+        } else {
+            add_edit(&E, f->body_open, FUNC_HEAD);
+            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, lg);
+            add_edit(&E, f->body_open, FUNC_TAIL);
+        }
         /* markers */
         for (size_t i = first; i < first + count && !rc; i++) {
             uint32_t id = 0;
@@ -461,7 +557,14 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
                      id | (mk[i].end ? MH_EXIT_BIT : 0), id | (mk[i].end ? MH_EXIT_BIT : 0));
             out->markers++;
         }
-        /* the header at every exit */
+        /* calls to functions that record events: the count through the header */
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const ptx_insn *in = &f->code[i];
+            if (in->op != OP_CALL || in->callee < 0 || !traced[in->callee]) continue;
+            add_edit(&E, in->text_off, SYNC_BEFORE);
+            add_edit(&E, in->text_end, SYNC_AFTER);
+        }
+        /* the header (an entry) or the count (a .func) at every exit */
         int ends_with_exit = 0;
         for (uint32_t i = 0; i < f->ncode; i++) {
             const ptx_insn *in = &f->code[i];
@@ -471,15 +574,16 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
             if (in->guard >= 0) {
                 add_edit(&E, in->text_off, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!",
                          m->reg_name[in->guard], label);
-                add_edit(&E, in->text_off, HEADER);
+                add_at_exit(&E, in->text_off, f->is_entry);
                 add_edit(&E, in->text_off, "$__mgpu_skip%zu:\n\t", label);
                 label++;
             } else {
-                add_edit(&E, in->text_off, HEADER);
+                add_at_exit(&E, in->text_off, f->is_entry);
                 add_edit(&E, in->text_off, "\t");
             }
         }
-        if (!ends_with_exit) add_edit(&E, f->body_close, HEADER);
+        if (!ends_with_exit) add_at_exit(&E, f->body_close, f->is_entry);
+        if (!f->is_entry) continue;
         char **nk = realloc(out->kernels, (out->nkernels + 1) * sizeof *nk);
         if (!nk || !(nk[out->nkernels] = strdup(f->name))) {
             if (nk) out->kernels = nk;
@@ -489,6 +593,9 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         out->kernels = nk;
         out->nkernels++;
     }
+    free(owner);
+    free(marked);
+    free(traced);
     if (!rc && nmk && !out->nkernels)
         rc = mh_fail(e, MH_E_PTX_SYNTAX, "%s: markers found but no kernel to instrument", m->path);
     if (!rc && E.oom) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");

@@ -42,11 +42,14 @@ typedef struct mh_instrumented {
     uint32_t nkernels;
 } mh_instrumented;
 
-/* Instruments every entry of m that has markers, for traces of `scope`.
+/* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`.
  * A module without markers comes back unchanged (markers == 0).  Errors
  * (MH_E_PTX_SYNTAX / MH_E_PTX_UNSUPPORTED) name the file and line: an end
  * without its begin, an end that closes another region than the innermost
- * open one, a region never ended, markers in a .func, a malformed marker. */
+ * open one, a region a .func leaves open when it returns, a malformed marker.
+ * Markers in a .func are recorded too: its callers in instrumented functions
+ * leave the count in the trace's header word around the call, and the
+ * entries publish the trace buffer in two module variables it reads. */
 int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
 void mh_instrumented_free(mh_instrumented *r);
 int mh_instrumented_has(const mh_instrumented *r, const char *kernel);

@@ -227,6 +227,29 @@ do
   if not ok then row("instrumented tiled.ptx", false, tostring(err)) end
 end
 
+-- markers inside .funcs (tests/ptx/func_markers.cu): the count goes through the trace's header
+-- word around calls and the buffer through module variables; the GPU must count what emu counts
+do
+  local ok, err = pcall(function()
+    local function counts(dev)
+      local k = dev:load(here .. "/tests/ptx/func_markers.ptx", { instrument = "warp" }):kernel("func_markers")
+      local x = dev:array("f32", 90, { fill = "random", seed = 5, min = 0.5, max = 2 })
+      local y = dev:array("f32", 128)
+      local run = k:launch { grid = 2, block = 64, args = { x, y, 90, 3 }, profile = { entries = 9 } }
+      local c = {}
+      for _, r in ipairs(run.trace:summary()) do c[#c + 1] = r.name .. " " .. r.count end
+      return table.concat(c, ", "), y:read(), run.entries
+    end
+    local cg, yg, eg = counts(gpu)
+    local ce, ye, ee = counts(mgpu.device("emu"))
+    local diff = 0
+    for i = 1, #ye do if yg[i] ~= ye[i] then diff = diff + 1 end end
+    row("instrumented .func markers", cg == ce and eg == ee and diff == 0,
+      string.format("%s: %s, entries %d; emu: %s, entries %d; %d outputs differ", gpu.backend, cg, eg, ce, ee, diff))
+  end)
+  if not ok then row("instrumented .func markers", false, tostring(err)) end
+end
+
 do
   local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry boom(.param .u64 p)\n{\n"
     .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n"

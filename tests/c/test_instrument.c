@@ -72,8 +72,10 @@ static void errors(void)
         {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
          "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\n// @mgpu end a\nret;\n}\n",
          13, "paths into this line of k have different open regions"},
-        {".func f()\n{\n// @mgpu begin a\n// @mgpu end a\nret;\n}\n.visible .entry k()\n{\nret;\n}\n", 6,
-         "inside .func f: markers are supported in kernels (.entry) only"},
+        {".func f()\n{\n// @mgpu begin a\nret;\n}\n.visible .entry k()\n{\ncall f;\nret;\n}\n", 7,
+         "region \"a\" is still open where .func f returns: a .func's regions must end before it returns"},
+        {".func f(.param .u32 x)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [x];\nsetp.eq.u32 %p1, %r1, 0;\n"
+         "// @mgpu begin a\n@%p1 ret;\n// @mgpu end a\nret;\n}\n", 11, "region \"a\" is still open where .func f returns"},
         {".visible .entry k()\n{\n// @mgpu start a\nret;\n}\n", 6, "bad marker"},
         {".visible .entry k()\n{\n// @mgpu begin\nret;\n}\n", 6, "marker without a region name"},
         /* a bad marker after good ones: the names found so far are freed (ASan's leak check) */

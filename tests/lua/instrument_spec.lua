@@ -114,6 +114,50 @@ describe("instrumented kernels", function()
     end
   end)
 
+  it("record markers inside .funcs, through nested and divergent calls, with exact counts", function()
+    -- tests/ptx/func_markers.cu: outer calls inner twice, plain (no markers) calls outer, early
+    -- returns early, and lane 0 of the last warp (i = 96 >= n) skips the first call to outer
+    local path = h.src .. "/tests/ptx/func_markers.ptx"
+    local n = 90
+    local function run(scope, kernel, args, block)
+      local k = dev:load(path, scope and { instrument = scope } or nil):kernel(kernel)
+      local x = dev:array("f32", n, { fill = "random", seed = 5, min = 0.5, max = 2 })
+      local y = dev:array("f32", 128)
+      local r = k:launch { grid = math.floor(128 / block), block = block, args = args(x, y), profile = scope and { entries = 9 } or nil }
+      return y, r
+    end
+    local args4 = function(x, y) return { x, y, n, 3 } end
+    local y0 = run(nil, "func_markers", args4, 64)
+    for _, scope in ipairs({ "warp", "warpgroup" }) do
+      local block = scope == "warp" and 64 or 128
+      local y, r = run(scope, "func_markers", args4, block)
+      assert.equal(0, y:compare(y0).mismatches)
+      assert.equal(2, #r.attempts) -- 9 entries were too few: retried with what the kernel counted
+      local dir = h.tmpdir()
+      local d = r.trace:dump(dir .. "/t.json") -- the default dump checks that regions nest across calls
+      h.rmdir(dir)
+      local counts = {}
+      for _, g in ipairs(d.summary) do counts[g.name] = g.count; assert.equal(0, g.truncated) end
+      if scope == "warp" then
+        -- 4 warps; the last one's writer (i = 96) calls outer twice (through plain), not early
+        assert.same({ kernel = 4, loop = 8, outer = 11, inner = 22, early = 3 }, counts)
+        -- per trace: kernel, 2 loops, 3 outer, 6 inner, early = 13 regions, 26 events: 3 + 52 entries
+        assert.equal(55, r.entries)
+      else
+        -- one warpgroup: thread 0 (i = 0) does everything
+        assert.same({ kernel = 1, loop = 2, outer = 3, inner = 6, early = 1 }, counts)
+        assert.equal(55, r.entries)
+      end
+    end
+    -- a kernel without markers of its own is instrumented for the .funcs it calls
+    local y1 = run(nil, "no_own_markers", function(x, y) return { x, y, n } end, 64)
+    local y2, r2 = run("warp", "no_own_markers", function(x, y) return { x, y, n } end, 64)
+    assert.equal(0, y2:compare(y1).mismatches)
+    local counts = {}
+    for _, g in ipairs(r2.trace:summary()) do counts[g.name] = g.count end
+    assert.same({ outer = 3, inner = 6 }, counts) -- the last warp's writer (i = 96) does not call
+  end)
+
   it("work on nvcc -G output (debug): declarations before module variables, calls, DWARF sections", function()
     -- tests/ptx/tiled_debug.ptx: ptx/tiled.cu built with `nvcc -ptx -arch=sm_90 -G` (.target sm_90, debug;
     -- `.func fmaf` declared before the .extern .shared array and defined after the kernels)
