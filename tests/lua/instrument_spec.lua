@@ -156,6 +156,9 @@ describe("instrumented kernels", function()
     local counts = {}
     for _, g in ipairs(r2.trace:summary()) do counts[g.name] = g.count end
     assert.same({ outer = 3, inner = 6 }, counts) -- the last warp's writer (i = 96) does not call
+    -- the added code reads no register before writing it, in any lane (emu's strict mode)
+    dev = mgpu.device("emu", { strict = true })
+    for _, scope in ipairs({ "warp", "warpgroup" }) do run(scope, "func_markers", args4, 128) end
   end)
 
   it("work on nvcc -G output (debug): declarations before module variables, calls, DWARF sections", function()
