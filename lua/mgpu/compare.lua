@@ -7,8 +7,8 @@
 -- launch each; emu's virtual time has none).  --max-slowdown PCT makes the
 -- exit status 9 when something got slower by more than PCT percent beyond
 -- that noise, for a regression gate in CI.
-local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local files = require "mgpu.files"
 local results = require "mgpu.results"
 
 local M = {}
@@ -17,19 +17,9 @@ M.EXIT_SLOWER = 9
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
-local function read_json(path)
-  local f = io.open(path, "rb")
-  if not f then error(errors.new("io_error", path .. ": cannot open"), 0) end
-  local text = f:read("*a")
-  f:close()
-  return core.json_decode(text, path)
-end
+local read_json = files.read_json
 
-local function is_results_dir(path)
-  local f = io.open(path .. "/results.jsonl", "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local function is_results_dir(path) return files.exists(path .. "/results.jsonl") end
 
 -- "+12.3%" / "-4.0%" / "0%"; nil when either side is missing or base is 0.
 local function change(a, b)

@@ -27,6 +27,7 @@ local core = require "mgpu.core"
 local mgpu = require "mgpu"
 local axes = require "mgpu.axes"
 local errors = require "mgpu.errors"
+local files = require "mgpu.files"
 local results = require "mgpu.results"
 local timing = require "mgpu.timing"
 
@@ -65,11 +66,7 @@ end
 
 local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
 
-local function exists(path)
-  local f = io.open(path, "r")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = files.exists
 
 local function resolve(script_dir, rel)
   if rel:sub(1, 1) == "/" then return rel end
@@ -293,7 +290,7 @@ function M.run(exp, opts)
   local done = {}
   if opts.resume then
     if not exists(dir .. "/manifest.json") then bad("--resume " .. dir .. ": no manifest.json there") end
-    local man = core.json_decode(io.open(dir .. "/manifest.json"):read("*a"), dir .. "/manifest.json")
+    local man = files.read_json(dir .. "/manifest.json")
     if man.experiment ~= exp.name then
       bad("--resume " .. dir .. ": it holds experiment " .. tostring(man.experiment) .. ", not " .. exp.name)
     end
@@ -380,14 +377,6 @@ local function deep_equal(a, b)
   return true
 end
 
-local function read_all(path)
-  local f = io.open(path, "rb")
-  if not f then bad(path .. ": cannot open") end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
 -- Compares a replayed row with the original.  On emu everything must be
 -- identical (its time is virtual); on a GPU the timings must agree within
 -- their noise: the medians may differ by the spread (max - min) the two runs
@@ -413,7 +402,7 @@ end
 -- changed since the run, unless opts.force.
 function M.replay(dir, opts)
   opts = opts or {}
-  local man = core.json_decode(read_all(dir .. "/manifest.json"), dir .. "/manifest.json")
+  local man = files.read_json(dir .. "/manifest.json")
   local function same_file(entry, what)
     local ok, now = pcall(core.sha256_file, entry.path)
     if not ok then bad(string.format("%s %s of the run is gone", what, entry.path)) end

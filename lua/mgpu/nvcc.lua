@@ -9,6 +9,7 @@
 -- nvcc is looked for in $MGPU_NVCC, then PATH, $CUDA_HOME/bin, /usr/local/cuda/bin.
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local files = require "mgpu.files"
 
 local M = {}
 
@@ -16,11 +17,7 @@ M.DEFAULT_FLAGS = { "-O3", "-lineinfo" }
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
-local function exists(path)
-  local f = io.open(path, "rb")
-  if f then f:close() end
-  return f ~= nil
-end
+local exists = files.exists
 
 -- Runs a shell command; true when it exited with status 0 (Lua 5.1 and 5.4 differ).
 local function execute(cmd)
@@ -63,14 +60,6 @@ local function cache_dir()
   return dir
 end
 
-local function read_all(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
-
 -- The first "error" line of nvcc's output, for the message (the whole log is err.log).
 local function first_error(log)
   for line in log:gmatch("[^\n]+") do
@@ -106,9 +95,9 @@ function M.compile(src, opts)
   args[#args + 1] = quote(src)
   local cmd = table.concat(args, " ")
   local ok = execute(cmd .. " >" .. quote(log_path) .. " 2>&1")
-  local log = read_all(log_path) or ""
+  local log = files.read(log_path) or ""
   os.remove(log_path)
-  local text = ok and read_all(tmp)
+  local text = ok and files.read(tmp)
   if not text or text == "" then
     os.remove(tmp)
     error(errors.new("compile_failed", string.format("%s: nvcc failed: %s", src, first_error(log)),
