@@ -38,13 +38,7 @@ function M.run_env(env, ...)
   return status, out, stderr
 end
 
-function M.read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("*a")
-  f:close()
-  return s
-end
+M.read = require("mgpu.files").read -- the file's bytes, nil when it cannot be opened
 
 function M.write(path, data)
   local f = assert(io.open(path, "wb"))
