@@ -1,6 +1,7 @@
 -- mgpu.nvcc: CUDA C sources as modules.  dev:load("kernel.cu") (and an
 -- experiment's `module = "kernel.cu"`) compiles the file to PTX with nvcc, as
--- ptx/regen.sh does (-ptx -arch=sm_90 -O3 -lineinfo), and loads that.  The PTX
+-- ptx/regen.sh does (-ptx -arch=sm_90 -O3 -lineinfo), and loads that;
+-- `#include "mgpu_markers.h"` works wherever the source is.  The PTX
 -- is written where the user can open it, since messages name its lines:
 -- $MGPU_CACHE, else $XDG_CACHE_HOME/mgpu-harness, else ~/.cache/mgpu-harness,
 -- as NAME-<first 12 hex digits of its SHA-256>.ptx.  Nothing is reused from
@@ -14,6 +15,17 @@ local files = require "mgpu.files"
 local M = {}
 
 M.DEFAULT_FLAGS = { "-O3", "-lineinfo" }
+
+-- ptx/mgpu_markers.h, which every compile can include without a copy next to the source
+-- (written to <cache>/include; a spec checks that it is the file in ptx/ byte for byte)
+M.MARKERS_H = [[
+/* mgpu_markers.h - region markers for mgpu-harness: PTX comments, so an
+ * unprofiled build runs unchanged; the harness instruments them when
+ * profiling is on.  MGPU_BEGIN("load") ... MGPU_END("load"). */
+#pragma once
+#define MGPU_BEGIN(name) asm volatile("// @mgpu begin " name ::: "memory")
+#define MGPU_END(name) asm volatile("// @mgpu end " name ::: "memory")
+]]
 
 local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
@@ -86,11 +98,17 @@ function M.compile(src, opts)
       .. "set MGPU_NVCC, or load the PTX instead (nvcc -ptx -arch=sm_90 %s)", src, looked, src)), 0)
   end
   local dir = cache_dir()
+  local include = dir .. "/include"
+  if files.read(include .. "/mgpu_markers.h") ~= M.MARKERS_H then
+    core.mkdir_p(include)
+    core.write_file(include .. "/mgpu_markers.h", M.MARKERS_H)
+  end
   local base = src:match("([^/]+)%.cu$") or "module"
   local tmp = string.format("%s/.%s-%d-%d.ptx.tmp", dir, base, os.time(), math.random(1, 1e9))
   local log_path = tmp .. ".log"
   local args = { quote(nvcc), "-ptx", "-arch=" .. arch }
   for _, f in ipairs(flags) do args[#args + 1] = quote(f) end
+  args[#args + 1] = "-I" .. quote(include) -- after the user's: their -I directories come first
   args[#args + 1] = "-o " .. quote(tmp)
   args[#args + 1] = quote(src)
   local cmd = table.concat(args, " ")

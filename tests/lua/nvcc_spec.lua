@@ -43,7 +43,7 @@ describe("CUDA C modules", function()
     -- 512 elements in tiles of 64 = 8 tiles, each gone through by the 2 warps of its block
     assert.matches("tiles tile 16", out)
     -- the PTX is where messages point: the cache folder, named after the source and its hash
-    local p = io.popen("ls " .. h.quote(dir .. "/cache"))
+    local p = io.popen("cd " .. h.quote(dir .. "/cache") .. " && ls *.ptx")
     local listing = p:read("*a")
     p:close()
     assert.matches("^tiled%-%x+%.ptx\n$", listing)
@@ -77,6 +77,21 @@ describe("CUDA C modules", function()
     local p = io.popen("grep -l 'target sm_80' " .. h.quote(dir .. "/cache") .. "/copy-*.ptx")
     assert.matches("copy%-%x+%.ptx", p:read("*a"))
     p:close()
+  end)
+
+  it("let any source include mgpu_markers.h, the same as ptx/'s", function()
+    assert.equal(h.read(h.src .. "/ptx/mgpu_markers.h"), nvcc.MARKERS_H)
+    if not have_nvcc then return pending("nvcc not found") end
+    h.write(dir .. "/mine.cu", '#include "mgpu_markers.h"\n'
+      .. 'extern "C" __global__ void mine(float *x) { MGPU_BEGIN("work"); x[threadIdx.x] *= 2.0f; MGPU_END("work"); }\n')
+    local st, out, err = run_script(dir, string.format([[
+      local dev = require("mgpu").device("emu")
+      local x = dev:array("f32", 32, { fill = "ramp" })
+      local r = dev:load(%q, { instrument = "warp" }):kernel("mine"):launch { grid = 1, block = 32, args = { x }, profile = { entries = 7 } }
+      print(x:read(3), r.trace:summary()[1].name, r.trace:summary()[1].count)
+    ]], dir .. "/mine.cu"))
+    assert.equal(0, st, err)
+    assert.matches("^4%.0\twork\t1", out)
   end)
 
   it("say where nvcc was looked for when there is none", function()
