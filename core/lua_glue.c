@@ -2079,6 +2079,7 @@ static int exit_status_for_code(const char *code)
         if (strcmp(code, mh_code_name((mh_code)c)) == 0) return mh_code_exit_status((mh_code)c);
     /* codes the Lua library raises: nvcc refusing a .cu is bad input, as a JIT error is */
     if (!strcmp(code, "compile_failed")) return mh_code_exit_status(MH_E_JIT_FAILED);
+    if (!strcmp(code, "bad_results")) return mh_code_exit_status(MH_E_BAD_META); /* a results file: bad input */
     return 1;
 }
 

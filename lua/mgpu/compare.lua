@@ -38,6 +38,61 @@ local function worst(acc, pct, noisy)
   if pct and not noisy and pct > acc.worst then acc.worst = pct end
 end
 
+-- What compare reads is checked before it is used: a results file written by
+-- hand or cut by a crash gets an error naming the file, the line and the field.
+local function bad_results(where, what) error(errors.new("bad_results", where .. ": " .. what), 0) end
+
+local function check_numbers(t, keys, where, what)
+  if t == nil then return end
+  if type(t) ~= "table" then bad_results(where, what .. " must be an object") end
+  for _, k in ipairs(keys) do
+    if t[k] ~= nil and type(t[k]) ~= "number" then bad_results(where, string.format("%s.%s must be a number", what, k)) end
+  end
+end
+
+local function check_regions(regions, where)
+  if regions == nil then return end
+  if type(regions) ~= "table" then bad_results(where, "regions must be a list") end
+  for i, g in ipairs(regions) do
+    if type(g) ~= "table" or type(g.name) ~= "string" then bad_results(where, string.format("region %d has no name", i)) end
+    check_numbers(g, { "count", "mean", "median", "p99", "concurrency" }, where, "region " .. g.name)
+  end
+end
+
+local function check_rows(path, rows, lines)
+  for i, r in ipairs(rows) do
+    local where = string.format("%s:%d", path, lines[i] or i)
+    if type(r.key) ~= "string" then bad_results(where, "a result row needs its point's key") end
+    if type(r.status) ~= "string" then bad_results(where, "a result row needs a status") end
+    if r.index ~= nil and type(r.index) ~= "number" then bad_results(where, "index must be a number") end
+    if r.point ~= nil and type(r.point) ~= "table" then bad_results(where, "point must be an object") end
+    if r.error ~= nil and (type(r.error) ~= "table" or type(r.error.message) ~= "string") then
+      bad_results(where, "error must be an object with a message")
+    end
+    check_numbers(r.time_ns, { "min", "median", "max" }, where, "time_ns")
+    check_regions(r.regions, where)
+  end
+  return rows
+end
+
+local function read_rows(dir)
+  local path = dir .. "/results.jsonl"
+  return results.latest(check_rows(path, results.read_jsonl(path)))
+end
+
+local function axis_names(man, path)
+  local names = {}
+  if man.axes ~= nil and type(man.axes) ~= "table" then bad_results(path, "axes must be a list") end
+  for i, g in ipairs(man.axes or {}) do
+    if type(g) ~= "table" or type(g.names) ~= "table" then bad_results(path, string.format("axes[%d] has no names", i)) end
+    for _, n in ipairs(g.names) do
+      if type(n) ~= "string" then bad_results(path, string.format("axes[%d]: a name that is not a string", i)) end
+      names[#names + 1] = n
+    end
+  end
+  return names
+end
+
 -- A comparison's result: its title and table, the worst slowdown, the counts.
 local function finish(title, head, acc)
   return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
@@ -51,10 +106,9 @@ function M.folders(base, new)
     bad(string.format("%s is experiment %s, %s is %s: compare runs of one experiment", base,
       tostring(man_a.experiment), new, tostring(man_b.experiment)))
   end
-  local names = {}
-  for _, g in ipairs(man_a.axes or {}) do for _, n in ipairs(g.names or {}) do names[#names + 1] = n end end
-  local rows_a = results.latest(results.read_jsonl(base .. "/results.jsonl"))
-  local rows_b = results.latest(results.read_jsonl(new .. "/results.jsonl"))
+  local names = axis_names(man_a, base .. "/manifest.json")
+  axis_names(man_b, new .. "/manifest.json")
+  local rows_a, rows_b = read_rows(base), read_rows(new)
   local by_key = {}
   for _, r in ipairs(rows_b) do by_key[r.key] = r end
   local head = { "#" }
@@ -132,6 +186,10 @@ function M.summaries(base, new)
     end
   end
   if a.unit ~= b.unit then bad(string.format("%s is in %s, %s in %s", base, tostring(a.unit), new, tostring(b.unit))) end
+  for _, s in ipairs({ { a, base }, { b, new } }) do
+    check_regions(s[1].regions, s[2])
+    check_numbers(s[1].timeline, { "span", "sms", "sm_done_max" }, s[2], "timeline")
+  end
   local unit = a.unit
   local head = { "region", "count", "base median", "new median", "change", "mean change", "p99 change", "in flight" }
   local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0 }

@@ -7,21 +7,22 @@ local core = require "mgpu.core"
 
 local M = {}
 
+-- The rows of a results.jsonl, and the line each came from.
 function M.read_jsonl(path)
-  local rows = {}
+  local rows, lines = {}, {}
   local f = io.open(path, "r")
-  if not f then return rows end
+  if not f then return rows, lines end
   local n = 0
   for line in f:lines() do
     n = n + 1
     if line ~= "" then
       local ok, row = pcall(core.json_decode, line, path)
-      if ok and type(row) == "table" then rows[#rows + 1] = row end
+      if ok and type(row) == "table" then rows[#rows + 1] = row; lines[#rows] = n end
       -- a line cut short by an interruption is skipped; its point runs again on --resume
     end
   end
   f:close()
-  return rows
+  return rows, lines
 end
 
 function M.append(dir, row)

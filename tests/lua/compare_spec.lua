@@ -111,6 +111,28 @@ describe("compare", function()
       assert.equal(2, st, err)
       assert.matches(c[2], err)
     end
+    -- malformed results: the file, the line and the field, exit status 3
+    folder(dir .. "/bad", "sweep", { row(1, 1, 1000, 0) })
+    h.write(dir .. "/bad/results.jsonl", '{"key":"n=1","status":"ok","time_ns":{"median":1}}\ncut sho\n'
+      .. '{"key":"n=2","status":"ok","time_ns":{"median":"fast"}}\n')
+    os.execute("mkdir -p " .. h.quote(dir .. "/badman"))
+    h.write(dir .. "/badman/manifest.json", '{"experiment": "sweep", "axes": [{"names": [1]}]}')
+    h.write(dir .. "/badman/results.jsonl", "")
+    h.write(dir .. "/r1.json", core.json_encode({ unit = "ns", regions = { { count = 1 } } }))
+    h.write(dir .. "/r2.json", core.json_encode({ unit = "ns", regions = { { name = "a", median = "x" } } }))
+    h.write(dir .. "/r3.json", core.json_encode({ unit = "ns", regions = {}, timeline = { span = {} } }))
+    local malformed = {
+      { { dir .. "/a", dir .. "/bad" }, "bad/results%.jsonl:3: time_ns%.median must be a number" },
+      { { dir .. "/badman", dir .. "/a" }, "badman/manifest%.json: axes%[1%]: a name that is not a string" },
+      { { dir .. "/r1.json", dir .. "/s.json" }, "r1%.json: region 1 has no name" },
+      { { dir .. "/s.json", dir .. "/r2.json" }, "r2%.json: region a%.median must be a number" },
+      { { dir .. "/r3.json", dir .. "/s.json" }, "r3%.json: timeline%.span must be a number" },
+    }
+    for _, c in ipairs(malformed) do
+      local st, _, err = h.run("compare", unpack(c[1]))
+      assert.equal(3, st, err)
+      assert.matches(c[2] .. " %[bad_results%]", err)
+    end
     local st, _, err = h.run("compare", dir .. "/none.json", dir .. "/s.json")
     assert.equal(1, st, err)
     assert.matches("none.json: cannot open %[io_error%]", err)
