@@ -36,16 +36,20 @@ local function csv_cell(v)
   return s
 end
 
--- The latest row for each point key, in point order.
+-- The latest row for each point key, in point order (rows without a key, which
+-- the runner never writes, are left out: --resume runs their point again).
 function M.latest(rows)
   local by_key, order = {}, {}
   for _, r in ipairs(rows) do
-    if not by_key[r.key] then order[#order + 1] = r.key end
-    by_key[r.key] = r
+    if type(r.key) == "string" then
+      if not by_key[r.key] then order[#order + 1] = r.key end
+      by_key[r.key] = r
+    end
   end
   local out = {}
   for _, k in ipairs(order) do out[#out + 1] = by_key[k] end
-  table.sort(out, function(a, b) return (a.index or 0) < (b.index or 0) end)
+  local function index(r) return type(r.index) == "number" and r.index or 0 end
+  table.sort(out, function(a, b) return index(a) < index(b) end)
   return out
 end
 
