@@ -14,6 +14,7 @@ return {
   axes = { block = { 64, 128, 256 }, n = { 4096, 16384 } },
   filter = function(p) return p.n >= 4 * p.block end,
   repeats = 2,
+  counters = 20, -- each trace also gets "regions in flight" counter tracks (20 slices of the span)
   setup = function(p, dev)
     local grid = 4
     local a = dev:array("f32", p.n, { fill = "ramp", step = 0.5 })
