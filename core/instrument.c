@@ -583,7 +583,10 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
             }
         }
         if (!ends_with_exit) add_at_exit(&E, f->body_close, f->is_entry);
-        if (!f->is_entry) continue;
+        if (!f->is_entry) {
+            out->nfuncs++;
+            continue;
+        }
         char **nk = realloc(out->kernels, (out->nkernels + 1) * sizeof *nk);
         if (!nk || !(nk[out->nkernels] = strdup(f->name))) {
             if (nk) out->kernels = nk;

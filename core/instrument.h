@@ -40,6 +40,7 @@ typedef struct mh_instrumented {
     uint32_t markers;      /* markers rewritten */
     char **kernels;        /* entries that were instrumented */
     uint32_t nkernels;
+    uint32_t nfuncs;       /* .funcs with markers that were instrumented */
 } mh_instrumented;
 
 /* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`.

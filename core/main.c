@@ -239,9 +239,13 @@ static int cmd_instrument(int argc, char **argv)
             }
         }
         if (!rc)
-            fprintf(stderr, "mgpu-harness: %u marker%s in %u kernel%s, %zu region name%s\n", r.markers,
-                    r.markers == 1 ? "" : "s", r.nkernels, r.nkernels == 1 ? "" : "s", r.names.n,
+        {
+            char funcs[64] = "";
+            if (r.nfuncs) snprintf(funcs, sizeof funcs, " and %u device function%s", r.nfuncs, r.nfuncs == 1 ? "" : "s");
+            fprintf(stderr, "mgpu-harness: %u marker%s in %u kernel%s%s, %zu region name%s\n", r.markers,
+                    r.markers == 1 ? "" : "s", r.nkernels, r.nkernels == 1 ? "" : "s", funcs, r.names.n,
                     r.names.n == 1 ? "" : "s");
+        }
         mh_instrumented_free(&r);
     }
     ptx_free(&m);
