@@ -94,6 +94,29 @@ describe("CUDA C modules", function()
     assert.matches("^4%.0\twork\t1", out)
   end)
 
+  it("compile for the device's architecture on the cuda backend (fake driver)", function()
+    local fake = os.getenv("MGPU_FAKE_CUDA")
+    if not fake then return pending("MGPU_FAKE_CUDA is not set") end
+    if not have_nvcc then return pending("nvcc not found") end
+    local script = string.format([[
+      local mgpu = require "mgpu"
+      local dev = mgpu.device("cuda")
+      local m = dev:load(%q)
+      print("arch " .. dev.arch .. " kernels " .. #m:kernels())
+      -- an instrumented module with markers in .funcs goes to the driver too
+      local k = dev:load(%q, { instrument = "warp" }):kernel("func_markers")
+      print("params " .. #k:params())
+    ]], h.src .. "/ptx/copy.cu", h.src .. "/tests/ptx/func_markers.ptx")
+    for _, cc in ipairs({ "90", "100" }) do -- sm_90 PTX (func_markers) runs on 10.0 too
+      local st, out, err = run_script(dir, script, "MGPU_LIBCUDA=" .. h.quote(fake) .. " FAKE_CUDA_CC=" .. cc)
+      assert.equal(0, st, err)
+      assert.matches("arch sm_" .. cc .. " kernels %d+\nparams 4\n", out)
+      local p = io.popen("grep -l 'target sm_" .. cc .. "$' " .. h.quote(dir .. "/cache") .. "/copy-*.ptx")
+      assert.matches("copy%-%x+%.ptx", p:read("*a"))
+      p:close()
+    end
+  end)
+
   it("say where nvcc was looked for when there is none", function()
     h.write(dir .. "/k.cu", "__global__ void k() {}\n")
     local st, out, err = run_script(dir, string.format([[
