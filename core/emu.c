@@ -393,6 +393,7 @@ static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
     case SR_LANEMASK_GE: return ~((1ull << lane) - 1) & 0xffffffffu;
     case SR_DYNAMIC_SMEM_SIZE: return c->dyn_smem;
     case SR_TOTAL_SMEM_SIZE: return c->shared_size;
+    case SR_AGGR_SMEM_SIZE: return c->shared_size; /* no reserved shared memory on emu */
     default: return 0;
     }
 }
@@ -1503,6 +1504,13 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
         } else if (in->op == OP_REDUX && in->type != PT_U32 && in->type != PT_S32 && in->type != PT_B32) {
             snprintf(why, sizeof why, "redux.sync on .%s is not supported by emu (u32, s32, b32)",
                      ptx_type_name((ptx_type)in->type));
+        } else if (in->op == OP_OPAQUE && (in->mods & MOD_OPAQUE_CALL)) {
+            if (in->callee >= 0)
+                snprintf(why, sizeof why, "call to %s with more than %d parameters and returns: not supported by emu "
+                         "(the cuda backend runs it)", m->funcs[in->callee].name, PTX_MAX_OPNDS);
+            else
+                snprintf(why, sizeof why, "call through a function pointer: not supported by emu (the cuda backend "
+                         "runs it)");
         } else if (in->op == OP_OPAQUE) {
             const char *t = m->text + in->text_off, *s = t;
             if (*s == '@') /* past the guard */
@@ -1534,6 +1542,21 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
                      in->op == OP_TANH || in->op == OP_SETP || in->op == OP_SET)) {
             snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
                      ptx_op_name((ptx_op)in->op));
+        }
+        for (int k = 0; !why[0] && in->op != OP_OPAQUE && k < in->nopnds; k++) {
+            /* special registers of clusters, reserved shared memory, the driver: not on emu */
+            const ptx_opnd *o = &in->o[k];
+            int sr = o->kind == OPK_SREG ? (int)o->reg : -1;
+            for (int j = 0; o->kind == OPK_VEC && j < 4; j++)
+                if (o->vec[j] != UINT32_MAX && (o->vec[j] & PTX_VEC_SREG)) sr = (int)(o->vec[j] & ~PTX_VEC_SREG);
+            if (o->kind == OPK_FUNC) {
+                snprintf(why, sizeof why, "takes the address of function %s: function pointers are not supported by "
+                         "emu (the cuda backend runs them)", m->funcs[o->reg].name);
+            } else if (sr >= SR_NOT_ON_EMU_) {
+                char name[32];
+                snprintf(why, sizeof why, "special register %s is not available on emu (the cuda backend runs it)",
+                         ptx_sreg_name(sr, name, sizeof name));
+            }
         }
         if (why[0]) {
             e->line = in->line;

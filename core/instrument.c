@@ -324,6 +324,14 @@ static const char HEADER[] =
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+8], %%__mgpu_r13;\n"
     "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+12], %%__mgpu_r14;\n";
 
+/* Whether `in` may run a function that records events (traced): a call to
+ * one, or a call through a pointer (kept as text), which may call any. */
+static int calls_traced(const ptx_insn *in, const char *traced)
+{
+    int call = in->op == OP_CALL || (in->op == OP_OPAQUE && (in->mods & MOD_OPAQUE_CALL));
+    return call && (in->callee < 0 || traced[in->callee]);
+}
+
 /* What goes before every exit: the header (an entry) or the count (a .func). */
 static void add_at_exit(edits *E, size_t at, int entry)
 {
@@ -500,8 +508,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
             const ptx_func *f = &m->funcs[fi];
             for (uint32_t i = 0; !traced[fi] && f->defined && i < f->ncode; i++)
-                if (f->code[i].op == OP_CALL && f->code[i].callee >= 0 && traced[f->code[i].callee])
-                    traced[fi] = 1, changed = 1;
+                if (calls_traced(&f->code[i], traced)) traced[fi] = 1, changed = 1;
         }
     }
     if (!rc && func_records) {
@@ -558,9 +565,9 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
             out->markers++;
         }
         /* calls to functions that record events: the count through the header */
-        for (uint32_t i = 0; i < f->ncode; i++) {
+        for (uint32_t i = 0; func_records && i < f->ncode; i++) {
             const ptx_insn *in = &f->code[i];
-            if (in->op != OP_CALL || in->callee < 0 || !traced[in->callee]) continue;
+            if (!calls_traced(in, traced)) continue;
             add_edit(&E, in->text_off, SYNC_BEFORE);
             add_edit(&E, in->text_end, SYNC_AFTER);
         }

@@ -66,6 +66,8 @@ enum {
     MOD_TO = 1 << 9,    /* cvta.to.space */
     MOD_CC = 1 << 10,
     MOD_MARKER = 1 << 11, /* OP_NOP standing for a "// @mgpu" marker comment (text_off = the comment) */
+    MOD_OPAQUE_CALL = 1 << 12, /* OP_OPAQUE that is a call: through a register (callee -1: any function
+                                * may run) or with more parameters than an instruction holds (callee known) */
 };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
@@ -74,6 +76,7 @@ typedef enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, R
 
 typedef enum {
     OPK_NONE = 0, OPK_REG, OPK_IMM, OPK_SREG, OPK_ADDR, OPK_VEC, OPK_LABEL, OPK_SYM, OPK_SINK,
+    OPK_FUNC, /* a function's address (reg = its index): function pointers, which emu does not run */
 } ptx_opnd_kind;
 
 /* Special registers. */
@@ -83,8 +86,17 @@ typedef enum {
     SR_LANEID, SR_WARPID, SR_NWARPID, SR_SMID, SR_NSMID, SR_CLOCK, SR_CLOCK_HI, SR_CLOCK64,
     SR_GLOBALTIMER, SR_GLOBALTIMER_LO, SR_GLOBALTIMER_HI,
     SR_LANEMASK_EQ, SR_LANEMASK_LT, SR_LANEMASK_LE, SR_LANEMASK_GT, SR_LANEMASK_GE,
-    SR_DYNAMIC_SMEM_SIZE, SR_TOTAL_SMEM_SIZE, SR_GRIDID,
-    SR_COUNT_
+    SR_DYNAMIC_SMEM_SIZE, SR_TOTAL_SMEM_SIZE, SR_GRIDID, SR_AGGR_SMEM_SIZE,
+    /* known to the front end (instrumentation and the cuda backend take them), not run by
+     * emu: a kernel reading one is refused there, naming it */
+    SR_NOT_ON_EMU_,
+    SR_CLUSTERID_X = SR_NOT_ON_EMU_, SR_CLUSTERID_Y, SR_CLUSTERID_Z, SR_NCLUSTERID_X, SR_NCLUSTERID_Y,
+    SR_NCLUSTERID_Z, SR_CLUSTER_CTAID_X, SR_CLUSTER_CTAID_Y, SR_CLUSTER_CTAID_Z, SR_CLUSTER_NCTAID_X,
+    SR_CLUSTER_NCTAID_Y, SR_CLUSTER_NCTAID_Z, SR_CLUSTER_CTARANK, SR_CLUSTER_NCTARANK, SR_IS_EXPLICIT_CLUSTER,
+    SR_RESERVED_SMEM_BEGIN, SR_RESERVED_SMEM_END, SR_RESERVED_SMEM_CAP, SR_RESERVED_SMEM_0, SR_RESERVED_SMEM_1,
+    SR_CURRENT_GRAPH_EXEC,
+    SR_ENVREG0, SR_PM0 = SR_ENVREG0 + 32, SR_PM0_64 = SR_PM0 + 8,
+    SR_COUNT_ = SR_PM0_64 + 8
 } ptx_sreg;
 
 typedef struct ptx_opnd {
@@ -202,5 +214,7 @@ void ptx_free(ptx_module *m);
 const ptx_func *ptx_find(const ptx_module *m, const char *name);
 const char *ptx_op_name(ptx_op op);
 const char *ptx_type_name(ptx_type t);
+/* "%tid.x", "%envreg3", ... (buf: for the numbered ones) */
+const char *ptx_sreg_name(int id, char *buf, size_t len);
 
 #endif

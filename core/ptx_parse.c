@@ -5,6 +5,7 @@
 #include "ptx.h"
 #include "ptx_lex.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -287,14 +288,52 @@ static const struct { const char *name; ptx_sreg id; } sreg_names[] = {
     {"%globaltimer_hi", SR_GLOBALTIMER_HI}, {"%lanemask_eq", SR_LANEMASK_EQ}, {"%lanemask_lt", SR_LANEMASK_LT},
     {"%lanemask_le", SR_LANEMASK_LE}, {"%lanemask_gt", SR_LANEMASK_GT}, {"%lanemask_ge", SR_LANEMASK_GE},
     {"%dynamic_smem_size", SR_DYNAMIC_SMEM_SIZE}, {"%total_smem_size", SR_TOTAL_SMEM_SIZE},
-    {"%gridid", SR_GRIDID},
+    {"%gridid", SR_GRIDID}, {"%aggr_smem_size", SR_AGGR_SMEM_SIZE},
+    {"%clusterid.x", SR_CLUSTERID_X}, {"%clusterid.y", SR_CLUSTERID_Y}, {"%clusterid.z", SR_CLUSTERID_Z},
+    {"%nclusterid.x", SR_NCLUSTERID_X}, {"%nclusterid.y", SR_NCLUSTERID_Y}, {"%nclusterid.z", SR_NCLUSTERID_Z},
+    {"%cluster_ctaid.x", SR_CLUSTER_CTAID_X}, {"%cluster_ctaid.y", SR_CLUSTER_CTAID_Y},
+    {"%cluster_ctaid.z", SR_CLUSTER_CTAID_Z}, {"%cluster_nctaid.x", SR_CLUSTER_NCTAID_X},
+    {"%cluster_nctaid.y", SR_CLUSTER_NCTAID_Y}, {"%cluster_nctaid.z", SR_CLUSTER_NCTAID_Z},
+    {"%cluster_ctarank", SR_CLUSTER_CTARANK}, {"%cluster_nctarank", SR_CLUSTER_NCTARANK},
+    {"%is_explicit_cluster", SR_IS_EXPLICIT_CLUSTER},
+    {"%reserved_smem_offset_begin", SR_RESERVED_SMEM_BEGIN}, {"%reserved_smem_offset_end", SR_RESERVED_SMEM_END},
+    {"%reserved_smem_offset_cap", SR_RESERVED_SMEM_CAP}, {"%reserved_smem_offset_0", SR_RESERVED_SMEM_0},
+    {"%reserved_smem_offset_1", SR_RESERVED_SMEM_1}, {"%current_graph_exec", SR_CURRENT_GRAPH_EXEC},
 };
+
+/* "%envreg0".."%envreg31", "%pm0".."%pm7", "%pm0_64".."%pm7_64": numbered families */
+static int numbered_sreg(const char *s, size_t n)
+{
+    static const struct { const char *prefix, *suffix; int base, count; } fam[] = {
+        {"%envreg", "", SR_ENVREG0, 32}, {"%pm", "_64", SR_PM0_64, 8}, {"%pm", "", SR_PM0, 8},
+    };
+    for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
+        size_t pl = strlen(fam[f].prefix), sl = strlen(fam[f].suffix);
+        if (n <= pl + sl || memcmp(s, fam[f].prefix, pl) || memcmp(s + n - sl, fam[f].suffix, sl)) continue;
+        int v = 0;
+        size_t i = pl;
+        for (; i < n - sl && isdigit((unsigned char)s[i]) && v < 100; i++) v = v * 10 + (s[i] - '0');
+        if (i == n - sl && i > pl && (i == pl + 1 || s[pl] != '0') && v < fam[f].count) return fam[f].base + v;
+    }
+    return -1;
+}
 
 static int sreg_of(const char *s, size_t n)
 {
     for (size_t i = 0; i < sizeof sreg_names / sizeof *sreg_names; i++)
         if (strlen(sreg_names[i].name) == n && !memcmp(sreg_names[i].name, s, n)) return (int)sreg_names[i].id;
-    return -1;
+    return numbered_sreg(s, n);
+}
+
+const char *ptx_sreg_name(int id, char *buf, size_t len)
+{
+    for (size_t i = 0; i < sizeof sreg_names / sizeof *sreg_names; i++)
+        if ((int)sreg_names[i].id == id) return sreg_names[i].name;
+    if (id >= SR_ENVREG0 && id < SR_PM0) snprintf(buf, len, "%%envreg%d", id - SR_ENVREG0);
+    else if (id >= SR_PM0 && id < SR_PM0_64) snprintf(buf, len, "%%pm%d", id - SR_PM0);
+    else if (id >= SR_PM0_64 && id < SR_COUNT_) snprintf(buf, len, "%%pm%d_64", id - SR_PM0_64);
+    else snprintf(buf, len, "special register %d", id);
+    return buf;
 }
 
 static int find_var(parser *P, const char *s, size_t n)
@@ -689,6 +728,13 @@ static int parse_operand(parser *P, ptx_insn *in, ptx_opnd *o)
         NEXT();
         return 0;
     }
+    for (uint32_t k = 0; k < P->m->nfuncs; k++) /* a function's address (mov.u64 %rd, f): a function pointer */
+        if (strlen(P->m->funcs[k].name) == TOK->len && !memcmp(P->m->funcs[k].name, TOK->s, TOK->len)) {
+            o->kind = OPK_FUNC;
+            o->reg = k;
+            NEXT();
+            return 0;
+        }
     return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s'", (int)TOK->len, TOK->s);
 }
 
@@ -821,11 +867,14 @@ static int settle_immediates(parser *P, ptx_insn *in)
 /* One variable name of a call's return or argument list, as an OPK_SYM operand. */
 static int call_var(parser *P, ptx_insn *in)
 {
-    if (in->nopnds == PTX_MAX_OPNDS)
-        return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "calls with more than %d parameters are not supported", PTX_MAX_OPNDS);
     int v = TOK->kind == TK_IDENT ? find_var(P, TOK->s, TOK->len) : -1;
     if (v < 0 || P->m->vars[v].space != SP_PARAM)
         return perr(P, TOK->line, MH_E_PTX_SYNTAX, "call argument '%.*s' is not a .param variable", (int)TOK->len, TOK->s);
+    if (in->nopnds == PTX_MAX_OPNDS) { /* more than an instruction holds: the call is kept as text */
+        in->mods |= MOD_OPAQUE_CALL;
+        NEXT();
+        return 0;
+    }
     ptx_opnd *o = &in->o[in->nopnds++];
     memset(o, 0, sizeof *o);
     o->kind = OPK_SYM;
@@ -836,7 +885,7 @@ static int call_var(parser *P, ptx_insn *in)
     return 0;
 }
 
-/* call[.uni] [(ret),] name[, (arg, ...)];  (indirect calls are refused) */
+/* call[.uni] [(ret),] name[, (arg, ...)];  (an indirect call becomes OP_OPAQUE) */
 static int parse_call(parser *P, ptx_insn *in)
 {
     if (ptx_tok_punct(TOK, '(')) {
@@ -849,8 +898,24 @@ static int parse_call(parser *P, ptx_insn *in)
         NEXT();
         if (expect_punct(P, ',')) return -1;
     }
-    if (TOK->kind != TK_IDENT || TOK->s[0] == '%')
-        return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "indirect calls (through a register) are not supported");
+    if (TOK->kind == TK_IDENT && TOK->s[0] == '%') {
+        /* through a register (with a .callprototype or a list of targets): kept as text, like
+         * an instruction the front end does not decode; any function may run there */
+        in->op = OP_OPAQUE;
+        in->mods |= MOD_OPAQUE_CALL;
+        in->nopnds = 0;
+        in->cmp = 0;
+        int depth = 0;
+        while (TOK->kind != TK_EOF && !(depth == 0 && ptx_tok_punct(TOK, ';'))) {
+            if (ptx_tok_punct(TOK, '(')) depth++;
+            else if (ptx_tok_punct(TOK, ')')) depth--;
+            NEXT();
+        }
+        in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+        return expect_punct(P, ';');
+    }
+    if (TOK->kind != TK_IDENT)
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected the called function, found '%.*s'", (int)TOK->len, TOK->s);
     if (grow((void **)&P->calls, &P->cap_calls, P->ncalls + 1, sizeof *P->calls))
         return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
     P->calls[P->ncalls].name = TOK->s;
@@ -868,6 +933,11 @@ static int parse_call(parser *P, ptx_insn *in)
         NEXT();
     }
     in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+    if (in->mods & MOD_OPAQUE_CALL) { /* too many parameters: kept as text, its callee known */
+        in->op = OP_OPAQUE;
+        in->nopnds = 0;
+        in->cmp = 0;
+    }
     return expect_punct(P, ';');
 }
 
@@ -975,6 +1045,13 @@ static int parse_instruction(parser *P)
         ptx_lex_skip_statement(&P->lx); /* ordering and hints: no operands the emulator uses */
     } else if (in.op == OP_CALL) {
         if (parse_call(P, &in)) return -1;
+        if (in.op == OP_OPAQUE) { /* an indirect call: nothing to settle or validate */
+            if (marker_inside(P, first_marker, &in)) return -1;
+            if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
+                return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
+            P->code[P->ncode++] = in;
+            return 0;
+        }
     } else {
         while (!ptx_tok_punct(TOK, ';')) {
             if (in.nopnds == PTX_MAX_OPNDS)
@@ -1066,6 +1143,10 @@ static int parse_block(parser *P)
                 uint32_t line = TOK->line;
                 while (TOK->kind != TK_EOF && TOK->line == line && !ptx_tok_punct(TOK, ';')) NEXT();
                 if (ptx_tok_punct(TOK, ';')) NEXT();
+            } else if (ptx_tok_is(TOK, ".callprototype") || ptx_tok_is(TOK, ".calltargets")) {
+                /* "label: .callprototype ...;": what indirect calls (kept as text) may call */
+                while (TOK->kind != TK_EOF && !ptx_tok_punct(TOK, ';')) NEXT();
+                if (expect_punct(P, ';')) return -1;
             } else {
                 return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "directive '%.*s' inside a function is not supported",
                             (int)TOK->len, TOK->s);

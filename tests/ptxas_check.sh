@@ -2,7 +2,9 @@
 # ptxas_check.sh - instruments every kernel of ptx/ and of the real-compiler
 # outputs in tests/ptx/ (clang's llvm_tiled, nvcc -G's tiled_debug, the C++
 # template struct_param, the many-feature module features, triton_style,
-# func_markers with markers inside .funcs),
+# func_markers with markers inside .funcs, fptr with a call through a
+# function pointer, a wide call and a cluster register, cccl with libcu++
+# barriers and pipelines, cooperative groups and WMMA),
 # both scopes, and checks that ptxas -arch=sm_90 accepts the result and the
 # plain PTX.  Exit 77 (skipped) where no ptxas is installed.
 # usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
@@ -14,7 +16,7 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx; do
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx "$src"/tests/ptx/fptr.ptx "$src"/tests/ptx/cccl.ptx; do
   "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
   for scope in warp warpgroup; do
     out="$tmp/$(basename "$f" .ptx).$scope.ptx"

@@ -161,6 +161,55 @@ describe("instrumented kernels", function()
     for _, scope in ipairs({ "warp", "warpgroup" }) do run(scope, "func_markers", args4, 128) end
   end)
 
+  it("keep function pointers, wide calls and cluster registers for the GPU; emu refuses those kernels by name", function()
+    -- tests/ptx/fptr.cu: the module instruments (the indirect call to a .func with markers gets
+    -- the count's store and reload around it) and passes ptxas (tests/ptxas_check.sh)
+    local path = h.src .. "/tests/ptx/fptr.ptx"
+    local emu = mgpu.device("emu")
+    for _, opts in ipairs({ {}, { instrument = "warp" } }) do
+      local m = emu:load(path, opts)
+      local cases = {
+        fptr = "takes the address of function _Z6%a%a%a_opff: function pointers are not supported by emu",
+        wide_call = "call to _Z4wideffffffff with more than 6 parameters and returns: not supported by emu",
+        cluster_rank = "special register %%cluster_ctarank is not available on emu %(the cuda backend runs it%)",
+      }
+      for name, msg in pairs(cases) do
+        local ok, err = pcall(m.kernel, m, name)
+        assert.is_false(ok, name)
+        assert.equal("ptx_unsupported", err.code)
+        assert.matches("fptr%.ptx:%d+: [^\n]*" .. msg, err.message)
+      end
+      local x = emu:array("f32", 32, { fill = "ramp" })
+      local r = m:kernel("plain_kernel"):launch { grid = 1, block = 32, args = { x },
+        profile = opts.instrument and { entries = 7 } or nil }
+      assert.equal(1, x:read(1))
+      if opts.instrument then assert.equal(1, r.trace:summary()[1].count) end
+    end
+  end)
+
+  it("take kernels built on CUDA's libraries (libcu++ barriers and pipelines, cooperative groups, WMMA)", function()
+    local path = h.src .. "/tests/ptx/cccl.ptx"
+    local emu = mgpu.device("emu")
+    local m = emu:load(path, { instrument = "warp" })
+    local refused = {
+      producer_consumer = "instruction 'cp%.async%.mbarrier%.arrive%.shared%.b64' is not supported by emu",
+      wmma_gemm = "instruction 'wmma%.load%.a%.sync[%w.]*' is not supported by emu",
+    }
+    for name, msg in pairs(refused) do
+      local ok, err = pcall(m.kernel, m, name)
+      assert.is_false(ok, name)
+      assert.matches("cccl%.ptx:%d+: " .. msg, err.message)
+    end
+    -- cuda::pipeline with memcpy_async (cp.async underneath): out = in + 1, two stages per tile
+    local n = 128 * 4
+    local x = emu:array("f32", n, { fill = "random", seed = 3, min = -1, max = 1 })
+    local y = emu:array("f32", n)
+    local run = m:kernel("pipelined"):launch { grid = 1, block = 128, args = { x, y, n }, profile = { entries = 11 } }
+    local xv, yv = x:read(), y:read()
+    for i = 1, n do assert.near(xv[i] + 1, yv[i], 1e-6) end -- in f32
+    assert.equal(16, run.trace:summary()[1].count) -- 4 warps x 4 tiles
+  end)
+
   it("work on nvcc -G output (debug): declarations before module variables, calls, DWARF sections", function()
     -- tests/ptx/tiled_debug.ptx: ptx/tiled.cu built with `nvcc -ptx -arch=sm_90 -G` (.target sm_90, debug;
     -- `.func fmaf` declared before the .extern .shared array and defined after the kernels)
