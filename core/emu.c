@@ -1549,7 +1549,11 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
             int sr = o->kind == OPK_SREG ? (int)o->reg : -1;
             for (int j = 0; o->kind == OPK_VEC && j < 4; j++)
                 if (o->vec[j] != UINT32_MAX && (o->vec[j] & PTX_VEC_SREG)) sr = (int)(o->vec[j] & ~PTX_VEC_SREG);
-            if (o->kind == OPK_FUNC) {
+            if (o->kind == OPK_PARAM_ADDR) {
+                snprintf(why, sizeof why, "takes the address of parameter %s (a __grid_constant__ parameter, such as "
+                         "a TMA descriptor): not supported by emu (the cuda backend runs it)",
+                         f->params[o->param].name);
+            } else if (o->kind == OPK_FUNC) {
                 snprintf(why, sizeof why, "takes the address of function %s: function pointers are not supported by "
                          "emu (the cuda backend runs them)", m->funcs[o->reg].name);
             } else if (sr >= SR_NOT_ON_EMU_) {

@@ -77,6 +77,8 @@ typedef enum { RND_NONE = 0, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, R
 typedef enum {
     OPK_NONE = 0, OPK_REG, OPK_IMM, OPK_SREG, OPK_ADDR, OPK_VEC, OPK_LABEL, OPK_SYM, OPK_SINK,
     OPK_FUNC, /* a function's address (reg = its index): function pointers, which emu does not run */
+    OPK_PARAM_ADDR, /* a parameter's address (param = its index): __grid_constant__ kernel parameters
+                     * (a CUtensorMap for TMA), which emu does not run */
 } ptx_opnd_kind;
 
 /* Special registers. */

@@ -728,6 +728,12 @@ static int parse_operand(parser *P, ptx_insn *in, ptx_opnd *o)
         NEXT();
         return 0;
     }
+    if ((v = find_param(P, TOK->s, TOK->len)) >= 0) { /* mov.b64 %rd, k_param_0: a __grid_constant__ parameter */
+        o->kind = OPK_PARAM_ADDR;
+        o->param = v;
+        NEXT();
+        return 0;
+    }
     for (uint32_t k = 0; k < P->m->nfuncs; k++) /* a function's address (mov.u64 %rd, f): a function pointer */
         if (strlen(P->m->funcs[k].name) == TOK->len && !memcmp(P->m->funcs[k].name, TOK->s, TOK->len)) {
             o->kind = OPK_FUNC;

@@ -4,7 +4,8 @@
 # template struct_param, the many-feature module features, triton_style,
 # func_markers with markers inside .funcs, fptr with a call through a
 # function pointer, a wide call and a cluster register, cccl with libcu++
-# barriers and pipelines, cooperative groups and WMMA),
+# barriers and pipelines, cooperative groups and WMMA, hopper with clusters,
+# TMA through a __grid_constant__ descriptor and setmaxnreg, for sm_90a),
 # both scopes, and checks that ptxas -arch=sm_90 accepts the result and the
 # plain PTX.  Exit 77 (skipped) where no ptxas is installed.
 # usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
@@ -16,13 +17,16 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx "$src"/tests/ptx/fptr.ptx "$src"/tests/ptx/cccl.ptx; do
-  "$ptxas" -arch=sm_90 "$f" -o "$tmp/plain.cubin"
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx "$src"/tests/ptx/fptr.ptx "$src"/tests/ptx/cccl.ptx "$src"/tests/ptx/hopper.ptx; do
+  # the module's own target: sm_90, or sm_90a for Hopper-only code (setmaxnreg, TMA, wgmma)
+  arch=$(sed -n 's/^\.target[[:space:]]*\(sm_90a\{0,1\}\).*/\1/p' "$f" | head -1)
+  arch=${arch:-sm_90}
+  "$ptxas" -arch="$arch" "$f" -o "$tmp/plain.cubin"
   for scope in warp warpgroup; do
     out="$tmp/$(basename "$f" .ptx).$scope.ptx"
     "$exe" instrument "$f" --scope "$scope" -o "$out" 2>/dev/null
-    "$ptxas" -arch=sm_90 "$out" -o "$tmp/inst.cubin"
+    "$ptxas" -arch="$arch" "$out" -o "$tmp/inst.cubin"
     n=$((n + 1))
   done
 done
-echo "ptxas -arch=sm_90 accepted $n instrumented modules ($("$ptxas" --version | tail -1))"
+echo "ptxas (-arch=sm_90, sm_90a for sm_90a PTX) accepted $n instrumented modules ($("$ptxas" --version | tail -1))"

@@ -210,6 +210,24 @@ describe("instrumented kernels", function()
     assert.equal(16, run.trace:summary()[1].count) -- 4 warps x 4 tiles
   end)
 
+  it("take Hopper-only kernels (clusters, TMA through a __grid_constant__ descriptor, setmaxnreg)", function()
+    local emu = mgpu.device("emu")
+    local m = emu:load(h.src .. "/tests/ptx/hopper.ptx", { instrument = "warpgroup" })
+    local k = {}
+    for _, name in ipairs(m:kernels()) do k[name] = true end
+    assert.same({ clustered = true, tma_like = true }, k)
+    local refused = {
+      clustered = "instruction 'barrier%.cluster%.arrive[%w.]*' is not supported by emu",
+      tma_like = "takes the address of parameter tma_like_param_0 %(a __grid_constant__ parameter, such as a TMA "
+        .. "descriptor%): not supported by emu",
+    }
+    for name, msg in pairs(refused) do
+      local ok, err = pcall(m.kernel, m, name)
+      assert.is_false(ok, name)
+      assert.matches("hopper%.ptx:%d+: [^\n]*" .. msg, err.message)
+    end
+  end)
+
   it("work on nvcc -G output (debug): declarations before module variables, calls, DWARF sections", function()
     -- tests/ptx/tiled_debug.ptx: ptx/tiled.cu built with `nvcc -ptx -arch=sm_90 -G` (.target sm_90, debug;
     -- `.func fmaf` declared before the .extern .shared array and defined after the kernels)
