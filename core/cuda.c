@@ -111,6 +111,7 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     SYM(cuEventElapsedTime); SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
 #undef SYM
     *(void **)&c->f.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx"); /* optional: clusters need it */
+    *(void **)&c->f.cuTensorMapEncodeTiled = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: TMA descriptors */
     CUresult r = c->f.cuInit(0);
     if (r) {
         fail_cu(c, r, e, "cuInit");
@@ -454,4 +455,31 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
         rc = mh_fail(e, map(r), "launching %s: %s (%d): %s", name, err_name(c, r), r, err_text(c, r));
     }
     return rc;
+}
+
+int mh_cuda_tensor_map(mh_cuda_dev *d, const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
+{
+    if (mh_tensor_map_check(s, e)) return (int)e->code;
+    mh_cuda *c = d->c;
+    if (!c->f.cuTensorMapEncodeTiled)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "tensor maps need cuTensorMapEncodeTiled (a CUDA 12 driver)");
+    unsigned long long dims[MH_TMAP_MAX_RANK], strides[MH_TMAP_MAX_RANK];
+    unsigned box[MH_TMAP_MAX_RANK], es[MH_TMAP_MAX_RANK];
+    for (uint32_t i = 0; i < s->rank; i++) {
+        dims[i] = s->dims[i];
+        box[i] = s->box[i];
+        es[i] = s->elem_strides[i];
+        if (i + 1 < s->rank) strides[i] = s->strides[i];
+    }
+    _Alignas(64) unsigned char map[MH_TMAP_BYTES]; /* the driver wants it 64-byte aligned */
+    memset(map, 0, sizeof map);
+    CUresult r = c->f.cuTensorMapEncodeTiled(map, s->data_type, s->rank, (void *)(uintptr_t)s->address, dims, strides,
+                                             box, es, s->interleave, s->swizzle, s->l2, s->oob);
+    if (r) {
+        fail_cu(c, r, e, "cuTensorMapEncodeTiled");
+        e->code = MH_E_BAD_ARGUMENT; /* the arguments it was given: the driver found a rule the checks missed */
+        return (int)e->code;
+    }
+    memcpy(out, map, sizeof map);
+    return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include "error.h"
+#include "tensor_map.h"
 
 typedef struct mh_cuda mh_cuda;
 typedef struct mh_cuda_dev mh_cuda_dev;
@@ -77,5 +78,10 @@ int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_e
  * cuLaunchKernelEx (Hopper kernels such as Mosaic GPU's may need them). */
 int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
                    const unsigned cluster[3], unsigned smem, void **params, float *ms, mh_error *e);
+
+/* A TMA descriptor (CUtensorMap) for the tiled layout s, from the driver's
+ * cuTensorMapEncodeTiled after mh_tensor_map_check: bad_argument with the
+ * rule or the driver's error. */
+int mh_cuda_tensor_map(mh_cuda_dev *d, const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e);
 
 #endif

@@ -127,6 +127,11 @@ typedef struct mh_cuda_fns {
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                CUstream, void **, void **);
     CUresult (*cuLaunchKernelEx)(const mh_CUlaunchConfig *, CUfunction, void **, void **); /* NULL: driver < 12.0 */
+    /* (CUtensorMap *, data type, rank, address, dims, strides, box, element strides, interleave, swizzle,
+     *  L2 promotion, OOB fill); NULL: driver < 12.0 */
+    CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const unsigned long long *,
+                                       const unsigned long long *, const unsigned *, const unsigned *, int, int, int,
+                                       int);
     CUresult (*cuEventCreate)(CUevent *, unsigned);
     CUresult (*cuEventRecord)(CUevent, CUstream);
     CUresult (*cuEventSynchronize)(CUevent);

@@ -17,6 +17,7 @@
 #include "version.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -436,6 +437,21 @@ static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *wh
     mh_error e;
     mh_error_clear(&e);
     mh_fail(&e, code, fmt, what);
+    return raise_error(L, &e);
+}
+
+/* The same with a format of any arguments. */
+static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...)
+{
+    mh_error e;
+    mh_error_clear(&e);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mh_fail(&e, code, "%s", msg);
     return raise_error(L, &e);
 }
 
@@ -999,6 +1015,93 @@ static int l_array_save(lua_State *L)
 
 /* dev:load_npy(path [, dtype]) -> array with the file's shape; dtype overrides
  * the element type for the same item size (e.g. "bf16" for a '<u2' file) */
+/* Field k of the options table: a list of 1..max non-negative integers below 2^63 (nil: *n = 0). */
+static void opt_uint_list(lua_State *L, int t, const char *k, uint64_t *out, int max, int *n)
+{
+    *n = 0;
+    lua_getfield(L, t, k);
+    if (!lua_isnil(L, -1)) {
+        if (!lua_istable(L, -1)) raise_bad_argument(L, "%s must be a list of integers", k);
+        lua_Integer len = (lua_Integer)luaL_len(L, -1);
+        if (len < 1 || len > max) fail_fmt(L, MH_E_BAD_ARGUMENT, "%s must have 1 to %d entries", k, max);
+        for (lua_Integer i = 1; i <= len; i++) {
+            lua_geti(L, -1, i);
+            if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0) raise_bad_argument(L, "every entry of %s must be a non-negative integer", k);
+            out[i - 1] = (uint64_t)lua_tointeger(L, -1);
+            lua_pop(L, 1);
+        }
+        *n = (int)len;
+    }
+    lua_pop(L, 1);
+}
+
+/* An option naming one of a few choices (nil: def). */
+static int opt_choice(lua_State *L, int t, const char *k, int (*parse)(const char *), int def, const char *choices)
+{
+    const char *s = opt_string(L, t, k, NULL);
+    if (!s) return def;
+    int v = parse(s);
+    if (v < 0) fail_fmt(L, MH_E_BAD_ARGUMENT, "tensor map: %s = \"%s\" (%s)", k, s, choices);
+    return v;
+}
+
+/* dev:tensor_map(array, {box = {...}, dims =, strides =, element_strides =, swizzle =, interleave =,
+ * l2 =, oob =}) -> the 128 bytes of a CUtensorMap (a Lua string) for a kernel's __grid_constant__
+ * parameter.  Dimensions are innermost first (the array's shape reversed, by default), strides in
+ * bytes for dimensions 2.. (contiguous by default). */
+static int l_device_tensor_map(lua_State *L)
+{
+    l_device *d = check_device(L, 1);
+    l_array *a = check_array(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    if (a->dev != d) return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "tensor map: the array is on another device");
+    if (d->cuda && a->gen != mh_cuda_generation(d->cud))
+        return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "tensor map: the array is from before a fault reset the device");
+    mh_tensor_map_spec s;
+    memset(&s, 0, sizeof s);
+    s.data_type = mh_tensor_map_data_type(a->dtype);
+    s.elem_size = (unsigned)mh_dtype_size(a->dtype);
+    s.address = a->addr;
+    s.bytes = a->count * s.elem_size;
+    int n = 0, nb = 0, ns = 0, ne = 0;
+    opt_uint_list(L, 3, "dims", s.dims, MH_TMAP_MAX_RANK, &n);
+    if (!n) { /* the array's shape, innermost first */
+        if (a->ndim > MH_TMAP_MAX_RANK)
+            return fail_fmt(L, MH_E_BAD_ARGUMENT, "tensor map: the array has %d dimensions, TMA takes up to %d",
+                             a->ndim, MH_TMAP_MAX_RANK);
+        n = a->ndim;
+        for (int i = 0; i < n; i++) s.dims[i] = a->dims[n - 1 - i];
+    }
+    s.rank = (uint32_t)n;
+    uint64_t v[MH_TMAP_MAX_RANK];
+    opt_uint_list(L, 3, "box", v, MH_TMAP_MAX_RANK, &nb);
+    if (nb != n)
+        return fail_fmt(L, MH_E_BAD_ARGUMENT, "tensor map: box needs %d entries (one per dimension, innermost first), "
+                         "got %d", n, nb);
+    for (int i = 0; i < n; i++) s.box[i] = v[i] > 256 ? 257 : (uint32_t)v[i];
+    opt_uint_list(L, 3, "element_strides", v, MH_TMAP_MAX_RANK, &ne);
+    if (ne && ne != n) return fail_fmt(L, MH_E_BAD_ARGUMENT, "tensor map: element_strides needs %d entries", n);
+    for (int i = 0; i < n; i++) s.elem_strides[i] = ne ? (v[i] > 8 ? 9 : (uint32_t)v[i]) : 1;
+    opt_uint_list(L, 3, "strides", s.strides, MH_TMAP_MAX_RANK - 1, &ns);
+    if (ns && ns != n - 1)
+        return fail_fmt(L, MH_E_BAD_ARGUMENT, "tensor map: strides needs %d entries (bytes, dimensions 2 to %d)", n - 1, n);
+    if (!ns) mh_tensor_map_contiguous(&s);
+    s.interleave = opt_choice(L, 3, "interleave", mh_tensor_map_interleave, MH_TMAP_INTERLEAVE_NONE, "none, 16B, 32B");
+    s.swizzle = opt_choice(L, 3, "swizzle", mh_tensor_map_swizzle, MH_TMAP_SWIZZLE_NONE, "none, 32B, 64B, 128B");
+    s.l2 = opt_choice(L, 3, "l2", mh_tensor_map_l2, MH_TMAP_L2_NONE, "none, 64B, 128B, 256B");
+    s.oob = opt_choice(L, 3, "oob", mh_tensor_map_oob, MH_TMAP_OOB_ZERO, "zero, nan");
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_tensor_map_check(&s, &e)) return raise_error(L, &e);
+    if (!d->cuda)
+        return fail_code(L, MH_E_PTX_UNSUPPORTED, "%s", "tensor maps are for TMA (cp.async.bulk.tensor), which emu does "
+                         "not run: the cuda backend encodes them");
+    unsigned char map[MH_TMAP_BYTES];
+    if (mh_cuda_tensor_map(d->cud, &s, map, &e)) return raise_error(L, &e);
+    lua_pushlstring(L, (const char *)map, sizeof map);
+    return 1;
+}
+
 static int l_device_load_npy(lua_State *L)
 {
     l_device *d = check_device(L, 1);
@@ -1929,7 +2032,8 @@ static void register_classes(lua_State *L)
 {
     static const luaL_Reg device_meta[] = {{"__gc", l_device_gc}, {"__index", l_device_index}, {NULL, NULL}};
     static const luaL_Reg device_methods[] = {{"load", l_device_load}, {"array", l_device_array},
-                                              {"load_npy", l_device_load_npy}, {NULL, NULL}};
+                                              {"load_npy", l_device_load_npy}, {"tensor_map", l_device_tensor_map},
+                                              {NULL, NULL}};
     static const luaL_Reg module_meta[] = {{"__gc", l_module_gc}, {NULL, NULL}};
     static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
     static const luaL_Reg kernel_meta[] = {{NULL, NULL}};

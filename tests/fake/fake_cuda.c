@@ -18,6 +18,10 @@
  *   fake_max_dynamic_smem: the last dynamic shared memory limit a kernel was given
  *   fake_ctx_refs: primary context retains minus releases
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
+ *   cuTensorMapEncodeTiled writes its arguments into the 128 bytes, as 16
+ *     uint64: address, data type, rank, dims[5], strides[4], box[5] and element
+ *     strides[5] (16 bits each, from word 12), interleave, swizzle, L2, OOB (word
+ *     15, a byte each); a map that is not 64-byte aligned is CUDA_ERROR_INVALID_VALUE
  * Never part of the harness: built for the tests only. */
 #include <stdint.h>
 #include <stdio.h>
@@ -183,5 +187,27 @@ CUresult cuGetErrorName(CUresult r, const char **s)
 CUresult cuGetErrorString(CUresult r, const char **s)
 {
     *s = r == 700 ? "an illegal memory access was encountered" : "fake error";
+    return 0;
+}
+
+CUresult cuTensorMapEncodeTiled(void *map, int type, unsigned rank, void *addr, const unsigned long long *dims,
+                                const unsigned long long *strides, const unsigned *box, const unsigned *es,
+                                int interleave, int swizzle, int l2, int oob)
+{
+    STICKY();
+    if ((uintptr_t)map % 64 || rank < 1 || rank > 5) return 1;
+    uint64_t w[16] = {0};
+    w[0] = (uint64_t)(uintptr_t)addr;
+    w[1] = (uint64_t)type;
+    w[2] = rank;
+    for (unsigned i = 0; i < rank; i++) {
+        w[3 + i] = dims[i];
+        if (i + 1 < rank) w[8 + i] = strides[i];
+        unsigned k = 16 * i; /* box then element strides, 16 bits each, from word 12 */
+        w[12 + k / 64] |= (uint64_t)box[i] << (k % 64);
+        w[12 + (k + 80) / 64] |= (uint64_t)es[i] << ((k + 80) % 64);
+    }
+    w[15] = (uint64_t)(interleave | swizzle << 8 | l2 << 16 | oob << 24);
+    memcpy(map, w, sizeof w);
     return 0;
 }

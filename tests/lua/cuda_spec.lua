@@ -110,4 +110,61 @@ describe("mgpu on the cuda backend (fake driver)", function()
     local run = fine:launch { grid = 1, block = 32, args = { b } }
     assert.equal("cuda", run.backend)
   end)
+
+  it("encodes TMA descriptors with the driver after checking them, and passes one to a kernel", function()
+    local dev = mgpu.device("cuda", { driver = fake })
+    -- the fake driver writes its arguments into the descriptor: 16 little-endian uint64
+    local function word(m, k)
+      local v = 0
+      for i = 8, 1, -1 do v = v * 256 + m:byte(8 * k + i) end
+      return v
+    end
+    local function bits(w, at, n) return math.floor(w / 2 ^ at) % 2 ^ n end
+    local a = dev:array("bf16", 64 * 128, { shape = { 64, 128 } })
+    local m = dev:tensor_map(a, { box = { 64, 32 }, swizzle = "128B", l2 = "128B" })
+    assert.equal(128, #m)
+    assert.equal(9, word(m, 1))                       -- CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+    assert.equal(2, word(m, 2))                       -- rank
+    assert.same({ 128, 64 }, { word(m, 3), word(m, 4) }) -- innermost first: the shape reversed
+    assert.equal(256, word(m, 8))                     -- bytes per row
+    assert.same({ 64, 32 }, { bits(word(m, 12), 0, 16), bits(word(m, 12), 16, 16) })
+    assert.same({ 1, 1 }, { bits(word(m, 13), 16, 16), bits(word(m, 13), 32, 16) })
+    assert.same({ 0, 3, 2, 0 }, { bits(word(m, 15), 0, 8), bits(word(m, 15), 8, 8), bits(word(m, 15), 16, 8),
+      bits(word(m, 15), 24, 8) })                     -- interleave none, swizzle 128B, L2 128B, OOB zero
+    -- explicit dims and strides: a 32 x 64 window with rows 256 bytes apart
+    m = dev:tensor_map(a, { dims = { 64, 32 }, strides = { 256 }, box = { 8, 8 }, element_strides = { 1, 2 }, oob = "nan" })
+    assert.same({ 64, 32, 256 }, { word(m, 3), word(m, 4), word(m, 8) })
+    assert.equal(2, bits(word(m, 13), 32, 16))
+    assert.equal(1, bits(word(m, 15), 24, 8))
+    -- a kernel taking it as a __grid_constant__ parameter (tests/ptx/hopper.cu)
+    local k = dev:load(h.src .. "/tests/ptx/hopper.ptx"):kernel("tma_like")
+    local out = dev:array("f32", 384)
+    assert.equal("cuda", k:launch { grid = 1, block = 384, args = { m, out } }.backend)
+    -- what the driver would refuse, said before it is asked
+    local bad = {
+      { { box = { 64 } }, "box needs 2 entries %(one per dimension, innermost first%), got 1" },
+      { { box = { 4, 32 } }, "the box's inner dimension is 8 bytes %(box%[1%] x 2%): it must be a multiple of 16" },
+      { { box = { 64, 32 }, swizzle = "64B" }, "the box's inner dimension is 128 bytes, more than the 64B swizzle takes" },
+      { { box = { 64, 300 } }, "box%[2%] = 257 %(1 to 256 elements%)" },
+      { { box = { 64, 32 }, strides = { 512 } }, "the tensor spans 32512 bytes, the array has 16384: TMA would read past its end" },
+      { { box = { 64, 32 }, strides = { 200 } }, "strides%[1%] = 200 bytes %(a multiple of 16 below 2%^40%)" },
+      { { box = { 64, 32 }, strides = { 128 } }, "strides%[1%] = 128 bytes is less than the 256 bytes of the dimensions inside it" },
+      { { box = { 64, 32 }, swizzle = "256B" }, "swizzle = \"256B\" %(none, 32B, 64B, 128B%)" },
+      { { box = { 64, 32 }, element_strides = { 1, 9 } }, "element_strides%[2%] = 9 %(1 to 8%)" },
+      { { box = { 64, 32 }, dims = { 128, 64, 2 } }, "box needs 3 entries" },
+    }
+    for _, c in ipairs(bad) do
+      local ok, err = pcall(dev.tensor_map, dev, a, c[1])
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches("tensor map: " .. c[2], err.message)
+    end
+    -- emu checks the same, then says it has no TMA
+    local emu = mgpu.device("emu")
+    local ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 32 } })
+    assert.equal("ptx_unsupported", err.code)
+    assert.matches("tensor maps are for TMA %(cp%.async%.bulk%.tensor%), which emu does not run", err.message)
+    ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 2 } })
+    assert.equal("bad_argument", err.code)
+  end)
 end)
