@@ -250,6 +250,31 @@ do
   if not ok then row("instrumented .func markers", false, tostring(err)) end
 end
 
+-- TMA through a tensor map (tests/ptx/hopper.cu's tma_like, warp-specialized, instrumented per
+-- warpgroup): the descriptor from dev:tensor_map, passed as a __grid_constant__ parameter; the
+-- producer warpgroup copies a 16 x 4 box of an 8 x 32 f32 tensor, the two consumers write it out
+if gpu.backend == "cuda" and gpu.arch == "sm_90" then
+  local ok, err = pcall(function()
+    local rows, cols = 8, 32
+    local a = gpu:array("f32", rows * cols, { fill = "ramp", shape = { rows, cols } })
+    local map = gpu:tensor_map(a, { box = { 16, 4 } })
+    local out = gpu:array("f32", 384)
+    local k = gpu:load(here .. "/tests/ptx/hopper.ptx", { instrument = "warpgroup" }):kernel("tma_like")
+    local run = k:launch { grid = 1, block = 384, args = { map, out }, profile = { entries = 9 } }
+    local v, bad = out:read(), 0
+    for t = 128, 383 do
+      local i = (t - 128) % 64 -- tile[i] = A[i // 16][i % 16] = (i // 16) * cols + i % 16
+      if v[t + 1] ~= (i // 16) * cols + i % 16 then bad = bad + 1 end
+    end
+    local counts = {}
+    for _, r in ipairs(run.trace:summary()) do counts[#counts + 1] = r.name .. " " .. r.count end
+    local c = table.concat(counts, ", ")
+    row("TMA via tensor map (hopper.ptx)", bad == 0 and c:find("producer 1") and c:find("consumer 2"),
+      string.format("%d of 256 values wrong; %s (expected producer 1, consumer 2)", bad, c))
+  end)
+  if not ok then row("TMA via tensor map (hopper.ptx)", false, tostring(err)) end
+end
+
 do
   local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry boom(.param .u64 p)\n{\n"
     .. ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\nld.param.u64 %rd1, [p];\ncvta.to.global.u64 %rd1, %rd1;\n"

@@ -3,7 +3,9 @@
 // a warp-specialized TMA kernel (a __grid_constant__ CUtensorMap, mbarrier
 // expect_tx / try_wait, cp.async.bulk.tensor, setmaxnreg).  They must
 // instrument and pass ptxas -arch=sm_90a in both scopes; emu refuses both by
-// name (tests/lua/instrument_spec.lua, tests/ptxas_check.sh).
+// name (tests/lua/instrument_spec.lua, tests/ptxas_check.sh).  On a GPU the
+// device check gives tma_like a 16 x 4 box of an f32 tensor and checks what
+// the two consumer warpgroups write (scripts/device/check.lua).
 // Regenerate: nvcc -ptx -arch=sm_90a -O3 -o hopper.ptx hopper.cu
 #include <cuda.h>
 #include <cooperative_groups.h>
@@ -52,7 +54,7 @@ extern "C" __global__ void __launch_bounds__(384, 1) tma_like(const __grid_const
             asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], 0; selp.u32 %0, 1, 0, p; }"
                 : "=r"(done) : "r"((unsigned)__cvta_generic_to_shared(&bar)));
         }
-        out[threadIdx.x] = tile[threadIdx.x % 64];
+        out[threadIdx.x] = tile[(threadIdx.x - 128) % 64]; // the box: 64 floats
         MGPU_END("consumer");
     }
 }
