@@ -73,8 +73,8 @@ int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e)
                            "the dimensions inside it: rows would overlap", i + 1, (unsigned long long)st,
                            (unsigned long long)prev);
         uint64_t span = st * (s->dims[i + 1] - 1);
-        if (s->dims[i + 1] > 1 && span / (s->dims[i + 1] - 1) != st)
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: the tensor's size overflows");
+        if ((s->dims[i + 1] > 1 && span / (s->dims[i + 1] - 1) != st) || span > UINT64_MAX - extent)
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "tensor map: the tensor's size overflows 64 bits");
         extent = span + extent;
         prev = st * s->dims[i + 1];
     }

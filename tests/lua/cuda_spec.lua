@@ -166,5 +166,8 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.matches("tensor maps are for TMA %(cp%.async%.bulk%.tensor%), which emu does not run", err.message)
     ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 2 } })
     assert.equal("bad_argument", err.code)
+    ok, err = pcall(emu.tensor_map, emu, emu:array("u8", 4096), { dims = { 4294967296, 4294967296, 4294967296 },
+      strides = { 1099511627760, 1099511627760 }, box = { 16, 1, 1 } }) -- 2^32 each, 2^40 - 16
+    assert.matches("the tensor's size overflows 64 bits", err.message)
   end)
 end)
