@@ -26,7 +26,7 @@
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
  * vote.sync, bar.warp.sync) and waiting for the rest of its member mask. */
-enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC };
+enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD };
 
 typedef struct {
     uint64_t addr, size;
@@ -81,6 +81,7 @@ typedef struct {
     uint64_t *sm_cycles;    /* per SM, this launch */
     int faulted;
     uint64_t warp_insns, thread_insns;
+    uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
     const ptx_insn *cur;    /* for fault messages */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
@@ -278,6 +279,7 @@ static const char *space_name(int s)
 static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write)
 {
     const char *verb = write ? "write" : "read";
+    c->writes += (uint64_t)write;
     if (size > 1 && (addr & (size - 1)))
         return fault(c, w, lane, "misaligned %s %s of %u bytes at 0x%llx", space_name(space), verb, size,
                      (unsigned long long)addr);
@@ -827,6 +829,9 @@ static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const ptx_opnd 
     const char *what;
     if (o->sym >= 0) {
         const ptx_var *v = &c->m->vars[o->sym];
+        if (v->space != SP_PARAM || v->func < 0) /* ld.param [a_shared_variable] */
+            return fault(c, w, lane, "%s.param of %s, which is a %s variable, not a parameter", write ? "st" : "ld",
+                         v->name, space_name(v->space));
         base = frame(c, w, lane, (uint32_t)v->func, 2) + v->offset;
         limit = v->size;
         what = v->name;
@@ -875,6 +880,80 @@ static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uin
     }
     memcpy(p, &r, (size_t)bytes);
     return old;
+}
+
+/* An mbarrier object (8 bytes in shared memory): its phase, the arrivals
+ * pending and expected per phase, and the transaction bytes still to come
+ * (a 21-bit two's-complement field: complete_tx may come before expect_tx).
+ * The layout is emu's own; kernels treat the object as opaque. */
+#define MB_FIELD 0x1FFFFFull
+typedef struct { int phase; int64_t pending, expected, tx; } mbar;
+
+static mbar mb_load(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    int64_t tx = (int64_t)(v >> 42 & MB_FIELD);
+    if (tx & 0x100000) tx -= 0x200000;
+    return (mbar){.phase = (int)(v >> 63), .pending = (int64_t)(v & MB_FIELD), .expected = (int64_t)(v >> 21 & MB_FIELD),
+                  .tx = tx};
+}
+
+static void mb_store(unsigned char *p, mbar b)
+{
+    uint64_t v = (uint64_t)b.phase << 63 | ((uint64_t)b.tx & MB_FIELD) << 42 | ((uint64_t)b.expected & MB_FIELD) << 21 |
+                 ((uint64_t)b.pending & MB_FIELD);
+    memcpy(p, &v, 8);
+}
+
+/* mbarrier.arrive / expect_tx / complete_tx / test_wait / try_wait and
+ * cp.async.mbarrier.arrive (emu's cp.async copies at issue, so it arrives at
+ * once).  A phase completes when no arrival and no transaction byte is
+ * pending; a wait that finds its phase not complete sets its predicate false
+ * and the lane yields, so the other warps run before it tries again. */
+static int exec_mbarrier(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
+{
+    const ptx_opnd *o = in->o;
+    int k = in->cmp, ai = k == MB_EXPECT_TX || k == MB_COMPLETE_TX || k == MB_CP_ASYNC_ARRIVE ? 0 : 1;
+    c->cycles += 2;
+    for (int l = 0; l < WARP; l++) {
+        if (!(emask >> l & 1)) continue;
+        int wait = k == MB_TEST_WAIT || k == MB_TRY_WAIT;
+        unsigned char *p = mem(c, w, l, in->space ? in->space : SP_SHARED, address(c, w, &o[ai], l), 8, !wait);
+        if (!p) return -1;
+        mbar b = mb_load(p);
+        int64_t arrive = 0;
+        switch (k) {
+        case MB_ARRIVE: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
+        case MB_ARRIVE_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
+        case MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
+        case MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
+        case MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
+        default: { /* test_wait / try_wait: is the phase of the state (or of the parity) complete? */
+            uint64_t s = val(c, w, &o[2], l);
+            int waited = (in->mods & MOD_PARITY) ? (int)(s & 1) : (int)(s >> 63);
+            int done = waited != b.phase;
+            put(c, w, o[0].reg, l, (uint64_t)done, PT_PRED);
+            if (!done) w->st[l] = LANE_YIELD; /* its pc moves on: the loop around it asks again */
+            continue;
+        }
+        }
+        if (k == MB_ARRIVE || k == MB_ARRIVE_EXPECT_TX) { /* the state: the phase arrived at */
+            if (o[0].kind == OPK_REG) put(c, w, o[0].reg, l, (uint64_t)b.phase << 63, PT_B64);
+        }
+        b.pending -= arrive;
+        if (b.pending < 0)
+            return fault(c, w, l, "mbarrier: more arrivals than the %lld it expects per phase",
+                         (long long)b.expected), -1;
+        if (b.tx > 0xFFFFF || b.tx < -0xFFFFF)
+            return fault(c, w, l, "mbarrier: transaction count %lld out of range", (long long)b.tx), -1;
+        if (b.pending == 0 && b.tx == 0 && (arrive || k == MB_COMPLETE_TX)) { /* the phase completes */
+            b.phase ^= 1;
+            b.pending = b.expected;
+        }
+        mb_store(p, b);
+    }
+    return 0;
 }
 
 /* Returns -1 on a fault; 1 when every lane of mask went on to the same
@@ -1117,9 +1196,12 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         LANES {
             unsigned char *p = mem(c, w, l, in->space, address(c, w, &o[0], l), 8, 1);
             if (!p) return -1;
-            uint64_t v = val(c, w, &o[1], l);
-            memcpy(p, &v, 8);
+            uint64_t n = val(c, w, &o[1], l) & MB_FIELD;
+            mb_store(p, (mbar){.pending = (int64_t)n, .expected = (int64_t)n});
         }
+        break;
+    case OP_MBARRIER:
+        if (exec_mbarrier(c, w, in, emask)) return -1;
         break;
     case OP_CP_ASYNC: {
         /* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}: copied at
@@ -1317,6 +1399,8 @@ static int writes_o0(const ptx_insn *in)
     switch (in->op) {
     case OP_ST: case OP_RED: case OP_MBARRIER_INIT: case OP_CP_ASYNC: case OP_BRA: case OP_RET: case OP_EXIT: case OP_BAR:
     case OP_MEMBAR: case OP_PREFETCH: case OP_TRAP: case OP_CALL: case OP_NOP: return 0;
+    case OP_MBARRIER: return in->cmp != MB_EXPECT_TX && in->cmp != MB_COMPLETE_TX && in->cmp != MB_CP_ASYNC_ARRIVE &&
+                             in->o[0].kind == OPK_REG;
     default: return 1;
     }
 }
@@ -1403,7 +1487,10 @@ static int run_warp(ctx *c, warp *w)
         }
         if (!mask) {
             /* nothing can run: lanes still waiting at a warp-synchronous
-             * instruction for members that will not come go on without them */
+             * instruction for members that will not come go on without them
+             * (unless some only yielded at an mbarrier wait: they come back) */
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_YIELD) return 0;
             pc = UINT32_MAX;
             for (int l = 0; l < WARP; l++)
                 if (w->st[l] == LANE_WSYNC && w->pc[l] < pc) pc = w->pc[l];
@@ -1462,18 +1549,38 @@ static int run_warp(ctx *c, warp *w)
     }
 }
 
+/* Rounds of mbarrier waits in a row without a memory write before emu calls it
+ * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
+#define STALLED_ROUNDS 10000
+
 static int run_block(ctx *c, warp *warps)
 {
+    uint64_t stalled = 0, writes = c->writes;
     for (;;) {
         for (uint32_t i = 0; i < c->nwarps; i++)
             if (run_warp(c, &warps[i])) return -1;
-        int waiting = 0;
+        int waiting = 0, yielded = 0;
         for (uint32_t i = 0; i < c->nwarps; i++)
-            for (int l = 0; l < WARP; l++) waiting += warps[i].st[l] == LANE_BARRIER || warps[i].st[l] == LANE_WSYNC;
-        if (!waiting) return 0; /* everyone exited */
+            for (int l = 0; l < WARP; l++) {
+                waiting += warps[i].st[l] == LANE_BARRIER || warps[i].st[l] == LANE_WSYNC;
+                yielded += warps[i].st[l] == LANE_YIELD;
+            }
+        if (!waiting && !yielded) return 0; /* everyone exited */
+        /* lanes that found an mbarrier phase incomplete try again first; a bar.sync opens
+         * only when no lane can go on otherwise (every live lane is at it) */
+        int from = yielded ? LANE_YIELD : LANE_BARRIER;
+        stalled = yielded && c->writes == writes ? stalled + 1 : 0;
+        writes = c->writes;
+        if (stalled > STALLED_ROUNDS) {
+            for (uint32_t i = 0; i < c->nwarps; i++)
+                for (int l = 0; l < WARP; l++)
+                    if (warps[i].st[l] == LANE_YIELD)
+                        return fault(c, &warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
+                                     "completes, or a bar.sync the waiting warps never reach)"), -1;
+        }
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (int l = 0; l < WARP; l++)
-                if (warps[i].st[l] == LANE_BARRIER) warps[i].st[l] = LANE_ACTIVE;
+                if (warps[i].st[l] == from) warps[i].st[l] = LANE_ACTIVE;
     }
 }
 

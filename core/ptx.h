@@ -44,7 +44,7 @@ typedef enum {
     OP_CLZ, OP_POPC, OP_BREV, OP_BFE, OP_BFI, OP_PRMT, OP_LOP3, OP_MUL24, OP_MAD24, OP_SAD,
     OP_COPYSIGN, OP_TESTP,
     OP_BRA, OP_RET, OP_EXIT, OP_BAR, OP_MEMBAR, OP_ATOM, OP_RED,
-    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL,
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_MBARRIER_INIT, OP_PREFETCH, OP_TRAP, OP_CALL, OP_MBARRIER,
     OP_CP_ASYNC, /* cp.async.ca/cg.shared.global (its commit/wait forms decode as OP_MEMBAR) */
     OP_REDUX,    /* redux.sync.{add,min,max,and,or,xor} over the member lanes (operation in cmp, as ptx_aop) */
     OP_MATCH,    /* match.{any,all}.sync.b32/b64 (cmp: 0 any, 1 all; match.all's predicate in dst2) */
@@ -66,9 +66,14 @@ enum {
     MOD_TO = 1 << 9,    /* cvta.to.space */
     MOD_CC = 1 << 10,
     MOD_MARKER = 1 << 11, /* OP_NOP standing for a "// @mgpu" marker comment (text_off = the comment) */
+    MOD_PARITY = 1 << 13,  /* mbarrier.test_wait/try_wait.parity */
+    MOD_NOINC = 1 << 14,   /* cp.async.mbarrier.arrive.noinc */
     MOD_OPAQUE_CALL = 1 << 12, /* OP_OPAQUE that is a call: through a register (callee -1: any function
                                 * may run) or with more parameters than an instruction holds (callee known) */
 };
+
+/* OP_MBARRIER's kind (in cmp): the mbarrier object's arrivals, transaction bytes and waits. */
+enum { MB_ARRIVE, MB_ARRIVE_EXPECT_TX, MB_EXPECT_TX, MB_COMPLETE_TX, MB_TEST_WAIT, MB_TRY_WAIT, MB_CP_ASYNC_ARRIVE };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
 typedef enum { TESTP_FINITE, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_NORMAL, TESTP_SUBNORMAL } ptx_testp;

@@ -189,6 +189,7 @@ static const char *const op_names[OP_COUNT_] = {
     [OP_BAR] = "bar", [OP_MEMBAR] = "membar", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_SHFL] = "shfl",
     [OP_VOTE] = "vote", [OP_ACTIVEMASK] = "activemask", [OP_MBARRIER_INIT] = "mbarrier.init", [OP_CP_ASYNC] = "cp.async",
     [OP_PREFETCH] = "prefetch", [OP_TRAP] = "trap", [OP_CALL] = "call", [OP_REDUX] = "redux",
+    [OP_MBARRIER] = "mbarrier",
     [OP_MATCH] = "match",
     /* OP_OPAQUE has no name: no mnemonic decodes to it */
 };
@@ -751,12 +752,22 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
     const char *dot = memchr(s, '.', t->len);
     size_t n0 = dot ? (size_t)(dot - s) : t->len;
     int op = op_of(s, n0);
-    if (op == OP_MBARRIER_INIT || (n0 == 8 && !memcmp(s, "mbarrier", 8))) {
-        if (t->len >= 13 && !memcmp(s, "mbarrier.init", 13)) {
-            op = OP_MBARRIER_INIT;
-            dot = memchr(s + 9, '.', t->len - 9);
-        } else {
-            op = -1;
+    if (op == OP_MBARRIER_INIT || op == OP_MBARRIER || (n0 == 8 && !memcmp(s, "mbarrier", 8))) {
+        /* the mbarrier forms emu runs; others (arrive_drop, pending_count, inval, ...) stay text */
+        static const struct { const char *w; int kind; } forms[] = {
+            {"mbarrier.init", -1}, {"mbarrier.arrive.expect_tx", MB_ARRIVE_EXPECT_TX}, {"mbarrier.arrive", MB_ARRIVE},
+            {"mbarrier.expect_tx", MB_EXPECT_TX}, {"mbarrier.complete_tx", MB_COMPLETE_TX},
+            {"mbarrier.test_wait", MB_TEST_WAIT}, {"mbarrier.try_wait", MB_TRY_WAIT}, {NULL, 0},
+        };
+        op = -1;
+        for (int k = 0; forms[k].w; k++) {
+            size_t n = strlen(forms[k].w);
+            if (t->len >= n && !memcmp(s, forms[k].w, n) && (t->len == n || s[n] == '.')) {
+                op = forms[k].kind < 0 ? OP_MBARRIER_INIT : OP_MBARRIER;
+                in->cmp = (uint8_t)(forms[k].kind < 0 ? 0 : forms[k].kind);
+                dot = t->len == n ? NULL : s + n;
+                break;
+            }
         }
     }
     if (n0 == 2 && !memcmp(s, "cp", 2)) {
@@ -769,6 +780,11 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         if (t->len > 12 && (!memcmp(s, "cp.async.ca.", 12) || !memcmp(s, "cp.async.cg.", 12))) {
             op = OP_CP_ASYNC;
             dot = s + 8; /* from ".ca" / ".cg" */
+        }
+        if (t->len > 24 && !memcmp(s, "cp.async.mbarrier.arrive.", 25)) { /* arrives when its cp.asyncs are done */
+            op = OP_MBARRIER;
+            in->cmp = MB_CP_ASYNC_ARRIVE;
+            dot = s + 24;
         }
     }
     if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
@@ -791,7 +807,8 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
             else in->type2 = (uint8_t)ty;
             ntypes++;
         } else if ((k = space_of(q, n)) >= 0 && (op == OP_LD || op == OP_ST || op == OP_ATOM || op == OP_RED ||
-                                                   op == OP_CVTA || op == OP_MBARRIER_INIT || op == OP_PREFETCH || op == OP_CP_ASYNC)) {
+                                                   op == OP_CVTA || op == OP_MBARRIER_INIT || op == OP_PREFETCH || op == OP_CP_ASYNC ||
+                                                   op == OP_MBARRIER)) {
             in->space = (uint8_t)k;
         } else if (n == 2 && q[0] == 'v' && (q[1] == '2' || q[1] == '4')) {
             in->vec = (uint8_t)(q[1] - '0');
@@ -824,6 +841,8 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         else if (n == 2 && !memcmp(q, "to", 2) && op == OP_CVTA) in->mods |= MOD_TO;
         else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MOD_SHIFTAMT;
         else if (op == OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
+        else if (op == OP_MBARRIER && n == 6 && !memcmp(q, "parity", 6)) in->mods |= MOD_PARITY;
+        else if (op == OP_MBARRIER && n == 5 && !memcmp(q, "noinc", 5)) in->mods |= MOD_NOINC;
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
         else if (op == OP_BRA || op == OP_RET || op == OP_EXIT || op == OP_CALL || op == OP_TRAP)
@@ -961,14 +980,24 @@ static int validate_insn(parser *P, const ptx_insn *in, const ptx_tok *mn)
         [OP_POPC] = 2, [OP_BREV] = 2, [OP_BFE] = 4, [OP_BFI] = 5, [OP_PRMT] = 4, [OP_LOP3] = 5, [OP_MUL24] = 3,
         [OP_MAD24] = 4, [OP_SAD] = 4, [OP_COPYSIGN] = 3, [OP_TESTP] = 2, [OP_BRA] = 1, [OP_ATOM] = 3, [OP_RED] = 2,
         [OP_SHFL] = 4, [OP_VOTE] = 2, [OP_ACTIVEMASK] = 1, [OP_MBARRIER_INIT] = 2, [OP_CP_ASYNC] = 3,
-        [OP_REDUX] = 3, [OP_MATCH] = 3,
+        [OP_REDUX] = 3, [OP_MATCH] = 3, [OP_MBARRIER] = 1,
     };
     int op = in->op;
     const char *what = NULL;
     int need = min_opnds[op] + (op == OP_SETP && in->boolop) + (op == OP_ATOM && in->cmp == AOP_CAS);
     int no_type = op == OP_BRA || op == OP_RET || op == OP_EXIT || op == OP_BAR || op == OP_MEMBAR ||
-                  op == OP_PREFETCH || op == OP_TRAP || op == OP_CALL || op == OP_NOP || op == OP_CP_ASYNC;
+                  op == OP_PREFETCH || op == OP_TRAP || op == OP_CALL || op == OP_NOP || op == OP_CP_ASYNC ||
+                  op == OP_MBARRIER;
     int writes = !no_type && op != OP_ST && op != OP_RED && op != OP_MBARRIER_INIT;
+    if (op == OP_MBARRIER) { /* [addr] first, or a state/predicate (arrive: may be the sink "_") then [addr] */
+        int k = in->cmp, ai = k == MB_EXPECT_TX || k == MB_COMPLETE_TX || k == MB_CP_ASYNC_ARRIVE ? 0 : 1;
+        int extra = k == MB_ARRIVE_EXPECT_TX || k == MB_TEST_WAIT || k == MB_TRY_WAIT || k == MB_EXPECT_TX ||
+                    k == MB_COMPLETE_TX;
+        if (in->nopnds < ai + 1 + extra) what = "too few operands";
+        else if (in->o[ai].kind != OPK_ADDR) what = "the mbarrier must be an address [..]";
+        else if (ai && in->o[0].kind != OPK_REG && in->o[0].kind != OPK_SINK) what = "the destination must be a register";
+        if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+    }
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == PT_NONE) what = "a type is needed (e.g. .u32)";
     else if (op == OP_CVT && in->type2 == PT_NONE) what = "cvt needs a destination and a source type";

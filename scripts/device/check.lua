@@ -197,6 +197,14 @@ do
   if not ok then row("Mosaic copy_bounds_wg.ptx", false, tostring(err)) end
 end
 
+-- mbarriers (tests/ptx/mbarrier.cu): counted arrivals, transaction bytes, waits by parity and
+-- by state, a consumer warp spinning on a producer warp: the same values on both
+against_emu("tests/ptx/mbarrier.ptx", function(dev)
+  local out = dev:array("u32", 128)
+  dev:load(here .. "/tests/ptx/mbarrier.ptx"):kernel("mbar_phases"):launch { grid = 1, block = 64, args = { out } }
+  return { out }
+end)
+
 -- a CUDA C module: nvcc on this machine compiles ptx/copy.cu for the device (dev.arch)
 if require("mgpu.nvcc").find() then
   against_emu("ptx/copy.cu (nvcc here, " .. gpu.arch .. ")", function(dev)

@@ -322,6 +322,48 @@ describe("arrays and .npy files", function()
     h.rmdir(dir)
   end)
 
+  it("faults, not crashes, on ld.param of a variable that is not a parameter (found by fuzz_ptx)", function()
+    local dev = mgpu.device("emu")
+    local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+      .. ".reg .b64 %rd<2>;\n.shared .align 8 .b8 sbuf[512];\nld.param.u64 %rd1, [sbuf];\nret;\n}\n"
+    local k = dev:load({ name = "ldparam.ptx", source = src }):kernel("k")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { dev:array("u8", 8) } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("ldparam%.ptx:8: k: ld%.param of sbuf, which is a %.?shared variable, not a parameter", err.message)
+  end)
+
+  it("runs mbarriers: counted arrivals, transaction bytes, waits by parity and by state", function()
+    -- tests/ptx/mbarrier.cu: warp 0 arrives twice per thread with 16 transaction bytes pending
+    -- until thread 0 completes them; warp 1 spins on the phase's parity, yielding to warp 0
+    local dev = mgpu.device("emu", { strict = true })
+    local m = dev:load(h.src .. "/tests/ptx/mbarrier.ptx")
+    local out = dev:array("u32", 128)
+    m:kernel("mbar_phases"):launch { grid = 1, block = 64, args = { out } }
+    local v = out:read()
+    for phase = 0, 1 do
+      for t = 0, 63 do
+        -- producers: test_wait false before the bytes complete, true after (0 * 10 + 1)
+        local want = t < 32 and 1 or 100 + phase
+        assert.equal(want, v[phase * 64 + t + 1], string.format("phase %d thread %d", phase, t))
+      end
+    end
+    local k = m:kernel("mbar_too_many")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { out } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("mbarrier%.ptx:%d+: mbar_too_many: mbarrier: more arrivals than the 1 it expects per phase", err.message)
+    -- a phase nothing completes: a kernel_fault that says so, not a hang
+    k = m:kernel("mbar_deadlock")
+    ok, err = pcall(k.launch, k, { grid = 1, block = 64, args = { out } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("deadlock: every warp waits", err.message)
+    -- and the device goes on
+    m:kernel("mbar_phases"):launch { grid = 1, block = 64, args = { out } }
+    assert.equal(100, out:read(33))
+  end)
+
   it("summarises a trace without writing a file", function()
     local dev = mgpu.device("emu")
     local k = dev:load(h.src .. "/ptx/reduce.ptx", { instrument = "warp" }):kernel("reduce_sum_f32")

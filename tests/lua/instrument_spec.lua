@@ -192,7 +192,6 @@ describe("instrumented kernels", function()
     local emu = mgpu.device("emu")
     local m = emu:load(path, { instrument = "warp" })
     local refused = {
-      producer_consumer = "instruction 'cp%.async%.mbarrier%.arrive%.shared%.b64' is not supported by emu",
       wmma_gemm = "instruction 'wmma%.load%.a%.sync[%w.]*' is not supported by emu",
     }
     for name, msg in pairs(refused) do
@@ -208,6 +207,19 @@ describe("instrumented kernels", function()
     local xv, yv = x:read(), y:read()
     for i = 1, n do assert.near(xv[i] + 1, yv[i], 1e-6) end -- in f32
     assert.equal(16, run.trace:summary()[1].count) -- 4 warps x 4 tiles
+    -- cuda::barrier (mbarrier arrive / try_wait, cp.async.mbarrier.arrive) between two stages:
+    -- out[t * 256 + i] = in[t * 256 + (i + 1) % 256] * 2, every warp loading and computing
+    n = 256 * 6
+    x = emu:array("f32", n, { fill = "random", seed = 7, min = -1, max = 1 })
+    y = emu:array("f32", n)
+    run = m:kernel("producer_consumer"):launch { grid = 1, block = 256, args = { x, y, n }, profile = { entries = 51 } }
+    xv, yv = x:read(), y:read()
+    for t = 0, 5 do
+      for i = 0, 255 do assert.equal(xv[t * 256 + (i + 1) % 256 + 1] * 2, yv[t * 256 + i + 1]) end
+    end
+    local counts = {}
+    for _, g in ipairs(run.trace:summary()) do counts[g.name] = g.count end
+    assert.same({ load = 48, compute = 48 }, counts) -- 8 warps x 6 tiles
   end)
 
   it("take Hopper-only kernels (clusters, TMA through a __grid_constant__ descriptor, setmaxnreg)", function()
