@@ -26,7 +26,11 @@
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
  * vote.sync, bar.warp.sync) and waiting for the rest of its member mask. */
-enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD };
+/* LANE_NBARRIER: waiting at a barrier with a thread count (bar.sync a, b), released when b
+ * threads have arrived at barrier a, whatever the other warps do (named barriers of
+ * warp-specialized kernels); LANE_BARRIER: at a barrier of the whole block. */
+enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD, LANE_NBARRIER };
+#define NUM_BARRIERS 16
 
 typedef struct {
     uint64_t addr, size;
@@ -57,6 +61,7 @@ typedef struct {
     uint32_t pc[WARP];
     uint8_t st[WARP];
     uint8_t depth[WARP];    /* call depth per lane */
+    uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
     call_frame stack[WARP][MAX_CALL_DEPTH];
     uint32_t index;         /* warp index in the block */
 } warp;
@@ -83,6 +88,8 @@ typedef struct {
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
     const ptx_insn *cur;    /* for fault messages */
+    warp *warps;            /* the block's */
+    uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
@@ -956,6 +963,34 @@ static int exec_mbarrier(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
     return 0;
 }
 
+/* bar.sync a, b (wait) and bar.arrive a, b (go on): b threads, a multiple of
+ * 32, arriving at barrier a release the ones waiting there. */
+static int bar_counted(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
+{
+    int l0 = __builtin_ctz(emask);
+    uint64_t id = val(c, w, &in->o[0], l0);
+    uint64_t need = in->nopnds > 1 ? val(c, w, &in->o[1], l0) : c->nthreads;
+    if (id >= NUM_BARRIERS) return fault(c, w, l0, "barrier %llu: there are %d", (unsigned long long)id, NUM_BARRIERS), -1;
+    if (need == 0 || need % WARP || need > (uint64_t)c->nwarps * WARP)
+        return fault(c, w, l0, "barrier %llu: a thread count of %llu (a multiple of 32, at most the block's %u)",
+                     (unsigned long long)id, (unsigned long long)need, c->nwarps * WARP), -1;
+    int wait = in->cmp != 2;
+    for (int l = 0; l < WARP; l++)
+        if (emask >> l & 1) {
+            c->bar_arrived[id]++;
+            if (wait) {
+                w->st[l] = LANE_NBARRIER;
+                w->bar[l] = (uint8_t)id;
+            }
+        }
+    if (c->bar_arrived[id] < need) return 0;
+    c->bar_arrived[id] = 0; /* complete: everyone waiting there goes on */
+    for (uint32_t i = 0; i < c->nwarps; i++)
+        for (int l = 0; l < WARP; l++)
+            if (c->warps[i].st[l] == LANE_NBARRIER && c->warps[i].bar[l] == id) c->warps[i].st[l] = LANE_ACTIVE;
+    return 0;
+}
+
 /* Returns -1 on a fault; 1 when every lane of mask went on to the same
  * *next pc (and none left the active state); 0 otherwise. */
 static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_t *next)
@@ -1187,6 +1222,10 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         break;
     case OP_BAR:
         if (in->cmp == 1) break; /* bar.warp.sync: lanes already run together */
+        if (in->cmp == 2 || in->nopnds > 1) { /* a thread count: bar.sync a, b / bar.arrive a, b */
+            if (bar_counted(c, w, in, emask)) return -1;
+            break;
+        }
         LANES w->st[l] = LANE_BARRIER;
         break;
     case OP_TRAP:
@@ -1556,16 +1595,28 @@ static int run_warp(ctx *c, warp *w)
 static int run_block(ctx *c, warp *warps)
 {
     uint64_t stalled = 0, writes = c->writes;
+    c->warps = warps;
+    memset(c->bar_arrived, 0, sizeof c->bar_arrived);
     for (;;) {
         for (uint32_t i = 0; i < c->nwarps; i++)
             if (run_warp(c, &warps[i])) return -1;
-        int waiting = 0, yielded = 0;
+        int waiting = 0, yielded = 0, counted = 0, active = 0;
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (int l = 0; l < WARP; l++) {
                 waiting += warps[i].st[l] == LANE_BARRIER || warps[i].st[l] == LANE_WSYNC;
                 yielded += warps[i].st[l] == LANE_YIELD;
+                counted += warps[i].st[l] == LANE_NBARRIER;
+                active += warps[i].st[l] == LANE_ACTIVE; /* released by a later warp of this round */
             }
-        if (!waiting && !yielded) return 0; /* everyone exited */
+        if (active) continue;
+        if (!waiting && !yielded && !counted) return 0; /* everyone exited */
+        if (!waiting && !yielded) /* only counted barriers, short of their counts: nothing will come */
+            for (uint32_t i = 0; i < c->nwarps; i++)
+                for (int l = 0; l < WARP; l++)
+                    if (warps[i].st[l] == LANE_NBARRIER)
+                        return fault(c, &warps[i], l, "deadlock: waiting at barrier %u, where %u threads have "
+                                     "arrived and no other thread can run", warps[i].bar[l],
+                                     c->bar_arrived[warps[i].bar[l]]), -1;
         /* lanes that found an mbarrier phase incomplete try again first; a bar.sync opens
          * only when no lane can go on otherwise (every live lane is at it) */
         int from = yielded ? LANE_YIELD : LANE_BARRIER;

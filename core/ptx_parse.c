@@ -841,6 +841,7 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         else if (n == 2 && !memcmp(q, "to", 2) && op == OP_CVTA) in->mods |= MOD_TO;
         else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MOD_SHIFTAMT;
         else if (op == OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
+        else if (op == OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == OP_MBARRIER && n == 6 && !memcmp(q, "parity", 6)) in->mods |= MOD_PARITY;
         else if (op == OP_MBARRIER && n == 5 && !memcmp(q, "noinc", 5)) in->mods |= MOD_NOINC;
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
@@ -859,9 +860,10 @@ static int decode_mnemonic(parser *P, const ptx_tok *t, ptx_insn *in)
         return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
                     ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
     if (op == OP_BAR && in->cmp == 0) {
-        /* bar.sync / barrier.sync; bar.arrive and bar.red are not supported */
-        if (!strstr_n(s, t->len, "sync")) in->op = OP_OPAQUE; /* bar.arrive, bar.red: not decoded */
+        /* bar.sync / barrier.sync (cmp 0), bar.arrive / barrier.arrive (cmp 2); bar.red is not supported */
+        if (!strstr_n(s, t->len, "sync")) in->op = OP_OPAQUE; /* bar.red: not decoded */
     }
+    if (op == OP_BAR && strstr_n(s, t->len, "cluster")) in->op = OP_OPAQUE; /* barrier.cluster.*: not a CTA barrier */
     return 0;
 }
 

@@ -205,6 +205,16 @@ against_emu("tests/ptx/mbarrier.ptx", function(dev)
   return { out }
 end)
 
+-- named barriers with thread counts (tests/ptx/named_barrier.cu): producer and consumer warps
+-- hand a buffer through bar.sync/bar.arrive while a third warp works apart
+against_emu("tests/ptx/named_barrier.ptx", function(dev)
+  local x = dev:array("u32", 5 * 32, { fill = "ramp" })
+  local out = dev:array("u32", 6 * 32)
+  dev:load(here .. "/tests/ptx/named_barrier.ptx"):kernel("named_barriers"):launch { grid = 1, block = 96,
+    args = { x, out, 5 } }
+  return { out }
+end)
+
 -- a CUDA C module: nvcc on this machine compiles ptx/copy.cu for the device (dev.arch)
 if require("mgpu.nvcc").find() then
   against_emu("ptx/copy.cu (nvcc here, " .. gpu.arch .. ")", function(dev)

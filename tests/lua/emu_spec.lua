@@ -364,6 +364,27 @@ describe("arrays and .npy files", function()
     assert.equal(100, out:read(33))
   end)
 
+  it("runs barriers with a thread count (bar.sync a, b / bar.arrive a, b) apart from the rest of the block", function()
+    -- tests/ptx/named_barrier.cu: a producer and a consumer warp hand a buffer through barriers 1
+    -- and 2 for 5 rounds while a third warp meets them only at __syncthreads
+    local dev = mgpu.device("emu", { strict = true })
+    local m = dev:load(h.src .. "/tests/ptx/named_barrier.ptx")
+    local rounds = 5
+    local x = dev:array("u32", rounds * 32, { fill = "ramp" })
+    local out = dev:array("u32", rounds * 32 + 32)
+    m:kernel("named_barriers"):launch { grid = 1, block = 96, args = { x, out, rounds } }
+    local v = out:read()
+    for r = 0, rounds - 1 do
+      for l = 0, 31 do assert.equal((r * 32 + (l + 1) % 32) * 3 + 1, v[r * 32 + l + 1]) end
+    end
+    for l = 0, 31 do assert.equal(1000 + l + v[l + 1], v[rounds * 32 + l + 1]) end
+    local k = m:kernel("barrier_short")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 96, args = { out } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("deadlock: waiting at barrier 3, where 64 threads have arrived and no other thread can run", err.message)
+  end)
+
   it("summarises a trace without writing a file", function()
     local dev = mgpu.device("emu")
     local k = dev:load(h.src .. "/ptx/reduce.ptx", { instrument = "warp" }):kernel("reduce_sum_f32")
