@@ -28,6 +28,20 @@ static int load(ptx_module *m, const char *rel)
     return rc;
 }
 
+
+/* Runs `kernel` and checks that it ran, printing the error and the caller's
+ * line where it did not. */
+static int run_ok(mh_emu *d, const ptx_module *m, const char *kernel, const mh_emu_launch *l, mh_emu_stats *st,
+                  int line)
+{
+    mh_error e;
+    int rc = mh_emu_run(d, m, kernel, l, st, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  line %d: %s\n", line, e.message);
+    return rc;
+}
+#define RUN_OK(d, m, kernel, l, st) run_ok(d, m, kernel, l, st, __LINE__)
+
 static uint64_t dev_alloc(mh_emu *d, uint64_t bytes)
 {
     uint64_t a = 0;
@@ -56,9 +70,7 @@ static uint32_t *run_mosaic(mh_emu *d, const ptx_module *m)
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dtr)};
     mh_emu_launch l = shape(8, 128, 128, args, 3);
     mh_emu_stats st;
-    int rc = mh_emu_run(d, m, "body_mosaic_gpu_kernel", &l, &st, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, m, "body_mosaic_gpu_kernel", &l, &st);
     CHECK(mh_emu_read(d, dout, out, N * 2, &e) == 0);
     CHECK(memcmp(in, out, N * 2) == 0);
     uint32_t *tr = malloc(8 * 32 * 4);
@@ -163,9 +175,7 @@ static void reduce_kernel(mh_emu *d)
     unsigned n = N;
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
     mh_emu_launch l = shape(G, B, B * 4, args, 3);
-    int rc = mh_emu_run(d, &m, "reduce_sum_f32", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "reduce_sum_f32", &l, NULL);
     mh_emu_read(d, dout, out, G * 4, &e);
     double total = 0, want = 0;
     for (int g = 0; g < G; g++) total += out[g];
@@ -195,9 +205,7 @@ static void tiled_kernel(mh_emu *d)
     unsigned n = N;
     mh_emu_arg args[] = {ARG(da), ARG(dc), ARG(n), ARG(alpha)};
     mh_emu_launch l = shape(5, B, B * 4, args, 4);
-    int rc = mh_emu_run(d, &m, "tiled_scale", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "tiled_scale", &l, NULL);
     mh_emu_read(d, dc, cc, N * 4, &e);
     int bad = 0;
     for (int i = 0; i < N; i++) {
@@ -229,9 +237,7 @@ static void persistent_kernel(mh_emu *d)
     unsigned items = ITEMS, width = W;
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dcnt), ARG(ddone), ARG(items), ARG(width)};
     mh_emu_launch l = shape(G, 32, 0, args, 6);
-    int rc = mh_emu_run(d, &m, "persistent_rows", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "persistent_rows", &l, NULL);
     mh_emu_read(d, dout, out, ITEMS * 4, &e);
     unsigned done[G], cnt;
     mh_emu_read(d, ddone, done, sizeof done, &e);
@@ -288,9 +294,7 @@ static void local_kernel(mh_emu *d)
     mh_emu_write(d, din, in, sizeof in, &e);
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
     mh_emu_launch l = shape(2, 32, 0, args, 3);
-    int rc = mh_emu_run(d, &m, "local_hist", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "local_hist", &l, NULL);
     mh_emu_read(d, dout, out, sizeof out, &e);
     int bad = 0;
     for (unsigned t = 0; t < T; t++) {
@@ -321,9 +325,7 @@ static void cp_async_kernel(mh_emu *d)
     mh_emu_write(d, dsc, sc, sizeof sc, &e);
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dsc), ARG(dso), ARG(n)};
     mh_emu_launch l = shape(1, T, 0, args, 5);
-    int rc = mh_emu_run(d, &m, "stage", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "stage", &l, NULL);
     mh_emu_read(d, dout, out, sizeof out, &e);
     mh_emu_read(d, dso, so, sizeof so, &e);
     int bad = 0;
@@ -370,9 +372,7 @@ static void calls_kernel(mh_emu *d)
     mh_emu_write(d, dx, x, sizeof x, &e);
     mh_emu_arg args[] = {ARG(dx), ARG(dy), ARG(dz), ARG(dc)};
     mh_emu_launch l = shape(3, 32, 0, args, 4);
-    int rc = mh_emu_run(d, &m, "calls", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "calls", &l, NULL);
     mh_emu_read(d, dy, y, sizeof y, &e);
     mh_emu_read(d, dz, z, sizeof z, &e);
     mh_emu_read(d, dc, &count, 4, &e);
@@ -444,9 +444,7 @@ static void half2_kernel(mh_emu *d)
     mh_emu_write(d, df, f, sizeof f, &e);
     mh_emu_arg args[] = {ARG(da), ARG(db), ARG(dout), ARG(dc), ARG(dd_), ARG(dp), ARG(df), ARG(dq)};
     mh_emu_launch l = shape(1, T, 0, args, 8);
-    int rc = mh_emu_run(d, &m, "h2ops", &l, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "h2ops", &l, NULL);
     mh_emu_read(d, dout, o, sizeof o, &e);
     mh_emu_read(d, dp, p, sizeof p, &e);
     mh_emu_read(d, dq, q, sizeof q, &e);
@@ -484,9 +482,7 @@ static void half2_kernel(mh_emu *d)
     mh_emu_write(d, dcb, cb, sizeof cb, &e);
     mh_emu_arg cargs[] = {ARG(dca), ARG(dcb), ARG(dco)};
     mh_emu_launch cl = shape(1, 2 * T, 0, cargs, 3);
-    rc = mh_emu_run(d, &m, "h2cmp", &cl, NULL, &e);
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "h2cmp", &cl, NULL);
     mh_emu_read(d, dco, co, sizeof co, &e);
     bad = 0;
     for (int i = 0; i < 2 * T; i++) {
@@ -509,9 +505,7 @@ static void half2_kernel(mh_emu *d)
 
     /* set on halves: 0xFFFF (u32 destination) or 1.0 of the half type per half, 0 for false;
      * a scalar set.lt.f16.f16 gives a half 1.0 */
-    rc = mh_emu_run(d, &m, "h2set", &cl, NULL, &e); /* the same arguments as h2cmp */
-    CHECK(rc == 0);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
+    RUN_OK(d, &m, "h2set", &cl, NULL); /* the same arguments as h2cmp */
     mh_emu_read(d, dco, co, sizeof co, &e);
     bad = 0;
     for (int i = 0; i < 2 * T; i++) {
