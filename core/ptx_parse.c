@@ -912,8 +912,25 @@ static int call_var(parser *P, ptx_insn *in)
     return 0;
 }
 
+/* An instruction kept as text: its operands up to the ';' (braces of vector
+ * operands balanced), which it consumes, text_end set past it. */
+static int skip_opaque(parser *P, ptx_insn *in, const ptx_tok *mn)
+{
+    int depth = 0;
+    while (TOK->kind != TK_EOF && !(depth == 0 && ptx_tok_punct(TOK, ';'))) {
+        if (ptx_tok_punct(TOK, '{')) depth++;
+        else if (ptx_tok_punct(TOK, '}') && --depth < 0) break;
+        NEXT();
+    }
+    if (!ptx_tok_punct(TOK, ';'))
+        return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': no ';' ends it", (int)mn->len, mn->s);
+    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+    NEXT();
+    return 0;
+}
+
 /* call[.uni] [(ret),] name[, (arg, ...)];  (an indirect call becomes OP_OPAQUE) */
-static int parse_call(parser *P, ptx_insn *in)
+static int parse_call(parser *P, ptx_insn *in, const ptx_tok *mn)
 {
     if (ptx_tok_punct(TOK, '(')) {
         NEXT();
@@ -932,14 +949,7 @@ static int parse_call(parser *P, ptx_insn *in)
         in->mods |= MOD_OPAQUE_CALL;
         in->nopnds = 0;
         in->cmp = 0;
-        int depth = 0;
-        while (TOK->kind != TK_EOF && !(depth == 0 && ptx_tok_punct(TOK, ';'))) {
-            if (ptx_tok_punct(TOK, '(')) depth++;
-            else if (ptx_tok_punct(TOK, ')')) depth--;
-            NEXT();
-        }
-        in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
-        return expect_punct(P, ';');
+        return skip_opaque(P, in, mn);
     }
     if (TOK->kind != TK_IDENT)
         return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected the called function, found '%.*s'", (int)TOK->len, TOK->s);
@@ -1034,6 +1044,16 @@ static int marker_inside(parser *P, size_t first_marker, const ptx_insn *in)
     return 0;
 }
 
+/* Appends an instruction to the function's code (no marker may sit inside it). */
+static int push_insn(parser *P, size_t first_marker, const ptx_insn *in)
+{
+    if (marker_inside(P, first_marker, in)) return -1;
+    if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof *in))
+        return perr(P, in->line, MH_E_NO_MEMORY, "out of memory");
+    P->code[P->ncode++] = *in;
+    return 0;
+}
+
 static int parse_instruction(parser *P)
 {
     size_t first_marker = P->lx.nmarkers;
@@ -1058,37 +1078,14 @@ static int parse_instruction(parser *P)
     ptx_tok mn = *TOK;
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
-    if (in.op == OP_OPAQUE) {
-        /* its operands up to the ';' (braces of vector operands balanced) */
-        int depth = 0;
-        while (TOK->kind != TK_EOF && !(depth == 0 && ptx_tok_punct(TOK, ';'))) {
-            if (ptx_tok_punct(TOK, '{')) depth++;
-            else if (ptx_tok_punct(TOK, '}') && --depth < 0) break;
-            NEXT();
-        }
-        if (!ptx_tok_punct(TOK, ';'))
-            return perr(P, in.line, MH_E_PTX_SYNTAX, "'%.*s': no ';' ends it", (int)mn.len, mn.s);
-        in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
-        NEXT();
-        if (marker_inside(P, first_marker, &in)) return -1;
-        if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
-            return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
-        P->code[P->ncode++] = in;
-        return 0;
-    }
+    if (in.op == OP_OPAQUE) return skip_opaque(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
     if (in.op == OP_MEMBAR || in.op == OP_PREFETCH) {
         const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
         in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;
         ptx_lex_skip_statement(&P->lx); /* ordering and hints: no operands the emulator uses */
     } else if (in.op == OP_CALL) {
-        if (parse_call(P, &in)) return -1;
-        if (in.op == OP_OPAQUE) { /* an indirect call: nothing to settle or validate */
-            if (marker_inside(P, first_marker, &in)) return -1;
-            if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
-                return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
-            P->code[P->ncode++] = in;
-            return 0;
-        }
+        if (parse_call(P, &in, &mn)) return -1;
+        if (in.op == OP_OPAQUE) return push_insn(P, first_marker, &in); /* a call kept as text: nothing to validate */
     } else {
         while (!ptx_tok_punct(TOK, ';')) {
             if (in.nopnds == PTX_MAX_OPNDS)
@@ -1111,11 +1108,8 @@ static int parse_instruction(parser *P)
         in.text_end = (uint32_t)(TOK->s - P->m->text) + 1;
         NEXT();
     }
-    if (settle_immediates(P, &in) || validate_insn(P, &in, &mn) || marker_inside(P, first_marker, &in)) return -1;
-    if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
-        return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
-    P->code[P->ncode++] = in;
-    return 0;
+    if (settle_immediates(P, &in) || validate_insn(P, &in, &mn)) return -1;
+    return push_insn(P, first_marker, &in);
 }
 
 static int parse_block(parser *P);
