@@ -24,7 +24,8 @@ typedef struct {
     uint64_t trace;
     uint32_t start;    /* header word 0 */
     uint32_t smid;     /* header word 1 */
-    uint64_t cycles;   /* first event to last, unwrapped (default mode with counters only) */
+    uint32_t first_clock; /* %clock of the first event */
+    uint64_t cycles;   /* first event to last, unwrapped as emit_trace does (the counters' span) */
 } live_trace;
 
 typedef struct {
@@ -217,6 +218,7 @@ static int scan(dump_ctx *c)
         l->trace = t;
         l->start = w[0];
         l->smid = w[1];
+        l->first_clock = w[4];
         l->cycles = cycles;
     }
     if (short_traces) {
@@ -419,13 +421,13 @@ static inline uint64_t cycles_to_units(double ghz, uint64_t cycles)
 }
 
 /* Default mode: where trace l's first event is on the timeline, in the
- * output's unit from ts 0 (w: the trace's words). */
-static int64_t trace_base(const dump_ctx *c, const live_trace *l, const uint32_t *w)
+ * output's unit from ts 0. */
+static int64_t trace_base(const dump_ctx *c, const live_trace *l)
 {
     int64_t base = (int64_t)(int32_t)(l->start - c->live[0].start) - c->origin;
     if (c->opts->calib && c->ghz > 0) {
         /* the first event's distance from the trace's start, on its own clock */
-        uint32_t since = w[4] - c->opts->calib[l->trace * MH_CALIB_WORDS];
+        uint32_t since = l->first_clock - c->opts->calib[l->trace * MH_CALIB_WORDS];
         if (since < 0x80000000u) base += (int64_t)cycles_to_units(c->ghz, since);
     }
     return base;
@@ -439,9 +441,7 @@ static int init_counters(dump_ctx *c, mh_counters *cnt)
     for (uint64_t i = 0; i < c->nlive; i++) {
         const live_trace *l = &c->live[i];
         if (l->smid > top_sm) top_sm = l->smid;
-        const uint32_t *w = mh_tracebuf_trace(c->buf, l->trace, c->e);
-        if (!w) return -1;
-        int64_t a = trace_base(c, l, w), b = a + (int64_t)cycles_to_units(c->ghz, l->cycles);
+        int64_t a = trace_base(c, l), b = a + (int64_t)cycles_to_units(c->ghz, l->cycles);
         if (i == 0 || a < lo) lo = a;
         if (i == 0 || b > hi) hi = b;
     }
@@ -500,7 +500,7 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     uint64_t pid = (uint64_t)l->smid + 1, tid = l->trace + 1;
     uint32_t first_clock = w[4], prev_clock = w[4], last32 = 0;
     uint64_t acc = 0;                                   /* cycles since the first event */
-    int64_t base_ns = mosaic ? 0 : trace_base(c, l, w);
+    int64_t base_ns = mosaic ? 0 : trace_base(c, l);
     int64_t last_ns = 0;
     mh_counters *cnt = c->counters;
 
