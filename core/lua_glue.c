@@ -432,27 +432,25 @@ typedef struct {
 
 static char trace_sentinel; /* core.TRACE: "the harness's trace buffer goes here" */
 
-static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *what)
-{
-    mh_error e;
-    mh_error_clear(&e);
-    mh_fail(&e, code, fmt, what);
-    return raise_error(L, &e);
-}
-
-/* The same with a format of any arguments. */
+/* Raises an error value of `code` with a formatted message. */
 static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...)
 {
     mh_error e;
     mh_error_clear(&e);
-    char msg[512];
+    char msg[sizeof e.message];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     mh_fail(&e, code, "%s", msg);
     return raise_error(L, &e);
+}
+
+/* The same with one string argument (most messages). */
+static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *what)
+{
+    return fail_fmt(L, code, fmt, what);
 }
 
 static void *new_object(lua_State *L, size_t size, const char *mt, int uservalue_index)
