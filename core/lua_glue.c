@@ -94,12 +94,30 @@ static int raise_error(lua_State *L, const mh_error *e)
     return lua_error(L);
 }
 
-static int raise_bad_argument(lua_State *L, const char *fmt, const char *what)
+/* Raises an error value of `code` with a formatted message. */
+static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...)
 {
     mh_error e;
     mh_error_clear(&e);
-    mh_fail(&e, MH_E_BAD_ARGUMENT, fmt, what);
+    char msg[sizeof e.message];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    mh_fail(&e, code, "%s", msg);
     return raise_error(L, &e);
+}
+
+/* The same with one string argument (most messages). */
+static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *what)
+{
+    return fail_fmt(L, code, fmt, what);
+}
+
+static int raise_bad_argument(lua_State *L, const char *fmt, const char *what)
+{
+    return fail_code(L, MH_E_BAD_ARGUMENT, fmt, what);
 }
 
 /* core.error{code=, message=, ...}: gives a Lua table the error metatable. */
@@ -431,27 +449,6 @@ typedef struct {
 } l_trace;
 
 static char trace_sentinel; /* core.TRACE: "the harness's trace buffer goes here" */
-
-/* Raises an error value of `code` with a formatted message. */
-static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail_fmt(lua_State *L, mh_code code, const char *fmt, ...)
-{
-    mh_error e;
-    mh_error_clear(&e);
-    char msg[sizeof e.message];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    mh_fail(&e, code, "%s", msg);
-    return raise_error(L, &e);
-}
-
-/* The same with one string argument (most messages). */
-static int fail_code(lua_State *L, mh_code code, const char *fmt, const char *what)
-{
-    return fail_fmt(L, code, fmt, what);
-}
 
 static void *new_object(lua_State *L, size_t size, const char *mt, int uservalue_index)
 {
