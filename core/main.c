@@ -1,12 +1,12 @@
 /* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
-#include "counters.h"
-#include "dump_file.h"
-#include "cuda.h"
-#include "emu.h"
-#include "instrument.h"
-#include "ptx.h"
-#include "lua_glue.h"
+#include "trace/counters.h"
+#include "trace/dump_file.h"
+#include "cuda/cuda.h"
+#include "emu/emu.h"
+#include "instrument/instrument.h"
+#include "frontend/ptx.h"
+#include "lua/lua_glue.h"
 #include "version.h"
 
 #include <errno.h>

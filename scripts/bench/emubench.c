@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "emu.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
 
 static double now(void)
 {

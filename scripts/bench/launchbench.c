@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-#include "cuda.h"
+#include "cuda/cuda.h"
 
 static double now(void)
 {

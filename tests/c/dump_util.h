@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "dump.h"
+#include "trace/dump.h"
 
 static inline char *read_file_all(const char *path, size_t *len)
 {

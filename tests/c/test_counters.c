@@ -3,7 +3,7 @@
  * occupancy equal to the overlap of every region with it over its width;
  * regions outside the range are clipped; bad bin counts are refused. */
 #include "check.h"
-#include "counters.h"
+#include "trace/counters.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * JIT errors with the PTX line, memory, the mapping of driver errors, and a
  * sticky fault after which the next launch runs. */
 #include "check.h"
-#include "cuda.h"
+#include "cuda/cuda.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>

@@ -4,8 +4,8 @@
 #include <cuda.h>
 #include <stdio.h>
 #define MH_CUDA_API_VALUES_ONLY
-#include "cuda_api.h"
-#include "tensor_map.h"
+#include "cuda/cuda_api.h"
+#include "launch/tensor_map.h"
 
 #define SAME(a, b) _Static_assert((int)(a) == (int)(b), #a " differs from cuda.h")
 SAME(MH_CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_OUT_OF_MEMORY);

@@ -5,9 +5,9 @@
 #include <math.h>
 #include "check.h"
 #include "dump_util.h"
-#include "emu.h"
-#include "fp16.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "base/fp16.h"
+#include "frontend/ptx.h"
 
 static char *src_dir;
 

@@ -6,8 +6,8 @@
 #include <math.h>
 #include "check.h"
 #include "dump_util.h"
-#include "emu.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
 
 #define K 48
 #define BLOCKS 2

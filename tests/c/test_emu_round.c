@@ -8,10 +8,10 @@
 #include <float.h>
 #include <math.h>
 #include "check.h"
-#include "dtype.h"
+#include "base/dtype.h"
 #include "dump_util.h"
-#include "emu.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
 
 #define T 32
 #define NF 24

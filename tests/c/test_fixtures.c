@@ -3,7 +3,7 @@
  * JSON value as JAX's own output (and, as it happens, the same bytes); the
  * default dump must give a balanced, valid trace with the same events. */
 #include "check.h"
-#include "dump_file.h"
+#include "trace/dump_file.h"
 #include "dump_util.h"
 
 static const char *const cases[] = {"wg_1block", "warp_1block", "wg_264blocks_nested"};

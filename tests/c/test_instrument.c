@@ -5,9 +5,9 @@
 #include <math.h>
 #include "check.h"
 #include "dump_util.h"
-#include "emu.h"
-#include "instrument.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "instrument/instrument.h"
+#include "frontend/ptx.h"
 
 static const char *src;
 

@@ -2,9 +2,9 @@
  * launches: dimensions, threads per block, .maxntid / .reqntid, shared memory
  * per block (static + dynamic); and that emu applies them. */
 #include "check.h"
-#include "emu.h"
-#include "launch_shape.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "launch/launch_shape.h"
+#include "frontend/ptx.h"
 
 static const char SRC[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n"

@@ -1,7 +1,7 @@
 /* test_names.c - name table and JSON string encoding (as Python's json). */
 #include <stdlib.h>
 #include "check.h"
-#include "names.h"
+#include "trace/names.h"
 
 static void quote_is(const char *in, const char *want)
 {

@@ -1,6 +1,6 @@
 /* test_npy.c - .npy header parsing. */
 #include "check.h"
-#include "npy.h"
+#include "base/npy.h"
 
 static size_t make(unsigned char *buf, int version, const char *dict)
 {

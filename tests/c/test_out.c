@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "check.h"
-#include "out.h"
+#include "base/out.h"
 
 static char *slurp(const char *path)
 {

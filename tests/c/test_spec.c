@@ -1,6 +1,6 @@
 /* test_spec.c - trace spec validation, sizes and trace locations. */
 #include "check.h"
-#include "spec.h"
+#include "trace/spec.h"
 
 static int validate(mh_spec *s, mh_error *e)
 {

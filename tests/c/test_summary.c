@@ -2,7 +2,7 @@
  * exact below 256 units and within 0.4% above. */
 #include <math.h>
 #include "check.h"
-#include "summary.h"
+#include "trace/summary.h"
 
 int main(void)
 {

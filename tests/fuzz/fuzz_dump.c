@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "dump.h"
+#include "trace/dump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

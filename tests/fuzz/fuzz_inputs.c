@@ -2,8 +2,8 @@
  * Any outcome is fine except a crash, a sanitizer report or a leak. */
 #include <stdlib.h>
 #include <string.h>
-#include "meta.h"
-#include "npy.h"
+#include "trace/meta.h"
+#include "base/npy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "emu.h"
-#include "instrument.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "instrument/instrument.h"
+#include "frontend/ptx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,8 +4,8 @@
  * outcome is fine except a crash, a sanitizer report or a leak. */
 #include <stdlib.h>
 #include <string.h>
-#include "emu.h"
-#include "ptx.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

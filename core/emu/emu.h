@@ -1,0 +1,74 @@
+/* emu.h - the `emu` backend: a CPU executor of PTX.  Device memory is a set
+ * of host allocations with device-like addresses; every access is checked
+ * against them.  Blocks run one after another, each on a virtual SM (block
+ * b on SM b % nsm); warps of 32 threads run with per-lane program counters,
+ * always advancing the lanes at the lowest pc together (so divergent paths
+ * reconverge where they meet again); bar.sync waits for every live thread
+ * of the block.  Clocks are virtual and deterministic: each warp
+ * instruction costs cycles on its SM's clock (see emu.c), and %globaltimer
+ * is that clock converted at the stated virtual rate. */
+#ifndef MH_EMU_H
+#define MH_EMU_H
+
+#include <stdint.h>
+#include "base/error.h"
+#include "frontend/ptx.h"
+
+#define MH_EMU_DEFAULT_SMS 132
+#define MH_EMU_CLOCK_GHZ 1.5     /* virtual SM clock: 1.5 cycles per ns */
+
+typedef struct mh_emu mh_emu;
+
+typedef struct mh_emu_opts {
+    uint32_t num_sms;            /* 0: MH_EMU_DEFAULT_SMS */
+    uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
+    int strict;                  /* a read of a register no instruction wrote stops the launch */
+} mh_emu_opts;
+
+typedef struct mh_emu_stats {
+    uint64_t warp_insns;         /* warp-instructions issued */
+    uint64_t thread_insns;       /* thread-instructions executed (lanes active) */
+    uint64_t cycles;             /* virtual cycles of the longest SM */
+} mh_emu_stats;
+
+mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
+uint32_t mh_emu_num_sms(const mh_emu *d);
+void mh_emu_destroy(mh_emu *d);
+
+/* Device memory: addresses as a kernel sees them. */
+int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e);
+int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e);
+int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e);
+int mh_emu_read(mh_emu *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e);
+int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e);
+/* The host memory behind [addr, addr + bytes) (emu memory is host memory). */
+void *mh_emu_host(mh_emu *d, uint64_t addr, uint64_t bytes, mh_error *e);
+
+/* A kernel argument: raw bytes of the parameter's value (a pointer is its
+ * 8-byte device address). */
+typedef struct mh_emu_arg {
+    const void *data;
+    uint32_t size;
+} mh_emu_arg;
+
+typedef struct mh_emu_launch {
+    uint32_t grid[3], block[3];
+    uint32_t dynamic_smem;
+    const mh_emu_arg *args;
+    uint32_t nargs;
+} mh_emu_launch;
+
+/* Checks the whole module, or one kernel and the functions it calls, for
+ * what emu cannot run (an instruction the front end kept as text, a call
+ * without a body, recursion, unsupported types ...), naming file, line and
+ * instruction; mh_emu_run checks the kernel it runs. */
+int mh_emu_check_module(const ptx_module *m, mh_error *e);
+int mh_emu_check_kernel(const ptx_module *m, const ptx_func *kernel, mh_error *e);
+
+/* Runs kernel `name` of module m.  A memory fault stops the launch with
+ * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest
+ * allocation; the device stays usable. */
+int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
+               mh_error *e);
+
+#endif

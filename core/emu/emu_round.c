@@ -1,0 +1,96 @@
+/* emu_round.c - rounding the executor cannot get from plain C arithmetic:
+ * the CPU's own IEEE directed modes (fesetround) around one PTX float
+ * operation with .rz/.rm/.rp, and the round-to-odd fma that lets f16/bf16
+ * results be rounded once. Built with -frounding-math so the compiler
+ * neither folds nor moves the arithmetic across the mode switches; the
+ * interpreter calls the mode-switching functions only for instructions that
+ * carry .rz/.rm/.rp, so its hot path keeps the default mode. */
+#include "emu/emu_round.h"
+#include "frontend/ptx.h"
+
+#include <fenv.h>
+#include <math.h>
+#include <string.h>
+
+static int fe_mode(int rnd)
+{
+    switch (rnd) {
+    case RND_RZ: return FE_TOWARDZERO;
+    case RND_RM: return FE_DOWNWARD;
+    case RND_RP: return FE_UPWARD;
+    default: return FE_TONEAREST;
+    }
+}
+
+static float op32(int op, float a, float b, float c)
+{
+    switch (op) {
+    case 'a': return a + b;
+    case 's': return a - b;
+    case 'm': return a * b;
+    case 'f': return fmaf(a, b, c);
+    case 'd': return a / b;
+    case 'q': return sqrtf(a);
+    case 'r': return 1.0f / a;
+    default: return 0;
+    }
+}
+
+static double op64(int op, double a, double b, double c)
+{
+    switch (op) {
+    case 'a': return a + b;
+    case 's': return a - b;
+    case 'm': return a * b;
+    case 'f': return fma(a, b, c);
+    case 'd': return a / b;
+    case 'q': return sqrt(a);
+    case 'r': return 1.0 / a;
+    default: return 0;
+    }
+}
+
+double mh_round_op(int op, int f64, int rnd, double a, double b, double c)
+{
+    int old = fegetround();
+    fesetround(fe_mode(rnd));
+    volatile double r = f64 ? op64(op, a, b, c) : (double)op32(op, (float)a, (float)b, (float)c);
+    fesetround(old);
+    return r;
+}
+
+double mh_round_narrow(int rnd, double x)
+{
+    int old = fegetround();
+    fesetround(fe_mode(rnd));
+    volatile float r = (float)x;
+    fesetround(old);
+    return r;
+}
+
+double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x)
+{
+    int old = fegetround();
+    fesetround(fe_mode(rnd));
+    volatile double r;
+    if (to_f32) r = is_signed ? (float)(int64_t)x : (float)x;
+    else r = is_signed ? (double)(int64_t)x : (double)x;
+    fesetround(old);
+    return r;
+}
+
+double mh_fma_odd(double a, double b, double c)
+{
+    /* a*b is exact (operands of at most 26 significant bits); the sum's
+     * rounding error comes exactly from TwoSum (Knuth), so no mode switch */
+    double p = a * b, s = p + c;
+    if (!isfinite(s)) return s;
+    double bv = s - p, e = (p - (s - bv)) + (c - bv);
+    if (e == 0) return s;
+    uint64_t u;
+    memcpy(&u, &s, 8);
+    if ((s > 0) != (e > 0) && s != 0) u -= 1; /* s is past the exact value: one step toward zero */
+    u |= 1;                                   /* round to odd */
+    memcpy(&s, &u, 8);
+    return s;
+}

@@ -1,0 +1,63 @@
+/* instrument.h - rewrites a PTX module so that its region markers record a
+ * trace (docs/DESIGN.md "Instrumenting kernels").  Markers are comments:
+ *     // @mgpu begin NAME        ...        // @mgpu end NAME
+ * Each entry with markers gets three parameters appended, passed by the
+ * harness, never by the user:
+ *     .param .u64 __mgpu_trace     the trace buffer (traces x entries uint32)
+ *     .param .u32 __mgpu_entries   entries_per_warpgroup (words per trace)
+ *     .param .u64 __mgpu_calib     per trace 4 uint32: %clock and %globaltimer_lo
+ *                                  at its start and at its exit (clock calibration)
+ * The writer of a trace is lane 0 of its warp (scope warp) or thread 0 of its
+ * warpgroup; it stores (tag, %clock) for each marker it passes while the
+ * trace has room, and counts every event even past the capacity, so the
+ * header's count says exactly how many entries the kernel needed.  The
+ * header (start %globaltimer_lo, %smid, count) is written at every exit. */
+#ifndef MH_INSTRUMENT_H
+#define MH_INSTRUMENT_H
+
+#define MH_INSTRUMENT_PARAMS 3   /* parameters appended to an instrumented kernel */
+
+#include <stddef.h>
+#include "base/error.h"
+#include "trace/names.h"
+#include "frontend/ptx.h"
+#include "trace/spec.h"
+
+/* Where the rewrite inserted lines: `newlines` line breaks into original line
+ * `line`; text_before / text_after: whether that line has more than blanks
+ * before / after the insertion point. */
+typedef struct mh_insertion {
+    uint32_t line, newlines;
+    uint8_t text_before, text_after;
+} mh_insertion;
+
+typedef struct mh_instrumented {
+    char *text;            /* the rewritten module, NUL-terminated */
+    size_t len;
+    mh_insertion *inserted; /* in text order: for mapping lines back (mh_instrumented_line) */
+    size_t ninserted;
+    mh_names names;        /* region names, ids in order of first appearance */
+    uint32_t markers;      /* markers rewritten */
+    char **kernels;        /* entries that were instrumented */
+    uint32_t nkernels;
+    uint32_t nfuncs;       /* .funcs with markers that were instrumented */
+} mh_instrumented;
+
+/* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`.
+ * A module without markers comes back unchanged (markers == 0).  Errors
+ * (MH_E_PTX_SYNTAX / MH_E_PTX_UNSUPPORTED) name the file and line: an end
+ * without its begin, an end that closes another region than the innermost
+ * open one, a region a .func leaves open when it returns, a malformed marker.
+ * Markers in a .func are recorded too: its callers in instrumented functions
+ * leave the count in the trace's header word around the call, and the
+ * entries publish the trace buffer in two module variables it reads. */
+int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
+void mh_instrumented_free(mh_instrumented *r);
+int mh_instrumented_has(const mh_instrumented *r, const char *kernel);
+/* The original module's line for line `line` of the rewritten text (JIT logs
+ * and emu messages speak of the rewritten text).  *added (may be NULL) is set
+ * when the line holds only code the instrumentation added; the result is then
+ * the original line it was added at. */
+uint32_t mh_instrumented_line(const mh_instrumented *r, uint32_t line, int *added);
+
+#endif
