@@ -210,9 +210,9 @@ static int cmd_instrument(int argc, char **argv)
     size_t len;
     char *text = read_all(argv[optind], &len, &e);
     if (!text) return report(&e, NULL);
-    ptx_module m;
+    mh_ptx_module m;
     mh_instrumented r;
-    int rc = ptx_parse(&m, text, len, argv[optind], &e);
+    int rc = mh_ptx_parse(&m, text, len, argv[optind], &e);
     free(text);
     if (rc) return report(&e, NULL);
     rc = mh_instrument(&m, scope, &r, &e);
@@ -248,7 +248,7 @@ static int cmd_instrument(int argc, char **argv)
         }
         mh_instrumented_free(&r);
     }
-    ptx_free(&m);
+    mh_ptx_free(&m);
     return rc ? report(&e, NULL) : 0;
 }
 

@@ -68,8 +68,8 @@ typedef struct {
 
 typedef struct {
     mh_emu *d;
-    const ptx_module *m;
-    const ptx_func *f;
+    const mh_ptx_module *m;
+    const mh_ptx_func *f;
     mh_error *e;
     unsigned char *params;
     unsigned char *shared;
@@ -87,13 +87,13 @@ typedef struct {
     int faulted;
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
-    const ptx_insn *cur;    /* for fault messages */
+    const mh_ptx_insn *cur;    /* for fault messages */
     warp *warps;            /* the block's */
     uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
-    ptx_insn *code;
+    mh_ptx_insn *code;
     uint32_t ncode;
     uint32_t *insn_func;    /* function of each pc */
     uint32_t *base;         /* first pc of each function */
@@ -290,20 +290,20 @@ static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t a
     if (size > 1 && (addr & (size - 1)))
         return fault(c, w, lane, "misaligned %s %s of %u bytes at 0x%llx", space_name(space), verb, size,
                      (unsigned long long)addr);
-    if (space == SP_GENERIC) {
-        if (addr - SHARED_WIN < WIN_SIZE) { space = SP_SHARED; addr -= SHARED_WIN; }
+    if (space == MH_SP_GENERIC) {
+        if (addr - SHARED_WIN < WIN_SIZE) { space = MH_SP_SHARED; addr -= SHARED_WIN; }
         else if (addr - LOCAL_WIN < WIN_SIZE) {
             uint64_t lin = w->index * WARP + (uint64_t)lane;
-            space = SP_LOCAL;
+            space = MH_SP_LOCAL;
             addr -= LOCAL_WIN;
             if (addr / (c->local_stride ? c->local_stride : 1) != lin)
                 return fault(c, w, lane, "generic %s at 0x%llx is another thread's local memory", verb,
                              (unsigned long long)(addr + LOCAL_WIN));
             addr %= c->local_stride ? c->local_stride : 1;
-        } else space = SP_GLOBAL;
+        } else space = MH_SP_GLOBAL;
     }
     switch (space) {
-    case SP_GLOBAL: {
+    case MH_SP_GLOBAL: {
         const alloc *al = c->last;
         if (al && addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
             return al->host + (addr - al->addr);
@@ -314,22 +314,22 @@ static unsigned char *mem(ctx *c, const warp *w, int lane, int space, uint64_t a
         return fault(c, w, lane, "out-of-range global %s of %u bytes at 0x%llx: %s", verb, size,
                      (unsigned long long)addr, nb);
     }
-    case SP_SHARED:
+    case MH_SP_SHARED:
         if (addr < c->shared_size && size <= c->shared_size - addr) return c->shared + addr;
         return fault(c, w, lane, "out-of-range shared %s of %u bytes at offset 0x%llx: the block has %llu bytes of "
                      "shared memory (static + dynamic)", verb, size, (unsigned long long)addr,
                      (unsigned long long)c->shared_size);
-    case SP_LOCAL: {
+    case MH_SP_LOCAL: {
         uint64_t lin = w->index * WARP + (uint64_t)lane;
         if (addr < c->local_stride && size <= c->local_stride - addr) return c->local + lin * c->local_stride + addr;
         return fault(c, w, lane, "out-of-range local %s of %u bytes at offset 0x%llx (%llu bytes per thread)", verb,
                      size, (unsigned long long)addr, (unsigned long long)c->local_stride);
     }
-    case SP_PARAM:
+    case MH_SP_PARAM:
         if (!write && addr < c->f->param_bytes && size <= c->f->param_bytes - addr) return c->params + addr;
         return fault(c, w, lane, "param %s of %u bytes at offset %llu outside the %u parameter bytes", verb, size,
                      (unsigned long long)addr, c->f->param_bytes);
-    case SP_CONST:
+    case MH_SP_CONST:
         if (!write && addr < c->data_size && size <= c->data_size - addr) return c->data_host + addr;
         return fault(c, w, lane, "const %s of %u bytes at offset %llu outside the module's constants", verb, size,
                      (unsigned long long)addr);
@@ -346,11 +346,11 @@ static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space
     /* each instruction remembers the allocation it last touched */
     const alloc **slot = &c->icache[c->cur - c->code];
     const alloc *al = *slot;
-    if (al && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
+    if (al && (space == MH_SP_GLOBAL || (space == MH_SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
         addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
         return al->host + (addr - al->addr);
     unsigned char *p = mem(c, w, lane, space, addr, size, write);
-    if (p && (space == SP_GLOBAL || (space == SP_GENERIC && addr < SHARED_WIN))) *slot = c->last;
+    if (p && (space == MH_SP_GLOBAL || (space == MH_SP_GENERIC && addr < SHARED_WIN))) *slot = c->last;
     return p;
 }
 
@@ -372,37 +372,37 @@ static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
     uint64_t timer = c->d->timer_ns + (uint64_t)((double)(c->sm_cycles[c->sm] + c->cycles) / MH_EMU_CLOCK_GHZ);
     (void)lin;
     switch (id) {
-    case SR_TID_X: return t[0];
-    case SR_TID_Y: return t[1];
-    case SR_TID_Z: return t[2];
-    case SR_NTID_X: return c->block[0];
-    case SR_NTID_Y: return c->block[1];
-    case SR_NTID_Z: return c->block[2];
-    case SR_CTAID_X: return c->ctaid[0];
-    case SR_CTAID_Y: return c->ctaid[1];
-    case SR_CTAID_Z: return c->ctaid[2];
-    case SR_NCTAID_X: return c->grid[0];
-    case SR_NCTAID_Y: return c->grid[1];
-    case SR_NCTAID_Z: return c->grid[2];
-    case SR_LANEID: return (uint64_t)lane;
-    case SR_WARPID: return w->index;
-    case SR_NWARPID: return c->nwarps;
-    case SR_SMID: return c->sm;
-    case SR_NSMID: return c->d->nsm;
-    case SR_CLOCK: return clock & 0xffffffffu;
-    case SR_CLOCK_HI: return clock >> 32;
-    case SR_CLOCK64: return clock;
-    case SR_GLOBALTIMER: return timer;
-    case SR_GLOBALTIMER_LO: return timer & 0xffffffffu;
-    case SR_GLOBALTIMER_HI: return timer >> 32;
-    case SR_LANEMASK_EQ: return 1u << lane;
-    case SR_LANEMASK_LT: return (1u << lane) - 1;
-    case SR_LANEMASK_LE: return (2ull << lane) - 1;
-    case SR_LANEMASK_GT: return ~((2ull << lane) - 1) & 0xffffffffu;
-    case SR_LANEMASK_GE: return ~((1ull << lane) - 1) & 0xffffffffu;
-    case SR_DYNAMIC_SMEM_SIZE: return c->dyn_smem;
-    case SR_TOTAL_SMEM_SIZE: return c->shared_size;
-    case SR_AGGR_SMEM_SIZE: return c->shared_size; /* no reserved shared memory on emu */
+    case MH_SR_TID_X: return t[0];
+    case MH_SR_TID_Y: return t[1];
+    case MH_SR_TID_Z: return t[2];
+    case MH_SR_NTID_X: return c->block[0];
+    case MH_SR_NTID_Y: return c->block[1];
+    case MH_SR_NTID_Z: return c->block[2];
+    case MH_SR_CTAID_X: return c->ctaid[0];
+    case MH_SR_CTAID_Y: return c->ctaid[1];
+    case MH_SR_CTAID_Z: return c->ctaid[2];
+    case MH_SR_NCTAID_X: return c->grid[0];
+    case MH_SR_NCTAID_Y: return c->grid[1];
+    case MH_SR_NCTAID_Z: return c->grid[2];
+    case MH_SR_LANEID: return (uint64_t)lane;
+    case MH_SR_WARPID: return w->index;
+    case MH_SR_NWARPID: return c->nwarps;
+    case MH_SR_SMID: return c->sm;
+    case MH_SR_NSMID: return c->d->nsm;
+    case MH_SR_CLOCK: return clock & 0xffffffffu;
+    case MH_SR_CLOCK_HI: return clock >> 32;
+    case MH_SR_CLOCK64: return clock;
+    case MH_SR_GLOBALTIMER: return timer;
+    case MH_SR_GLOBALTIMER_LO: return timer & 0xffffffffu;
+    case MH_SR_GLOBALTIMER_HI: return timer >> 32;
+    case MH_SR_LANEMASK_EQ: return 1u << lane;
+    case MH_SR_LANEMASK_LT: return (1u << lane) - 1;
+    case MH_SR_LANEMASK_LE: return (2ull << lane) - 1;
+    case MH_SR_LANEMASK_GT: return ~((2ull << lane) - 1) & 0xffffffffu;
+    case MH_SR_LANEMASK_GE: return ~((1ull << lane) - 1) & 0xffffffffu;
+    case MH_SR_DYNAMIC_SMEM_SIZE: return c->dyn_smem;
+    case MH_SR_TOTAL_SMEM_SIZE: return c->shared_size;
+    case MH_SR_AGGR_SMEM_SIZE: return c->shared_size; /* no reserved shared memory on emu */
     default: return 0;
     }
 }
@@ -410,123 +410,123 @@ static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
 /* Address of variable v as a kernel sees it (state-space address). */
 static uint64_t sym_addr(ctx *c, int v)
 {
-    const ptx_var *var = &c->m->vars[v];
-    if (var->space == SP_GLOBAL) return c->data_addr + var->offset;
+    const mh_ptx_var *var = &c->m->vars[v];
+    if (var->space == MH_SP_GLOBAL) return c->data_addr + var->offset;
     return var->offset; /* shared, local, const: offsets in their space */
 }
 
-static inline uint64_t val(ctx *c, const warp *w, const ptx_opnd *o, int lane)
+static inline uint64_t val(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
 {
     uint64_t v;
-    if (__builtin_expect(o->kind == OPK_REG && !o->neg, 1)) return REG(w, o->reg, lane);
+    if (__builtin_expect(o->kind == MH_OPK_REG && !o->neg, 1)) return REG(w, o->reg, lane);
     switch (o->kind) {
-    case OPK_REG: v = REG(w, o->reg, lane); break;
-    case OPK_IMM: v = (uint64_t)o->imm; break;
-    case OPK_SREG: v = sreg(c, w, o->reg, lane); break;
-    case OPK_SYM: v = sym_addr(c, o->sym); break;
+    case MH_OPK_REG: v = REG(w, o->reg, lane); break;
+    case MH_OPK_IMM: v = (uint64_t)o->imm; break;
+    case MH_OPK_SREG: v = sreg(c, w, o->reg, lane); break;
+    case MH_OPK_SYM: v = sym_addr(c, o->sym); break;
     default: v = 0;
     }
     return o->neg ? !v : v;
 }
 
-static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, ptx_type t)
+static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, mh_ptx_type t)
 {
     (void)c;
-    int bits = ptx_type_bits(t);
-    if (t == PT_PRED) v = v != 0;
-    else if (ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
+    int bits = mh_ptx_type_bits(t);
+    if (t == MH_PT_PRED) v = v != 0;
+    else if (mh_ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
     else v &= mask_bits(bits);
     REG(w, reg, lane) = v;
 }
 
-static inline double fget(uint64_t v, ptx_type t)
+static inline double fget(uint64_t v, mh_ptx_type t)
 {
     switch (t) {
-    case PT_F32: return mh_f32_from_bits((uint32_t)v);
-    case PT_F64: return mh_f64_from_bits(v);
-    case PT_F16: return mh_half_to_float((uint16_t)v);
-    case PT_BF16: return mh_bf16_to_float((uint16_t)v);
+    case MH_PT_F32: return mh_f32_from_bits((uint32_t)v);
+    case MH_PT_F64: return mh_f64_from_bits(v);
+    case MH_PT_F16: return mh_half_to_float((uint16_t)v);
+    case MH_PT_BF16: return mh_bf16_to_float((uint16_t)v);
     default: return 0;
     }
 }
 
-static inline uint64_t fput(double d, ptx_type t)
+static inline uint64_t fput(double d, mh_ptx_type t)
 {
     switch (t) {
-    case PT_F32: return mh_f32_bits((float)d);
-    case PT_F64: return mh_f64_bits(d);
-    case PT_F16: return mh_double_to_half(d);
-    case PT_BF16: return mh_double_to_bf16(d);
+    case MH_PT_F32: return mh_f32_bits((float)d);
+    case MH_PT_F64: return mh_f64_bits(d);
+    case MH_PT_F16: return mh_double_to_half(d);
+    case MH_PT_BF16: return mh_double_to_bf16(d);
     default: return 0;
     }
 }
 
 /* ---- arithmetic ------------------------------------------------------------ */
 
-static uint64_t int_op(const ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
+static uint64_t int_op(const mh_ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
 {
-    ptx_type t = (ptx_type)in->type;
-    int bits = ptx_type_bits(t), sgn = ptx_type_is_signed(t);
+    mh_ptx_type t = (mh_ptx_type)in->type;
+    int bits = mh_ptx_type_bits(t), sgn = mh_ptx_type_is_signed(t);
     int64_t sa = sext(a, bits), sb = sext(b, bits);
     uint64_t ua = a & mask_bits(bits), ub = b & mask_bits(bits);
     switch (in->op) {
-    case OP_ADD:
-        if ((in->mods & MOD_SAT) && t == PT_S32) {
+    case MH_OP_ADD:
+        if ((in->mods & MH_MOD_SAT) && t == MH_PT_S32) {
             int64_t r = sa + sb;
             return (uint64_t)(r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r);
         }
         return a + b;
-    case OP_SUB:
-        if ((in->mods & MOD_SAT) && t == PT_S32) {
+    case MH_OP_SUB:
+        if ((in->mods & MH_MOD_SAT) && t == MH_PT_S32) {
             int64_t r = sa - sb;
             return (uint64_t)(r > INT32_MAX ? INT32_MAX : r < INT32_MIN ? INT32_MIN : r);
         }
         return a - b;
-    case OP_MUL:
-    case OP_MAD: {
+    case MH_OP_MUL:
+    case MH_OP_MAD: {
         uint64_t r;
-        if (in->mods & MOD_WIDE) r = sgn ? (uint64_t)(sa * sb) : ua * ub;
-        else if (in->mods & MOD_HI) {
+        if (in->mods & MH_MOD_WIDE) r = sgn ? (uint64_t)(sa * sb) : ua * ub;
+        else if (in->mods & MH_MOD_HI) {
             if (bits == 64) r = sgn ? (uint64_t)(((__int128)sa * sb) >> 64) : (uint64_t)(((unsigned __int128)ua * ub) >> 64);
             else r = sgn ? (uint64_t)((sa * sb) >> bits) : (ua * ub) >> bits;
         } else r = a * b;
-        return in->op == OP_MAD ? r + cc : r;
+        return in->op == MH_OP_MAD ? r + cc : r;
     }
-    case OP_MUL24:
-    case OP_MAD24: {
+    case MH_OP_MUL24:
+    case MH_OP_MAD24: {
         uint64_t r = sgn ? (uint64_t)(sext(a, 24) * sext(b, 24)) : (ua & 0xffffff) * (ub & 0xffffff);
-        if (in->mods & MOD_HI) r >>= 16;
-        return in->op == OP_MAD24 ? r + cc : r;
+        if (in->mods & MH_MOD_HI) r >>= 16;
+        return in->op == MH_OP_MAD24 ? r + cc : r;
     }
-    case OP_DIV:
+    case MH_OP_DIV:
         if (sgn) return sb == 0 ? ~0ull : (sa == INT64_MIN && sb == -1) ? (uint64_t)sa : (uint64_t)(sa / sb);
         return ub == 0 ? ~0ull : ua / ub;
-    case OP_REM:
+    case MH_OP_REM:
         if (sgn) return sb == 0 ? (uint64_t)sa : (sb == -1) ? 0 : (uint64_t)(sa % sb);
         return ub == 0 ? ua : ua % ub;
-    case OP_MIN: return sgn ? (uint64_t)(sa < sb ? sa : sb) : (ua < ub ? ua : ub);
-    case OP_MAX: return sgn ? (uint64_t)(sa > sb ? sa : sb) : (ua > ub ? ua : ub);
-    case OP_ABS: return (uint64_t)(sa < 0 ? -sa : sa);
-    case OP_NEG: return (uint64_t)-sa;
-    case OP_AND: return t == PT_PRED ? (a && b) : a & b;
-    case OP_OR: return t == PT_PRED ? (a || b) : a | b;
-    case OP_XOR: return t == PT_PRED ? ((a != 0) ^ (b != 0)) : a ^ b;
-    case OP_NOT: return t == PT_PRED ? !a : ~a;
-    case OP_CNOT: return ua == 0;
-    case OP_SHL: { uint64_t s = b & 0xffffffffu; return s >= (uint64_t)bits ? 0 : a << s; }
-    case OP_SHR: {
+    case MH_OP_MIN: return sgn ? (uint64_t)(sa < sb ? sa : sb) : (ua < ub ? ua : ub);
+    case MH_OP_MAX: return sgn ? (uint64_t)(sa > sb ? sa : sb) : (ua > ub ? ua : ub);
+    case MH_OP_ABS: return (uint64_t)(sa < 0 ? -sa : sa);
+    case MH_OP_NEG: return (uint64_t)-sa;
+    case MH_OP_AND: return t == MH_PT_PRED ? (a && b) : a & b;
+    case MH_OP_OR: return t == MH_PT_PRED ? (a || b) : a | b;
+    case MH_OP_XOR: return t == MH_PT_PRED ? ((a != 0) ^ (b != 0)) : a ^ b;
+    case MH_OP_NOT: return t == MH_PT_PRED ? !a : ~a;
+    case MH_OP_CNOT: return ua == 0;
+    case MH_OP_SHL: { uint64_t s = b & 0xffffffffu; return s >= (uint64_t)bits ? 0 : a << s; }
+    case MH_OP_SHR: {
         uint64_t s = b & 0xffffffffu;
         if (sgn) return (uint64_t)(s >= (uint64_t)bits ? (sa < 0 ? -1 : 0) : sa >> s);
         return s >= (uint64_t)bits ? 0 : ua >> s;
     }
-    case OP_CLZ: return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
-    case OP_POPC: return (uint64_t)__builtin_popcountll(ua);
-    case OP_BREV: {
+    case MH_OP_CLZ: return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
+    case MH_OP_POPC: return (uint64_t)__builtin_popcountll(ua);
+    case MH_OP_BREV: {
         uint64_t r = 0;
         for (int i = 0; i < bits; i++) r |= ((ua >> i) & 1) << (bits - 1 - i);
         return r;
     }
-    case OP_BFE: {
+    case MH_OP_BFE: {
         uint32_t pos = (uint32_t)b & 0xff, len = (uint32_t)cc & 0xff;
         if (len == 0) return 0;
         uint64_t field = pos >= (uint32_t)bits ? 0 : ua >> pos;
@@ -553,84 +553,84 @@ static uint64_t int_op(const ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
 static int round_letter(int op)
 {
     switch (op) {
-    case OP_ADD: return 'a';
-    case OP_SUB: return 's';
-    case OP_MUL: return 'm';
-    case OP_FMA: case OP_MAD: return 'f';
-    case OP_DIV: return 'd';
-    case OP_SQRT: return 'q';
-    case OP_RCP: return 'r';
+    case MH_OP_ADD: return 'a';
+    case MH_OP_SUB: return 's';
+    case MH_OP_MUL: return 'm';
+    case MH_OP_FMA: case MH_OP_MAD: return 'f';
+    case MH_OP_DIV: return 'd';
+    case MH_OP_SQRT: return 'q';
+    case MH_OP_RCP: return 'r';
     default: return 0;
     }
 }
 
-static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc);
+static inline double flt_op_plain(const mh_ptx_insn *in, double a, double b, double cc);
 
 /* .ftz and directed rounding: kept out of the interpreter's hot path */
-static __attribute__((noinline, cold)) double flt_op_special(const ptx_insn *in, double a, double b, double cc)
+static __attribute__((noinline, cold)) double flt_op_special(const mh_ptx_insn *in, double a, double b, double cc)
 {
-    if ((in->mods & MOD_FTZ) && in->type == PT_F16) {
+    if ((in->mods & MH_MOD_FTZ) && in->type == MH_PT_F16) {
         /* f16 .ftz: subnormal inputs are zeros, and a result that rounds to a subnormal half */
         double r = flt_op_plain(in, mh_ftz(a, 0x1p-14), mh_ftz(b, 0x1p-14), mh_ftz(cc, 0x1p-14));
         uint16_t h = mh_double_to_half(r);
         return (h & 0x7c00) == 0 && (h & 0x3ff) ? copysign(0.0, r) : r;
     }
-    int ftz = (in->mods & MOD_FTZ) && in->type == PT_F32;
+    int ftz = (in->mods & MH_MOD_FTZ) && in->type == MH_PT_F32;
     if (ftz) { a = mh_ftz32(a); b = mh_ftz32(b); cc = mh_ftz32(cc); }
     double r;
-    if (in->rnd >= RND_RZ && in->rnd <= RND_RP && round_letter(in->op)) {
+    if (in->rnd >= MH_RND_RZ && in->rnd <= MH_RND_RP && round_letter(in->op)) {
         /* directed rounding: only f32/f64 get here (mh_emu_check_module refuses the rest) */
-        r = mh_round_op(round_letter(in->op), in->type == PT_F64, in->rnd, a, b, cc);
-        if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+        r = mh_round_op(round_letter(in->op), in->type == MH_PT_F64, in->rnd, a, b, cc);
+        if (in->mods & MH_MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
     } else {
         r = flt_op_plain(in, a, b, cc);
     }
     return ftz ? mh_ftz32(r) : r;
 }
 
-static inline int flt_special(const ptx_insn *in)
+static inline int flt_special(const mh_ptx_insn *in)
 {
-    return (in->mods & MOD_FTZ) || (in->rnd >= RND_RZ && in->rnd <= RND_RP);
+    return (in->mods & MH_MOD_FTZ) || (in->rnd >= MH_RND_RZ && in->rnd <= MH_RND_RP);
 }
 
-static inline double flt_op(const ptx_insn *in, double a, double b, double cc)
+static inline double flt_op(const mh_ptx_insn *in, double a, double b, double cc)
 {
     return flt_special(in) ? flt_op_special(in, a, b, cc) : flt_op_plain(in, a, b, cc);
 }
 
-static inline double flt_op_plain(const ptx_insn *in, double a, double b, double cc)
+static inline double flt_op_plain(const mh_ptx_insn *in, double a, double b, double cc)
 {
     double r;
     switch (in->op) {
     /* a sum of two halves is exact in f64 or, when their bits lie more than 53
      * apart, cannot sit on a tie of the half type: one rounding (fput's) */
-    case OP_ADD: r = a + b; break;
-    case OP_SUB: r = a - b; break;
-    case OP_MUL: r = a * b; break;
-    case OP_FMA:
-    case OP_MAD:
-        r = in->type == PT_F64 ? fma(a, b, cc)
-            : in->type == PT_F32 ? (double)fmaf((float)a, (float)b, (float)cc)
+    case MH_OP_ADD: r = a + b; break;
+    case MH_OP_SUB: r = a - b; break;
+    case MH_OP_MUL: r = a * b; break;
+    case MH_OP_FMA:
+    case MH_OP_MAD:
+        r = in->type == MH_PT_F64 ? fma(a, b, cc)
+            : in->type == MH_PT_F32 ? (double)fmaf((float)a, (float)b, (float)cc)
             : mh_fma_odd(a, b, cc); /* f16/bf16: the caller's rounding to the half is the only one */
         break;
-    case OP_DIV: r = a / b; break;
-    case OP_MIN: r = isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; break;
-    case OP_MAX: r = isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; break;
-    case OP_ABS: r = fabs(a); break;
-    case OP_NEG: r = -a; break;
-    case OP_SQRT: r = sqrt(a); break;
-    case OP_RSQRT: r = 1.0 / sqrt(a); break;
-    case OP_RCP: r = 1.0 / a; break;
-    case OP_EX2: r = exp2(a); break;
-    case OP_LG2: r = log2(a); break;
-    case OP_SIN: r = sin(a); break;
-    case OP_COS: r = cos(a); break;
-    case OP_TANH: r = tanh(a); break;
-    case OP_COPYSIGN: r = copysign(b, a); break;
+    case MH_OP_DIV: r = a / b; break;
+    case MH_OP_MIN: r = isnan(a) ? b : isnan(b) ? a : (a < b || (a == b && signbit(a))) ? a : b; break;
+    case MH_OP_MAX: r = isnan(a) ? b : isnan(b) ? a : (a > b || (a == b && !signbit(a))) ? a : b; break;
+    case MH_OP_ABS: r = fabs(a); break;
+    case MH_OP_NEG: r = -a; break;
+    case MH_OP_SQRT: r = sqrt(a); break;
+    case MH_OP_RSQRT: r = 1.0 / sqrt(a); break;
+    case MH_OP_RCP: r = 1.0 / a; break;
+    case MH_OP_EX2: r = exp2(a); break;
+    case MH_OP_LG2: r = log2(a); break;
+    case MH_OP_SIN: r = sin(a); break;
+    case MH_OP_COS: r = cos(a); break;
+    case MH_OP_TANH: r = tanh(a); break;
+    case MH_OP_COPYSIGN: r = copysign(b, a); break;
     default: r = 0;
     }
-    if (in->type == PT_F32 && in->op != OP_FMA && in->op != OP_MAD) r = (float)r;
-    if (in->mods & MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
+    if (in->type == MH_PT_F32 && in->op != MH_OP_FMA && in->op != MH_OP_MAD) r = (float)r;
+    if (in->mods & MH_MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
     return r;
 }
 
@@ -639,54 +639,54 @@ static inline int bool_op(int op, int r, int p) { return op == 1 ? r && p : op =
 
 /* What set writes for true into a destination (or a half) of type t: 1.0 of a
  * float type, all ones otherwise. */
-static uint64_t set_true(ptx_type t)
+static uint64_t set_true(mh_ptx_type t)
 {
-    return t == PT_F32 ? mh_f32_bits(1.0f) : t == PT_F16 ? 0x3c00 : t == PT_BF16 ? 0x3f80 : mask_bits(ptx_type_bits(t));
+    return t == MH_PT_F32 ? mh_f32_bits(1.0f) : t == MH_PT_F16 ? 0x3c00 : t == MH_PT_BF16 ? 0x3f80 : mask_bits(mh_ptx_type_bits(t));
 }
 
-static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b, int ftz)
+static int compare(mh_ptx_cmp cmp, mh_ptx_type t, uint64_t a, uint64_t b, int ftz)
 {
-    if (ptx_type_is_float(t)) {
+    if (mh_ptx_type_is_float(t)) {
         double x = fget(a, t), y = fget(b, t);
-        if (ftz && t == PT_F32) { x = mh_ftz32(x); y = mh_ftz32(y); }
-        if (ftz && t == PT_F16) { /* subnormal halves compare as zeros */
+        if (ftz && t == MH_PT_F32) { x = mh_ftz32(x); y = mh_ftz32(y); }
+        if (ftz && t == MH_PT_F16) { /* subnormal halves compare as zeros */
             if (fabs(x) < 0x1p-14) x = copysign(0.0, x);
             if (fabs(y) < 0x1p-14) y = copysign(0.0, y);
         }
         int un = isnan(x) || isnan(y);
         switch (cmp) {
-        case CMP_EQ: return !un && x == y;
-        case CMP_NE: return !un && x != y;
-        case CMP_LT: return !un && x < y;
-        case CMP_LE: return !un && x <= y;
-        case CMP_GT: return !un && x > y;
-        case CMP_GE: return !un && x >= y;
-        case CMP_EQU: return un || x == y;
-        case CMP_NEU: return un || x != y;
-        case CMP_LTU: return un || x < y;
-        case CMP_LEU: return un || x <= y;
-        case CMP_GTU: return un || x > y;
-        case CMP_GEU: return un || x >= y;
-        case CMP_NUM: return !un;
-        case CMP_NAN: return un;
+        case MH_CMP_EQ: return !un && x == y;
+        case MH_CMP_NE: return !un && x != y;
+        case MH_CMP_LT: return !un && x < y;
+        case MH_CMP_LE: return !un && x <= y;
+        case MH_CMP_GT: return !un && x > y;
+        case MH_CMP_GE: return !un && x >= y;
+        case MH_CMP_EQU: return un || x == y;
+        case MH_CMP_NEU: return un || x != y;
+        case MH_CMP_LTU: return un || x < y;
+        case MH_CMP_LEU: return un || x <= y;
+        case MH_CMP_GTU: return un || x > y;
+        case MH_CMP_GEU: return un || x >= y;
+        case MH_CMP_NUM: return !un;
+        case MH_CMP_NAN: return un;
         default: return 0;
         }
     }
-    int bits = ptx_type_bits(t);
+    int bits = mh_ptx_type_bits(t);
     int64_t sa = sext(a, bits), sb = sext(b, bits);
     uint64_t ua = a & mask_bits(bits), ub = b & mask_bits(bits);
-    int sgn = ptx_type_is_signed(t);
+    int sgn = mh_ptx_type_is_signed(t);
     switch (cmp) {
-    case CMP_EQ: return ua == ub;
-    case CMP_NE: return ua != ub;
-    case CMP_LT: return sgn ? sa < sb : ua < ub;
-    case CMP_LE: return sgn ? sa <= sb : ua <= ub;
-    case CMP_GT: return sgn ? sa > sb : ua > ub;
-    case CMP_GE: return sgn ? sa >= sb : ua >= ub;
-    case CMP_LO: return ua < ub;
-    case CMP_LS: return ua <= ub;
-    case CMP_HI: return ua > ub;
-    case CMP_HS: return ua >= ub;
+    case MH_CMP_EQ: return ua == ub;
+    case MH_CMP_NE: return ua != ub;
+    case MH_CMP_LT: return sgn ? sa < sb : ua < ub;
+    case MH_CMP_LE: return sgn ? sa <= sb : ua <= ub;
+    case MH_CMP_GT: return sgn ? sa > sb : ua > ub;
+    case MH_CMP_GE: return sgn ? sa >= sb : ua >= ub;
+    case MH_CMP_LO: return ua < ub;
+    case MH_CMP_LS: return ua <= ub;
+    case MH_CMP_HI: return ua > ub;
+    case MH_CMP_HS: return ua >= ub;
     default: return 0;
     }
 }
@@ -694,10 +694,10 @@ static int compare(ptx_cmp cmp, ptx_type t, uint64_t a, uint64_t b, int ftz)
 static double round_int(double x, int rnd)
 {
     switch (rnd) {
-    case RND_RNI: return nearbyint(x);
-    case RND_RZI: return trunc(x);
-    case RND_RMI: return floor(x);
-    case RND_RPI: return ceil(x);
+    case MH_RND_RNI: return nearbyint(x);
+    case MH_RND_RZI: return trunc(x);
+    case MH_RND_RMI: return floor(x);
+    case MH_RND_RPI: return ceil(x);
     default: return x;
     }
 }
@@ -709,7 +709,7 @@ static uint16_t half_directed(double d, int rnd, int bf)
     uint16_t h = bf ? mh_double_to_bf16(d) : mh_double_to_half(d);
     double v = bf ? mh_bf16_to_float(h) : mh_half_to_float(h);
     if (isnan(d) || v == d) return h;
-    int move = rnd == RND_RZ ? fabs(v) > fabs(d) : rnd == RND_RM ? v > d : v < d;
+    int move = rnd == MH_RND_RZ ? fabs(v) > fabs(d) : rnd == MH_RND_RM ? v > d : v < d;
     if (!move) return h;
     int toward_minus = v > d, negative = (h & 0x8000) != 0;
     /* sign-magnitude bits: a larger magnitude is one more */
@@ -717,15 +717,15 @@ static uint16_t half_directed(double d, int rnd, int bf)
 }
 
 /* cvt: value a of type `from` converted to `to`. */
-static uint64_t convert(const ptx_insn *in, uint64_t a)
+static uint64_t convert(const mh_ptx_insn *in, uint64_t a)
 {
-    ptx_type to = (ptx_type)in->type, from = (ptx_type)in->type2;
-    int tb = ptx_type_bits(to), fb = ptx_type_bits(from);
-    if (!ptx_type_is_float(from) && !ptx_type_is_float(to)) {
-        int64_t sv = ptx_type_is_signed(from) ? sext(a, fb) : (int64_t)(a & mask_bits(fb));
-        int from_unsigned_big = !ptx_type_is_signed(from) && fb == 64 && (a >> 63);
-        if (in->mods & MOD_SAT) {
-            if (ptx_type_is_signed(to)) {
+    mh_ptx_type to = (mh_ptx_type)in->type, from = (mh_ptx_type)in->type2;
+    int tb = mh_ptx_type_bits(to), fb = mh_ptx_type_bits(from);
+    if (!mh_ptx_type_is_float(from) && !mh_ptx_type_is_float(to)) {
+        int64_t sv = mh_ptx_type_is_signed(from) ? sext(a, fb) : (int64_t)(a & mask_bits(fb));
+        int from_unsigned_big = !mh_ptx_type_is_signed(from) && fb == 64 && (a >> 63);
+        if (in->mods & MH_MOD_SAT) {
+            if (mh_ptx_type_is_signed(to)) {
                 int64_t lo = -(int64_t)(1ull << (tb - 1)), hi = (int64_t)((1ull << (tb - 1)) - 1);
                 if (from_unsigned_big || sv > hi) return (uint64_t)hi;
                 if (sv < lo) return (uint64_t)lo;
@@ -737,14 +737,14 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         }
         return (uint64_t)sv;
     }
-    int ftz = (in->mods & MOD_FTZ) != 0;
-    int directed = in->rnd >= RND_RZ && in->rnd <= RND_RP;
-    if (ptx_type_is_float(from) && !ptx_type_is_float(to)) {
+    int ftz = (in->mods & MH_MOD_FTZ) != 0;
+    int directed = in->rnd >= MH_RND_RZ && in->rnd <= MH_RND_RP;
+    if (mh_ptx_type_is_float(from) && !mh_ptx_type_is_float(to)) {
         double x = fget(a, from);
-        if (ftz && from == PT_F32) x = mh_ftz32(x);
-        x = round_int(x, in->rnd ? in->rnd : RND_RZI);
+        if (ftz && from == MH_PT_F32) x = mh_ftz32(x);
+        x = round_int(x, in->rnd ? in->rnd : MH_RND_RZI);
         if (isnan(x)) return 0;
-        if (ptx_type_is_signed(to)) {
+        if (mh_ptx_type_is_signed(to)) {
             double lo = -ldexp(1, tb - 1), hi = ldexp(1, tb - 1) - 1;
             return (uint64_t)(int64_t)(x < lo ? lo : x > hi ? hi : x);
         }
@@ -753,24 +753,24 @@ static uint64_t convert(const ptx_insn *in, uint64_t a)
         if (x >= hi) return mask_bits(tb);
         return (uint64_t)x;
     }
-    if (!ptx_type_is_float(from)) {
-        int sgn = ptx_type_is_signed(from);
+    if (!mh_ptx_type_is_float(from)) {
+        int sgn = mh_ptx_type_is_signed(from);
         uint64_t v = sgn ? (uint64_t)sext(a, fb) : a & mask_bits(fb); /* the integer in 64 bits */
         double x = sgn ? (double)(int64_t)v : (double)v;                /* exact below 2^53 */
-        if (directed && (to == PT_F16 || to == PT_BF16)) return half_directed(x, in->rnd, to == PT_BF16);
-        if (directed) return fput(mh_round_int(in->rnd, to == PT_F32, sgn, v), to);
-        if (fb == 64 && to == PT_F32) /* one rounding, not two through double */
+        if (directed && (to == MH_PT_F16 || to == MH_PT_BF16)) return half_directed(x, in->rnd, to == MH_PT_BF16);
+        if (directed) return fput(mh_round_int(in->rnd, to == MH_PT_F32, sgn, v), to);
+        if (fb == 64 && to == MH_PT_F32) /* one rounding, not two through double */
             return mh_f32_bits(sgn ? (float)(int64_t)v : (float)v);
         return fput(x, to);
     }
     double x = fget(a, from);
-    if (ftz && from == PT_F32) x = mh_ftz32(x);
-    if (in->rnd >= RND_RNI) x = round_int(x, in->rnd);
-    if (directed && from == PT_F64 && to == PT_F32) x = mh_round_narrow(in->rnd, x);
-    if (directed && (to == PT_F16 || to == PT_BF16) && !(in->mods & MOD_SAT))
-        return half_directed(x, in->rnd, to == PT_BF16);
-    if (in->mods & MOD_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
-    if (ftz && to == PT_F32) x = mh_ftz32((float)x);
+    if (ftz && from == MH_PT_F32) x = mh_ftz32(x);
+    if (in->rnd >= MH_RND_RNI) x = round_int(x, in->rnd);
+    if (directed && from == MH_PT_F64 && to == MH_PT_F32) x = mh_round_narrow(in->rnd, x);
+    if (directed && (to == MH_PT_F16 || to == MH_PT_BF16) && !(in->mods & MH_MOD_SAT))
+        return half_directed(x, in->rnd, to == MH_PT_BF16);
+    if (in->mods & MH_MOD_SAT) x = isnan(x) ? 0 : x < 0 ? 0 : x > 1 ? 1 : x;
+    if (ftz && to == MH_PT_F32) x = mh_ftz32((float)x);
     return fput(x, to);
 }
 
@@ -799,13 +799,13 @@ static inline uint64_t ld_elem(const unsigned char *p, int bytes)
     }
 }
 
-static int elem_bytes(ptx_type t)
+static int elem_bytes(mh_ptx_type t)
 {
-    int b = ptx_type_bits(t) / 8;
+    int b = mh_ptx_type_bits(t) / 8;
     return b ? b : 1;
 }
 
-static uint64_t address(ctx *c, const warp *w, const ptx_opnd *o, int lane)
+static uint64_t address(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
 {
     uint64_t base = 0;
     if (o->reg != UINT32_MAX) base = REG(w, o->reg, lane);
@@ -818,7 +818,7 @@ static uint64_t address(ctx *c, const warp *w, const ptx_opnd *o, int lane)
  * the .param variables of its call sequences. */
 static unsigned char *frame(ctx *c, const warp *w, int lane, uint32_t fi, int part)
 {
-    const ptx_func *F = &c->m->funcs[fi];
+    const mh_ptx_func *F = &c->m->funcs[fi];
     uint64_t off = c->frame_off[fi];
     if (part >= 1) off += align16(F->param_bytes);
     if (part >= 2) off += align16(F->ret_bytes);
@@ -827,16 +827,16 @@ static unsigned char *frame(ctx *c, const warp *w, int lane, uint32_t fi, int pa
 
 /* Host pointer of a .param access: kernel parameters, a .func's formal
  * parameters or returns, or a call-sequence variable. */
-static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const ptx_opnd *o, uint32_t size, int write)
+static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const mh_ptx_opnd *o, uint32_t size, int write)
 {
     uint32_t fi = c->insn_func[c->cur - c->code];
-    const ptx_func *F = &c->m->funcs[fi];
+    const mh_ptx_func *F = &c->m->funcs[fi];
     uint64_t off = (uint64_t)o->imm, limit;
     unsigned char *base;
     const char *what;
     if (o->sym >= 0) {
-        const ptx_var *v = &c->m->vars[o->sym];
-        if (v->space != SP_PARAM || v->func < 0) /* ld.param [a_shared_variable] */
+        const mh_ptx_var *v = &c->m->vars[o->sym];
+        if (v->space != MH_SP_PARAM || v->func < 0) /* ld.param [a_shared_variable] */
             return fault(c, w, lane, "%s.param of %s, which is a %s variable, not a parameter", write ? "st" : "ld",
                          v->name, space_name(v->space));
         base = frame(c, w, lane, (uint32_t)v->func, 2) + v->offset;
@@ -852,7 +852,7 @@ static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const ptx_opnd 
         limit = F->params[o->param].size;
         what = F->params[o->param].name;
     } else if (o->param <= -2) {
-        const ptx_param *r = &F->rets[-2 - o->param];
+        const mh_ptx_param *r = &F->rets[-2 - o->param];
         base = frame(c, w, lane, fi, 1) + r->offset;
         limit = r->size;
         what = r->name;
@@ -865,14 +865,14 @@ static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const ptx_opnd 
     return base + off;
 }
 
-static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uint64_t cv)
+static uint64_t atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, uint64_t cv)
 {
     int bytes = elem_bytes(t), bits = bytes * 8;
     uint64_t old = ld_elem(p, bytes), r = old;
-    int sgn = ptx_type_is_signed(t);
+    int sgn = mh_ptx_type_is_signed(t);
     switch (op) {
     case AOP_ADD:
-        if (ptx_type_is_float(t)) r = fput(fget(old, t) + fget(b, t), t);
+        if (mh_ptx_type_is_float(t)) r = fput(fget(old, t) + fget(b, t), t);
         else r = old + b;
         break;
     case AOP_MIN: r = sgn ? (sext(old, bits) < sext(b, bits) ? old : b) : ((old & mask_bits(bits)) < (b & mask_bits(bits)) ? old : b); break;
@@ -893,23 +893,23 @@ static uint64_t atomic(ptx_aop op, ptx_type t, unsigned char *p, uint64_t b, uin
  * pending and expected per phase, and the transaction bytes still to come
  * (a 21-bit two's-complement field: complete_tx may come before expect_tx).
  * The layout is emu's own; kernels treat the object as opaque. */
-#define MB_FIELD 0x1FFFFFull
+#define MH_MB_FIELD 0x1FFFFFull
 typedef struct { int phase; int64_t pending, expected, tx; } mbar;
 
 static mbar mb_load(const unsigned char *p)
 {
     uint64_t v;
     memcpy(&v, p, 8);
-    int64_t tx = (int64_t)(v >> 42 & MB_FIELD);
+    int64_t tx = (int64_t)(v >> 42 & MH_MB_FIELD);
     if (tx & 0x100000) tx -= 0x200000;
-    return (mbar){.phase = (int)(v >> 63), .pending = (int64_t)(v & MB_FIELD), .expected = (int64_t)(v >> 21 & MB_FIELD),
+    return (mbar){.phase = (int)(v >> 63), .pending = (int64_t)(v & MH_MB_FIELD), .expected = (int64_t)(v >> 21 & MH_MB_FIELD),
                   .tx = tx};
 }
 
 static void mb_store(unsigned char *p, mbar b)
 {
-    uint64_t v = (uint64_t)b.phase << 63 | ((uint64_t)b.tx & MB_FIELD) << 42 | ((uint64_t)b.expected & MB_FIELD) << 21 |
-                 ((uint64_t)b.pending & MB_FIELD);
+    uint64_t v = (uint64_t)b.phase << 63 | ((uint64_t)b.tx & MH_MB_FIELD) << 42 | ((uint64_t)b.expected & MH_MB_FIELD) << 21 |
+                 ((uint64_t)b.pending & MH_MB_FIELD);
     memcpy(p, &v, 8);
 }
 
@@ -918,35 +918,35 @@ static void mb_store(unsigned char *p, mbar b)
  * once).  A phase completes when no arrival and no transaction byte is
  * pending; a wait that finds its phase not complete sets its predicate false
  * and the lane yields, so the other warps run before it tries again. */
-static int exec_mbarrier(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
+static int exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
 {
-    const ptx_opnd *o = in->o;
-    int k = in->cmp, ai = k == MB_EXPECT_TX || k == MB_COMPLETE_TX || k == MB_CP_ASYNC_ARRIVE ? 0 : 1;
+    const mh_ptx_opnd *o = in->o;
+    int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
     c->cycles += 2;
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
-        int wait = k == MB_TEST_WAIT || k == MB_TRY_WAIT;
-        unsigned char *p = mem(c, w, l, in->space ? in->space : SP_SHARED, address(c, w, &o[ai], l), 8, !wait);
+        int wait = k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT;
+        unsigned char *p = mem(c, w, l, in->space ? in->space : MH_SP_SHARED, address(c, w, &o[ai], l), 8, !wait);
         if (!p) return -1;
         mbar b = mb_load(p);
         int64_t arrive = 0;
         switch (k) {
-        case MB_ARRIVE: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
-        case MB_ARRIVE_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
-        case MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
-        case MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
-        case MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
+        case MH_MB_ARRIVE: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
+        case MH_MB_ARRIVE_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
+        case MH_MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
+        case MH_MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
+        case MH_MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MH_MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
         default: { /* test_wait / try_wait: is the phase of the state (or of the parity) complete? */
             uint64_t s = val(c, w, &o[2], l);
-            int waited = (in->mods & MOD_PARITY) ? (int)(s & 1) : (int)(s >> 63);
+            int waited = (in->mods & MH_MOD_PARITY) ? (int)(s & 1) : (int)(s >> 63);
             int done = waited != b.phase;
-            put(c, w, o[0].reg, l, (uint64_t)done, PT_PRED);
+            put(c, w, o[0].reg, l, (uint64_t)done, MH_PT_PRED);
             if (!done) w->st[l] = LANE_YIELD; /* its pc moves on: the loop around it asks again */
             continue;
         }
         }
-        if (k == MB_ARRIVE || k == MB_ARRIVE_EXPECT_TX) { /* the state: the phase arrived at */
-            if (o[0].kind == OPK_REG) put(c, w, o[0].reg, l, (uint64_t)b.phase << 63, PT_B64);
+        if (k == MH_MB_ARRIVE || k == MH_MB_ARRIVE_EXPECT_TX) { /* the state: the phase arrived at */
+            if (o[0].kind == MH_OPK_REG) put(c, w, o[0].reg, l, (uint64_t)b.phase << 63, MH_PT_B64);
         }
         b.pending -= arrive;
         if (b.pending < 0)
@@ -954,7 +954,7 @@ static int exec_mbarrier(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
                          (long long)b.expected), -1;
         if (b.tx > 0xFFFFF || b.tx < -0xFFFFF)
             return fault(c, w, l, "mbarrier: transaction count %lld out of range", (long long)b.tx), -1;
-        if (b.pending == 0 && b.tx == 0 && (arrive || k == MB_COMPLETE_TX)) { /* the phase completes */
+        if (b.pending == 0 && b.tx == 0 && (arrive || k == MH_MB_COMPLETE_TX)) { /* the phase completes */
             b.phase ^= 1;
             b.pending = b.expected;
         }
@@ -965,7 +965,7 @@ static int exec_mbarrier(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
 
 /* bar.sync a, b (wait) and bar.arrive a, b (go on): b threads, a multiple of
  * 32, arriving at barrier a release the ones waiting there. */
-static int bar_counted(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
+static int bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
 {
     int l0 = __builtin_ctz(emask);
     uint64_t id = val(c, w, &in->o[0], l0);
@@ -993,16 +993,16 @@ static int bar_counted(ctx *c, warp *w, const ptx_insn *in, uint32_t emask)
 
 /* Returns -1 on a fault; 1 when every lane of mask went on to the same
  * *next pc (and none left the active state); 0 otherwise. */
-static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_t *next)
+static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t *next)
 {
-    const ptx_type t = (ptx_type)in->type;
+    const mh_ptx_type t = (mh_ptx_type)in->type;
     uint32_t emask = mask;
     if (in->guard >= 0) {
         emask = 0;
         for (int l = 0; l < WARP; l++)
             if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) emask |= 1u << l;
     }
-    if (in->mods & MOD_MARKER) { /* a marker comment: not an instruction, free */
+    if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
         for (int l = 0; l < WARP; l++)
             if (mask >> l & 1) w->pc[l]++;
         *next = (uint32_t)(c->cur - c->code) + 1;
@@ -1012,26 +1012,26 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
     c->thread_insns += (uint64_t)__builtin_popcount(emask);
     c->cycles += 1;
     int branch = 0;
-    const ptx_opnd *o = in->o;
+    const mh_ptx_opnd *o = in->o;
 
 #define LANES for (int l = 0; l < WARP; l++) if (emask >> l & 1)
     switch (in->op) {
-    case OP_NOP: case OP_MEMBAR: case OP_PREFETCH: break;
-    case OP_MOV:
-        if (o[0].kind == OPK_VEC) { /* unpack */
-            int part = ptx_type_bits(t) / o[0].n;
+    case MH_OP_NOP: case MH_OP_MEMBAR: case MH_OP_PREFETCH: break;
+    case MH_OP_MOV:
+        if (o[0].kind == MH_OPK_VEC) { /* unpack */
+            int part = mh_ptx_type_bits(t) / o[0].n;
             LANES {
                 uint64_t v = val(c, w, &o[1], l);
                 for (int k = 0; k < o[0].n; k++)
-                    if (o[0].vec[k] != UINT32_MAX) put(c, w, o[0].vec[k], l, (v >> (k * part)) & mask_bits(part), PT_B64);
+                    if (o[0].vec[k] != UINT32_MAX) put(c, w, o[0].vec[k], l, (v >> (k * part)) & mask_bits(part), MH_PT_B64);
             }
-        } else if (o[1].kind == OPK_VEC) { /* pack */
-            int part = ptx_type_bits(t) / o[1].n;
+        } else if (o[1].kind == MH_OPK_VEC) { /* pack */
+            int part = mh_ptx_type_bits(t) / o[1].n;
             LANES {
                 uint64_t v = 0;
                 for (int k = 0; k < o[1].n; k++) {
                     uint32_t r = o[1].vec[k];
-                    uint64_t x = r == UINT32_MAX ? 0 : (r & PTX_VEC_SREG) ? sreg(c, w, r & ~PTX_VEC_SREG, l) : REG(w, r, l);
+                    uint64_t x = r == UINT32_MAX ? 0 : (r & MH_PTX_VEC_SREG) ? sreg(c, w, r & ~MH_PTX_VEC_SREG, l) : REG(w, r, l);
                     v |= (x & mask_bits(part)) << (k * part);
                 }
                 put(c, w, o[0].reg, l, v, t);
@@ -1040,15 +1040,15 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             LANES put(c, w, o[0].reg, l, val(c, w, &o[1], l), t);
         }
         break;
-    case OP_LD: {
+    case MH_OP_LD: {
         int eb = elem_bytes(t);
-        c->cycles += in->space == SP_SHARED ? 2 : in->space == SP_PARAM ? 0 : 8;
+        c->cycles += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
         LANES {
-            unsigned char *p = in->space == SP_PARAM
+            unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
                                    : mem_fast(c, w, l, in->space, address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
             if (!p) return -1;
-            if (o[0].kind == OPK_VEC) {
+            if (o[0].kind == MH_OPK_VEC) {
                 for (int k = 0; k < o[0].n; k++)
                     if (o[0].vec[k] != UINT32_MAX) put(c, w, o[0].vec[k], l, ld_elem(p + k * eb, eb), t);
             } else {
@@ -1057,18 +1057,18 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     }
-    case OP_ST: {
+    case MH_OP_ST: {
         int eb = elem_bytes(t);
-        c->cycles += in->space == SP_SHARED ? 2 : 8;
+        c->cycles += in->space == MH_SP_SHARED ? 2 : 8;
         LANES {
-            unsigned char *p = in->space == SP_PARAM
+            unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
                                    : mem_fast(c, w, l, in->space, address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);
             if (!p) return -1;
-            if (o[1].kind == OPK_VEC) {
+            if (o[1].kind == MH_OPK_VEC) {
                 for (int k = 0; k < o[1].n; k++) {
                     uint32_t r = o[1].vec[k];
-                    uint64_t v = r == UINT32_MAX ? 0 : (r & PTX_VEC_SREG) ? sreg(c, w, r & ~PTX_VEC_SREG, l) : REG(w, r, l);
+                    uint64_t v = r == UINT32_MAX ? 0 : (r & MH_PTX_VEC_SREG) ? sreg(c, w, r & ~MH_PTX_VEC_SREG, l) : REG(w, r, l);
                     memcpy(p + k * eb, &v, (size_t)eb);
                 }
             } else {
@@ -1078,79 +1078,79 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     }
-    case OP_CVTA:
+    case MH_OP_CVTA:
         LANES {
             uint64_t a = val(c, w, &o[1], l), lin = w->index * WARP + (uint64_t)l;
-            if (in->space == SP_SHARED) a = (in->mods & MOD_TO) ? a - SHARED_WIN : a + SHARED_WIN;
-            else if (in->space == SP_LOCAL)
-                a = (in->mods & MOD_TO) ? (a - LOCAL_WIN) % (c->local_stride ? c->local_stride : 1)
+            if (in->space == MH_SP_SHARED) a = (in->mods & MH_MOD_TO) ? a - SHARED_WIN : a + SHARED_WIN;
+            else if (in->space == MH_SP_LOCAL)
+                a = (in->mods & MH_MOD_TO) ? (a - LOCAL_WIN) % (c->local_stride ? c->local_stride : 1)
                                         : a + LOCAL_WIN + lin * c->local_stride;
             put(c, w, o[0].reg, l, a, t);
         }
         break;
-    case OP_CVT:
-        if ((t == PT_F16X2 || t == PT_BF16X2) && in->nopnds >= 3) {
+    case MH_OP_CVT:
+        if ((t == MH_PT_F16X2 || t == MH_PT_BF16X2) && in->nopnds >= 3) {
             /* cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower */
-            ptx_type h = t == PT_F16X2 ? PT_F16 : PT_BF16;
+            mh_ptx_type h = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
             LANES {
-                uint64_t hi = fput(fget(val(c, w, &o[1], l), (ptx_type)in->type2), h);
-                uint64_t lo = fput(fget(val(c, w, &o[2], l), (ptx_type)in->type2), h);
-                put(c, w, o[0].reg, l, hi << 16 | lo, PT_B32);
+                uint64_t hi = fput(fget(val(c, w, &o[1], l), (mh_ptx_type)in->type2), h);
+                uint64_t lo = fput(fget(val(c, w, &o[2], l), (mh_ptx_type)in->type2), h);
+                put(c, w, o[0].reg, l, hi << 16 | lo, MH_PT_B32);
             }
             break;
         }
         LANES put(c, w, o[0].reg, l, convert(in, val(c, w, &o[1], l)), t);
         break;
-    case OP_TESTP: /* testp.class.f32/f64 p, a (the PTX front end took the class) */
+    case MH_OP_TESTP: /* testp.class.f32/f64 p, a (the PTX front end took the class) */
         LANES {
             double x = fget(val(c, w, &o[1], l), t);
             int r;
             switch (in->cmp) {
-            case TESTP_FINITE: r = isfinite(x); break;
-            case TESTP_INFINITE: r = isinf(x); break;
-            case TESTP_NUMBER: r = !isnan(x); break;
-            case TESTP_NOTANUMBER: r = isnan(x); break;
-            case TESTP_NORMAL: r = t == PT_F32 ? isnormal((float)x) : isnormal(x); break;
-            default: r = t == PT_F32 ? fpclassify((float)x) == FP_SUBNORMAL : fpclassify(x) == FP_SUBNORMAL; break;
+            case MH_TESTP_FINITE: r = isfinite(x); break;
+            case MH_TESTP_INFINITE: r = isinf(x); break;
+            case MH_TESTP_NUMBER: r = !isnan(x); break;
+            case MH_TESTP_NOTANUMBER: r = isnan(x); break;
+            case MH_TESTP_NORMAL: r = t == MH_PT_F32 ? isnormal((float)x) : isnormal(x); break;
+            default: r = t == MH_PT_F32 ? fpclassify((float)x) == FP_SUBNORMAL : fpclassify(x) == FP_SUBNORMAL; break;
             }
-            put(c, w, o[0].reg, l, r != 0, PT_PRED);
+            put(c, w, o[0].reg, l, r != 0, MH_PT_PRED);
         }
         break;
-    case OP_SETP:
-    case OP_SET: {
+    case MH_OP_SETP:
+    case MH_OP_SET: {
         /* on packed halves (PTX ISA 9.1, 9.7.7) each half is compared as its own type: setp's p
          * comes from the low halves and q from the high ones (q is not a complement there), set
          * writes each half of d; else q is the complement and set writes all of d */
-        ptx_type src = in->op == OP_SET ? (ptx_type)in->type2 : t;
-        int packed = src == PT_F16X2 || src == PT_BF16X2;
-        ptx_type ct = !packed ? src : src == PT_F16X2 ? PT_F16 : PT_BF16;
-        uint64_t one = set_true(!packed ? t : t == PT_F16X2 ? PT_F16 : t == PT_BF16X2 ? PT_BF16 : PT_B16);
+        mh_ptx_type src = in->op == MH_OP_SET ? (mh_ptx_type)in->type2 : t;
+        int packed = src == MH_PT_F16X2 || src == MH_PT_BF16X2;
+        mh_ptx_type ct = !packed ? src : src == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
+        uint64_t one = set_true(!packed ? t : t == MH_PT_F16X2 ? MH_PT_F16 : t == MH_PT_BF16X2 ? MH_PT_BF16 : MH_PT_B16);
         LANES {
             uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
-            int r = compare((ptx_cmp)in->cmp, ct, packed ? a & 0xffff : a, packed ? b & 0xffff : b, in->mods & MOD_FTZ);
-            int r2 = packed ? compare((ptx_cmp)in->cmp, ct, a >> 16 & 0xffff, b >> 16 & 0xffff, in->mods & MOD_FTZ) : !r;
+            int r = compare((mh_ptx_cmp)in->cmp, ct, packed ? a & 0xffff : a, packed ? b & 0xffff : b, in->mods & MH_MOD_FTZ);
+            int r2 = packed ? compare((mh_ptx_cmp)in->cmp, ct, a >> 16 & 0xffff, b >> 16 & 0xffff, in->mods & MH_MOD_FTZ) : !r;
             if (in->boolop) {
                 int p = val(c, w, &o[3], l) != 0;
                 r = bool_op(in->boolop, r, p);
                 r2 = bool_op(in->boolop, r2, p);
             }
-            if (in->op == OP_SETP) {
-                put(c, w, o[0].reg, l, (uint64_t)r, PT_PRED);
-                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r2, PT_PRED);
+            if (in->op == MH_OP_SETP) {
+                put(c, w, o[0].reg, l, (uint64_t)r, MH_PT_PRED);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)r2, MH_PT_PRED);
             } else if (packed) {
-                put(c, w, o[0].reg, l, (r ? one : 0) | (r2 ? one : 0) << 16, PT_B32);
+                put(c, w, o[0].reg, l, (r ? one : 0) | (r2 ? one : 0) << 16, MH_PT_B32);
             } else {
                 put(c, w, o[0].reg, l, r ? one : 0, t);
             }
         }
         break;
     }
-    case OP_SELP: LANES put(c, w, o[0].reg, l, val(c, w, &o[3], l) ? val(c, w, &o[1], l) : val(c, w, &o[2], l), t); break;
-    case OP_BFI:
+    case MH_OP_SELP: LANES put(c, w, o[0].reg, l, val(c, w, &o[3], l) ? val(c, w, &o[1], l) : val(c, w, &o[2], l), t); break;
+    case MH_OP_BFI:
         LANES {
             uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l);
             uint32_t pos = (uint32_t)val(c, w, &o[3], l) & 0xff, len = (uint32_t)val(c, w, &o[4], l) & 0xff;
-            int bits = ptx_type_bits(t);
+            int bits = mh_ptx_type_bits(t);
             uint64_t r = b;
             if (len && pos < (uint32_t)bits) {
                 uint64_t m = (len >= 64 ? ~0ull : (1ull << len) - 1) << pos;
@@ -1159,11 +1159,11 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             put(c, w, o[0].reg, l, r, t);
         }
         break;
-    case OP_PRMT:
+    case MH_OP_PRMT:
         LANES put(c, w, o[0].reg, l, prmt((uint32_t)val(c, w, &o[1], l), (uint32_t)val(c, w, &o[2], l),
                                           (uint32_t)val(c, w, &o[3], l)), t);
         break;
-    case OP_LOP3:
+    case MH_OP_LOP3:
         LANES {
             uint64_t a = val(c, w, &o[1], l), b = val(c, w, &o[2], l), cc = val(c, w, &o[3], l);
             uint32_t lut = (uint32_t)val(c, w, &o[4], l), r = 0;
@@ -1174,19 +1174,19 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             put(c, w, o[0].reg, l, r, t);
         }
         break;
-    case OP_BRA:
+    case MH_OP_BRA:
         LANES w->pc[l] = o[0].reg;
         branch = 1;
         break;
-    case OP_CALL: {
-        const ptx_func *callee = &c->m->funcs[in->callee];
+    case MH_OP_CALL: {
+        const mh_ptx_func *callee = &c->m->funcs[in->callee];
         uint32_t pc = (uint32_t)(c->cur - c->code);
         int nret = in->cmp;
         LANES {
             if (w->depth[l] == MAX_CALL_DEPTH) return fault(c, w, l, "call depth exceeds %d", MAX_CALL_DEPTH), -1;
             for (int k = 0; k + nret < in->nopnds; k++) {
-                const ptx_var *v = &c->m->vars[o[nret + k].sym];
-                const ptx_param *p = &callee->params[k];
+                const mh_ptx_var *v = &c->m->vars[o[nret + k].sym];
+                const mh_ptx_param *p = &callee->params[k];
                 memcpy(frame(c, w, l, (uint32_t)in->callee, 0) + p->offset, frame(c, w, l, (uint32_t)v->func, 2) + v->offset,
                        v->size < p->size ? v->size : p->size);
             }
@@ -1199,7 +1199,7 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         branch = 1;
         break;
     }
-    case OP_RET:
+    case MH_OP_RET:
         LANES {
             if (!w->depth[l]) {
                 w->st[l] = LANE_EXITED;
@@ -1207,8 +1207,8 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             }
             const call_frame *cf = &w->stack[l][--w->depth[l]];
             if (cf->retvar >= 0) {
-                const ptx_var *v = &c->m->vars[cf->retvar];
-                const ptx_func *callee = &c->m->funcs[cf->callee];
+                const mh_ptx_var *v = &c->m->vars[cf->retvar];
+                const mh_ptx_func *callee = &c->m->funcs[cf->callee];
                 uint32_t n = callee->nrets ? callee->rets[0].size : 0;
                 memcpy(frame(c, w, l, (uint32_t)v->func, 2) + v->offset, frame(c, w, l, cf->callee, 1),
                        v->size < n ? v->size : n);
@@ -1217,10 +1217,10 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         branch = 1;
         break;
-    case OP_EXIT:
+    case MH_OP_EXIT:
         LANES w->st[l] = LANE_EXITED;
         break;
-    case OP_BAR:
+    case MH_OP_BAR:
         if (in->cmp == 1) break; /* bar.warp.sync: lanes already run together */
         if (in->cmp == 2 || in->nopnds > 1) { /* a thread count: bar.sync a, b / bar.arrive a, b */
             if (bar_counted(c, w, in, emask)) return -1;
@@ -1228,27 +1228,27 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         LANES w->st[l] = LANE_BARRIER;
         break;
-    case OP_TRAP:
+    case MH_OP_TRAP:
         LANES return fault(c, w, l, "trap instruction"), -1;
         break;
-    case OP_MBARRIER_INIT:
+    case MH_OP_MBARRIER_INIT:
         LANES {
             unsigned char *p = mem(c, w, l, in->space, address(c, w, &o[0], l), 8, 1);
             if (!p) return -1;
-            uint64_t n = val(c, w, &o[1], l) & MB_FIELD;
+            uint64_t n = val(c, w, &o[1], l) & MH_MB_FIELD;
             mb_store(p, (mbar){.pending = (int64_t)n, .expected = (int64_t)n});
         }
         break;
-    case OP_MBARRIER:
+    case MH_OP_MBARRIER:
         if (exec_mbarrier(c, w, in, emask)) return -1;
         break;
-    case OP_CP_ASYNC: {
+    case MH_OP_CP_ASYNC: {
         /* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}: copied at
          * issue, so a correctly synchronised kernel sees what it would on a GPU (a kernel that
          * reads before its wait_group sees the data early: emu cannot show that race) */
         c->cycles += 8;
         uint32_t size = (uint32_t)o[2].imm;
-        int pred4 = in->nopnds > 3 && o[3].kind == OPK_REG && c->m->reg_type[o[3].reg] == PT_PRED;
+        int pred4 = in->nopnds > 3 && o[3].kind == MH_OPK_REG && c->m->reg_type[o[3].reg] == MH_PT_PRED;
         LANES {
             uint32_t src_size = size;
             if (in->nopnds > 3 && !pred4) src_size = (uint32_t)val(c, w, &o[3], l);
@@ -1256,10 +1256,10 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             if (src_size > size) /* the size itself (4, 8 or 16) was checked by the front end */
                 return fault(c, w, l, "cp.async of %u bytes with a source size of %u (at most the size)", size,
                              src_size), -1;
-            unsigned char *d = mem(c, w, l, SP_SHARED, address(c, w, &o[0], l), size, 1);
+            unsigned char *d = mem(c, w, l, MH_SP_SHARED, address(c, w, &o[0], l), size, 1);
             if (!d) return -1;
             if (src_size) {
-                const unsigned char *p = mem(c, w, l, SP_GLOBAL, address(c, w, &o[1], l), src_size, 0);
+                const unsigned char *p = mem(c, w, l, MH_SP_GLOBAL, address(c, w, &o[1], l), src_size, 0);
                 if (!p) return -1;
                 memmove(d, p, src_size);
             }
@@ -1267,22 +1267,22 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     }
-    case OP_ATOM:
-    case OP_RED:
-        c->cycles += in->space == SP_SHARED ? 4 : 16;
+    case MH_OP_ATOM:
+    case MH_OP_RED:
+        c->cycles += in->space == MH_SP_SHARED ? 4 : 16;
         LANES {
-            const ptx_opnd *ao = in->op == OP_ATOM ? &o[1] : &o[0];
-            const ptx_opnd *bo = ao + 1;
+            const mh_ptx_opnd *ao = in->op == MH_OP_ATOM ? &o[1] : &o[0];
+            const mh_ptx_opnd *bo = ao + 1;
             unsigned char *p = mem(c, w, l, in->space, address(c, w, ao, l), (uint32_t)elem_bytes(t), 1);
             if (!p) return -1;
-            uint64_t old = atomic((ptx_aop)in->cmp, t, p, val(c, w, bo, l),
+            uint64_t old = atomic((mh_ptx_aop)in->cmp, t, p, val(c, w, bo, l),
                                   in->cmp == AOP_CAS ? val(c, w, bo + 1, l) : 0);
-            if (in->op == OP_ATOM) put(c, w, o[0].reg, l, old, t);
+            if (in->op == MH_OP_ATOM) put(c, w, o[0].reg, l, old, t);
         }
         break;
-    case OP_SHFL: {
+    case MH_OP_SHFL: {
         uint64_t src[WARP];
-        for (int l = 0; l < WARP; l++) src[l] = o[1].kind == OPK_REG ? REG(w, o[1].reg, l) : val(c, w, &o[1], l);
+        for (int l = 0; l < WARP; l++) src[l] = o[1].kind == MH_OPK_REG ? REG(w, o[1].reg, l) : val(c, w, &o[1], l);
         LANES {
             uint32_t bval = (uint32_t)val(c, w, &o[2], l) & 31, cv = (uint32_t)val(c, w, &o[3], l);
             uint32_t cval = cv & 31, seg = (cv >> 8) & 31, lane = (uint32_t)l;
@@ -1296,11 +1296,11 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             }
             if (!ok) j = lane;
             put(c, w, o[0].reg, l, src[j & 31], t);
-            if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)ok, PT_PRED);
+            if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)ok, MH_PT_PRED);
         }
         break;
     }
-    case OP_VOTE: {
+    case MH_OP_VOTE: {
         uint32_t ballot = 0, members = emask;
         LANES if (val(c, w, &o[1], l)) ballot |= 1u << l;
         LANES {
@@ -1311,13 +1311,13 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             case VOTE_UNI: r = (ballot & members) == members || (ballot & members) == 0; break;
             default: r = ballot; break;
             }
-            put(c, w, o[0].reg, l, r, in->cmp == VOTE_BALLOT ? PT_B32 : PT_PRED);
+            put(c, w, o[0].reg, l, r, in->cmp == VOTE_BALLOT ? MH_PT_B32 : MH_PT_PRED);
         }
         break;
     }
-    case OP_REDUX: {
+    case MH_OP_REDUX: {
         /* one value from every member lane, to all of them (the waiting is done: see wsync) */
-        int sgn = t == PT_S32;
+        int sgn = t == MH_PT_S32;
         uint64_t acc = in->cmp == AOP_AND ? 0xffffffffu : in->cmp == AOP_MIN ? (sgn ? 0x7fffffffu : 0xffffffffu)
                      : in->cmp == AOP_MAX ? (sgn ? 0x80000000u : 0) : 0;
         LANES {
@@ -1332,46 +1332,46 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
             }
             acc = a;
         }
-        LANES put(c, w, o[0].reg, l, acc, PT_B32);
+        LANES put(c, w, o[0].reg, l, acc, MH_PT_B32);
         break;
     }
-    case OP_MATCH: {
+    case MH_OP_MATCH: {
         /* lanes of the member mask holding the same value (the waiting is done: see wsync) */
         uint64_t v[WARP];
-        LANES v[l] = val(c, w, &o[1], l) & (t == PT_B64 ? ~0ull : 0xffffffffull);
+        LANES v[l] = val(c, w, &o[1], l) & (t == MH_PT_B64 ? ~0ull : 0xffffffffull);
         int all = 1;
         LANES {
             uint32_t same = 0;
             for (int j = 0; j < WARP; j++)
                 if ((emask >> j & 1) && v[j] == v[l]) same |= 1u << j;
             if (same != emask) all = 0;
-            if (in->cmp == 0) put(c, w, o[0].reg, l, same, PT_B32);
+            if (in->cmp == 0) put(c, w, o[0].reg, l, same, MH_PT_B32);
         }
         if (in->cmp == 1)
             LANES {
-                put(c, w, o[0].reg, l, all ? emask : 0, PT_B32);
-                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)all, PT_PRED);
+                put(c, w, o[0].reg, l, all ? emask : 0, MH_PT_B32);
+                if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)all, MH_PT_PRED);
             }
         break;
     }
-    case OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, PT_B32); break;
+    case MH_OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, MH_PT_B32); break;
     default:
-        if (t == PT_F16X2 || t == PT_BF16X2) {
+        if (t == MH_PT_F16X2 || t == MH_PT_BF16X2) {
             /* packed halves: the operation on each 16-bit half, as its own type */
-            ptx_insn h = *in;
-            h.type = t == PT_F16X2 ? PT_F16 : PT_BF16;
+            mh_ptx_insn h = *in;
+            h.type = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
             LANES {
                 uint64_t a = val(c, w, &o[1], l), b = in->nopnds > 2 ? val(c, w, &o[2], l) : 0;
                 uint64_t cc = in->nopnds > 3 ? val(c, w, &o[3], l) : 0, r = 0;
                 for (int half = 0; half < 2; half++) {
                     int s = 16 * half;
-                    double x = fget(a >> s & 0xffff, (ptx_type)h.type), y = fget(b >> s & 0xffff, (ptx_type)h.type);
-                    double z = fget(cc >> s & 0xffff, (ptx_type)h.type);
-                    r |= (fput(flt_op(&h, x, y, z), (ptx_type)h.type) & 0xffff) << s;
+                    double x = fget(a >> s & 0xffff, (mh_ptx_type)h.type), y = fget(b >> s & 0xffff, (mh_ptx_type)h.type);
+                    double z = fget(cc >> s & 0xffff, (mh_ptx_type)h.type);
+                    r |= (fput(flt_op(&h, x, y, z), (mh_ptx_type)h.type) & 0xffff) << s;
                 }
-                put(c, w, o[0].reg, l, r, PT_B32);
+                put(c, w, o[0].reg, l, r, MH_PT_B32);
             }
-        } else if (ptx_type_is_float(t)) {
+        } else if (mh_ptx_type_is_float(t)) {
             /* decided once per instruction, not per lane: the plain path is the hot one */
             int special = flt_special(in);
             LANES {
@@ -1382,24 +1382,24 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
                 put(c, w, o[0].reg, l, fput(r, t), t);
             }
         } else {
-            ptx_type dt = t;
-            if (in->mods & MOD_WIDE) dt = ptx_type_is_signed(t) ? (ptx_type_bits(t) == 32 ? PT_S64 : PT_S32)
-                                                                : (ptx_type_bits(t) == 32 ? PT_U64 : PT_U32);
-            if (in->op == OP_CLZ || in->op == OP_POPC) dt = PT_U32;
-            if (!(in->mods & (MOD_SAT | MOD_HI | MOD_WIDE)) && ptx_type_bits(t) >= 32 &&
-                (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_MAD || in->op == OP_AND ||
-                 in->op == OP_OR || in->op == OP_XOR) && t != PT_PRED) {
+            mh_ptx_type dt = t;
+            if (in->mods & MH_MOD_WIDE) dt = mh_ptx_type_is_signed(t) ? (mh_ptx_type_bits(t) == 32 ? MH_PT_S64 : MH_PT_S32)
+                                                                : (mh_ptx_type_bits(t) == 32 ? MH_PT_U64 : MH_PT_U32);
+            if (in->op == MH_OP_CLZ || in->op == MH_OP_POPC) dt = MH_PT_U32;
+            if (!(in->mods & (MH_MOD_SAT | MH_MOD_HI | MH_MOD_WIDE)) && mh_ptx_type_bits(t) >= 32 &&
+                (in->op == MH_OP_ADD || in->op == MH_OP_SUB || in->op == MH_OP_MUL || in->op == MH_OP_MAD || in->op == MH_OP_AND ||
+                 in->op == MH_OP_OR || in->op == MH_OP_XOR) && t != MH_PT_PRED) {
                 /* the common integer operations, without a dispatch per lane */
-                const ptx_opnd *o1 = &o[1], *o2 = &o[2], *o3 = &o[3];
+                const mh_ptx_opnd *o1 = &o[1], *o2 = &o[2], *o3 = &o[3];
                 switch (in->op) {
-                case OP_ADD: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) + val(c, w, o2, l), dt); break;
-                case OP_SUB: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) - val(c, w, o2, l), dt); break;
-                case OP_MUL: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) * val(c, w, o2, l), dt); break;
-                case OP_MAD:
+                case MH_OP_ADD: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) + val(c, w, o2, l), dt); break;
+                case MH_OP_SUB: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) - val(c, w, o2, l), dt); break;
+                case MH_OP_MUL: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) * val(c, w, o2, l), dt); break;
+                case MH_OP_MAD:
                     LANES put(c, w, o[0].reg, l, val(c, w, o1, l) * val(c, w, o2, l) + val(c, w, o3, l), dt);
                     break;
-                case OP_AND: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) & val(c, w, o2, l), dt); break;
-                case OP_OR: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) | val(c, w, o2, l), dt); break;
+                case MH_OP_AND: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) & val(c, w, o2, l), dt); break;
+                case MH_OP_OR: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) | val(c, w, o2, l), dt); break;
                 default: LANES put(c, w, o[0].reg, l, val(c, w, o1, l) ^ val(c, w, o2, l), dt); break;
                 }
                 break;
@@ -1417,13 +1417,13 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
     /* advance the pcs of the lanes that took part and did not branch (branch-free: vectorises) */
     uint32_t adv = branch ? (mask & ~emask) : mask;
     for (int l = 0; l < WARP; l++) w->pc[l] += (adv >> l) & 1;
-    if (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BAR) return 0;
+    if (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_BAR) return 0;
     if (!branch || emask == 0) {
         *next = (uint32_t)(c->cur - c->code) + 1;
         return 1;
     }
     if (emask == mask) {
-        *next = in->op == OP_CALL ? c->base[in->callee] : in->o[0].reg;
+        *next = in->op == MH_OP_CALL ? c->base[in->callee] : in->o[0].reg;
         return 1;
     }
     return 0;
@@ -1433,19 +1433,19 @@ static int exec_insn(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, uint32_
 /* Kept out of exec_insn: these run before and after an instruction only when
  * the device is strict, so the interpreter's hot path does not pay for them. */
 
-static int writes_o0(const ptx_insn *in)
+static int writes_o0(const mh_ptx_insn *in)
 {
     switch (in->op) {
-    case OP_ST: case OP_RED: case OP_MBARRIER_INIT: case OP_CP_ASYNC: case OP_BRA: case OP_RET: case OP_EXIT: case OP_BAR:
-    case OP_MEMBAR: case OP_PREFETCH: case OP_TRAP: case OP_CALL: case OP_NOP: return 0;
-    case OP_MBARRIER: return in->cmp != MB_EXPECT_TX && in->cmp != MB_COMPLETE_TX && in->cmp != MB_CP_ASYNC_ARRIVE &&
-                             in->o[0].kind == OPK_REG;
+    case MH_OP_ST: case MH_OP_RED: case MH_OP_MBARRIER_INIT: case MH_OP_CP_ASYNC: case MH_OP_BRA: case MH_OP_RET: case MH_OP_EXIT: case MH_OP_BAR:
+    case MH_OP_MEMBAR: case MH_OP_PREFETCH: case MH_OP_TRAP: case MH_OP_CALL: case MH_OP_NOP: return 0;
+    case MH_OP_MBARRIER: return in->cmp != MH_MB_EXPECT_TX && in->cmp != MH_MB_COMPLETE_TX && in->cmp != MH_MB_CP_ASYNC_ARRIVE &&
+                             in->o[0].kind == MH_OPK_REG;
     default: return 1;
     }
 }
 
 /* Lanes of mask that the guard lets through (the guard itself must be written). */
-static uint32_t strict_guard(ctx *c, warp *w, const ptx_insn *in, uint32_t mask, int *bad)
+static uint32_t strict_guard(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, int *bad)
 {
     if (in->guard < 0) return mask;
     uint32_t g = (uint32_t)in->guard, em = 0;
@@ -1463,31 +1463,31 @@ static uint32_t strict_guard(ctx *c, warp *w, const ptx_insn *in, uint32_t mask,
 
 static int check_reg(ctx *c, const warp *w, uint32_t r, uint32_t lanes)
 {
-    if (r == UINT32_MAX || (r & PTX_VEC_SREG)) return 0;
+    if (r == UINT32_MAX || (r & MH_PTX_VEC_SREG)) return 0;
     uint32_t missing = lanes & ~w->written[r];
     if (!missing) return 0;
     uninitialised(c, w, r, __builtin_ctz(missing));
     return 1;
 }
 
-static int strict_sources(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+static int strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
 {
     int bad = 0;
     uint32_t em = strict_guard(c, w, in, mask, &bad);
-    if (bad || !em || (in->mods & MOD_MARKER)) return bad;
+    if (bad || !em || (in->mods & MH_MOD_MARKER)) return bad;
     for (int k = writes_o0(in) ? 1 : 0; k < in->nopnds; k++) {
-        const ptx_opnd *o = &in->o[k];
-        if (o->kind == OPK_REG && check_reg(c, w, o->reg, em)) return 1;
-        if (o->kind == OPK_ADDR && o->reg != UINT32_MAX && check_reg(c, w, o->reg, em)) return 1;
-        if (o->kind == OPK_VEC)
+        const mh_ptx_opnd *o = &in->o[k];
+        if (o->kind == MH_OPK_REG && check_reg(c, w, o->reg, em)) return 1;
+        if (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX && check_reg(c, w, o->reg, em)) return 1;
+        if (o->kind == MH_OPK_VEC)
             for (int j = 0; j < o->n; j++)
                 if (check_reg(c, w, o->vec[j], em)) return 1;
     }
-    if (writes_o0(in) && in->o[0].kind == OPK_ADDR && in->o[0].reg != UINT32_MAX) return check_reg(c, w, in->o[0].reg, em);
+    if (writes_o0(in) && in->o[0].kind == MH_OPK_ADDR && in->o[0].reg != UINT32_MAX) return check_reg(c, w, in->o[0].reg, em);
     return 0;
 }
 
-static void strict_dests(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
+static void strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
 {
     (void)c;
     if (!writes_o0(in)) return;
@@ -1497,11 +1497,11 @@ static void strict_dests(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
         for (int l = 0; l < WARP; l++)
             if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) em |= 1u << l;
     }
-    const ptx_opnd *o = &in->o[0];
-    if (o->kind == OPK_REG) w->written[o->reg] |= em;
-    if (o->kind == OPK_VEC)
+    const mh_ptx_opnd *o = &in->o[0];
+    if (o->kind == MH_OPK_REG) w->written[o->reg] |= em;
+    if (o->kind == MH_OPK_VEC)
         for (int j = 0; j < o->n; j++)
-            if (o->vec[j] != UINT32_MAX && !(o->vec[j] & PTX_VEC_SREG)) w->written[o->vec[j]] |= em;
+            if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG)) w->written[o->vec[j]] |= em;
     if (in->dst2 >= 0) w->written[in->dst2] |= em;
 }
 
@@ -1510,7 +1510,7 @@ static void strict_dests(ctx *c, warp *w, const ptx_insn *in, uint32_t mask)
 /* Runs the warp until none of its lanes can go on (all exited or waiting). */
 static int run_warp(ctx *c, warp *w)
 {
-    const ptx_insn *code = c->code;
+    const mh_ptx_insn *code = c->code;
     uint32_t pc = 0, mask = 0;
     int known = 0; /* pc/mask already known: every active lane is at pc */
     for (;;) {
@@ -1543,13 +1543,13 @@ static int run_warp(ctx *c, warp *w)
             continue;
         }
         c->cur = &code[pc];
-        const ptx_insn *in = &code[pc];
-        int wsync = in->op == OP_SHFL || in->op == OP_VOTE || in->op == OP_REDUX || in->op == OP_MATCH ||
-                    (in->op == OP_BAR && in->cmp == 1);
+        const mh_ptx_insn *in = &code[pc];
+        int wsync = in->op == MH_OP_SHFL || in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ||
+                    (in->op == MH_OP_BAR && in->cmp == 1);
         if (wsync && !forced) {
             /* wait until every live lane of the member mask has arrived */
-            int mi = in->op == OP_SHFL ? 4 : in->op == OP_VOTE || in->op == OP_REDUX || in->op == OP_MATCH ? 2 : 0;
-            const ptx_opnd *mo = &in->o[mi];
+            int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2 : 0;
+            const mh_ptx_opnd *mo = &in->o[mi];
             uint32_t members = in->nopnds > mi
                                    ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
             uint32_t live = 0, here = mask;
@@ -1637,13 +1637,13 @@ static int run_block(ctx *c, warp *warps)
 
 /* 1 when function f reaches itself through calls (recursion needs register
  * frames, which emu does not have). */
-static int recursive(const ptx_module *m, uint32_t f, uint32_t at, int depth)
+static int recursive(const mh_ptx_module *m, uint32_t f, uint32_t at, int depth)
 {
     if (depth > (int)m->nfuncs) return 1;
-    const ptx_func *F = &m->funcs[at];
+    const mh_ptx_func *F = &m->funcs[at];
     for (uint32_t i = 0; i < F->ncode; i++) {
-        const ptx_insn *in = &F->code[i];
-        if (in->op != OP_CALL) continue;
+        const mh_ptx_insn *in = &F->code[i];
+        if (in->op != MH_OP_CALL) continue;
         if ((uint32_t)in->callee == f || recursive(m, f, (uint32_t)in->callee, depth + 1)) return 1;
     }
     return 0;
@@ -1651,25 +1651,25 @@ static int recursive(const ptx_module *m, uint32_t f, uint32_t at, int depth)
 
 /* Whether function fi's code is something emu can run (calls are checked
  * here; the functions they reach by the caller). */
-static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
+static int check_function(const mh_ptx_module *m, uint32_t fi, mh_error *e)
 {
-    const ptx_func *f = &m->funcs[fi];
+    const mh_ptx_func *f = &m->funcs[fi];
     for (uint32_t i = 0; i < f->ncode; i++) {
-        const ptx_insn *in = &f->code[i];
+        const mh_ptx_insn *in = &f->code[i];
         char why[300] = "";
-        if (in->op == OP_MATCH && in->type != PT_B32 && in->type != PT_B64) {
-            snprintf(why, sizeof why, "match.sync on .%s: only .b32 and .b64", ptx_type_name((ptx_type)in->type));
-        } else if (in->op == OP_REDUX && in->type != PT_U32 && in->type != PT_S32 && in->type != PT_B32) {
+        if (in->op == MH_OP_MATCH && in->type != MH_PT_B32 && in->type != MH_PT_B64) {
+            snprintf(why, sizeof why, "match.sync on .%s: only .b32 and .b64", mh_ptx_type_name((mh_ptx_type)in->type));
+        } else if (in->op == MH_OP_REDUX && in->type != MH_PT_U32 && in->type != MH_PT_S32 && in->type != MH_PT_B32) {
             snprintf(why, sizeof why, "redux.sync on .%s is not supported by emu (u32, s32, b32)",
-                     ptx_type_name((ptx_type)in->type));
-        } else if (in->op == OP_OPAQUE && (in->mods & MOD_OPAQUE_CALL)) {
+                     mh_ptx_type_name((mh_ptx_type)in->type));
+        } else if (in->op == MH_OP_OPAQUE && (in->mods & MH_MOD_OPAQUE_CALL)) {
             if (in->callee >= 0)
                 snprintf(why, sizeof why, "call to %s with more than %d parameters and returns: not supported by emu "
-                         "(the cuda backend runs it)", m->funcs[in->callee].name, PTX_MAX_OPNDS);
+                         "(the cuda backend runs it)", m->funcs[in->callee].name, MH_PTX_MAX_OPNDS);
             else
                 snprintf(why, sizeof why, "call through a function pointer: not supported by emu (the cuda backend "
                          "runs it)");
-        } else if (in->op == OP_OPAQUE) {
+        } else if (in->op == MH_OP_OPAQUE) {
             const char *t = m->text + in->text_off, *s = t;
             if (*s == '@') /* past the guard */
                 while (*s && !isspace((unsigned char)*s)) s++;
@@ -1677,8 +1677,8 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
             size_t n = strcspn(s, " \t\n;");
             snprintf(why, sizeof why, "instruction '%.*s' is not supported by emu (the cuda backend runs it)",
                      (int)(n < 120 ? n : 120), s);
-        } else if (in->op == OP_CALL) {
-            const ptx_func *g = &m->funcs[in->callee];
+        } else if (in->op == MH_OP_CALL) {
+            const mh_ptx_func *g = &m->funcs[in->callee];
             if (!g->defined)
                 snprintf(why, sizeof why, "call to %s, which has no body in this module (extern functions such as "
                          "vprintf are not available on emu)", g->name);
@@ -1687,57 +1687,57 @@ static int check_function(const ptx_module *m, uint32_t fi, mh_error *e)
                          g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
             else if (recursive(m, (uint32_t)in->callee, (uint32_t)in->callee, 0))
                 snprintf(why, sizeof why, "%s is recursive: recursion is not supported by emu", g->name);
-        } else if (in->rnd >= RND_RZ && in->rnd <= RND_RP &&
-                   (in->type == PT_F16 || in->type == PT_BF16 || in->type == PT_F16X2 || in->type == PT_BF16X2) &&
-                   !(in->op == OP_CVT && (in->type == PT_F16 || in->type == PT_BF16) && !(in->mods & MOD_SAT))) {
+        } else if (in->rnd >= MH_RND_RZ && in->rnd <= MH_RND_RP &&
+                   (in->type == MH_PT_F16 || in->type == MH_PT_BF16 || in->type == MH_PT_F16X2 || in->type == MH_PT_BF16X2) &&
+                   !(in->op == MH_OP_CVT && (in->type == MH_PT_F16 || in->type == MH_PT_BF16) && !(in->mods & MH_MOD_SAT))) {
             snprintf(why, sizeof why, "rounding modifier .%s on a half-precision result is not supported by emu "
                      "(only .rn, except cvt to f16/bf16; .rz/.rm/.rp are computed for f32 and f64)",
-                     in->rnd == RND_RZ ? "rz" : in->rnd == RND_RM ? "rm" : "rp");
-        } else if ((in->type == PT_F16X2 || in->type == PT_BF16X2) &&
-                   !(in->op == OP_MOV || in->op == OP_LD || in->op == OP_ST || in->op == OP_CVT || in->op == OP_ADD ||
-                     in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MIN ||
-                     in->op == OP_MAX || in->op == OP_NEG || in->op == OP_ABS || in->op == OP_EX2 ||
-                     in->op == OP_TANH || in->op == OP_SETP || in->op == OP_SET)) {
+                     in->rnd == MH_RND_RZ ? "rz" : in->rnd == MH_RND_RM ? "rm" : "rp");
+        } else if ((in->type == MH_PT_F16X2 || in->type == MH_PT_BF16X2) &&
+                   !(in->op == MH_OP_MOV || in->op == MH_OP_LD || in->op == MH_OP_ST || in->op == MH_OP_CVT || in->op == MH_OP_ADD ||
+                     in->op == MH_OP_SUB || in->op == MH_OP_MUL || in->op == MH_OP_FMA || in->op == MH_OP_MIN ||
+                     in->op == MH_OP_MAX || in->op == MH_OP_NEG || in->op == MH_OP_ABS || in->op == MH_OP_EX2 ||
+                     in->op == MH_OP_TANH || in->op == MH_OP_SETP || in->op == MH_OP_SET)) {
             snprintf(why, sizeof why, "%s on packed f16x2/bf16x2 is not supported by emu yet",
-                     ptx_op_name((ptx_op)in->op));
+                     mh_ptx_op_name((mh_ptx_op)in->op));
         }
-        for (int k = 0; !why[0] && in->op != OP_OPAQUE && k < in->nopnds; k++) {
+        for (int k = 0; !why[0] && in->op != MH_OP_OPAQUE && k < in->nopnds; k++) {
             /* special registers of clusters, reserved shared memory, the driver: not on emu */
-            const ptx_opnd *o = &in->o[k];
-            int sr = o->kind == OPK_SREG ? (int)o->reg : -1;
-            for (int j = 0; o->kind == OPK_VEC && j < 4; j++)
-                if (o->vec[j] != UINT32_MAX && (o->vec[j] & PTX_VEC_SREG)) sr = (int)(o->vec[j] & ~PTX_VEC_SREG);
-            if (o->kind == OPK_PARAM_ADDR) {
+            const mh_ptx_opnd *o = &in->o[k];
+            int sr = o->kind == MH_OPK_SREG ? (int)o->reg : -1;
+            for (int j = 0; o->kind == MH_OPK_VEC && j < 4; j++)
+                if (o->vec[j] != UINT32_MAX && (o->vec[j] & MH_PTX_VEC_SREG)) sr = (int)(o->vec[j] & ~MH_PTX_VEC_SREG);
+            if (o->kind == MH_OPK_PARAM_ADDR) {
                 snprintf(why, sizeof why, "takes the address of parameter %s (a __grid_constant__ parameter, such as "
                          "a TMA descriptor): not supported by emu (the cuda backend runs it)",
                          f->params[o->param].name);
-            } else if (o->kind == OPK_FUNC) {
+            } else if (o->kind == MH_OPK_FUNC) {
                 snprintf(why, sizeof why, "takes the address of function %s: function pointers are not supported by "
                          "emu (the cuda backend runs them)", m->funcs[o->reg].name);
-            } else if (sr >= SR_NOT_ON_EMU_) {
+            } else if (sr >= MH_SR_NOT_ON_EMU_) {
                 char name[32];
                 snprintf(why, sizeof why, "special register %s is not available on emu (the cuda backend runs it)",
-                         ptx_sreg_name(sr, name, sizeof name));
+                         mh_ptx_sreg_name(sr, name, sizeof name));
             }
         }
         if (why[0]) {
             e->line = in->line;
-            if (in->op == OP_OPAQUE) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s", m->path, in->line, why);
+            if (in->op == MH_OP_OPAQUE) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s", m->path, in->line, why);
             return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%.200s:%u: %s: %s", m->path, in->line,
-                           ptx_op_name((ptx_op)in->op), why);
+                           mh_ptx_op_name((mh_ptx_op)in->op), why);
         }
     }
     return 0;
 }
 
-int mh_emu_check_module(const ptx_module *m, mh_error *e)
+int mh_emu_check_module(const mh_ptx_module *m, mh_error *e)
 {
     for (uint32_t fi = 0; fi < m->nfuncs; fi++)
         if (check_function(m, fi, e)) return (int)e->code;
     return 0;
 }
 
-int mh_emu_check_kernel(const ptx_module *m, const ptx_func *f, mh_error *e)
+int mh_emu_check_kernel(const mh_ptx_module *m, const mh_ptx_func *f, mh_error *e)
 {
     for (uint32_t i = 0; i < m->nvars; i++)
         if (m->vars[i].address_init_line) {
@@ -1759,8 +1759,8 @@ int mh_emu_check_kernel(const ptx_module *m, const ptx_func *f, mh_error *e)
         uint32_t fi = todo[--n];
         rc = check_function(m, fi, e);
         for (uint32_t i = 0; !rc && i < m->funcs[fi].ncode; i++) {
-            const ptx_insn *in = &m->funcs[fi].code[i];
-            if (in->op == OP_CALL && in->callee >= 0 && !seen[in->callee]) {
+            const mh_ptx_insn *in = &m->funcs[fi].code[i];
+            if (in->op == MH_OP_CALL && in->callee >= 0 && !seen[in->callee]) {
                 seen[in->callee] = 1;
                 todo[n++] = (uint32_t)in->callee;
             }
@@ -1775,7 +1775,7 @@ int mh_emu_check_kernel(const ptx_module *m, const ptx_func *f, mh_error *e)
  * global, and sizes the per-thread parameter frames. */
 static int link_code(ctx *c, mh_error *e)
 {
-    const ptx_module *m = c->m;
+    const mh_ptx_module *m = c->m;
     uint32_t n = 0;
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) n += m->funcs[fi].defined ? m->funcs[fi].ncode : 0;
     c->code = malloc((n ? n : 1) * sizeof *c->code);
@@ -1785,7 +1785,7 @@ static int link_code(ctx *c, mh_error *e)
     if (!c->code || !c->insn_func || !c->base || !c->frame_off) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     uint32_t at = 0;
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-        const ptx_func *F = &m->funcs[fi];
+        const mh_ptx_func *F = &m->funcs[fi];
         c->frame_off[fi] = c->frame_bytes;
         c->frame_bytes += align16(F->param_bytes) + align16(F->ret_bytes) + align16(F->callarea_bytes);
         if (!F->defined) continue;
@@ -1793,8 +1793,8 @@ static int link_code(ctx *c, mh_error *e)
         memcpy(c->code + at, F->code, F->ncode * sizeof *c->code);
         for (uint32_t i = 0; i < F->ncode; i++) {
             c->insn_func[at + i] = fi;
-            ptx_insn *in = &c->code[at + i];
-            if (in->op == OP_BRA) in->o[0].reg += at;
+            mh_ptx_insn *in = &c->code[at + i];
+            if (in->op == MH_OP_BRA) in->o[0].reg += at;
         }
         at += F->ncode;
     }
@@ -1802,11 +1802,11 @@ static int link_code(ctx *c, mh_error *e)
     return 0;
 }
 
-int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
+int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
                mh_error *e)
 {
     mh_error_clear(e);
-    const ptx_func *f = ptx_find(m, name);
+    const mh_ptx_func *f = mh_ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
     if (mh_emu_check_kernel(m, f, e)) return (int)e->code;
     /* what a GPU would refuse, emu refuses (sm_90's limits) */
@@ -1839,7 +1839,7 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
     /* module .global/.const data */
     uint64_t data = 0;
     for (uint32_t i = 0; i < m->nvars; i++)
-        if (m->vars[i].space == SP_GLOBAL || m->vars[i].space == SP_CONST)
+        if (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST)
             if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
     int rc = 0;
     if (data) {
@@ -1848,7 +1848,7 @@ int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_la
         c.data_host = al->host;
         c.data_size = data;
         for (uint32_t i = 0; i < m->nvars; i++)
-            if (m->vars[i].init && (m->vars[i].space == SP_GLOBAL || m->vars[i].space == SP_CONST))
+            if (m->vars[i].init && (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST))
                 memcpy(c.data_host + m->vars[i].offset, m->vars[i].init, m->vars[i].size);
     }
     c.shared = calloc(1, c.shared_size ? c.shared_size : 1);

@@ -62,13 +62,13 @@ typedef struct mh_emu_launch {
  * what emu cannot run (an instruction the front end kept as text, a call
  * without a body, recursion, unsupported types ...), naming file, line and
  * instruction; mh_emu_run checks the kernel it runs. */
-int mh_emu_check_module(const ptx_module *m, mh_error *e);
-int mh_emu_check_kernel(const ptx_module *m, const ptx_func *kernel, mh_error *e);
+int mh_emu_check_module(const mh_ptx_module *m, mh_error *e);
+int mh_emu_check_kernel(const mh_ptx_module *m, const mh_ptx_func *kernel, mh_error *e);
 
 /* Runs kernel `name` of module m.  A memory fault stops the launch with
  * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest
  * allocation; the device stays usable. */
-int mh_emu_run(mh_emu *d, const ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
+int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
                mh_error *e);
 
 #endif

@@ -15,9 +15,9 @@
 static int fe_mode(int rnd)
 {
     switch (rnd) {
-    case RND_RZ: return FE_TOWARDZERO;
-    case RND_RM: return FE_DOWNWARD;
-    case RND_RP: return FE_UPWARD;
+    case MH_RND_RZ: return FE_TOWARDZERO;
+    case MH_RND_RM: return FE_DOWNWARD;
+    case MH_RND_RP: return FE_UPWARD;
     default: return FE_TONEAREST;
     }
 }

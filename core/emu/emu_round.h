@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 /* The operation of a PTX float instruction, computed in f32 (f64 = 0) or f64
- * under rounding modifier `rnd` (a ptx_rnd: RND_RZ, RND_RM or RND_RP).
+ * under rounding modifier `rnd` (a mh_ptx_rnd: MH_RND_RZ, MH_RND_RM or MH_RND_RP).
  * op: 'a' add, 's' sub, 'm' mul, 'f' fma (a*b+c, one rounding), 'd' div,
  * 'q' sqrt, 'r' rcp. */
 double mh_round_op(int op, int f64, int rnd, double a, double b, double c);

@@ -1,4 +1,4 @@
-/* ptx_lex.c - PTX tokenizer. */
+/* mh_ptx_lex.c - PTX tokenizer. */
 #include "frontend/ptx_lex.h"
 
 #include <ctype.h>
@@ -7,20 +7,20 @@
 
 static int strchr_punct(int c) { return c && strchr(",;:{}[]()<>+-@!|=*/", c) != NULL; }
 
-void ptx_lex_init(ptx_lexer *lx, const char *text, size_t len)
+void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len)
 {
     lx->markers = NULL;
     lx->nmarkers = lx->cap_markers = 0;
     lx->p = text;
     lx->end = text + len;
     lx->line = 1;
-    ptx_lex_next(lx);
+    mh_ptx_lex_next(lx);
 }
 
 static int ident_start(int c) { return isalpha(c) || c == '_' || c == '$' || c == '%' || c == '.'; }
 static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c == '.'; }
 
-void ptx_lex_next(ptx_lexer *lx)
+void mh_ptx_lex_next(mh_ptx_lexer *lx)
 {
     const char *p = lx->p, *end = lx->end;
     for (;;) {
@@ -34,7 +34,7 @@ void ptx_lex_next(ptx_lexer *lx)
             if (end - q >= 5 && !memcmp(q, "@mgpu", 5)) {
                 if (lx->nmarkers == lx->cap_markers) {
                     size_t cap = lx->cap_markers ? lx->cap_markers * 2 : 16;
-                    ptx_marker_pos *nm = realloc(lx->markers, cap * sizeof *nm);
+                    mh_ptx_marker_pos *nm = realloc(lx->markers, cap * sizeof *nm);
                     if (nm) {
                         lx->markers = nm;
                         lx->cap_markers = cap;
@@ -60,11 +60,11 @@ void ptx_lex_next(ptx_lexer *lx)
         }
         break;
     }
-    ptx_tok *t = &lx->cur;
+    mh_ptx_tok *t = &lx->cur;
     t->s = p;
     t->line = lx->line;
     if (p >= end) {
-        t->kind = TK_EOF;
+        t->kind = MH_TK_EOF;
         t->len = 0;
         lx->p = p;
         return;
@@ -77,7 +77,7 @@ void ptx_lex_next(ptx_lexer *lx)
             else if (q + 2 < end && q[0] == ':' && q[1] == ':' && isalpha((unsigned char)q[2])) q += 2;
             else break;
         }
-        t->kind = TK_IDENT;
+        t->kind = MH_TK_IDENT;
         t->len = (size_t)(q - p);
         lx->p = q;
         return;
@@ -108,7 +108,7 @@ void ptx_lex_next(ptx_lexer *lx)
             }
         }
         if (q < end && (*q == 'U' || *q == 'u') && !is_float) q++;
-        t->kind = is_float ? TK_FLOAT : TK_INT;
+        t->kind = is_float ? MH_TK_FLOAT : MH_TK_INT;
         t->len = (size_t)(q - p);
         lx->p = q;
         return;
@@ -116,46 +116,46 @@ void ptx_lex_next(ptx_lexer *lx)
     if (c == '"') {
         const char *q = p + 1;
         while (q < end && *q != '"' && *q != '\n') q++;
-        t->kind = q < end && *q == '"' ? TK_STRING : TK_BAD;
+        t->kind = q < end && *q == '"' ? MH_TK_STRING : MH_TK_BAD;
         if (q < end && *q == '"') q++;
         t->len = (size_t)(q - p);
         lx->p = q;
         return;
     }
     if (strchr_punct(c)) {
-        t->kind = TK_PUNCT;
+        t->kind = MH_TK_PUNCT;
         t->len = 1;
         lx->p = p + 1;
         return;
     }
-    t->kind = TK_BAD;
+    t->kind = MH_TK_BAD;
     t->len = 1;
     lx->p = p + 1;
 }
 
-void ptx_lex_free(ptx_lexer *lx)
+void mh_ptx_lex_free(mh_ptx_lexer *lx)
 {
     free(lx->markers);
     lx->markers = NULL;
     lx->nmarkers = lx->cap_markers = 0;
 }
 
-void ptx_lex_skip_statement(ptx_lexer *lx)
+void mh_ptx_lex_skip_statement(mh_ptx_lexer *lx)
 {
     int depth = 0;
-    while (lx->cur.kind != TK_EOF) {
-        if (ptx_tok_punct(&lx->cur, '{')) depth++;
-        else if (ptx_tok_punct(&lx->cur, '}')) {
+    while (lx->cur.kind != MH_TK_EOF) {
+        if (mh_ptx_tok_punct(&lx->cur, '{')) depth++;
+        else if (mh_ptx_tok_punct(&lx->cur, '}')) {
             if (depth == 0) return;
             depth--;
             if (depth == 0) {
-                ptx_lex_next(lx);
+                mh_ptx_lex_next(lx);
                 return;
             }
-        } else if (ptx_tok_punct(&lx->cur, ';') && depth == 0) {
-            ptx_lex_next(lx);
+        } else if (mh_ptx_tok_punct(&lx->cur, ';') && depth == 0) {
+            mh_ptx_lex_next(lx);
             return;
         }
-        ptx_lex_next(lx);
+        mh_ptx_lex_next(lx);
     }
 }

@@ -1,4 +1,4 @@
-/* ptx_lex.h - PTX tokenizer: identifiers (dotted mnemonics, %registers,
+/* mh_ptx_lex.h - PTX tokenizer: identifiers (dotted mnemonics, %registers,
  * $labels, .directives), numbers, punctuation; comments skipped; line
  * numbers kept for every token. */
 #ifndef MH_PTX_LEX_H
@@ -7,36 +7,36 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { TK_EOF = 0, TK_IDENT, TK_INT, TK_FLOAT, TK_PUNCT, TK_STRING, TK_BAD } ptx_tok_kind;
+typedef enum { MH_TK_EOF = 0, MH_TK_IDENT, MH_TK_INT, MH_TK_FLOAT, MH_TK_PUNCT, MH_TK_STRING, MH_TK_BAD } mh_ptx_tok_kind;
 
 typedef struct {
-    ptx_tok_kind kind;
+    mh_ptx_tok_kind kind;
     const char *s;
     size_t len;
     uint32_t line;
-} ptx_tok;
+} mh_ptx_tok;
 
 typedef struct {
     const char *s;   /* the "//" of a "// @mgpu ..." comment */
     uint32_t line;
-} ptx_marker_pos;
+} mh_ptx_marker_pos;
 
 typedef struct {
     const char *p, *end;
     uint32_t line;
-    ptx_tok cur;     /* the current token */
-    ptx_marker_pos *markers; /* region-marker comments seen so far, in order */
+    mh_ptx_tok cur;     /* the current token */
+    mh_ptx_marker_pos *markers; /* region-marker comments seen so far, in order */
     size_t nmarkers, cap_markers;
-} ptx_lexer;
+} mh_ptx_lexer;
 
-void ptx_lex_init(ptx_lexer *lx, const char *text, size_t len);
-void ptx_lex_free(ptx_lexer *lx);
+void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len);
+void mh_ptx_lex_free(mh_ptx_lexer *lx);
 /* Advances to the next token (lx->cur). */
-void ptx_lex_next(ptx_lexer *lx);
+void mh_ptx_lex_next(mh_ptx_lexer *lx);
 /* Skips to just after the next ';' at this nesting level, or before '}'. */
-void ptx_lex_skip_statement(ptx_lexer *lx);
+void mh_ptx_lex_skip_statement(mh_ptx_lexer *lx);
 
-static inline int ptx_tok_is(const ptx_tok *t, const char *s)
+static inline int mh_ptx_tok_is(const mh_ptx_tok *t, const char *s)
 {
     size_t n = 0;
     while (s[n]) n++;
@@ -45,6 +45,6 @@ static inline int ptx_tok_is(const ptx_tok *t, const char *s)
         if (t->s[i] != s[i]) return 0;
     return 1;
 }
-static inline int ptx_tok_punct(const ptx_tok *t, char c) { return t->kind == TK_PUNCT && t->s[0] == c; }
+static inline int mh_ptx_tok_punct(const mh_ptx_tok *t, char c) { return t->kind == MH_TK_PUNCT && t->s[0] == c; }
 
 #endif

@@ -69,7 +69,7 @@ static uint32_t line_at(const char *text, size_t off)
 }
 
 /* find_markers' scan; on an error *out keeps what it had found (names too). */
-static int find_markers_in(const ptx_module *m, marker **out, size_t *n, mh_error *e)
+static int find_markers_in(const mh_ptx_module *m, marker **out, size_t *n, mh_error *e)
 {
     const char *t = m->text;
     size_t len = strlen(t), cap = 0;
@@ -192,7 +192,7 @@ static void free_markers(marker *v, size_t n)
 
 /* Finds the markers: "//" comments whose text starts with "@mgpu".  On an
  * error nothing stays allocated. */
-static int find_markers(const ptx_module *m, marker **out, size_t *n, mh_error *e)
+static int find_markers(const mh_ptx_module *m, marker **out, size_t *n, mh_error *e)
 {
     int rc = find_markers_in(m, out, n, e);
     if (rc) {
@@ -326,9 +326,9 @@ static const char HEADER[] =
 
 /* Whether `in` may run a function that records events (traced): a call to
  * one, or a call through a pointer (kept as text), which may call any. */
-static int calls_traced(const ptx_insn *in, const char *traced)
+static int calls_traced(const mh_ptx_insn *in, const char *traced)
 {
-    int call = in->op == OP_CALL || (in->op == OP_OPAQUE && (in->mods & MOD_OPAQUE_CALL));
+    int call = in->op == MH_OP_CALL || (in->op == MH_OP_OPAQUE && (in->mods & MH_MOD_OPAQUE_CALL));
     return call && (in->callee < 0 || traced[in->callee]);
 }
 
@@ -339,9 +339,9 @@ static void add_at_exit(edits *E, size_t at, int entry)
     else add_edit(E, at, FUNC_EXIT);
 }
 
-static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
+static int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
+static int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
 {
     char msg[600];
     va_list ap;
@@ -356,7 +356,7 @@ static int err_at(mh_error *e, const ptx_module *m, uint32_t line, mh_code code,
  * be reached with the same stack of open regions from every path, and an
  * end must close the innermost open region.  (Compilers lay loops out with
  * the latch before the header, so the text order of markers proves nothing.)
- * The front end places each marker in the code as an OP_NOP with MOD_MARKER. */
+ * The front end places each marker in the code as an MH_OP_NOP with MH_MOD_MARKER. */
 typedef struct { uint32_t *ids; uint32_t n; int set; } region_stack;
 
 static int same_stack(const region_stack *a, const uint32_t *ids, uint32_t n)
@@ -372,7 +372,7 @@ static void describe_stack(const mh_names *names, const uint32_t *ids, uint32_t 
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
-static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t nmk, const uint32_t *mk_id,
+static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, marker *mk, size_t nmk, const uint32_t *mk_id,
                       const mh_names *names, int must_close, mh_error *e)
 {
     uint32_t n = f->ncode;
@@ -385,7 +385,7 @@ static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t
     for (size_t k = 0; k < nmk; k++) {
         at[k] = UINT32_MAX;
         for (uint32_t i = 0; i < n; i++)
-            if ((f->code[i].mods & MOD_MARKER) && f->code[i].text_off == mk[k].off) at[k] = i;
+            if ((f->code[i].mods & MH_MOD_MARKER) && f->code[i].text_off == mk[k].off) at[k] = i;
         if (at[k] == UINT32_MAX) {
             rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "marker \"%s\" is not between two statements", mk[k].name);
             goto done;
@@ -411,8 +411,8 @@ static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t
             } else depth--;
         }
         if (rc) break;
-        const ptx_insn *in = &f->code[i];
-        if (must_close && depth && (in->op == OP_RET || in->op == OP_EXIT)) {
+        const mh_ptx_insn *in = &f->code[i];
+        if (must_close && depth && (in->op == MH_OP_RET || in->op == MH_OP_EXIT)) {
             /* a .func's regions end inside it: its caller's own regions must nest around the call */
             rc = err_at(e, m, in->line, MH_E_PTX_SYNTAX, "region \"%s\" is still open where .func %s returns: a "
                         ".func's regions must end before it returns", mh_names_get(names, cur[depth - 1])->name,
@@ -420,9 +420,9 @@ static int check_flow(const ptx_module *m, const ptx_func *f, marker *mk, size_t
             break;
         }
         uint32_t succ[2], ns = 0;
-        int uncond_exit = (in->op == OP_RET || in->op == OP_EXIT || in->op == OP_TRAP) && in->guard < 0;
-        if (in->op == OP_BRA) succ[ns++] = in->o[0].reg;
-        if (!uncond_exit && !(in->op == OP_BRA && in->guard < 0) && i + 1 < n) succ[ns++] = i + 1;
+        int uncond_exit = (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) && in->guard < 0;
+        if (in->op == MH_OP_BRA) succ[ns++] = in->o[0].reg;
+        if (!uncond_exit && !(in->op == MH_OP_BRA && in->guard < 0) && i + 1 < n) succ[ns++] = i + 1;
         for (uint32_t s2 = 0; s2 < ns && !rc; s2++) {
             region_stack *t = &st[succ[s2]];
             if (!t->set) {
@@ -459,7 +459,7 @@ static int intern(mh_names *t, const char *name, uint32_t *id, mh_error *e)
     return mh_names_add(t, name, *id, e);
 }
 
-int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
+int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
 {
     memset(out, 0, sizeof *out);
     mh_names_init(&out->names);
@@ -492,7 +492,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     for (size_t i = 0; i < nmk && !rc; i++) {
         owner[i] = -1;
         for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-            const ptx_func *f = &m->funcs[fi];
+            const mh_ptx_func *f = &m->funcs[fi];
             if (f->defined && mk[i].off >= f->body_open && mk[i].off < f->body_close) owner[i] = (int)fi;
         }
         if (owner[i] < 0)
@@ -506,7 +506,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
     for (int changed = func_records; changed && !rc;) {
         changed = 0;
         for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-            const ptx_func *f = &m->funcs[fi];
+            const mh_ptx_func *f = &m->funcs[fi];
             for (uint32_t i = 0; !traced[fi] && f->defined && i < f->ncode; i++)
                 if (calls_traced(&f->code[i], traced)) traced[fi] = 1, changed = 1;
         }
@@ -523,7 +523,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
 
     size_t label = 0;
     for (uint32_t fi = 0; fi < m->nfuncs && !rc; fi++) {
-        const ptx_func *f = &m->funcs[fi];
+        const mh_ptx_func *f = &m->funcs[fi];
         if (!traced[fi] || !f->defined || (!f->is_entry && !marked[fi])) continue;
         size_t first = nmk, count = 0;
         for (size_t i = 0; i < nmk; i++)
@@ -566,7 +566,7 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         }
         /* calls to functions that record events: the count through the header */
         for (uint32_t i = 0; func_records && i < f->ncode; i++) {
-            const ptx_insn *in = &f->code[i];
+            const mh_ptx_insn *in = &f->code[i];
             if (!calls_traced(in, traced)) continue;
             add_edit(&E, in->text_off, SYNC_BEFORE);
             add_edit(&E, in->text_end, SYNC_AFTER);
@@ -574,10 +574,10 @@ int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_
         /* the header (an entry) or the count (a .func) at every exit */
         int ends_with_exit = 0;
         for (uint32_t i = 0; i < f->ncode; i++) {
-            const ptx_insn *in = &f->code[i];
+            const mh_ptx_insn *in = &f->code[i];
             if (in->text_off == 0 && in->text_end == 0) continue; /* the synthetic final ret */
-            ends_with_exit = in->op == OP_RET || in->op == OP_EXIT || in->op == OP_BRA || in->op == OP_TRAP;
-            if (in->op != OP_RET && in->op != OP_EXIT) continue;
+            ends_with_exit = in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_BRA || in->op == MH_OP_TRAP;
+            if (in->op != MH_OP_RET && in->op != MH_OP_EXIT) continue;
             if (in->guard >= 0) {
                 add_edit(&E, in->text_off, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!",
                          m->reg_name[in->guard], label);

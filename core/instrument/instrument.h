@@ -51,7 +51,7 @@ typedef struct mh_instrumented {
  * Markers in a .func are recorded too: its callers in instrumented functions
  * leave the count in the trace's header word around the call, and the
  * entries publish the trace buffer in two module variables it reads. */
-int mh_instrument(const ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
+int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
 void mh_instrumented_free(mh_instrumented *r);
 int mh_instrumented_has(const mh_instrumented *r, const char *kernel);
 /* The original module's line for line `line` of the rewritten text (JIT logs

@@ -11,20 +11,20 @@ static const char *describe(const mh_arg *a)
                                               : a->kind == MH_ARG_BYTES ? "bytes" : "a number";
 }
 
-int mh_param_is_aggregate(const ptx_param *p)
+int mh_param_is_aggregate(const mh_ptx_param *p)
 {
-    int bits = ptx_type_bits(p->type);
+    int bits = mh_ptx_type_bits(p->type);
     return bits == 0 || p->size * 8 != (uint32_t)bits;
 }
 
-int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e)
+int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e)
 {
     if (n != f->nparams)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s takes %u arguments, %u were given", f->name, f->nparams, n);
     for (uint32_t k = 0; k < n; k++) {
-        const ptx_param *p = &f->params[k];
+        const mh_ptx_param *p = &f->params[k];
         const mh_arg *a = &args[k];
-        int bits = ptx_type_bits(p->type);
+        int bits = mh_ptx_type_bits(p->type);
         uint64_t v = 0;
         out[k] = 0;
         where[k] = &out[k];
@@ -42,25 +42,25 @@ int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *ou
         }
         if (a->kind == MH_ARG_BYTES)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) takes a %s, not bytes", f->name, k,
-                           p->name, ptx_type_name(p->type), p->is_ptr ? "pointer (an array)" : "number");
+                           p->name, mh_ptx_type_name(p->type), p->is_ptr ? "pointer (an array)" : "number");
         if (a->kind == MH_ARG_PTR) {
             if (bits != 64)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) got an array: it is not a pointer",
-                               f->name, k, p->name, ptx_type_name(p->type));
+                               f->name, k, p->name, mh_ptx_type_name(p->type));
             v = a->ptr;
         } else if (p->is_ptr) {
             return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) is a pointer but got %s", f->name, k, p->name,
                            describe(a));
-        } else if (ptx_type_is_float(p->type)) {
+        } else if (mh_ptx_type_is_float(p->type)) {
             double x = a->kind == MH_ARG_INT ? (double)a->i : a->f;
-            if (p->type == PT_F32) {
+            if (p->type == MH_PT_F32) {
                 if (isfinite(x) && fabs(x) > 3.4028234663852886e38)
                     return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .f32): %g does not fit", f->name, k,
                                    p->name, x);
                 v = mh_f32_bits((float)x);
-            } else if (p->type == PT_F64) {
+            } else if (p->type == MH_PT_F64) {
                 v = mh_f64_bits(x);
-            } else if (p->type == PT_F16) {
+            } else if (p->type == MH_PT_F16) {
                 v = mh_double_to_half(x);
             } else {
                 v = mh_double_to_bf16(x);
@@ -68,18 +68,18 @@ int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *ou
         } else {
             if (a->kind != MH_ARG_INT)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) needs an integer, got %g", f->name,
-                               k, p->name, ptx_type_name(p->type), a->f);
+                               k, p->name, mh_ptx_type_name(p->type), a->f);
             int64_t x = a->i;
             int ok;
-            if (ptx_type_is_signed(p->type))
+            if (mh_ptx_type_is_signed(p->type))
                 ok = bits == 64 || (x >= -(1ll << (bits - 1)) && x < (1ll << (bits - 1)));
-            else if (p->type >= PT_U8 && p->type <= PT_U64)
+            else if (p->type >= MH_PT_U8 && p->type <= MH_PT_U64)
                 ok = x >= 0 && (bits == 64 || x < (1ll << bits));
             else /* .bN: any value that fits N bits signed or unsigned */
                 ok = bits == 64 || (x >= -(1ll << (bits - 1)) && x < (1ll << bits));
             if (!ok)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s): %lld does not fit", f->name, k,
-                               p->name, ptx_type_name(p->type), (long long)x);
+                               p->name, mh_ptx_type_name(p->type), (long long)x);
             v = (uint64_t)x & (bits == 64 ? ~0ull : (1ull << bits) - 1);
         }
         memcpy(&out[k], &v, 8);

@@ -23,12 +23,12 @@ typedef struct mh_arg {
 
 /* Whether parameter p is an aggregate (.b8 name[N], a struct by value): its
  * argument is its bytes. */
-int mh_param_is_aggregate(const ptx_param *p);
+int mh_param_is_aggregate(const mh_ptx_param *p);
 
 /* Packs n args for f: a scalar parameter k's value goes to the first `size`
  * bytes of out[k] (f->nparams slots of 8 bytes), and where[k] points at the
  * bytes of parameter k: &out[k], or an aggregate's (.b8 name[N], a struct
  * by value) own bytes, which must be exactly N long. */
-int mh_args_pack(const ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e);
+int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e);
 
 #endif

@@ -1,7 +1,7 @@
 /* launch_shape.c - the launch limits of sm_90 devices (see launch_shape.h). */
 #include "launch/launch_shape.h"
 
-int mh_launch_shape_check(const ptx_func *f, const uint32_t grid[3], const uint32_t block[3], uint64_t dynamic_smem,
+int mh_launch_shape_check(const mh_ptx_func *f, const uint32_t grid[3], const uint32_t block[3], uint64_t dynamic_smem,
                           uint64_t smem_limit, mh_error *e)
 {
     static const uint32_t block_max[3] = {1024, 1024, 64}, grid_max[3] = {2147483647u, 65535, 65535};

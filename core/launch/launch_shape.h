@@ -16,7 +16,7 @@
 /* MH_E_LAUNCH_FAILED naming the kernel and the limit when the launch of f
  * with grid, block and dynamic_smem bytes does not fit; smem_limit is the
  * device's shared memory per block. */
-int mh_launch_shape_check(const ptx_func *f, const uint32_t grid[3], const uint32_t block[3], uint64_t dynamic_smem,
+int mh_launch_shape_check(const mh_ptx_func *f, const uint32_t grid[3], const uint32_t block[3], uint64_t dynamic_smem,
                           uint64_t smem_limit, mh_error *e);
 
 #endif

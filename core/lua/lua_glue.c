@@ -371,7 +371,7 @@ static int dev_memset(l_device *d, uint64_t a, int b, uint64_t n, mh_error *e)
  * or the driver's nominal clock (not a measured one: no calibration yet). */
 static double dev_clock_ghz(const l_device *d) { return d->cuda ? d->info.clock_khz / 1e6 : MH_EMU_CLOCK_GHZ; }
 typedef struct {
-    ptx_module m;
+    mh_ptx_module m;
     int loaded;
     int instrumented;        /* loaded with instrument = scope: r holds the names */
     mh_scope scope;
@@ -428,7 +428,7 @@ static char *slurp_file(const char *path, size_t *len)
     return s;
 }
 typedef struct {
-    const ptx_func *f;
+    const mh_ptx_func *f;
     void *fn;                /* cuda: the function handle, of the module's JIT number `fn_jit` */
     unsigned fn_jit;
 } l_kernel;                  /* uservalue 1: module */
@@ -644,7 +644,7 @@ static int l_device_load(lua_State *L)
         source = owned;
         path = sig_ptx;
     }
-    int rc = ptx_parse(&m->m, source, len, path, &e);
+    int rc = mh_ptx_parse(&m->m, source, len, path, &e);
     free(owned);
     if (rc) return raise_error(L, &e);
     m->loaded = 1;
@@ -654,13 +654,13 @@ static int l_device_load(lua_State *L)
         m->instrumented = 1;
         m->scope = scope;
         if (m->r.markers) {
-            ptx_module inst;
-            if (ptx_parse(&inst, m->r.text, m->r.len, path, &e)) return raise_error(L, &e);
+            mh_ptx_module inst;
+            if (mh_ptx_parse(&inst, m->r.text, m->r.len, path, &e)) return raise_error(L, &e);
             /* messages (emu faults, strict mode) name lines of the file the user has */
             for (uint32_t fi = 0; fi < inst.nfuncs; fi++)
                 for (uint32_t i = 0; i < inst.funcs[fi].ncode; i++)
                     inst.funcs[fi].code[i].line = mh_instrumented_line(&m->r, inst.funcs[fi].code[i].line, NULL);
-            ptx_free(&m->m);
+            mh_ptx_free(&m->m);
             m->m = inst;
         }
     }
@@ -677,7 +677,7 @@ static int l_device_load(lua_State *L)
 static int l_module_gc(lua_State *L)
 {
     l_module *m = luaL_checkudata(L, 1, MODULE_MT);
-    if (m->loaded) ptx_free(&m->m);
+    if (m->loaded) mh_ptx_free(&m->m);
     if (m->instrumented) mh_instrumented_free(&m->r);
     if (m->cm) mh_cuda_unload_module(m->cm);
     m->cm = NULL;
@@ -691,7 +691,7 @@ static int l_module_kernel(lua_State *L)
 {
     l_module *m = luaL_checkudata(L, 1, MODULE_MT);
     const char *name = luaL_checkstring(L, 2);
-    const ptx_func *f = ptx_find(&m->m, name);
+    const mh_ptx_func *f = mh_ptx_find(&m->m, name);
     if (!f || !f->is_entry) {
         mh_error e;
         mh_error_clear(&e);
@@ -742,7 +742,7 @@ static int l_kernel_device(lua_State *L)
     return 1;
 }
 
-static int kernel_instrumented(const l_module *m, const ptx_func *f)
+static int kernel_instrumented(const l_module *m, const mh_ptx_func *f)
 {
     return m->instrumented && mh_instrumented_has(&m->r, f->name);
 }
@@ -789,10 +789,10 @@ static int l_kernel_params(lua_State *L)
     uint32_t shown = k->f->nparams - (kernel_instrumented(m, k->f) ? MH_INSTRUMENT_PARAMS : 0);
     lua_newtable(L);
     for (uint32_t i = 0; i < shown; i++) {
-        const ptx_param *p = &k->f->params[i];
+        const mh_ptx_param *p = &k->f->params[i];
         lua_createtable(L, 0, 6);
         set_str(L, -1, "name", p->name);
-        set_str(L, -1, "type", ptx_type_name(p->type));
+        set_str(L, -1, "type", mh_ptx_type_name(p->type));
         set_int(L, -1, "size", p->size);
         set_int(L, -1, "align", p->align);
         lua_pushboolean(L, p->is_ptr);

@@ -18,7 +18,7 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int load(ptx_module *m, const char *dir, const char *rel)
+static int load(mh_ptx_module *m, const char *dir, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, rel);
@@ -31,7 +31,7 @@ static int load(ptx_module *m, const char *dir, const char *rel)
     size_t got = fread(s, 1, (size_t)n, f);
     fclose(f);
     mh_error e;
-    int rc = ptx_parse(m, s, got, rel, &e);
+    int rc = mh_ptx_parse(m, s, got, rel, &e);
     if (rc) fprintf(stderr, "%s\n", e.message);
     free(s);
     return rc;
@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     const char *dir = argc > 1 ? argv[1] : ".";
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
-    ptx_module copy, alu;
+    mh_ptx_module copy, alu;
     if (load(&copy, dir, "ptx/copy.ptx") || load(&alu, dir, "ptx/alu_loop.ptx")) return 1;
     printf("%-8s %14s %10s %16s %10s %9s\n", "kernel", "thread_insns", "emu_s", "thread_insns/s", "floor_s", "ratio");
 
@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     printf("target: >= 50 M thread-instructions/s per core\n");
     free(a);
     free(b);
-    ptx_free(&copy);
-    ptx_free(&alu);
+    mh_ptx_free(&copy);
+    mh_ptx_free(&alu);
     mh_emu_destroy(d);
     return 0;
 }

@@ -11,7 +11,7 @@
 
 static char *src_dir;
 
-static int load(ptx_module *m, const char *rel)
+static int load(mh_ptx_module *m, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", src_dir, rel);
@@ -22,7 +22,7 @@ static int load(ptx_module *m, const char *rel)
         return -1;
     }
     mh_error e;
-    int rc = ptx_parse(m, text, n, rel, &e);
+    int rc = mh_ptx_parse(m, text, n, rel, &e);
     if (rc) fprintf(stderr, "  %s\n", e.message);
     free(text);
     return rc;
@@ -31,7 +31,7 @@ static int load(ptx_module *m, const char *rel)
 
 /* Runs `kernel` and checks that it ran, printing the error and the caller's
  * line where it did not. */
-static int run_ok(mh_emu *d, const ptx_module *m, const char *kernel, const mh_emu_launch *l, mh_emu_stats *st,
+static int run_ok(mh_emu *d, const mh_ptx_module *m, const char *kernel, const mh_emu_launch *l, mh_emu_stats *st,
                   int line)
 {
     mh_error e;
@@ -59,7 +59,7 @@ static mh_emu_launch shape(uint32_t grid, uint32_t block, uint32_t smem, const m
 }
 
 /* Runs copy_bounds_wg; returns the trace buffer (8 x 32 words), malloc'd. */
-static uint32_t *run_mosaic(mh_emu *d, const ptx_module *m)
+static uint32_t *run_mosaic(mh_emu *d, const mh_ptx_module *m)
 {
     enum { N = 128 * 128 };
     uint16_t *in = malloc(N * 2), *out = malloc(N * 2);
@@ -85,7 +85,7 @@ static uint32_t *run_mosaic(mh_emu *d, const ptx_module *m)
 
 static void mosaic_kernel(void)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
@@ -136,12 +136,12 @@ static void mosaic_kernel(void)
     free(tr);
     free(tr2);
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void copy_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "ptx/copy.ptx") == 0);
     enum { N4 = 1000 };
     float *in = malloc(N4 * 16), *out = calloc(N4, 16);
@@ -159,12 +159,12 @@ static void copy_kernel(mh_emu *d)
     mh_emu_free(d, dout, &e);
     free(in);
     free(out);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void reduce_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "ptx/reduce.ptx") == 0);
     enum { N = 5000, G = 4, B = 256 };
     float *in = malloc(N * 4), out[G];
@@ -189,12 +189,12 @@ static void reduce_kernel(mh_emu *d)
     mh_emu_free(d, din, &e);
     mh_emu_free(d, dout, &e);
     free(in);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void tiled_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "ptx/tiled.ptx") == 0);
     enum { N = 1000, B = 64 };
     float *a = malloc(N * 4), *cc = calloc(N, 4), alpha = 2.0f;
@@ -220,12 +220,12 @@ static void tiled_kernel(mh_emu *d)
     mh_emu_free(d, dc, &e);
     free(a);
     free(cc);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void persistent_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "ptx/persistent.ptx") == 0);
     enum { ITEMS = 37, W = 100, G = 3 };
     int *in = malloc(ITEMS * W * 4), out[ITEMS];
@@ -252,12 +252,12 @@ static void persistent_kernel(mh_emu *d)
     CHECK(done[0] + done[1] + done[2] == ITEMS);
     CHECK(cnt == ITEMS + G); /* every block took one item past the end */
     free(in);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void alu_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "ptx/alu_loop.ptx") == 0);
     enum { T = 96 };
     unsigned iters = 37;
@@ -279,12 +279,12 @@ static void alu_kernel(mh_emu *d)
         bad += out[t] != x + (float)(h & 0xffu);
     }
     CHECK(bad == 0);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void local_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/ptx/local.ptx") == 0);
     enum { T = 64, N = 1000 };
     unsigned in[N], out[T], n = N;
@@ -304,14 +304,14 @@ static void local_kernel(mh_emu *d)
         bad += out[t] != v;
     }
     CHECK(bad == 0);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 /* cp.async: double-buffered 16-byte copies with commit/wait, and 4-byte ones
  * zero-filled where the source size is 0 */
 static void cp_async_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/ptx/cp_async.ptx") == 0);
     enum { T = 128, N = 5 };
     float in[N * T * 4], out[N * T * 4], sc[T], so[T];
@@ -335,23 +335,23 @@ static void cp_async_kernel(mh_emu *d)
     for (int t = 0; t < T; t++) bad += so[t] != (((T - 1 - t) & 1) ? 0.0f : sc[T - 1 - t]); /* odd: zero-filled */
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "  cp.async: %d values differ\n", bad);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     /* the bulk (TMA) form: the front end keeps it as text (the GPU runs it), emu refuses it with its line */
     static const char bulk[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
                                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], 16, [%r1];\n"
                                "ret;\n}\n";
-    CHECK(ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "b.ptx:8: instruction 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes' "
                               "is not supported by emu");
-    ptx_free(&m);
+    mh_ptx_free(&m);
     /* a copy size other than 4, 8 or 16 is refused at load, naming the line */
     static const char size12[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                  ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
                                  "cp.async.ca.shared.global [%r1], [%rd2], 12;\nret;\n}\n";
-    CHECK(ptx_parse(&m, size12, sizeof size12 - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, size12, sizeof size12 - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "s.ptx:8");
     CHECK_CONTAINS(e.message, "copy size must be 4, 8 or 16");
 }
@@ -360,7 +360,7 @@ static int mix(int a, int b) { return a * 31 + (b ^ 7); }
 
 static void calls_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/ptx/calls.ptx") == 0);
     enum { T = 96 };
     float x[T], y[T];
@@ -383,26 +383,26 @@ static void calls_kernel(mh_emu *d)
     }
     CHECK(bad == 0);
     CHECK(count == T * (T - 1) / 2);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     /* recursion and calls to functions without a body are refused at load */
     static const char rec[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n"
         ".func f()\n{\ncall.uni f, ();\nret;\n}\n"
         ".visible .entry k()\n{\ncall.uni f, ();\nret;\n}\n";
-    CHECK(ptx_parse(&m, rec, sizeof rec - 1, "rec.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, rec, sizeof rec - 1, "rec.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "rec.ptx:6: call: f is recursive");
-    ptx_free(&m);
+    mh_ptx_free(&m);
     static const char ext[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n"
         ".extern .func (.param .b32 r) vprintf(.param .b64 a, .param .b64 b);\n"
         ".visible .entry k()\n{\n.param .b64 p0;\n.param .b64 p1;\n.param .b32 r0;\n"
         "call.uni (r0), vprintf, (p0, p1);\nret;\n}\n";
-    CHECK(ptx_parse(&m, ext, sizeof ext - 1, "ext.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, ext, sizeof ext - 1, "ext.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "ext.ptx:10: call: call to vprintf, which has no body");
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static uint16_t h_bits(_Float16 h) { uint16_t b; memcpy(&b, &h, 2); return b; }
@@ -421,7 +421,7 @@ static float bf_f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(
 /* packed halves (nvcc's __hadd2 etc.) against _Float16 / a bfloat16 reference */
 static void half2_kernel(mh_emu *d)
 {
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/ptx/half2.ptx") == 0);
     enum { T = 32 };
     uint16_t a[2 * T], b[2 * T], cc[2 * T], dd[2 * T], o[8 * T], p[4 * T], q[2 * T];
@@ -523,7 +523,7 @@ static void half2_kernel(mh_emu *d)
     }
     CHECK(bad == 0);
     if (bad) fprintf(stderr, "  set on halves: %d results differ\n", bad);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     /* ex2.approx / tanh.approx on f16x2, each half as its own f16 (emu computes them exactly,
      * then rounds once; a GPU's approximations may differ in the last bit) */
@@ -534,7 +534,7 @@ static void half2_kernel(mh_emu *d)
         "ld.global.b32 %r1, [%rd1];\nex2.approx.f16x2 %r2, %r1;\ntanh.approx.f16x2 %r3, %r1;\n"
         "st.global.b32 [%rd2], %r2;\nst.global.b32 [%rd2+4], %r3;\nret;\n}\n";
     uint16_t hin[2] = {h_bits((_Float16)1.5f), h_bits((_Float16)-0.375f)}, hout[4] = {0};
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "x2.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "x2.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == 0);
     uint64_t pin = dev_alloc(d, sizeof hin), pout = dev_alloc(d, sizeof hout);
     mh_emu_write(d, pin, hin, sizeof hin, &e);
@@ -547,7 +547,7 @@ static void half2_kernel(mh_emu *d)
         CHECK(hout[h] == h_bits((_Float16)exp2(x)));
         CHECK(hout[2 + h] == h_bits((_Float16)tanh(x)));
     }
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 /* strict mode: every ptx/ kernel and the Mosaic one read only what they wrote;
@@ -563,29 +563,29 @@ static void strict_mode(void)
     persistent_kernel(d);
     calls_kernel(d);
     local_kernel(d);
-    ptx_module m;
+    mh_ptx_module m;
     CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     free(run_mosaic(d, &m)); /* checks output == input itself */
-    ptx_free(&m);
+    mh_ptx_free(&m);
     static const char src[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                               ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n"
                               "ld.param.u64 %rd1, [p];\nadd.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;\n}\n";
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
     uint64_t a = dev_alloc(d, 4);
     mh_emu_arg args[] = {ARG(a)};
     mh_emu_launch l = shape(1, 32, 0, args, 1);
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(e.message, "u.ptx:9: k: read of register %r1, which no instruction has written");
-    ptx_free(&m);
+    mh_ptx_free(&m);
     /* without strict mode the same kernel runs (registers start at 0) */
     mh_emu *d2 = mh_emu_create(NULL, &e);
-    CHECK(ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
     uint64_t a2 = 0;
     CHECK(mh_emu_alloc(d2, 4, &a2, &e) == 0);
     mh_emu_arg args2[] = {ARG(a2)};
     l.args = args2;
     CHECK(mh_emu_run(d2, &m, "k", &l, NULL, &e) == 0);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     mh_emu_destroy(d2);
     mh_emu_destroy(d);
 }
@@ -598,9 +598,9 @@ static void faults_and_refusals(mh_emu *d)
         "ld.param.u64 %rd1, [p];\n"
         "ld.global.u32 %r1, [%rd1+64];\n" /* line 9: past a 64-byte allocation */
         "ret;\n}\n";
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    CHECK(ptx_parse(&m, bad_load, sizeof bad_load - 1, "bad.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, bad_load, sizeof bad_load - 1, "bad.ptx", &e) == 0);
     uint64_t a = dev_alloc(d, 64);
     mh_emu_arg args[] = {ARG(a)};
     mh_emu_launch l = shape(1, 32, 0, args, 1);
@@ -617,21 +617,21 @@ static void faults_and_refusals(mh_emu *d)
     CHECK(mh_emu_run(d, &m, "nope", &l, NULL, &e) != 0 && e.code == MH_E_NOT_FOUND);
     l.nargs = 0;
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     static const char unsupported[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
         "wgmma.fence.sync.aligned;\nret;\n}\n";
-    CHECK(ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == 0);
     l.nargs = 0;
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'wgmma.fence.sync.aligned' is not supported by emu");
     CHECK(e.line == 7);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     static const char syntax[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                  "add.s32 %r1, %r2, 1;\nret;\n}\n";
-    CHECK(ptx_parse(&m, syntax, sizeof syntax - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, syntax, sizeof syntax - 1, "s.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "s.ptx:6: undeclared register '%r1'");
 }
 

@@ -127,9 +127,9 @@ int main(int argc, char **argv)
     char *text = read_file_all(path, &len);
     CHECK(text != NULL);
     if (!text) return check_report("test_emu_ops");
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    int rc = ptx_parse(&m, text, len, "tests/ptx/opzoo.ptx", &e);
+    int rc = mh_ptx_parse(&m, text, len, "tests/ptx/opzoo.ptx", &e);
     CHECK(rc == 0);
     if (rc) { fprintf(stderr, "%s\n", e.message); return check_report("test_emu_ops"); }
 
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
     CHECK(gsum == 0.5f * N);
     (void)bitsf;
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     free(text);
     return check_report("test_emu_ops");
 }

@@ -64,7 +64,7 @@ static int directed_ok(const exact_op *x, double r, int f32, int mode)
     return s > 0 && side(x, down) < 0;
 }
 
-static int load(ptx_module *m, const char *dir, const char *rel)
+static int load(mh_ptx_module *m, const char *dir, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, rel);
@@ -72,7 +72,7 @@ static int load(ptx_module *m, const char *dir, const char *rel)
     char *text = read_file_all(path, &n);
     if (!text) return -1;
     mh_error e;
-    int rc = ptx_parse(m, text, n, rel, &e);
+    int rc = mh_ptx_parse(m, text, n, rel, &e);
     if (rc) fprintf(stderr, "  %s\n", e.message);
     free(text);
     return rc;
@@ -86,9 +86,9 @@ static void run_inline(const char *src, const char *name, const void *in, size_t
 {
     char file[64];
     snprintf(file, sizeof file, "%s.ptx", name);
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    CHECK(ptx_parse(&m, src, strlen(src), file, &e) == 0);
+    CHECK(mh_ptx_parse(&m, src, strlen(src), file, &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == 0);
     mh_emu *d = mh_emu_create(NULL, &e);
     uint64_t pi = 0, po = 0;
@@ -99,7 +99,7 @@ static void run_inline(const char *src, const char *name, const void *in, size_t
     CHECK(mh_emu_run(d, &m, name, &l, NULL, &e) == 0);
     mh_emu_read(d, po, out, out_bytes, &e);
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 /* testp: each class of f32 values, and .normal in f64 of an f32 subnormal */
@@ -130,13 +130,13 @@ static void float_classes(void)
         CHECK(got[i] == want[i]);
         if (got[i] != want[i]) fprintf(stderr, "  testp of %g: classes %#x, want %#x\n", (double)v[i], got[i], want[i]);
     }
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
     /* a testp without a class is refused by the front end, naming the line */
     static const char bad[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                               ".reg .pred %p<2>;\n.reg .f32 %f<2>;\nmov.f32 %f1, 0f00000000;\n"
                               "testp.f32 %p1, %f1;\nret;\n}\n";
-    CHECK(ptx_parse(&m, bad, sizeof bad - 1, "t.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, bad, sizeof bad - 1, "t.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "t.ptx:9");
     CHECK_CONTAINS(e.message, "needs a class");
 }
@@ -236,7 +236,7 @@ int main(int argc, char **argv)
     a[30] = -1e-39f; b[30] = 5.0f;
     a[31] = 1.0f;    b[31] = 0x1p-30f;
 
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
     CHECK(load(&m, argv[1], "tests/ptx/rounding.ptx") == 0);
     mh_emu *d = mh_emu_create(NULL, &e);
@@ -317,17 +317,17 @@ int main(int argc, char **argv)
     /* half-precision results with a directed mode are refused, naming the line */
     static const char half[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                                ".visible .entry k()\n{\n.reg .b16 %h<3>;\nadd.rz.f16 %h1, %h2, %h2;\nret;\n}\n";
-    ptx_module hm;
-    if (ptx_parse(&hm, half, sizeof half - 1, "h.ptx", &e) == 0) {
+    mh_ptx_module hm;
+    if (mh_ptx_parse(&hm, half, sizeof half - 1, "h.ptx", &e) == 0) {
         CHECK(mh_emu_check_module(&hm, &e) == MH_E_PTX_UNSUPPORTED);
         CHECK_CONTAINS(e.message, "h.ptx:7");
         CHECK_CONTAINS(e.message, ".rz");
-        ptx_free(&hm);
+        mh_ptx_free(&hm);
     } else {
         CHECK_CONTAINS(e.message, "h.ptx:7"); /* the parser refusing it is as good */
     }
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     float_classes();
     half_single_rounding();
     half_directed_cvt();

@@ -18,12 +18,12 @@ static char *slurp(const char *rel, size_t *n)
     return read_file_all(path, n);
 }
 
-static int parse_file(ptx_module *m, const char *rel)
+static int parse_file(mh_ptx_module *m, const char *rel)
 {
     size_t n;
     char *t = slurp(rel, &n);
     mh_error e;
-    int rc = t ? ptx_parse(m, t, n, rel, &e) : -1;
+    int rc = t ? mh_ptx_parse(m, t, n, rel, &e) : -1;
     if (rc && t) fprintf(stderr, "  %s\n", e.message);
     free(t);
     return rc;
@@ -31,7 +31,7 @@ static int parse_file(ptx_module *m, const char *rel)
 
 static void golden(void)
 {
-    ptx_module m;
+    mh_ptx_module m;
     mh_instrumented r;
     mh_error e;
     CHECK(parse_file(&m, "tests/golden/mini.ptx") == 0);
@@ -44,20 +44,20 @@ static void golden(void)
     CHECK_STR(r.names.v[0].name, "store");
     free(want);
     mh_instrumented_free(&r);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     /* instrumenting twice is refused: the reserved names are taken */
     CHECK(parse_file(&m, "tests/golden/mini.warp.ptx") == 0);
     CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "uses the prefix __mgpu, which the instrumentation reserves");
-    ptx_free(&m);
+    mh_ptx_free(&m);
 
     /* no markers: nothing to do */
     CHECK(parse_file(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     CHECK(mh_instrument(&m, MH_SCOPE_WARPGROUP, &r, &e) == 0);
     CHECK(r.markers == 0 && r.nkernels == 0);
     mh_instrumented_free(&r);
-    ptx_free(&m);
+    mh_ptx_free(&m);
 }
 
 static void errors(void)
@@ -84,10 +84,10 @@ static void errors(void)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char text[1024];
         snprintf(text, sizeof text, "%s%s", head, cases[i].body);
-        ptx_module m;
+        mh_ptx_module m;
         mh_instrumented r;
         mh_error e;
-        int rc = ptx_parse(&m, text, strlen(text), "t.ptx", &e);
+        int rc = mh_ptx_parse(&m, text, strlen(text), "t.ptx", &e);
         CHECK(rc == 0);
         if (rc) { fprintf(stderr, "  case %zu: %s\n", i, e.message); continue; }
         CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) != 0);
@@ -95,7 +95,7 @@ static void errors(void)
         CHECK_CONTAINS(e.message, cases[i].msg);
         CHECK(e.line == cases[i].line);
         if (e.line != cases[i].line) fprintf(stderr, "  case %zu: line %lld, expected %d\n", i, (long long)e.line, cases[i].line);
-        ptx_free(&m);
+        mh_ptx_free(&m);
     }
 }
 
@@ -123,7 +123,7 @@ static void line_map(void)
                                   "ptx/copy.ptx", "tests/golden/mini.ptx", "tests/ptx/llvm_tiled.ptx"};
     for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++)
         for (int scope = 0; scope < 2; scope++) {
-            ptx_module m;
+            mh_ptx_module m;
             mh_instrumented r;
             mh_error e;
             if (parse_file(&m, files[fi])) { CHECK(0); continue; }
@@ -154,7 +154,7 @@ static void line_map(void)
             if (bad || missing) fprintf(stderr, "  %s scope %d: %u bad, %u missing\n", files[fi], scope, bad, missing);
             free(seen);
             mh_instrumented_free(&r);
-            ptx_free(&m);
+            mh_ptx_free(&m);
         }
 }
 
@@ -164,9 +164,9 @@ static void nul_byte(void)
 {
     static const char text[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n// @mgpu "
                                "begin a\n\0\n// @mgpu end a\nret;\n}\n";
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    CHECK(ptx_parse(&m, text, sizeof text - 1, "nul.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, text, sizeof text - 1, "nul.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK(e.line == 7);
     CHECK_CONTAINS(e.message, "nul.ptx:7: a NUL byte at offset 83: PTX is text");
     /* an instruction kept as text (cluster barriers) instruments; control flow with a modifier the front
@@ -174,27 +174,27 @@ static void nul_byte(void)
     static const char cluster[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                   "// @mgpu begin a\nbarrier.cluster.arrive.release.aligned;\n"
                                   "barrier.cluster.wait.acquire.aligned;\n// @mgpu end a\nret;\n}\n";
-    CHECK(ptx_parse(&m, cluster, sizeof cluster - 1, "cl.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, cluster, sizeof cluster - 1, "cl.ptx", &e) == 0);
     mh_instrumented r;
     CHECK(mh_instrument(&m, MH_SCOPE_WARP, &r, &e) == 0 && r.markers == 2);
     mh_instrumented_free(&r);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     static const char weird_ret[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\nret.weird;\n}\n";
-    CHECK(ptx_parse(&m, weird_ret, sizeof weird_ret - 1, "w.ptx", &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK(mh_ptx_parse(&m, weird_ret, sizeof weird_ret - 1, "w.ptx", &e) == MH_E_PTX_UNSUPPORTED);
     CHECK_CONTAINS(e.message, "w.ptx:6: 'ret.weird': modifier '.weird' is not supported");
     /* a marker inside a statement (decoded or kept as text) would get code inserted into it */
     static const char split[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                 ".reg .b32 %r<2>;\nadd.s32 %r1,\n// @mgpu begin a\n%r1, 1;\n// @mgpu end a\nret;\n}\n";
-    CHECK(ptx_parse(&m, split, sizeof split - 1, "split.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, split, sizeof split - 1, "split.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "split.ptx:8: a marker inside the statement that starts on line 7");
     static const char split2[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
                                  "wmma.mystery.sync {%r1,\n// @mgpu begin a\n%r2};\n// @mgpu end a\nret;\n}\n";
-    CHECK(ptx_parse(&m, split2, sizeof split2 - 1, "split2.ptx", &e) == MH_E_PTX_SYNTAX);
+    CHECK(mh_ptx_parse(&m, split2, sizeof split2 - 1, "split2.ptx", &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "split2.ptx:7: a marker inside the statement that starts on line 6");
 }
 
 typedef struct {
-    ptx_module plain, inst;
+    mh_ptx_module plain, inst;
     mh_instrumented r;
 } kernel_pair;
 
@@ -203,14 +203,14 @@ static int load_pair(kernel_pair *k, const char *rel, mh_scope scope)
     mh_error e;
     if (parse_file(&k->plain, rel)) return -1;
     if (mh_instrument(&k->plain, scope, &k->r, &e)) { fprintf(stderr, "  %s\n", e.message); return -1; }
-    if (ptx_parse(&k->inst, k->r.text, k->r.len, rel, &e)) { fprintf(stderr, "  %s\n", e.message); return -1; }
+    if (mh_ptx_parse(&k->inst, k->r.text, k->r.len, rel, &e)) { fprintf(stderr, "  %s\n", e.message); return -1; }
     return 0;
 }
 
 static void free_pair(kernel_pair *k)
 {
-    ptx_free(&k->plain);
-    ptx_free(&k->inst);
+    mh_ptx_free(&k->plain);
+    mh_ptx_free(&k->inst);
     mh_instrumented_free(&k->r);
 }
 

@@ -13,19 +13,19 @@ static const char SRC[] =
     ".visible .entry req64x2() .reqntid 64, 2\n{\nret;\n}\n"
     ".visible .entry big()\n{\n.shared .align 4 .b8 s[200000];\nret;\n}\n";
 
-static int shape(const ptx_module *m, const char *k, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+static int shape(const mh_ptx_module *m, const char *k, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                  uint32_t bz, uint64_t smem, mh_error *e)
 {
     uint32_t g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
     mh_error_clear(e);
-    return mh_launch_shape_check(ptx_find(m, k), g, b, smem, MH_SMEM_PER_BLOCK_SM90, e);
+    return mh_launch_shape_check(mh_ptx_find(m, k), g, b, smem, MH_SMEM_PER_BLOCK_SM90, e);
 }
 
 int main(void)
 {
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    CHECK(ptx_parse(&m, SRC, sizeof SRC - 1, "shape.ptx", &e) == 0);
+    CHECK(mh_ptx_parse(&m, SRC, sizeof SRC - 1, "shape.ptx", &e) == 0);
     CHECK(shape(&m, "any", 1, 1, 1, 1024, 1, 1, 0, &e) == 0);
     CHECK(shape(&m, "any", 2147483647u, 65535, 65535, 32, 32, 1, 232448, &e) == 0); /* every maximum */
     CHECK(shape(&m, "any", 1, 1, 1, 1025, 1, 1, 0, &e) == MH_E_LAUNCH_FAILED);
@@ -63,6 +63,6 @@ int main(void)
     mh_emu_launch l3 = {{1, 1, 1}, {64, 2, 1}, 0, NULL, 0};
     CHECK(mh_emu_run(d, &m, "req64x2", &l3, NULL, &e) == 0);
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     return check_report("test_launch_shape");
 }

@@ -13,14 +13,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void run_instrumented(const ptx_module *m, const mh_instrumented *r)
+static void run_instrumented(const mh_ptx_module *m, const mh_instrumented *r)
 {
     mh_error e;
     mh_emu_opts o = {.num_sms = 2, .max_warp_insns = 20000};
     mh_emu *d = mh_emu_create(&o, &e);
     if (!d) return;
     for (uint32_t i = 0; i < m->nfuncs; i++) {
-        const ptx_func *f = &m->funcs[i];
+        const mh_ptx_func *f = &m->funcs[i];
         if (!f->is_entry || !f->defined || f->nparams > 11 || !mh_instrumented_has(r, f->name)) continue;
         uint64_t vals[11];
         mh_emu_arg args[11];
@@ -39,9 +39,9 @@ static void run_instrumented(const ptx_module *m, const mh_instrumented *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    if (ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
+    if (mh_ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
     for (int s = 0; s < 2; s++) {
         mh_instrumented r;
         if (mh_instrument(&m, s ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e)) continue;
@@ -61,17 +61,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             prev = o;
         }
-        ptx_module again;
+        mh_ptx_module again;
         if (r.markers) {
-            if (ptx_parse(&again, r.text, r.len, "fuzz.ptx", &e)) {
+            if (mh_ptx_parse(&again, r.text, r.len, "fuzz.ptx", &e)) {
                 fprintf(stderr, "the rewritten module does not parse: %s\n", e.message);
                 abort();
             }
             run_instrumented(&again, &r);
-            ptx_free(&again);
+            mh_ptx_free(&again);
         }
         mh_instrumented_free(&r);
     }
-    ptx_free(&m);
+    mh_ptx_free(&m);
     return 0;
 }

@@ -11,13 +11,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    ptx_module m;
+    mh_ptx_module m;
     mh_error e;
-    if (ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
+    if (mh_ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
     mh_emu_opts o = {.num_sms = 4, .max_warp_insns = 20000};
     mh_emu *d = mh_emu_create(&o, &e);
     for (uint32_t i = 0; i < m.nfuncs; i++) {
-        const ptx_func *f = &m.funcs[i];
+        const mh_ptx_func *f = &m.funcs[i];
         if (!f->is_entry || !f->defined || f->nparams > 8) continue;
         uint64_t vals[8];
         mh_emu_arg args[8];
@@ -31,6 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mh_emu_run(d, &m, f->name, &l, NULL, &e);
     }
     mh_emu_destroy(d);
-    ptx_free(&m);
+    mh_ptx_free(&m);
     return 0;
 }
