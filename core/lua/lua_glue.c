@@ -544,6 +544,10 @@ static int l_device_index(lua_State *L)
         return 1;
     }
     if (!strcmp(k, "sms")) { lua_pushinteger(L, d->cuda ? d->info.sms : (lua_Integer)mh_emu_num_sms(d->emu)); return 1; }
+    if (!strcmp(k, "max_smem")) { /* dynamic shared memory a block may have: the device's opt-in limit */
+        lua_pushinteger(L, d->cuda && d->info.smem_optin > 0 ? (lua_Integer)d->info.smem_optin : (lua_Integer)MH_SMEM_PER_BLOCK_SM90);
+        return 1;
+    }
     if (!strcmp(k, "memory")) { /* bytes of device memory; emu: the largest single allocation it takes */
         lua_pushinteger(L, d->cuda ? (lua_Integer)d->info.memory : (lua_Integer)1 << 40);
         return 1;
@@ -1568,7 +1572,7 @@ static int l_kernel_launch(lua_State *L)
     if (!inst && (trace_at >= 0) != has_profile)
         return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: profile={...} and mgpu.TRACE in args go together");
     l_trace *tr = NULL;
-    int retry = 1;
+    int retry = 1, reset_idx = 0;
     if (trace_at >= 0 || inst) {
         tr = new_object(L, sizeof *tr, TRACE_MT, 0); /* index 7 */
         tr->clock_ghz = dev_clock_ghz(d);
@@ -1587,6 +1591,11 @@ static int l_kernel_launch(lua_State *L)
                 lua_getfield(L, 6, "retry");
                 retry = lua_isnil(L, -1) ? 1 : lua_toboolean(L, -1);
                 lua_pop(L, 2);
+                lua_getfield(L, 6, "reset"); /* a function called before the retry (inputs the first run changed) */
+                if (!lua_isnil(L, -1) && !lua_isfunction(L, -1))
+                    return fail_code(L, MH_E_BAD_ARGUMENT, "%s", "launch: profile.reset must be a function");
+                reset_idx = lua_isnil(L, -1) ? 0 : lua_gettop(L);
+                if (!reset_idx) lua_pop(L, 1);
             }
             if (mh_spec_validate(&tr->spec, &e) || names_copy(&tr->names, &m->r.names, &e)) return raise_error(L, &e);
             trace_at = (int)nargs;
@@ -1687,6 +1696,10 @@ static int l_kernel_launch(lua_State *L)
         if (rc) return raise_error(L, &e);
         if (!(inst && retry && attempt == 1 && need > tr->spec.entries)) break;
         tr->spec.entries = need; /* the kernel counted past the capacity: exactly what it needed */
+        if (reset_idx) {
+            lua_pushvalue(L, reset_idx);
+            lua_call(L, 0, 0);
+        }
         if (mh_spec_validate(&tr->spec, &e)) return raise_error(L, &e);
     }
     lua_createtable(L, 0, 8);

@@ -54,6 +54,25 @@ describe("instrumented kernels", function()
     h.rmdir(dir)
   end)
 
+  it("call profile.reset before the retry, and only then", function()
+    local k = dev:load(ptx("tiled.ptx"), { instrument = "warp" }):kernel("tiled_scale")
+    local n = 64 * 10
+    local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+    local resets = 0
+    local run = k:launch { grid = 2, block = 64, smem = 256, args = { a, c, n, 2.0 },
+      profile = { entries = 20, reset = function() resets = resets + 1 end } }
+    assert.equal(2, #run.attempts)
+    assert.equal(1, resets)
+    k:launch { grid = 2, block = 64, smem = 256, args = { a, c, n, 2.0 },
+      profile = { entries = 83, reset = function() resets = resets + 1 end } }
+    assert.equal(1, resets) -- it fitted: no retry, no reset
+    local ok, err = pcall(k.launch, k, { grid = 2, block = 64, smem = 256, args = { a, c, n, 2.0 },
+      profile = { reset = 5 } })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.equal(232448, dev.max_smem) -- emu: sm_90's opt-in limit
+  end)
+
   it("work on LLVM NVPTX output (clang), with its results exact", function()
     -- tests/ptx/llvm_tiled.ptx: labels without '$', .extern .shared, shfl.sync.down.b32 on f32
     -- registers with an immediate mask, the loop latch before its header
