@@ -1,39 +1,54 @@
 -- mgpu.experiment: runs an experiment file: `mgpu-harness experiment.lua`.
--- A script returns a table:
+-- A script returns a table (another key is a bad_argument naming it, as in
+-- the profile table and the table setup returns):
 --   name        experiment name (results go to results/<name>/<timestamp>/)
 --   module      PTX file, relative to the script (or the working directory); a .cu file
 --               is compiled with nvcc first (arch = "sm_90" by default, the device's on
 --               cuda; nvcc_flags = {"-O3", "-lineinfo"} by default), see mgpu.nvcc
 --   kernel      kernel name
 --   instrument  "warp" | "warpgroup": profile the kernel from its markers
+--   entries     entries per trace of an instrumented kernel when setup gives neither
+--               entries nor estimate (default 259)
 --   profile     for kernels that write their own trace (args hold mgpu.TRACE):
---               {scope=, entries=, names={...}} or a function(point) returning it
+--               {scope=, entries=, names={...}, staged=, smem_extra=} or a
+--               function(point) returning it; staged = true: the kernel stages its
+--               events in dynamic shared memory (Mosaic GPU), which is sized for
+--               them on top of smem_extra bytes
 --   axes        parameter axes (see mgpu.axes); filter = function(point) -> bool
 --   setup       function(point, device, entries) -> {grid=, block=, smem=, args={...},
---               estimate = events per trace (sizes the trace), check = function() -> ok, msg,
+--               entries = per trace, estimate = events per trace (sizes the trace),
+--               check = function() -> ok, msg,
 --               before = function() called before every launch (reset counters: warm-up
---               launches, repeats and retries all run the kernel again),
+--               launches, repeats and the launch's retry all run the kernel again),
 --               expect = {NAME = count, ...}: how many regions of each name the trace must
 --               close (all traces together; a function(count) -> ok may stand for a count)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
---   retry       false: no automatic retry on insufficient_space
---   max_entries upper bound for the doubling retry (default 2^20)
+--   retry       false: no retry of an instrumented launch, no resizing of a kernel's own
+--               trace on insufficient_space
+--   max_entries upper bound for resizing a kernel's own trace (default 2^20)
 --   counters    a number of bins: each point's trace gets an "in flight" counter track per
 --               region (how many traces are inside it, per bin of the kernel's span)
+--   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
+--               a seed recorded in the manifest
 -- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
 local core = require "mgpu.core"
 local mgpu = require "mgpu"
 local axes = require "mgpu.axes"
 local errors = require "mgpu.errors"
 local files = require "mgpu.files"
+local options = require "mgpu.options"
 local results = require "mgpu.results"
 local timing = require "mgpu.timing"
 
 local M = {}
 
-M.MAX_SMEM = 232448 -- dynamic shared memory per block on sm_90 (H100/H200), opt-in maximum
+-- The keys each table of an experiment may have (see the header).
+local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
+  "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed" }
+local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
+local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect" }
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
@@ -76,6 +91,9 @@ local function resolve(script_dir, rel)
 end
 
 local function validate(exp)
+  if type(exp) ~= "table" then bad("an experiment is a table {name=, module=, kernel=, setup=, ...}") end
+  options.check_keys(exp, "experiment", EXPERIMENT_KEYS)
+  if type(exp.profile) == "table" then options.check_keys(exp.profile, "experiment.profile", PROFILE_KEYS) end
   if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") then
     bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder)")
   end
@@ -129,40 +147,39 @@ local function attempt_point(ctx, index, point, entries, row)
   local exp = ctx.exp
   local spec = exp.setup(point, ctx.dev, entries)
   if type(spec) ~= "table" then bad("setup must return a table {grid=, block=, args=, ...}") end
+  options.check_keys(spec, "setup", SETUP_KEYS)
   local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
   if exp.instrument then
-    -- the launch retries by itself with the exact count, unless setup resets state
-    -- before each launch (then the retry happens here, around setup)
-    launch.profile = { entries = entries or exp.entries or 259, retry = exp.retry ~= false and not spec.before }
+    -- kernel:launch retries by itself, once, with exactly the entries the kernel
+    -- counted, calling setup's before first (the first run changed the inputs)
+    launch.profile = { entries = entries or exp.entries or 259, retry = exp.retry ~= false, reset = spec.before }
     -- the trace must fit in device memory: refuse before launching
-    local function prod(v)
-      if type(v) ~= "table" then return v or 1 end
-      return (v[1] or 1) * (v[2] or 1) * (v[3] or 1)
-    end
-    local traces = prod(spec.grid) * math.floor(prod(spec.block) / (exp.instrument == "warp" and 32 or 128))
-    local bytes = traces * launch.profile.entries * 4
-    if bytes > ctx.dev.memory / 2 then
+    local s = core.spec { grid = spec.grid, block = spec.block, scope = exp.instrument, entries = launch.profile.entries }
+    if s.bytes > ctx.dev.memory / 2 then
       error(errors.new("launch_failed", string.format("the trace needs %.0f bytes (%d traces x %d entries x 4): more "
-        .. "than half of the device's %.0f bytes", bytes, traces, launch.profile.entries, ctx.dev.memory),
+        .. "than half of the device's %.0f bytes", s.bytes, s.num_traces, launch.profile.entries, ctx.dev.memory),
         { required = launch.profile.entries }), 0)
     end
   elseif exp.profile then
-    local prof = type(exp.profile) == "function" and exp.profile(point) or exp.profile
+    local prof = exp.profile
+    if type(prof) == "function" then
+      prof = prof(point)
+      if type(prof) ~= "table" then bad("experiment.profile(point) must return a table {scope=, entries=, names=}") end
+      options.check_keys(prof, "experiment.profile", PROFILE_KEYS)
+    end
     launch.profile = { scope = prof.scope, names = prof.names, entries = entries or prof.entries }
     if prof.staged then
       -- the kernel stages its events in dynamic shared memory (Mosaic GPU):
-      -- traces per block x entries x 4 bytes, on top of what it needs itself
-      local b = type(spec.block) == "table" and spec.block or { spec.block }
-      local threads = (b[1] or 1) * (b[2] or 1) * (b[3] or 1)
-      local per_block = math.floor(threads / (prof.scope == "warp" and 32 or 128))
-      local bytes = per_block * launch.profile.entries * 4
-      launch.smem = (prof.smem_extra or 0) + bytes
-      if launch.smem > M.MAX_SMEM then
+      -- one block's trace (traces per block x entries x 4 bytes), on top of what it needs itself
+      local s = core.spec { grid = 1, block = spec.block, scope = prof.scope, entries = launch.profile.entries }
+      local extra = prof.smem_extra or 0
+      launch.smem = extra + s.bytes
+      if launch.smem > ctx.dev.max_smem then
         error(errors.new("launch_failed", string.format(
           "the trace needs %d bytes of shared memory per block (%d traces x %d entries x 4) plus %d: more than the "
-            .. "%d bytes (227 KiB) a block can have on sm_90", bytes, per_block, launch.profile.entries,
-          prof.smem_extra or 0, M.MAX_SMEM), { required = launch.profile.entries }), 0)
+            .. "%d bytes of dynamic shared memory a block can have on this device", s.bytes, s.traces_per_block,
+          launch.profile.entries, extra, ctx.dev.max_smem), { required = launch.profile.entries }), 0)
       end
     end
   end
@@ -197,40 +214,40 @@ local function attempt_point(ctx, index, point, entries, row)
   return launch.profile and launch.profile.entries
 end
 
--- Runs a point, retrying when the trace did not fit: with exactly the entries
--- an instrumented kernel reported, else (kernels that write their own trace)
--- with twice as many, up to max_entries.  setup is called again for each
--- attempt with the entries as its third argument (a kernel compiled for a
--- fixed capacity must be regenerated or given it as an argument).
+-- Runs a point.  This is resizing, not the launch retry: the retry policy has
+-- one place, kernel:launch, which re-runs an instrumented kernel once with
+-- exactly the entries it counted (profile.retry, profile.reset = setup's
+-- before; see attempt_point), and an instrumented point whose trace still does
+-- not fit, or that may not retry (retry = false), fails here as it is.  What
+-- stays here is for kernels that write their own trace (exp.profile): they
+-- cannot say how many entries they needed, so setup is called again with
+-- twice the entries (+1) as its third argument, up to max_entries (a kernel
+-- compiled for a fixed capacity must be regenerated or given it).
 local function run_point(ctx, index, point)
   local exp = ctx.exp
   local row = { attempts = {} }
   local entries = nil
   local max_entries = exp.max_entries or 1048576
+  local resizes = exp.profile ~= nil and not exp.instrument and exp.retry ~= false
   for _ = 1, 40 do
     local ok, err = pcall(attempt_point, ctx, index, point, entries, row)
     if ok then return row end
     local cur = row.entries or entries
     local overflow = errors.is(err, "insufficient_space")
-    if not overflow and errors.is(err, "kernel_fault") and exp.profile then
+    if not overflow and errors.is(err, "kernel_fault") and resizes then
       -- a kernel writing its own trace without a bounds check overruns a small
       -- buffer; that cannot be told from another fault, so it is said plainly
       overflow = true
       err.message = err.message .. " (taken as a trace buffer overrun: retrying with more entries)"
     end
-    if not overflow or exp.retry == false or not cur then error(err, 0) end
-    local nxt
-    if exp.instrument and err.required then
-      nxt = err.required -- the kernel counted past its capacity
+    if not overflow or not resizes or not cur then error(err, 0) end
+    local last = row.attempts[#row.attempts]
+    if last and last.entries == cur and not last.error then
+      last.error = err.code -- the launch already recorded this attempt
     else
-      local last = row.attempts[#row.attempts]
-      if last and last.entries == cur and not last.error then
-        last.error = err.code -- the launch already recorded this attempt
-      else
-        row.attempts[#row.attempts + 1] = { entries = cur, error = err.code, required = err.required }
-      end
-      nxt = cur * 2 + 1
+      row.attempts[#row.attempts + 1] = { entries = cur, error = err.code, required = err.required }
     end
+    local nxt = cur * 2 + 1
     if nxt > max_entries then
       err.message = err.message .. string.format(" (retry stopped: %d entries would exceed max_entries %d)", nxt, max_entries)
       error(err, 0)
@@ -369,83 +386,9 @@ function M.run(exp, opts)
     interrupted = interrupted }
 end
 
-local function deep_equal(a, b)
-  if type(a) ~= type(b) then return false end
-  if type(a) ~= "table" then return a == b end
-  for k, v in pairs(a) do if not deep_equal(v, b[k]) then return false end end
-  for k in pairs(b) do if a[k] == nil then return false end end
-  return true
-end
-
--- Compares a replayed row with the original.  On emu everything must be
--- identical (its time is virtual); on a GPU the timings must agree within
--- their noise: the medians may differ by the spread (max - min) the two runs
--- showed, or by 5% when that is larger.  Returns ok, reason.
-function M.same_row(old, new, backend)
-  local fields = { "status", "cycles", "thread_insns", "entries", "attempts" }
-  if backend == "emu" then fields[#fields + 1] = "time_ns"; fields[#fields + 1] = "regions" end
-  for _, f in ipairs(fields) do
-    if not deep_equal(old[f], new[f]) then return false, f .. " differs" end
-  end
-  if backend ~= "emu" and old.time_ns and new.time_ns then
-    local a, b = old.time_ns, new.time_ns
-    local noise = math.max(0.05 * a.median, (a.max - a.min) + (b.max - b.min))
-    if math.abs(b.median - a.median) > noise then
-      return false, string.format("median time %.0f ns -> %.0f ns, more than the noise (%.0f ns)", a.median, b.median, noise)
-    end
-  end
-  return true
-end
-
--- Re-runs a results folder from its manifest into DIR/replay-<time>/ and
--- compares every point (M.same_row).  Refuses when the script or a PTX file
--- changed since the run, unless opts.force.
-function M.replay(dir, opts)
-  opts = opts or {}
-  local man = files.read_json(dir .. "/manifest.json")
-  local function same_file(entry, what)
-    local ok, now = pcall(core.sha256_file, entry.path)
-    if not ok then bad(string.format("%s %s of the run is gone", what, entry.path)) end
-    if now ~= entry.sha256 and not opts.force then
-      bad(string.format("%s %s changed since the run (sha256 %s..., now %s...): replay would not repeat it; "
-        .. "use --force to replay anyway", what, entry.path, entry.sha256:sub(1, 12), now:sub(1, 12)))
-    end
-  end
-  same_file(man.script, "script")
-  for _, p in ipairs(man.ptx or {}) do same_file(p, "PTX") end
-  local chunk, err = loadfile(man.script.path)
-  if not chunk then bad(err) end
-  local exp = chunk()
-  local out = dir .. "/replay-" .. os.date("!%Y%m%dT%H%M%SZ")
-  local r = M.run(exp, { set = man.set, out = out, quiet = true, script = man.script.path, backend = man.backend,
-    command = "mgpu-harness replay " .. dir })
-  local old = {}
-  for _, row in ipairs(results.latest(results.read_jsonl(dir .. "/results.jsonl"))) do old[row.key] = row end
-  local same, differ = 0, {}
-  for _, row in ipairs(r.rows) do
-    local o = old[row.key]
-    local eq, why = false, "not in the original run"
-    if o then eq, why = M.same_row(o, row, man.backend) end
-    if eq then same = same + 1 else differ[#differ + 1] = row.key .. ": " .. why end
-  end
-  return { out = out, identical = same, differ = differ, backend = man.backend }
-end
-
-function M.replay_main(argv)
-  local dir, force = nil, false
-  for _, a in ipairs(argv or {}) do
-    if a == "--force" then force = true
-    elseif a:sub(1, 2) == "--" then bad("replay: unknown option " .. a .. " (--force)")
-    elseif dir then bad("replay takes one results folder")
-    else dir = a end
-  end
-  if not dir then bad("usage: mgpu-harness replay RESULTS_DIR [--force]") end
-  local r = M.replay(dir, { force = force })
-  print(string.format("replay of %s on %s: %d points identical, %d differ -> %s", dir, r.backend, r.identical,
-    #r.differ, r.out))
-  for _, k in ipairs(r.differ) do print("  differs: " .. k) end
-  return #r.differ == 0 and 0 or 8
-end
+-- `mgpu-harness replay` lives in mgpu.replay; core/main.c's builtin still
+-- calls this name, so it forwards (core/main.c can call mgpu.replay's main).
+M.replay_main = function(...) return require("mgpu.replay").main(...) end
 
 -- Entry point of `mgpu-harness experiment.lua [options]`: returns the exit status.
 function M.main(exp, argv)

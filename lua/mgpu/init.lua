@@ -38,7 +38,8 @@ function M.device(kind, opts)
 end
 
 -- Timed launches: mgpu.time(kernel, launch, {warmup=1, repeats=3, flush_l2=true|bytes, before=fn})
--- -> {min=, median=, mean=, stddev=, max=, n=} of time_ns, and the last measured run
+-- -> {min=, median=, mean=, stddev=, max=, n=} of time_ns, and the last measured run; another
+-- key in the options is a bad_argument naming it
 function M.time(kernel, launch, opts)
   local stats, run = require("mgpu.timing").time(kernel, launch, opts)
   return stats, run

@@ -3,6 +3,7 @@
 -- with the L2 cache flushed before each, and their statistics.  The
 -- experiment runner and scripts (mgpu.time) share it.
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 
 local M = {}
 
@@ -24,6 +25,9 @@ end
 -- kernel's data out of L2 (H200: 50 MB of L2); a number chooses another size.
 M.FLUSH_BYTES = 134217728
 
+-- the keys of M.time's options
+local TIME_OPTIONS = { "warmup", "repeats", "flush_l2", "flush", "before" }
+
 local function count(v, what, min)
   if v == nil then return nil end
   if type(v) ~= "number" or v ~= math.floor(v) or v < min then
@@ -37,9 +41,11 @@ end
 -- (true or bytes) zeroes that much device memory before each measured launch
 -- (opts.flush: an array to reuse for it); opts.before(): called before every
 -- launch.  Returns the statistics of time_ns and the last measured run.
+-- Another key in opts is a bad_argument naming it.
 function M.time(kernel, launch, opts)
   opts = opts or {}
   if type(opts) ~= "table" then error(errors.new("bad_argument", "time: the options must be a table"), 0) end
+  options.check_keys(opts, "time", TIME_OPTIONS)
   if type(launch) ~= "table" then error(errors.new("bad_argument", "time: the launch must be a table"), 0) end
   if launch.time == false then error(errors.new("bad_argument", "time: the launch has time = false"), 0) end
   local warmup = count(opts.warmup, "warmup", 0) or 1

@@ -130,6 +130,81 @@ describe("experiments", function()
     assert.equal(64, #man.ptx[1].sha256)
   end)
 
+  it("leave the retry of an instrumented kernel to the launch, calling setup's before first", function()
+    local setups, befores = 0, 0
+    local exp = tiled {
+      axes = { tiles = { 6 } },
+      setup = function(p, dev, entries)
+        setups = setups + 1
+        assert.is_nil(entries) -- the launch retries; setup is not called again
+        local n = 64 * p.tiles
+        local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 1,
+          before = function() befores = befores + 1 end }
+      end,
+    }
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    assert.equal(1, setups)
+    assert.equal(4, befores) -- before each of the 2 measured launches, and before each one's retry
+    local rows = results.read_jsonl(dir .. "/results.jsonl")
+    assert.same({ { entries = 5, required = 51 }, { entries = 51, required = 51 } }, rows[1].attempts)
+    assert.equal(51, rows[1].entries)
+    -- retry = false: the launch does not retry, and the point fails with what the kernel counted
+    setups, befores = 0, 0
+    exp.retry = false
+    r = mgpu.run(exp, { out = dir .. "/no", quiet = true })
+    assert.equal(1, r.failed)
+    assert.equal(1, setups)
+    assert.equal(2, befores)
+    local row = results.read_jsonl(dir .. "/no/results.jsonl")[1]
+    assert.equal("insufficient_space", row.error.code)
+    assert.equal(51, row.error.required)
+  end)
+
+  it("refuse a misspelled key in the experiment, its profile and setup's table, naming it", function()
+    local ok, err = pcall(mgpu.run, tiled { repeates = 2 }, { out = dir, quiet = true })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches('^experiment: unknown key "repeates" %(allowed: name, module, kernel, instrument, ', err.message)
+    assert.matches(", repeats, ", err.message)
+    assert.equal("repeates", err.key)
+    ok, err = pcall(mgpu.run, tiled { name = "x", kernal = "k", [1] = true }, { out = dir, quiet = true })
+    assert.matches('^experiment: unknown keys "kernal", %[1%] %(allowed: ', err.message)
+    -- a profile table: refused before anything runs; a profile function's table: the point fails
+    local mosaic = {
+      name = "profile_keys", module = h.fixtures .. "/copy_bounds_wg.ptx", kernel = "body_mosaic_gpu_kernel",
+      profile = { scope = "warpgroup", entries = 32, names = { "Init", "load", "store" }, stagged = true },
+      setup = function(_, dev)
+        return { grid = 8, block = 128, args = { dev:array("bf16", 16384), dev:array("bf16", 16384), mgpu.TRACE } }
+      end,
+    }
+    ok, err = pcall(mgpu.run, mosaic, { out = dir, quiet = true })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.equal('experiment.profile: unknown key "stagged" (allowed: scope, entries, names, staged, smem_extra)',
+      err.message)
+    local prof = mosaic.profile
+    mosaic.profile = function() return prof end
+    local r = mgpu.run(mosaic, { out = dir .. "/p", quiet = true })
+    assert.equal(1, r.failed)
+    local row = results.read_jsonl(dir .. "/p/results.jsonl")[1]
+    assert.equal("bad_argument", row.error.code)
+    assert.matches('^experiment.profile: unknown key "stagged"', row.error.message)
+    -- setup's table
+    r = mgpu.run(tiled {
+      axes = { tiles = { 2 } },
+      setup = function(_, dev)
+        return { grdi = 2, block = 64, smem = 256, args = { dev:array("f32", 128), dev:array("f32", 128), 128, 1.0 } }
+      end,
+    }, { out = dir .. "/s", quiet = true })
+    assert.equal(1, r.failed)
+    row = results.read_jsonl(dir .. "/s/results.jsonl")[1]
+    assert.equal("bad_argument", row.error.code)
+    assert.equal('setup: unknown key "grdi" (allowed: grid, block, smem, args, entries, estimate, check, before, '
+      .. 'expect)', row.error.message)
+  end)
+
   it("add in-flight counter tracks to each point's trace when asked", function()
     local r = mgpu.run(tiled { axes = { tiles = { 2 } }, counters = 16 }, { out = dir, quiet = true })
     assert.equal(1, r.ok)
@@ -363,7 +438,7 @@ return {
   end)
 
   it("compares GPU timings within their noise, emu rows exactly", function()
-    local ex = require "mgpu.experiment"
+    local ex = require "mgpu.replay"
     local old = { status = "ok", entries = 35, time_ns = { min = 100, median = 105, max = 110 } }
     local near = { status = "ok", entries = 35, time_ns = { min = 98, median = 112, max = 120 } }
     local far = { status = "ok", entries = 35, time_ns = { min = 150, median = 160, max = 170 } }
@@ -425,6 +500,8 @@ return {
     local row = results.read_jsonl(dir .. "/results.jsonl")[1]
     assert.equal("launch_failed", row.error.code)
     assert.matches("400000 bytes of shared memory per block", row.error.message)
+    -- the limit is the device's (dev.max_smem: sm_90's opt-in 232448 bytes on emu)
+    assert.matches("more than the " .. mgpu.device("emu").max_smem .. " bytes", row.error.message)
   end)
 end)
 

@@ -97,6 +97,12 @@ describe("mgpu", function()
     local ok, err = pcall(mgpu.time, k, { grid = 1, block = 64, args = { x, y, 64 } }, { repeats = 0 })
     assert.equal("bad_argument", err.code)
     assert.matches("repeats must be an integer >= 1", err.message)
+    -- a misspelled option is refused, not ignored
+    ok, err = pcall(mgpu.time, k, { grid = 1, block = 64, args = { x, y, 64 } }, { repeates = 5 })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.equal('time: unknown key "repeates" (allowed: warmup, repeats, flush_l2, flush, before)', err.message)
+    assert.equal("repeates", err.key)
   end)
 
   it("runs inside the executable with the embedded Lua sources", function()
