@@ -183,13 +183,15 @@ local function attempt_point(ctx, index, point, entries, row)
       end
     end
   end
+  -- this attempt's entries, also when the launch fails (run_point resizes from them)
+  row.entries = launch.profile and launch.profile.entries
   local time_ns, run
   time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, { warmup = exp.warmup, repeats = exp.repeats,
     flush_l2 = exp.flush_l2, flush = ctx.flush, before = spec.before })
   for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end
   row.time_ns = time_ns
   row.cycles, row.thread_insns = run.cycles, run.thread_insns
-  row.entries = run.entries or (launch.profile and launch.profile.entries)
+  row.entries = run.entries or row.entries
   if run.trace then
     row.trace = string.format("point-%d.trace.json", index)
     local ok, dumped = pcall(run.trace.dump, run.trace, ctx.dir .. "/" .. row.trace, { counters = exp.counters })

@@ -397,6 +397,16 @@ ret;
     local row = results.read_jsonl(dir .. "/res2/results.jsonl")[1]
     assert.equal("insufficient_space", row.error.code)
     assert.matches("exceed max_entries 20", row.error.message)
+    -- without its bounds check the kernel overruns a small buffer: a kernel_fault, taken
+    -- as an overrun from the first attempt on (8 and 17 entries fault, 35 fit)
+    h.write(dir .. "/own.ptx", (ptx:gsub("setp%.gt%.u32 %%p2, %%r9, %%r1;\n@%%p2 bra DONE;\n", "")))
+    exp.max_entries = nil
+    r = mgpu.run(exp, { out = dir .. "/res3", quiet = true })
+    assert.equal(1, r.ok)
+    row = results.read_jsonl(dir .. "/res3/results.jsonl")[1]
+    assert.same({ { entries = 8, error = "kernel_fault" }, { entries = 17, error = "kernel_fault" },
+      { entries = 35, required = 23 } }, row.attempts)
+    assert.equal(35, row.entries)
   end)
 end)
 
