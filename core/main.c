@@ -2,8 +2,7 @@
  * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
 #include "trace/counters.h"
 #include "trace/dump_file.h"
-#include "cuda/cuda.h"
-#include "emu/emu.h"
+#include "backends.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
 #include "lua/lua_glue.h"
@@ -252,34 +251,35 @@ static int cmd_instrument(int argc, char **argv)
     return rc ? report(&e, NULL) : 0;
 }
 
+/* What each backend says of itself (backends.h), then where nvcc is. */
 static int cmd_info(void)
 {
     printf("mgpu-harness %s\n", MH_VERSION);
     printf("lua: %s (embedded)\n", mh_lua_version());
     printf("backends:\n");
-    printf("  emu   available: CPU executor of PTX, %d virtual SMs, virtual SM clock %.1f GHz\n"
-           "        (deterministic; its times are not GPU timings)\n", MH_EMU_DEFAULT_SMS, MH_EMU_CLOCK_GHZ);
-    mh_cuda *c = NULL;
-    mh_error e;
-    mh_error_clear(&e);
-    int n = 0, version = 0;
-    if (mh_cuda_load(NULL, &c, &e) || mh_cuda_device_count(c, &n, &e) || mh_cuda_driver_version(c, &version, &e)) {
-        printf("  cuda  not available: %s\n", e.message);
-    } else {
-        printf("  cuda  driver %d.%d, %d device%s (mgpu.device() and experiments use device 0)\n", version / 1000,
-               version % 1000 / 10, n, n == 1 ? "" : "s");
-        for (int i = 0; i < n; i++) {
-            mh_cuda_devinfo d;
-            if (mh_cuda_device_info(c, i, &d, &e)) {
-                printf("        %d: %s\n", i, e.message);
+    for (int b = 0; mh_backends[b]; b++) {
+        const mh_backend *be = mh_backends[b];
+        mh_backend_probe p;
+        be->probe(NULL, &p);
+        if (!p.available) {
+            printf("  %-5s not available: %s\n", be->name, p.detail);
+            continue;
+        }
+        printf("  %-5s %s, %d device%s%s\n", be->name, p.detail, p.devices, p.devices == 1 ? "" : "s",
+               strcmp(be->name, "cuda") ? "" : " (mgpu.device() and experiments use device 0)");
+        for (int i = 0; i < p.devices && i < MH_PROBE_MAX_DEVICES; i++) {
+            const mh_device_facts *f = &p.facts[i];
+            if (p.device_error[i][0]) {
+                printf("        %d: %s\n", i, p.device_error[i]);
                 continue;
             }
-            printf("        %d: %s, sm_%d%d, %d SMs, %.2f GHz (nominal), %.1f GiB, %d KiB shared memory per block "
-                   "(opt-in)\n", i, d.name, d.major, d.minor, d.sms, d.clock_khz / 1e6, (double)d.memory / (1 << 30),
-                   d.smem_optin / 1024);
+            char mem[48] = "host memory"; /* emu: arrays live in the harness's own memory */
+            if (!f->virtual_time) snprintf(mem, sizeof mem, "%.1f GiB", (double)f->memory / (1 << 30));
+            printf("        %d: %s, sm_%d%d, %u %sSMs, %.2f GHz (%s), %s, %llu KiB shared memory per block (opt-in)\n",
+                   i, f->name, f->major, f->minor, f->sms, f->virtual_time ? "virtual " : "", f->clock_ghz,
+                   f->virtual_time ? "virtual" : "nominal", mem, (unsigned long long)(f->max_smem / 1024));
         }
     }
-    if (c) mh_cuda_unload(c);
     /* CUDA C modules need nvcc; where it is found is mgpu.nvcc's business */
     return mh_lua_run_builtin("mgpu-harness info",
                               "local nvcc, looked = require('mgpu.nvcc').find()\n"
@@ -308,7 +308,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "info")) return cmd_info();
     if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay"))
-        return mh_lua_run_builtin("mgpu-harness replay", "return require('mgpu.experiment').replay_main(arg)", argc - 2,
+        return mh_lua_run_builtin("mgpu-harness replay", "return require('mgpu.replay').main(arg)", argc - 2,
                                   argv + 2);
     if (!strcmp(cmd, "compare"))
         return mh_lua_run_builtin("mgpu-harness compare", "return require('mgpu.compare').main(arg)", argc - 2,

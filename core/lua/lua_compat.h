@@ -5,9 +5,15 @@
 #ifndef MH_LUA_COMPAT_H
 #define MH_LUA_COMPAT_H
 
+#include <stdint.h>
+
 #if LUA_VERSION_NUM == 501
 #include <math.h>
 
+#ifndef LUA_MAXINTEGER /* lua_Integer is ptrdiff_t there */
+#define LUA_MAXINTEGER PTRDIFF_MAX
+#define LUA_MININTEGER PTRDIFF_MIN
+#endif
 #ifndef LUA_OK
 #define LUA_OK 0
 #endif

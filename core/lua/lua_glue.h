@@ -1,6 +1,8 @@
-/* lua_glue.h - everything that touches the Lua C API lives in lua_glue.c:
- * the `mgpu.core` module (also built as a C module for a stock lua5.4 or
- * busted), and the embedded interpreter that runs experiment scripts. */
+/* lua_glue.h - what the rest of the harness sees of the Lua side: the
+ * embedded runner (core/lua/runner.c) and the sources of lua/ embedded in
+ * the executable.  Everything that touches the Lua C API lives in core/lua/
+ * (glue.h lists the files); `mgpu.core` is also built as a C module for a
+ * stock lua5.4, LuaJIT or busted. */
 #ifndef MH_LUA_GLUE_H
 #define MH_LUA_GLUE_H
 

@@ -1,0 +1,442 @@
+/* glue_device.c - devices, modules and kernels of `mgpu.core`, for any
+ * backend through launch/backend.h: core.device, dev:load, module:kernel,
+ * kernel:info/params/device, dev:tensor_map.  Nothing here knows which
+ * backend it talks to. */
+#include "lua/glue.h"
+#include "backends.h"
+#include "launch/args.h"
+#include "launch/tensor_map.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A compiled image rather than PTX: an ELF cubin or a fatbin (magic 0xBA55ED50). */
+static int is_binary_image(const char *s, size_t n)
+{
+    if (n >= 4 && !memcmp(s, "\x7f" "ELF", 4)) return 1;
+    return n >= 4 && (unsigned char)s[0] == 0x50 && (unsigned char)s[1] == 0xED && (unsigned char)s[2] == 0x55 &&
+           (unsigned char)s[3] == 0xBA;
+}
+
+/* Pushes the whole file as a Lua string (held by Lua: an error later leaks nothing). */
+static const char *push_file(lua_State *L, const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) glue_fail(L, MH_E_IO, "%s: cannot open", path);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    size_t n;
+    do {
+        char *p = luaL_prepbuffer(&b);
+        n = fread(p, 1, LUAL_BUFFERSIZE, f);
+        luaL_addsize(&b, n);
+    } while (n == LUAL_BUFFERSIZE);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) glue_fail(L, MH_E_IO, "%s: read error", path);
+    luaL_pushresult(&b);
+    return lua_tolstring(L, -1, len);
+}
+
+/* core.device([kind [, {driver=, strict=, sms=}]]) -> device.  kind: "auto" (default), "emu",
+ * "cuda", "cuda:N".  driver: another libcuda (tests use a fake one); strict (emu): a read of a
+ * register nothing wrote stops the launch; sms (emu): virtual SMs (default 132). */
+static int l_device_new(lua_State *L)
+{
+    const char *kind = luaL_optstring(L, 1, "auto");
+    mh_device_opts o;
+    memset(&o, 0, sizeof o);
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        static const char *const keys[] = {"driver", "strict", "sms", NULL};
+        glue_check_keys(L, 2, "device", keys);
+        o.driver = glue_opt_string(L, 2, "device", "driver", NULL);
+        o.strict = glue_opt_boolean(L, 2, "device", "strict", 0);
+        o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 0, 100000);
+    }
+    l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_device_open(kind, &o, &d->dev, &e)) return glue_raise(L, &e);
+    d->open = 1;
+    return 1;
+}
+
+static int l_device_gc(lua_State *L)
+{
+    l_device *d = luaL_checkudata(L, 1, DEVICE_MT);
+    if (d->open) mh_device_close(&d->dev);
+    d->open = 0;
+    return 0;
+}
+
+l_device *glue_check_device(lua_State *L, int i)
+{
+    l_device *d = luaL_checkudata(L, i, DEVICE_MT);
+    if (!d->open) glue_bad(L, "%s", "device is closed");
+    return d;
+}
+
+/* dev.backend, .name, .arch (what nvcc compiles .cu modules for), .sms, .clock_ghz (the clock
+ * cycles convert with), .memory (bytes), .max_smem (dynamic shared memory per block), or a method */
+static int l_device_index(lua_State *L)
+{
+    l_device *d = glue_check_device(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    const mh_device_facts *f = &d->dev.facts;
+    if (!strcmp(k, "backend")) lua_pushstring(L, f->backend);
+    else if (!strcmp(k, "name")) lua_pushstring(L, f->name);
+    else if (!strcmp(k, "clock_ghz")) lua_pushnumber(L, f->clock_ghz);
+    else if (!strcmp(k, "arch")) lua_pushfstring(L, "sm_%d%d", f->major, f->minor);
+    else if (!strcmp(k, "sms")) lua_pushinteger(L, (lua_Integer)f->sms);
+    else if (!strcmp(k, "max_smem")) lua_pushinteger(L, (lua_Integer)f->max_smem);
+    else if (!strcmp(k, "memory")) lua_pushinteger(L, (lua_Integer)f->memory);
+    else {
+        luaL_getmetafield(L, 1, "methods");
+        lua_getfield(L, -1, k);
+    }
+    return 1;
+}
+
+/* What dev:load was asked. */
+typedef struct {
+    const char *instrument, *sig_ptx;
+    mh_scope scope;
+    int opt_level, max_regs;
+} load_opts;
+
+static void read_load_opts(lua_State *L, int t, int in_source_table, load_opts *o)
+{
+    static const char *const keys[] = {"instrument", "ptx", "opt_level", "max_registers", "arch", "nvcc_flags", NULL},
+                             *const src_keys[] = {"source", "name", "instrument", "ptx", "opt_level", "max_registers",
+                                                  NULL},
+                             *const scopes[] = {"warp", "warpgroup", NULL};
+    memset(o, 0, sizeof *o);
+    o->opt_level = 4;
+    o->scope = MH_SCOPE_WARP;
+    if (!t) return;
+    glue_check_keys(L, t, "load", in_source_table ? src_keys : keys);
+    int sc = glue_opt_choice(L, t, "load", "instrument", -1, scopes);
+    if (sc >= 0) {
+        o->instrument = scopes[sc];
+        o->scope = sc == 0 ? MH_SCOPE_WARP : MH_SCOPE_WARPGROUP;
+    }
+    o->sig_ptx = glue_opt_string(L, t, "load", "ptx", NULL);
+    o->opt_level = (int)glue_opt_integer(L, t, "load", "opt_level", 4, 0, 4);      /* cuda JIT */
+    o->max_regs = (int)glue_opt_integer(L, t, "load", "max_registers", 0, 0, 255); /* cuda JIT, 0 = no cap */
+}
+
+/* A .cu file: nvcc makes the PTX (lua/mgpu/nvcc.lua); pushes its path and text. */
+static const char *compile_cu(lua_State *L, int opts, size_t *len, const char **path)
+{
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "mgpu.nvcc");
+    lua_call(L, 1, 1);
+    lua_getfield(L, -1, "compile");
+    lua_pushvalue(L, 2);
+    lua_createtable(L, 0, 2);
+    if (opts) {
+        lua_getfield(L, opts, "arch");
+        lua_setfield(L, -2, "arch");
+        lua_getfield(L, opts, "nvcc_flags");
+        lua_setfield(L, -2, "nvcc_flags");
+    }
+    lua_getfield(L, -1, "arch");
+    if (lua_isnil(L, -1)) { /* the device's architecture (dev.arch) */
+        lua_getfield(L, 1, "arch");
+        lua_setfield(L, -3, "arch");
+    }
+    lua_pop(L, 1);
+    lua_call(L, 2, 2); /* -> PTX path, PTX text (both stay on the stack while used) */
+    *path = lua_tostring(L, -2);
+    return lua_tolstring(L, -1, len);
+}
+
+/* Rewrites the markers of m and parses the rewritten text in its place. */
+static void instrument_module(lua_State *L, l_module *m, mh_scope scope, const char *path)
+{
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_instrument(&m->m, scope, &m->r, &e)) glue_raise(L, &e);
+    m->instrumented = 1;
+    m->scope = scope;
+    if (!m->r.markers) return;
+    mh_ptx_module inst;
+    if (mh_ptx_parse(&inst, m->r.text, m->r.len, path, &e)) glue_raise(L, &e);
+    /* messages (emu faults, strict mode) name lines of the file the user has */
+    for (uint32_t fi = 0; fi < inst.nfuncs; fi++)
+        for (uint32_t i = 0; i < inst.funcs[fi].ncode; i++)
+            inst.funcs[fi].code[i].line = mh_instrumented_line(&m->r, inst.funcs[fi].code[i].line, NULL);
+    mh_ptx_free(&m->m);
+    m->m = inst;
+}
+
+/* A build error names a line of the text the backend compiled: of an instrumented module, say
+ * which line of the user's file that is. */
+static void map_build_error(const l_module *m, mh_error *e)
+{
+    if (!m->instrumented || !m->r.markers || e->line <= 0) return;
+    int added;
+    uint32_t orig = mh_instrumented_line(&m->r, (uint32_t)e->line, &added);
+    char note[160];
+    snprintf(note, sizeof note, "\n(line %lld of the instrumented module is %sline %u of %.60s)", (long long)e->line,
+             added ? "code the instrumentation added at " : "", orig, m->m.path);
+    size_t used = strlen(e->message);
+    snprintf(e->message + used, sizeof e->message - used, "%s", note);
+    e->line = orig;
+}
+
+/* dev:load(path [, {instrument = "warp"|"warpgroup", ptx = path, opt_level=, max_registers=, arch=,
+ * nvcc_flags=}]) or dev:load({source=, name=, instrument=, ...}) -> module.  A cubin or fatbin
+ * (cuda only) is loaded as it is and needs the PTX it was built from (ptx = path) for the
+ * kernels' signatures.  A .cu file is compiled to PTX by nvcc first (lua/mgpu/nvcc.lua). */
+static int l_device_load(lua_State *L)
+{
+    l_device *d = glue_check_device(L, 1);
+    int from_source = lua_istable(L, 2);
+    int opts = lua_istable(L, 3) ? 3 : from_source ? 2 : 0;
+    load_opts o;
+    read_load_opts(L, opts, opts == 2, &o);
+    const char *path, *source, *image = NULL;
+    size_t len = 0, image_len = 0;
+    if (from_source) {
+        lua_getfield(L, 2, "source");
+        source = lua_tolstring(L, -1, &len);
+        if (lua_type(L, -1) != LUA_TSTRING) glue_bad(L, "%s", "load{source=...}: source must be the PTX text");
+        path = glue_opt_string(L, 2, "load", "name", "<string>");
+    } else {
+        path = luaL_checkstring(L, 2);
+        size_t pl = strlen(path);
+        if (pl > 3 && !strcmp(path + pl - 3, ".cu")) source = compile_cu(L, opts, &len, &path);
+        else source = push_file(L, path, &len);
+    }
+    if (is_binary_image(source, len)) {
+        mh_error e;
+        mh_error_clear(&e);
+        if (mh_device_takes_images(&d->dev, path, &e)) return glue_raise(L, &e);
+        if (o.instrument) return glue_bad(L, "%s: a cubin/fatbin cannot be instrumented: load its PTX", path);
+        if (!o.sig_ptx)
+            return glue_bad(L, "%s: a cubin/fatbin needs the PTX it was built from for the kernels' signatures: "
+                            "load(path, {ptx = \"kernel.ptx\"})", path);
+        image = source; /* stays on the Lua stack while the backend copies it */
+        image_len = len;
+        path = o.sig_ptx;
+        source = push_file(L, path, &len);
+    }
+    l_module *m = glue_new_object(L, sizeof *m, MODULE_MT, 1);
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_ptx_parse(&m->m, source, len, path, &e)) return glue_raise(L, &e);
+    m->loaded = 1;
+    if (o.instrument) instrument_module(L, m, o.scope, path);
+    mh_module_source src = {.ptx = &m->m, .image = image, .image_len = image_len, .opt_level = o.opt_level,
+                            .max_regs = o.max_regs};
+    /* emu builds nothing: each kernel is checked when it is taken (module:kernel), so one it
+     * cannot run does not keep the module's others from running */
+    if (mh_device_module_load(&d->dev, &src, &m->bm, &e)) {
+        map_build_error(m, &e);
+        return glue_raise(L, &e);
+    }
+    return 1;
+}
+
+/* The device of the module at index i (its uservalue), pushed. */
+static l_device *module_device(lua_State *L, int i)
+{
+    lua_getiuservalue(L, i, 1);
+    return luaL_checkudata(L, -1, DEVICE_MT);
+}
+
+static int l_module_gc(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    if (m->bm) {
+        l_device *d = module_device(L, 1);
+        if (d->open) mh_device_module_free(&d->dev, m->bm);
+    }
+    m->bm = NULL;
+    if (m->loaded) mh_ptx_free(&m->m);
+    if (m->instrumented) mh_instrumented_free(&m->r);
+    m->loaded = m->instrumented = 0;
+    return 0;
+}
+
+static int l_module_kernel(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    const char *name = luaL_checkstring(L, 2);
+    const mh_ptx_func *f = mh_ptx_find(&m->m, name);
+    mh_error e;
+    mh_error_clear(&e);
+    if (!f || !f->is_entry) {
+        mh_fail(&e, MH_E_NOT_FOUND, "%s: no kernel named \"%s\"", m->m.path, name);
+        return glue_raise(L, &e);
+    }
+    l_device *d = module_device(L, 1);
+    lua_pop(L, 1);
+    if (mh_device_kernel_check(&d->dev, &m->m, f, &e)) return glue_raise(L, &e);
+    l_kernel *k = glue_new_object(L, sizeof *k, KERNEL_MT, 1);
+    k->f = f;
+    return 1;
+}
+
+static int l_module_kernels(lua_State *L)
+{
+    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (uint32_t i = 0; i < m->m.nfuncs; i++)
+        if (m->m.funcs[i].is_entry && m->m.funcs[i].defined) {
+            lua_pushstring(L, m->m.funcs[i].name);
+            lua_seti(L, -2, ++n);
+        }
+    return 1;
+}
+
+l_module *glue_kernel_module(lua_State *L, int k)
+{
+    lua_getiuservalue(L, k, 1);
+    return luaL_checkudata(L, -1, MODULE_MT);
+}
+
+int glue_kernel_instrumented(const l_module *m, const mh_ptx_func *f)
+{
+    return m->instrumented && mh_instrumented_has(&m->r, f->name);
+}
+
+/* k:device() -> the device it was loaded on */
+static int l_kernel_device(lua_State *L)
+{
+    luaL_checkudata(L, 1, KERNEL_MT);
+    glue_kernel_module(L, 1);
+    lua_getiuservalue(L, -1, 1);
+    return 1;
+}
+
+/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=}
+ * cuda: what the driver compiled, and jit_target ("compute_90a": compiled for that
+ * architecture-specific target; "context": for the device's); emu: from the PTX (registers:
+ * its virtual registers, which say nothing about a GPU's) */
+static int l_kernel_info(lua_State *L)
+{
+    l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    l_module *m = glue_kernel_module(L, 1);
+    l_device *d = module_device(L, -1);
+    mh_kernel_facts kf;
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_device_kernel_facts(&d->dev, m->bm, k->f, &kf, &e)) return glue_raise(L, &e);
+    lua_createtable(L, 0, 6);
+    glue_set_int(L, -1, "registers", kf.regs);
+    glue_set_int(L, -1, "static_smem", kf.static_smem);
+    glue_set_int(L, -1, "local_bytes", kf.local_bytes);
+    glue_set_int(L, -1, "max_threads", kf.max_threads);
+    if (kf.jit_target) glue_set_str(L, -1, "jit_target", kf.jit_target);
+    glue_set_str(L, -1, "backend", d->dev.facts.backend);
+    return 1;
+}
+
+static int l_kernel_params(lua_State *L)
+{
+    l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    l_module *m = glue_kernel_module(L, 1);
+    uint32_t shown = k->f->nparams - (glue_kernel_instrumented(m, k->f) ? MH_INSTRUMENT_PARAMS : 0);
+    lua_newtable(L);
+    for (uint32_t i = 0; i < shown; i++) {
+        const mh_ptx_param *p = &k->f->params[i];
+        lua_createtable(L, 0, 6);
+        glue_set_str(L, -1, "name", p->name);
+        glue_set_str(L, -1, "type", mh_ptx_type_name(p->type));
+        glue_set_int(L, -1, "size", p->size);
+        glue_set_int(L, -1, "align", p->align);
+        lua_pushboolean(L, p->is_ptr);
+        lua_setfield(L, -2, "ptr");
+        lua_pushboolean(L, mh_param_is_aggregate(p)); /* a struct by value: pass its bytes */
+        lua_setfield(L, -2, "aggregate");
+        lua_seti(L, -2, (lua_Integer)i + 1);
+    }
+    return 1;
+}
+
+/* A tensor-map option naming one of choices, through the tensor map's own parser (nil: def). */
+static int tmap_choice(lua_State *L, const char *k, int (*parse)(const char *), int def, const char *const *choices)
+{
+    int i = glue_opt_choice(L, 3, "tensor map:", k, -1, choices);
+    return i < 0 ? def : parse(choices[i]);
+}
+
+/* dev:tensor_map(array, {box = {...}, dims =, strides =, element_strides =, swizzle =, interleave =,
+ * l2 =, oob =}) -> the 128 bytes of a CUtensorMap (a Lua string) for a kernel's __grid_constant__
+ * parameter.  Dimensions are innermost first (the array's shape reversed, by default), strides in
+ * bytes for dimensions 2.. (contiguous by default). */
+static int l_device_tensor_map(lua_State *L)
+{
+    l_device *d = glue_check_device(L, 1);
+    l_array *a = glue_check_array(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    static const char *const keys[] = {"box", "dims", "strides", "element_strides", "swizzle", "interleave", "l2",
+                                       "oob", NULL};
+    static const char *const interleaves[] = {"none", "16B", "32B", NULL}, *const swizzles[] = {"none", "32B", "64B", "128B", NULL},
+                             *const l2s[] = {"none", "64B", "128B", "256B", NULL}, *const oobs[] = {"zero", "nan", NULL};
+    glue_check_keys(L, 3, "tensor map", keys);
+    if (a->dev != d) return glue_bad(L, "%s", "tensor map: the array is on another device");
+    if (a->gen != mh_device_generation(&d->dev))
+        return glue_bad(L, "%s", "tensor map: the array is from before a fault reset the device");
+    mh_tensor_map_spec s;
+    memset(&s, 0, sizeof s);
+    s.data_type = mh_tensor_map_data_type(a->dtype);
+    s.elem_size = (unsigned)mh_dtype_size(a->dtype);
+    s.address = a->addr;
+    s.bytes = a->count * s.elem_size;
+    int n = 0, nb = 0, ns = 0, ne = 0;
+    glue_opt_uint_list(L, 3, "tensor map:", "dims", s.dims, MH_TMAP_MAX_RANK, &n);
+    if (!n) { /* the array's shape, innermost first */
+        if (a->ndim > MH_TMAP_MAX_RANK)
+            return glue_bad(L, "tensor map: the array has %d dimensions, TMA takes up to %d", a->ndim, MH_TMAP_MAX_RANK);
+        n = a->ndim;
+        for (int i = 0; i < n; i++) s.dims[i] = a->dims[n - 1 - i];
+    }
+    s.rank = (uint32_t)n;
+    uint64_t v[MH_TMAP_MAX_RANK];
+    glue_opt_uint_list(L, 3, "tensor map:", "box", v, MH_TMAP_MAX_RANK, &nb);
+    if (nb != n)
+        return glue_bad(L, "tensor map: box needs %d entries (one per dimension, innermost first), got %d", n, nb);
+    for (int i = 0; i < n; i++) s.box[i] = v[i] > 256 ? 257 : (uint32_t)v[i];
+    glue_opt_uint_list(L, 3, "tensor map:", "element_strides", v, MH_TMAP_MAX_RANK, &ne);
+    if (ne && ne != n) return glue_bad(L, "tensor map: element_strides needs %d entries", n);
+    for (int i = 0; i < n; i++) s.elem_strides[i] = ne ? (v[i] > 8 ? 9 : (uint32_t)v[i]) : 1;
+    glue_opt_uint_list(L, 3, "tensor map:", "strides", s.strides, MH_TMAP_MAX_RANK - 1, &ns);
+    if (ns && ns != n - 1)
+        return glue_bad(L, "tensor map: strides needs %d entries (bytes, dimensions 2 to %d)", n - 1, n);
+    if (!ns) mh_tensor_map_contiguous(&s);
+    s.interleave = tmap_choice(L, "interleave", mh_tensor_map_interleave, MH_TMAP_INTERLEAVE_NONE, interleaves);
+    s.swizzle = tmap_choice(L, "swizzle", mh_tensor_map_swizzle, MH_TMAP_SWIZZLE_NONE, swizzles);
+    s.l2 = tmap_choice(L, "l2", mh_tensor_map_l2, MH_TMAP_L2_NONE, l2s);
+    s.oob = tmap_choice(L, "oob", mh_tensor_map_oob, MH_TMAP_OOB_ZERO, oobs);
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_tensor_map_check(&s, &e)) return glue_raise(L, &e);
+    unsigned char map[MH_TMAP_BYTES];
+    if (mh_device_tensor_map(&d->dev, &s, map, &e)) return glue_raise(L, &e);
+    lua_pushlstring(L, (const char *)map, sizeof map);
+    return 1;
+}
+
+const luaL_Reg glue_device_funcs[] = {{"device", l_device_new}, {NULL, NULL}};
+
+void glue_open_device(lua_State *L)
+{
+    static const luaL_Reg device_meta[] = {{"__gc", l_device_gc}, {"__index", l_device_index}, {NULL, NULL}};
+    static const luaL_Reg device_methods[] = {{"load", l_device_load}, {"array", glue_array_new},
+                                              {"load_npy", glue_array_load_npy}, {"tensor_map", l_device_tensor_map},
+                                              {NULL, NULL}};
+    static const luaL_Reg module_meta[] = {{"__gc", l_module_gc}, {NULL, NULL}};
+    static const luaL_Reg module_methods[] = {{"kernel", l_module_kernel}, {"kernels", l_module_kernels}, {NULL, NULL}};
+    static const luaL_Reg kernel_meta[] = {{NULL, NULL}};
+    static const luaL_Reg kernel_methods[] = {{"launch", glue_kernel_launch}, {"params", l_kernel_params},
+                                              {"info", l_kernel_info}, {"device", l_kernel_device}, {NULL, NULL}};
+    glue_new_class(L, DEVICE_MT, device_meta, device_methods);
+    glue_new_class(L, MODULE_MT, module_meta, module_methods);
+    glue_new_class(L, KERNEL_MT, kernel_meta, kernel_methods);
+}

@@ -1,0 +1,280 @@
+/* glue_launch.c - kernel:launch, for any backend, in named steps: the shape,
+ * the arguments, the trace (a kernel writing its own, or the buffers of an
+ * instrumented one), the attempts, and the result.  This is the one place a
+ * launch is retried: an instrumented kernel counts past its trace's capacity,
+ * so when a trace did not fit the launch runs once more with exactly the
+ * entries the kernel needed (profile.retry = false: not; profile.reset: a
+ * function called just before that retry).  The experiment runner never
+ * retries a launch itself (see lua/mgpu/experiment.lua). */
+#include "lua/glue.h"
+#include "launch/args.h"
+#include "launch/launch_shape.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_USER_ARGS 60
+
+typedef struct {
+    l_kernel *k;
+    l_module *m;
+    l_device *d;
+    int inst;                        /* instrumented from markers: the harness appends its parameters */
+    mh_launch_desc desc;
+    mh_arg args[MH_LAUNCH_MAX_PARAMS];
+    uint32_t nargs;
+    int trace_at;                    /* index of the trace buffer's argument, -1: none */
+    l_trace *tr;                     /* NULL: no trace */
+    int trace_idx, attempts_idx, reset_idx;
+    int retry;
+    unsigned gen;                    /* the device's generation when the attempt's buffers were taken */
+    uint64_t owned[2];               /* device buffers this attempt took (trace, calibration), 0: none */
+} launch_state;
+
+/* grid, block, cluster, smem, time */
+static void read_shape(lua_State *L, launch_state *s)
+{
+    mh_launch_desc *l = &s->desc;
+    glue_opt_dims32(L, 2, "launch", "grid", l->grid);
+    glue_opt_dims32(L, 2, "launch", "block", l->block);
+    l->cluster[0] = l->cluster[1] = l->cluster[2] = 1;
+    lua_getfield(L, 2, "cluster");
+    int has_cluster = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (has_cluster) {
+        /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu runs the grid as
+         * it is (it has no cluster features: PTX using them is refused) */
+        glue_opt_dims32(L, 2, "launch", "cluster", l->cluster);
+        for (int i = 0; i < 3; i++)
+            if (l->grid[i] % l->cluster[i])
+                glue_fail(L, MH_E_LAUNCH_FAILED, "launch: grid %ux%ux%u is not a whole number of %ux%ux%u clusters",
+                          l->grid[0], l->grid[1], l->grid[2], l->cluster[0], l->cluster[1], l->cluster[2]);
+    }
+    l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
+    lua_Integer smem = glue_opt_integer(L, 2, "launch", "smem", 0, LUA_MININTEGER, LUA_MAXINTEGER);
+    if (smem < 0 || smem > UINT32_MAX) glue_bad(L, "launch: smem = %lld bytes: it must be 0 to 2^32-1", (long long)smem);
+    l->dynamic_smem = (uint32_t)smem;
+}
+
+/* args: arrays, numbers, strings of bytes for structs, mgpu.TRACE */
+static void read_args(lua_State *L, launch_state *s)
+{
+    lua_getfield(L, 2, "args");
+    int t = lua_gettop(L);
+    if (!lua_istable(L, t)) glue_bad(L, "launch.args must be a list, got %s", glue_typename(L, t));
+    uint32_t n = (uint32_t)lua_rawlen(L, t);
+    if (n > MAX_USER_ARGS) glue_bad(L, "%s", "launch: too many arguments");
+    for (uint32_t i = 0; i < n; i++) {
+        lua_rawgeti(L, t, (lua_Integer)i + 1);
+        mh_arg *a = &s->args[i];
+        memset(a, 0, sizeof *a);
+        l_array *arr = luaL_testudata(L, -1, ARRAY_MT);
+        if (arr) {
+            a->kind = MH_ARG_PTR;
+            a->ptr = arr->addr;
+            a->bytes = arr->count * mh_dtype_size(arr->dtype);
+        } else if (lua_touserdata(L, -1) == &glue_trace_sentinel && !s->inst) {
+            a->kind = MH_ARG_PTR;
+            s->trace_at = (int)i;
+        } else if (lua_isinteger(L, -1)) {
+            a->kind = MH_ARG_INT;
+            a->i = lua_tointeger(L, -1);
+        } else if (lua_type(L, -1) == LUA_TNUMBER) {
+            a->kind = MH_ARG_FLOAT;
+            a->f = lua_tonumber(L, -1);
+        } else if (lua_type(L, -1) == LUA_TSTRING) { /* a struct by value: its bytes (the args table keeps them) */
+            size_t len;
+            a->kind = MH_ARG_BYTES;
+            a->data = lua_tolstring(L, -1, &len);
+            a->bytes = len;
+        } else {
+            glue_bad(L, "launch %s: argument %u is a %s (arrays, numbers, strings of bytes for structs%s)", s->k->f->name,
+                     i + 1, glue_typename(L, -1),
+                     s->inst ? "; the trace buffer of an instrumented kernel is passed by the harness" : " or mgpu.TRACE");
+        }
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    s->nargs = n;
+    uint32_t user_params = s->k->f->nparams - (s->inst ? MH_INSTRUMENT_PARAMS : 0);
+    if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->name, user_params, n);
+}
+
+/* The trace object, its spec and names: from profile for a kernel writing its own trace, from
+ * the markers for an instrumented one (whose three parameters the harness appends). */
+static void prepare_trace(lua_State *L, launch_state *s)
+{
+    lua_getfield(L, 2, "profile");
+    int p = lua_gettop(L), has_profile = lua_istable(L, p);
+    if (!lua_isnil(L, p) && !has_profile) glue_bad(L, "launch.profile must be a table, got %s", glue_typename(L, p));
+    if (!s->inst && (s->trace_at >= 0) != has_profile)
+        glue_bad(L, "%s", "launch: profile={...} and mgpu.TRACE in args go together");
+    if (s->trace_at < 0 && !s->inst) return;
+    l_trace *tr = glue_new_object(L, sizeof *tr, TRACE_MT, 0);
+    s->tr = tr;
+    s->trace_idx = lua_gettop(L);
+    tr->clock_ghz = s->d->dev.facts.clock_ghz;
+    if (!s->inst) {
+        glue_read_profile(L, p, s->desc.grid, s->desc.block, tr);
+        return;
+    }
+    memset(&tr->spec, 0, sizeof tr->spec);
+    for (int i = 0; i < 3; i++) {
+        tr->spec.grid[i] = s->desc.grid[i];
+        tr->spec.block[i] = s->desc.block[i];
+    }
+    tr->spec.scope = s->m->scope;
+    tr->spec.entries = 3 + 2 * 128;
+    if (has_profile) {
+        static const char *const keys[] = {"entries", "retry", "reset", NULL};
+        glue_check_keys(L, p, "profile", keys);
+        tr->spec.entries = (uint64_t)glue_opt_integer(L, p, "profile", "entries", (lua_Integer)tr->spec.entries, 0,
+                                                      INT64_MAX);
+        s->retry = glue_opt_boolean(L, p, "profile", "retry", 1);
+        lua_getfield(L, p, "reset"); /* called before the retry: inputs the first attempt changed */
+        if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) glue_bad(L, "%s", "launch: profile.reset must be a function");
+        if (lua_isnil(L, -1)) lua_pop(L, 1);
+        else s->reset_idx = lua_gettop(L);
+    }
+    mh_error e;
+    mh_error_clear(&e);
+    if (mh_spec_validate(&tr->spec, &e) || glue_names_copy(&tr->names, &s->m->r.names, &e)) glue_raise(L, &e);
+    s->trace_at = (int)s->nargs;
+    memset(&s->args[s->nargs], 0, MH_INSTRUMENT_PARAMS * sizeof *s->args);
+    s->args[s->nargs].kind = MH_ARG_PTR;     /* __mgpu_trace */
+    s->args[s->nargs + 1].kind = MH_ARG_INT; /* __mgpu_entries */
+    s->args[s->nargs + 2].kind = MH_ARG_PTR; /* __mgpu_calib */
+    s->nargs += MH_INSTRUMENT_PARAMS;
+    tr->calib = calloc(tr->spec.num_traces ? tr->spec.num_traces : 1, MH_CALIB_WORDS * 4);
+    if (!tr->calib) glue_fail(L, MH_E_NO_MEMORY, "%s", "out of memory for the calibration words");
+}
+
+/* Gives back the device buffers the attempt took, unless a fault reset the device (they are gone). */
+static void release(launch_state *s)
+{
+    mh_error e;
+    for (int i = 0; i < 2; i++) {
+        if (s->owned[i] && mh_device_generation(&s->d->dev) == s->gen) mh_device_free(&s->d->dev, s->owned[i], &e);
+        s->owned[i] = 0;
+    }
+}
+
+/* A zeroed device buffer for argument i, owned by the attempt (slot). */
+static int take_buffer(launch_state *s, int slot, uint32_t i, uint64_t bytes, mh_error *e)
+{
+    if (mh_device_alloc(&s->d->dev, bytes, &s->args[i].ptr, e)) return -1;
+    s->owned[slot] = s->args[i].ptr;
+    s->args[i].bytes = bytes;
+    return mh_device_memset(&s->d->dev, s->args[i].ptr, 0, bytes, e);
+}
+
+/* One launch: the trace's buffers taken, the arguments packed, the kernel run, the trace read
+ * back and the buffers given back; *need: the entries the fullest trace needed. */
+static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_error *e)
+{
+    l_trace *tr = s->tr;
+    s->gen = mh_device_generation(&s->d->dev);
+    int rc = 0;
+    if (tr) {
+        free(tr->words);
+        tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
+        if (!tr->words) return mh_fail(e, MH_E_NO_MEMORY, "out of memory for the trace buffer");
+        rc = take_buffer(s, 0, (uint32_t)s->trace_at, tr->spec.bytes, e);
+        if (!rc && s->inst) {
+            s->args[s->trace_at + 1].i = (int64_t)tr->spec.entries;
+            rc = take_buffer(s, 1, (uint32_t)s->trace_at + 2, tr->spec.num_traces * MH_CALIB_WORDS * 4, e);
+        }
+    }
+    uint64_t packed[MH_LAUNCH_MAX_PARAMS];
+    const void *where[MH_LAUNCH_MAX_PARAMS];
+    if (!rc) rc = mh_args_pack(s->k->f, s->args, s->nargs, packed, where, e);
+    if (!rc) {
+        s->desc.params = where;
+        s->desc.nparams = s->nargs;
+        rc = mh_device_launch(&s->d->dev, s->m->bm, &s->m->m, s->k->f, &s->desc, st, e);
+    }
+    if (!rc && tr) rc = mh_device_read(&s->d->dev, s->owned[0], tr->words, tr->spec.bytes, e);
+    if (!rc && tr && s->inst)
+        rc = mh_device_read(&s->d->dev, s->owned[1], tr->calib, tr->spec.num_traces * MH_CALIB_WORDS * 4, e);
+    release(s);
+    if (!rc && tr) *need = glue_entries_needed(tr->words, &tr->spec);
+    return rc;
+}
+
+/* run = {time_ns=, cycles=, warp_insns=, thread_insns= (exact counts: emu), backend=, trace=,
+ * attempts=, entries=} */
+static void push_result(lua_State *L, const launch_state *s, const mh_launch_stats *st)
+{
+    lua_createtable(L, 0, 8);
+    if (st->time_ns >= 0) glue_set_num(L, -1, "time_ns", st->time_ns);
+    if (st->counted) {
+        glue_set_int(L, -1, "cycles", (lua_Integer)st->cycles);
+        glue_set_int(L, -1, "warp_insns", (lua_Integer)st->warp_insns);
+        glue_set_int(L, -1, "thread_insns", (lua_Integer)st->thread_insns);
+    }
+    glue_set_str(L, -1, "backend", s->d->dev.facts.backend);
+    if (s->tr) {
+        lua_pushvalue(L, s->trace_idx);
+        lua_setfield(L, -2, "trace");
+        lua_pushvalue(L, s->attempts_idx);
+        lua_setfield(L, -2, "attempts");
+        glue_set_int(L, -1, "entries", (lua_Integer)s->tr->spec.entries);
+    }
+}
+
+/* k:launch{grid=, block=, cluster=, smem=, time=, args={...}, profile={...}} -> run
+ * Kernels that write their own trace take mgpu.TRACE in args and profile = {scope=, entries=,
+ * names=}.  Kernels instrumented from markers take only their own args; profile = {entries=,
+ * retry=, reset=} (defaults 259, true, none): when a trace needed more entries than it had, the
+ * launch runs again once with exactly that many (the kernel counts past the capacity).  Every
+ * attempt is listed in run.attempts. */
+int glue_kernel_launch(lua_State *L)
+{
+    static const char *const keys[] = {"grid", "block", "cluster", "smem", "time", "args", "profile", NULL};
+    launch_state s;
+    memset(&s, 0, sizeof s);
+    s.k = luaL_checkudata(L, 1, KERNEL_MT);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    glue_check_keys(L, 2, "launch", keys);
+    s.m = glue_kernel_module(L, 1);             /* index 3 */
+    lua_getiuservalue(L, 3, 1);                 /* device, index 4 */
+    s.d = glue_check_device(L, 4);
+    s.inst = glue_kernel_instrumented(s.m, s.k->f);
+    s.trace_at = -1;
+    s.retry = 1;
+    read_shape(L, &s);
+    read_args(L, &s);
+    prepare_trace(L, &s);
+    mh_error e;
+    mh_error_clear(&e);
+    /* a shape the device would refuse never reaches it (emu checks the same limits) */
+    if (mh_launch_shape_check(s.k->f, s.desc.grid, s.desc.block, s.desc.dynamic_smem, s.d->dev.facts.max_smem, &e))
+        return glue_raise(L, &e);
+    if (s.tr) {
+        lua_newtable(L);
+        s.attempts_idx = lua_gettop(L);
+    }
+    mh_launch_stats st;
+    for (int n = 1;; n++) {
+        uint64_t need = 0;
+        int rc = attempt(&s, &st, &need, &e);
+        if (s.tr) {
+            lua_createtable(L, 0, 2);
+            glue_set_int(L, -1, "entries", (lua_Integer)s.tr->spec.entries);
+            if (!rc) glue_set_int(L, -1, "required", (lua_Integer)need);
+            lua_rawseti(L, s.attempts_idx, n);
+        }
+        if (rc) return glue_raise(L, &e);
+        if (!(s.inst && s.retry && n == 1 && need > s.tr->spec.entries)) break;
+        s.tr->spec.entries = need; /* the kernel counted past the capacity: exactly what it needed */
+        if (mh_spec_validate(&s.tr->spec, &e)) return glue_raise(L, &e);
+        if (s.reset_idx) {
+            lua_pushvalue(L, s.reset_idx);
+            lua_call(L, 0, 0);
+        }
+    }
+    push_result(L, &s, &st);
+    return 1;
+}

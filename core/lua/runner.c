@@ -1,0 +1,157 @@
+/* runner.c - the embedded runner of mgpu-harness, as lua.c is Lua's: a Lua
+ * state with the standard libraries, mgpu.core and the embedded lua/ sources
+ * preloaded, `arg`, the script run in protected mode (an experiment file is
+ * handed to mgpu.experiment), error values mapped to exit statuses, and
+ * Ctrl-C turned into an `interrupted` error at the next Lua step. */
+#include "lua/glue.h"
+#include "lua/lua_glue.h"
+
+#include <lualib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+/* package.preload loader for an embedded module: upvalue 1 is its index. */
+static int load_embedded(lua_State *L)
+{
+    const mh_embedded_lua *m = &mh_embedded_lua_modules[lua_tointeger(L, lua_upvalueindex(1))];
+    char chunk[128];
+    snprintf(chunk, sizeof chunk, "@[embedded] lua/%s.lua", m->module);
+    if (luaL_loadbuffer(L, m->source, m->size, chunk) != LUA_OK) return lua_error(L);
+    lua_pushstring(L, m->module);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
+static int traceback(lua_State *L)
+{
+    if (lua_type(L, 1) == LUA_TTABLE) return 1; /* mgpu error values pass through */
+    const char *msg = lua_tostring(L, 1);
+    if (!msg) msg = luaL_tolstring(L, 1, NULL);
+    luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Runs the script in protected mode (called through lua_pcall). */
+static int run_protected(lua_State *L)
+{
+    const char *path = lua_touserdata(L, 1);
+    int argc = (int)lua_tointeger(L, 2);
+    char **argv = lua_touserdata(L, 3);
+    const char *code = lua_touserdata(L, 4); /* a built-in command's Lua code, or NULL */
+    luaL_openlibs(L);
+    luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+    lua_pushcfunction(L, luaopen_mgpu_core);
+    lua_setfield(L, -2, "mgpu.core");
+    for (lua_Integer i = 0; mh_embedded_lua_modules[i].module; i++) {
+        lua_pushinteger(L, i);
+        lua_pushcclosure(L, load_embedded, 1);
+        lua_setfield(L, -2, mh_embedded_lua_modules[i].module);
+    }
+    lua_pop(L, 1);
+    lua_createtable(L, argc, 1);
+    lua_pushstring(L, path);
+    lua_seti(L, -2, 0);
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_seti(L, -2, i + 1);
+    }
+    lua_setglobal(L, "arg");
+    lua_pushcfunction(L, traceback);
+    int h = lua_gettop(L);
+    if ((code ? luaL_loadbuffer(L, code, strlen(code), path) : luaL_loadfile(L, path)) != LUA_OK) return lua_error(L);
+    for (int i = 0; i < argc; i++) lua_pushstring(L, argv[i]);
+    if (lua_pcall(L, argc, 1, h) != LUA_OK) return lua_error(L);
+    /* a script that returns a table with setup() is an experiment: run it */
+    if (lua_istable(L, -1) && lua_getfield(L, -1, "setup") == LUA_TFUNCTION) {
+        lua_pop(L, 1);
+        lua_getglobal(L, "require");
+        lua_pushliteral(L, "mgpu.experiment");
+        lua_call(L, 1, 1);
+        lua_getfield(L, -1, "main");
+        lua_pushvalue(L, -3);
+        lua_getglobal(L, "arg");
+        if (lua_pcall(L, 2, 1, h) != LUA_OK) return lua_error(L);
+        lua_pushinteger(L, lua_tointeger(L, -1));
+        return 1;
+    }
+    lua_pushinteger(L, lua_isinteger(L, -1) && code ? lua_tointeger(L, -1) : 0);
+    return 1;
+}
+
+/* Ctrl-C: the first one stops the script at its next Lua step with an
+ * "interrupted" error value (the experiment runner then leaves a consistent
+ * results folder); a second one kills the process as usual. */
+static lua_State *interrupt_L;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    lua_sethook(L, NULL, 0, 0);
+    mh_error e;
+    mh_error_clear(&e);
+    mh_fail(&e, MH_E_INTERRUPTED, "interrupted (Ctrl-C)");
+    glue_raise(L, &e);
+}
+
+static void on_sigint(int sig)
+{
+    signal(sig, SIG_DFL);
+    if (interrupt_L) lua_sethook(interrupt_L, interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+static int exit_status_for_code(const char *code)
+{
+    for (int c = 0; c < MH_E_COUNT_; c++)
+        if (strcmp(code, mh_code_name((mh_code)c)) == 0) return mh_code_exit_status((mh_code)c);
+    /* codes the Lua library raises: nvcc refusing a .cu is bad input, as a JIT error is */
+    if (!strcmp(code, "compile_failed")) return mh_code_exit_status(MH_E_JIT_FAILED);
+    if (!strcmp(code, "bad_results")) return mh_code_exit_status(MH_E_BAD_META); /* a results file: bad input */
+    return 1;
+}
+
+static int run_lua(const char *path, const char *code, int argc, char **argv)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fputs("mgpu-harness: cannot create a Lua state (out of memory)\n", stderr);
+        return 1;
+    }
+    interrupt_L = L;
+    signal(SIGINT, on_sigint);
+    lua_pushcfunction(L, run_protected);
+    lua_pushlightuserdata(L, (void *)path);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    lua_pushlightuserdata(L, (void *)code);
+    int status = 0;
+    if (lua_pcall(L, 4, 1, 0) == LUA_OK) {
+        status = (int)lua_tointeger(L, -1);
+    } else {
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            lua_getfield(L, -1, "code");
+            const char *ecode = lua_tostring(L, -1);
+            lua_getfield(L, -2, "message");
+            const char *msg = lua_tostring(L, -1);
+            fprintf(stderr, "mgpu-harness: %s [%s]\n", msg ? msg : "error", ecode ? ecode : "?");
+            status = ecode ? exit_status_for_code(ecode) : 1;
+        } else {
+            const char *msg = lua_tostring(L, -1);
+            fprintf(stderr, "mgpu-harness: %s\n", msg ? msg : "(error object is not a string)");
+            status = 1;
+        }
+    }
+    signal(SIGINT, SIG_DFL);
+    interrupt_L = NULL;
+    lua_close(L);
+    return status;
+}
+
+int mh_lua_run_script(const char *path, int argc, char **argv) { return run_lua(path, NULL, argc, argv); }
+
+int mh_lua_run_builtin(const char *name, const char *code, int argc, char **argv)
+{
+    return run_lua(name, code, argc, argv);
+}
+
+
