@@ -18,6 +18,8 @@
  *   fake_max_dynamic_smem: the last dynamic shared memory limit a kernel was given
  *   fake_ctx_refs: primary context retains minus releases
  *   fake_last_jit_target: the CU_JIT_TARGET of the last JIT (-1: none)
+ *   fake_last_launch, fake_last_params: the shape and (FAKE_CUDA_RECORD_PARAMS=N: the first N)
+ *     parameters of the last launch
  *   cuTensorMapEncodeTiled writes its arguments into the 128 bytes, as 16
  *     uint64: address, data type, rank, dims[5], strides[4], box[5] and element
  *     strides[5] (16 bits each, from word 12), interleave, swizzle, L2, OOB (word
@@ -142,11 +144,17 @@ CUresult cuMemFree_v2(uint64_t p) { free((void *)(uintptr_t)p); return 0; }
 CUresult cuMemcpyHtoD_v2(uint64_t d, const void *s, size_t n) { STICKY(); memcpy((void *)(uintptr_t)d, s, n); return 0; }
 CUresult cuMemcpyDtoH_v2(void *d, uint64_t s, size_t n) { STICKY(); memcpy(d, (void *)(uintptr_t)s, n); return 0; }
 CUresult cuMemsetD8_v2(uint64_t d, unsigned char b, size_t n) { STICKY(); memset((void *)(uintptr_t)d, b, n); return 0; }
+unsigned fake_last_launch[7]; /* grid x y z, block x y z, dynamic smem of the last launch */
+void *fake_last_params[8];    /* its first parameter pointers (valid while the caller keeps what they point at) */
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void *stream, void **params, void **extra)
 {
-    (void)gx; (void)gy; (void)gz; (void)bx; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+    (void)stream; (void)extra;
     STICKY();
+    unsigned shape[7] = {gx, gy, gz, bx, by, bz, smem};
+    memcpy(fake_last_launch, shape, sizeof shape);
+    const char *rec = getenv("FAKE_CUDA_RECORD_PARAMS"); /* how many the caller has (the driver cannot know) */
+    for (int i = 0, n = rec ? atoi(rec) : 0; i < 8; i++) fake_last_params[i] = params && i < n ? params[i] : NULL;
     const fake_fn *fn = f;
     if (fn->generation != generation) return 400; /* CUDA_ERROR_INVALID_HANDLE: from before a reset */
     if (!strcmp(fn->name, "fault")) {

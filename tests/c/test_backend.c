@@ -1,0 +1,143 @@
+/* test_backend.c - the backend interface (launch/backend.h) with both
+ * adapters: the same launch description through emu's table (which runs
+ * it) and cuda's against the fake driver (which records what it was
+ * given); the optional operations each lacks refused in one place; and
+ * devices opened by name. */
+#include "check.h"
+#include "backends.h"
+#include "cuda/cuda_backend.h"
+#include "emu/emu_backend.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char ptx_text[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry fill(.param .u64 out, .param .u32 v)\n{\n"
+    "  .reg .b32 %r<4>;\n  .reg .b64 %rd<5>;\n"
+    "  ld.param.u64 %rd1, [out];\n  ld.param.u32 %r1, [v];\n"
+    "  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r2, %tid.x;\n"
+    "  mul.wide.u32 %rd3, %r2, 4;\n  add.s64 %rd4, %rd2, %rd3;\n"
+    "  add.u32 %r3, %r1, %r2;\n  st.global.u32 [%rd4], %r3;\n  ret;\n}\n";
+
+/* Runs fill(out, 7) on 32 threads through d's table; the description is the same for both. */
+static int launch_fill(mh_device *d, const mh_ptx_module *m, void *mod, uint64_t out, uint32_t *v, void ***params_out,
+                       mh_error *e)
+{
+    static uint64_t addr;
+    static uint32_t value;
+    static const void *params[2];
+    addr = out;
+    value = *v;
+    params[0] = &addr;
+    params[1] = &value;
+    *params_out = (void **)params;
+    mh_launch_desc l = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .cluster = {1, 1, 1}, .dynamic_smem = 16,
+                        .params = params, .nparams = 2, .timed = 1};
+    mh_launch_stats st;
+    int rc = mh_device_launch(d, mod, m, mh_ptx_find(m, "fill"), &l, &st, e);
+    if (!rc && d->facts.virtual_time) CHECK(st.counted && st.warp_insns > 0 && st.time_ns > 0);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return 2;
+    mh_error e;
+    mh_error_clear(&e);
+    mh_ptx_module m;
+    CHECK(mh_ptx_parse(&m, ptx_text, strlen(ptx_text), "fill.ptx", &e) == 0);
+    const mh_ptx_func *f = mh_ptx_find(&m, "fill");
+    CHECK(f != NULL);
+    if (!f) return check_report("test_backend");
+    mh_module_source src = {.ptx = &m, .opt_level = 4};
+    uint32_t seven = 7;
+    void **params;
+
+    /* emu: runs it */
+    mh_device_opts o = {0};
+    mh_device emu;
+    CHECK(mh_emu_backend.open(&o, &emu, &e) == 0);
+    CHECK_STR(emu.facts.backend, "emu");
+    CHECK(emu.facts.virtual_time == 1 && emu.facts.sms == 132 && emu.facts.max_smem == 232448);
+    void *emod = (void *)1;
+    CHECK(mh_device_module_load(&emu, &src, &emod, &e) == 0 && emod == NULL); /* emu builds nothing */
+    CHECK(mh_device_kernel_check(&emu, &m, f, &e) == 0);
+    uint64_t out;
+    CHECK(mh_device_alloc(&emu, 128, &out, &e) == 0);
+    CHECK(launch_fill(&emu, &m, emod, out, &seven, &params, &e) == 0);
+    uint32_t got[32];
+    CHECK(mh_device_read(&emu, out, got, sizeof got, &e) == 0);
+    CHECK(got[0] == 7 && got[31] == 38);
+    CHECK(mh_device_host(&emu, out, 128, &e) != NULL);
+    CHECK(mh_device_generation(&emu) == 0);
+    /* what emu does not have is refused by backend.c, naming the backend */
+    unsigned char map[MH_TMAP_BYTES];
+    mh_tensor_map_spec ts;
+    memset(&ts, 0, sizeof ts);
+    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "which emu does not run");
+    CHECK(mh_device_takes_images(&emu, "k.cubin", &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "k.cubin: a cubin/fatbin runs on the cuda backend only; emu runs PTX");
+    mh_kernel_facts kf;
+    CHECK(mh_device_kernel_facts(&emu, emod, f, &kf, &e) == 0 && kf.max_threads == 1024 && !kf.jit_target);
+    CHECK(mh_device_free(&emu, out, &e) == 0);
+    mh_device_close(&emu);
+
+    /* cuda against the fake driver: the same description reaches cuLaunchKernel */
+    o.driver = argv[1];
+    mh_device cu;
+    mh_error_clear(&e);
+    CHECK(mh_cuda_backend.open(&o, &cu, &e) == 0);
+    if (!cu.ops) return check_report("test_backend");
+    CHECK_STR(cu.facts.backend, "cuda");
+    CHECK_STR(cu.facts.name, "Fake GPU 0");
+    CHECK(cu.facts.virtual_time == 0 && cu.facts.major == 9 && cu.facts.clock_ghz > 1.97 && cu.facts.clock_ghz < 1.99);
+    void *cmod = NULL;
+    CHECK(mh_device_module_load(&cu, &src, &cmod, &e) == 0 && cmod != NULL);
+    CHECK(mh_device_kernel_check(&cu, &m, f, &e) == 0); /* cuda has no check of its own: NULL op */
+    CHECK(mh_device_alloc(&cu, 128, &out, &e) == 0);
+    setenv("FAKE_CUDA_RECORD_PARAMS", "2", 1);
+    CHECK(launch_fill(&cu, &m, cmod, out, &seven, &params, &e) == 0);
+    void *lib = dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD);
+    unsigned *last = lib ? dlsym(lib, "fake_last_launch") : NULL;
+    void **last_params = lib ? dlsym(lib, "fake_last_params") : NULL;
+    CHECK(last && last_params);
+    if (last && last_params) {
+        CHECK(last[0] == 1 && last[3] == 32 && last[6] == 16);
+        CHECK(last_params[0] == params[0] && last_params[1] == params[1]); /* the same bytes, not copies */
+        CHECK(*(uint64_t *)last_params[0] == out && *(uint32_t *)last_params[1] == 7);
+    }
+    CHECK(mh_device_host(&cu, out, 128, &e) == NULL && e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "GPU memory has no host address");
+    CHECK(mh_device_kernel_facts(&cu, cmod, f, &kf, &e) == 0 && kf.jit_target != NULL);
+    CHECK(mh_device_takes_images(&cu, "k.cubin", &e) == 0);
+    CHECK(mh_device_free(&cu, out, &e) == 0);
+    mh_device_module_free(&cu, cmod);
+    mh_device_close(&cu);
+
+    /* by name */
+    mh_device d;
+    mh_device_opts o2 = {0};
+    CHECK(mh_device_open("emu", &o2, &d, &e) == 0 && !strcmp(d.facts.backend, "emu"));
+    mh_device_close(&d);
+    CHECK(mh_device_open("cuda:x", &o2, &d, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "unknown backend \"cuda:x\" (auto, emu, cuda, cuda:N)");
+    CHECK(mh_device_open("emu:1", &o2, &d, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    CHECK(mh_device_open("vulkan", &o2, &d, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    o2.driver = "/nonexistent/libcuda.so.1";
+    CHECK(mh_device_open("cuda", &o2, &d, &e) != 0 && e.code == MH_E_NO_DEVICE);
+    CHECK(mh_device_open("auto", &o2, &d, &e) == 0 && !strcmp(d.facts.backend, "emu")); /* falls back */
+    mh_device_close(&d);
+    o2.driver = argv[1];
+    CHECK(mh_device_open("cuda:0", &o2, &d, &e) == 0 && !strcmp(d.facts.backend, "cuda"));
+    mh_device_close(&d);
+    mh_backend_probe p;
+    mh_cuda_backend.probe(&o2, &p);
+    CHECK(p.available && p.devices == 1);
+    CHECK_STR(p.facts[0].name, "Fake GPU 0");
+    mh_ptx_free(&m);
+    return check_report("test_backend");
+}
