@@ -81,7 +81,7 @@ void glue_push_error_mt(lua_State *L);
 /* Raises e as an error value (never returns). */
 int glue_raise(lua_State *L, const mh_error *e);
 int glue_fail(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int glue_bad(lua_State *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define glue_bad(L, ...) glue_fail((L), MH_E_BAD_ARGUMENT, __VA_ARGS__) /* a bad_argument error value */
 
 /* ---- option tables (glue_options.c) -------------------------------------- */
 /* Every key of the table at t must be one of allowed (NULL-terminated), else

@@ -82,16 +82,6 @@ int glue_fail(lua_State *L, mh_code code, const char *fmt, ...)
     return fail_msg(L, code, msg);
 }
 
-int glue_bad(lua_State *L, const char *fmt, ...)
-{
-    char msg[sizeof ((mh_error *)0)->message];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return fail_msg(L, MH_E_BAD_ARGUMENT, msg);
-}
-
 /* core.error{code=, message=, ...}: gives a Lua table the error metatable. */
 static int l_error(lua_State *L)
 {
