@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -219,7 +220,61 @@ static int l_now(lua_State *L)
     return 1;
 }
 
+#define LOCK_MT "mgpu.lock"
+
+typedef struct {
+    int fd; /* -1: released */
+} l_lock;
+
+static int l_lock_release(lua_State *L)
+{
+    l_lock *k = luaL_checkudata(L, 1, LOCK_MT);
+    if (k->fd >= 0) close(k->fd); /* closing the descriptor drops the flock */
+    k->fd = -1;
+    return 0;
+}
+
+/* core.lock(path) -> lock: an exclusive lock on the file at path (created), held until
+ * lock:release() or the lock is collected, with the holder's pid written in it.  Held by
+ * another process (or another lock of this one): a `busy` error naming the holder. */
+static int l_lock_new(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    l_lock *k = lua_newuserdatauv(L, sizeof *k, 0);
+    k->fd = -1;
+    if (luaL_newmetatable(L, LOCK_MT)) {
+        lua_pushcfunction(L, l_lock_release);
+        lua_setfield(L, -2, "__gc");
+        lua_newtable(L);
+        lua_pushcfunction(L, l_lock_release);
+        lua_setfield(L, -2, "release");
+        lua_setfield(L, -2, "__index");
+    }
+    lua_setmetatable(L, -2);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return glue_fail(L, MH_E_IO, "%s: cannot open the lock file: %s", path, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int err = errno;
+        char pid[32] = "";
+        ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+        close(fd);
+        if (n > 0) pid[strcspn(pid, "\n")] = 0;
+        else pid[0] = 0;
+        if (err == EWOULDBLOCK)
+            return glue_fail(L, MH_E_BUSY, "%s is held by %s%s: another run is using this folder", path,
+                             pid[0] ? "process " : "another process", pid);
+        return glue_fail(L, MH_E_IO, "%s: cannot lock: %s", path, strerror(err));
+    }
+    k->fd = fd;
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n)
+        return glue_fail(L, MH_E_IO, "%s: cannot write the lock file", path);
+    return 1;
+}
+
 const luaL_Reg glue_host_funcs[] = {
+    {"lock", l_lock_new},
     {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
     {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},
