@@ -48,6 +48,7 @@ static const char *const names[MH_E_COUNT_] = {
     [MH_E_NO_DEVICE] = "no_device",
     [MH_E_JIT_FAILED] = "jit_failed",
     [MH_E_BUSY] = "busy",
+    [MH_E_TIMEOUT] = "timeout",
     [MH_E_SCRIPT_ERROR] = "script_error",
 };
 
@@ -75,6 +76,7 @@ int mh_code_exit_status(mh_code code)
     case MH_E_JIT_FAILED: return 3;
     case MH_E_NO_DEVICE: return 1;
     case MH_E_BUSY: return 1;
+    case MH_E_TIMEOUT: return 6;
     case MH_E_SCRIPT_ERROR: return 7;
     case MH_E_IO:
     case MH_E_NO_MEMORY:

@@ -26,6 +26,7 @@ typedef enum {
     MH_E_NO_DEVICE,         /* no CUDA driver or device */
     MH_E_JIT_FAILED,        /* the driver's JIT refused a module */
     MH_E_BUSY,              /* a results folder is locked by another run */
+    MH_E_TIMEOUT,           /* a launch ran past its time limit (stopped) */
     MH_E_SCRIPT_ERROR,      /* an error in a user's script (a Lua error that is not a harness error value) */
     MH_E_COUNT_
 } mh_code;

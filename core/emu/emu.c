@@ -6,6 +6,8 @@
  * %clock values are not aligned; %globaltimer is the launch's start time plus
  * the SM's elapsed cycles / MH_EMU_CLOCK_GHZ. */
 #include "emu/emu.h"
+#include "base/stop.h"
+#include "frontend/ptx_effects.h"
 #include "launch/launch_shape.h"
 #include "emu/emu_round.h"
 #include "base/fp16.h"
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define WARP 32
 #define GLOBAL_BASE 0x0000100000000000ull  /* first device allocation */
@@ -85,6 +88,7 @@ typedef struct {
     uint64_t cycles;        /* cycles of this block so far */
     uint64_t *sm_cycles;    /* per SM, this launch */
     int faulted;
+    double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
     const mh_ptx_insn *cur;    /* for fault messages */
@@ -245,6 +249,32 @@ static void *fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
             c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
+}
+
+static double monotonic_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Every few thousand warp instructions: a stop request (Ctrl-C) or the launch's time limit
+ * ends it, so that a kernel that never ends cannot hang the harness. */
+static int poll_stop(ctx *c)
+{
+    if (mh_stop_requested()) {
+        mh_fail(c->e, MH_E_INTERRUPTED, "interrupted (Ctrl-C) while %s ran on emu (block (%u,%u,%u))", c->f->name,
+                c->ctaid[0], c->ctaid[1], c->ctaid[2]);
+        c->faulted = 1;
+        return 1;
+    }
+    if (c->deadline > 0 && monotonic_s() > c->deadline) {
+        mh_fail(c->e, MH_E_TIMEOUT, "%s ran past its time limit on emu and was stopped (block (%u,%u,%u), %llu warp "
+                "instructions)", c->f->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], (unsigned long long)c->warp_insns);
+        c->faulted = 1;
+        return 1;
+    }
+    return 0;
 }
 
 /* Strict mode: a register read before any instruction wrote it. */
@@ -1433,16 +1463,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
 /* Kept out of exec_insn: these run before and after an instruction only when
  * the device is strict, so the interpreter's hot path does not pay for them. */
 
-static int writes_o0(const mh_ptx_insn *in)
-{
-    switch (in->op) {
-    case MH_OP_ST: case MH_OP_RED: case MH_OP_MBARRIER_INIT: case MH_OP_CP_ASYNC: case MH_OP_BRA: case MH_OP_RET: case MH_OP_EXIT: case MH_OP_BAR:
-    case MH_OP_MEMBAR: case MH_OP_PREFETCH: case MH_OP_TRAP: case MH_OP_CALL: case MH_OP_NOP: return 0;
-    case MH_OP_MBARRIER: return in->cmp != MH_MB_EXPECT_TX && in->cmp != MH_MB_COMPLETE_TX && in->cmp != MH_MB_CP_ASYNC_ARRIVE &&
-                             in->o[0].kind == MH_OPK_REG;
-    default: return 1;
-    }
-}
+static int writes_o0(const mh_ptx_insn *in) { return mh_ptx_writes_dst(in); }
 
 /* Lanes of mask that the guard lets through (the guard itself must be written). */
 static uint32_t strict_guard(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, int *bad)
@@ -1581,10 +1602,11 @@ static int run_warp(ctx *c, warp *w)
             }
         }
         if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
-            fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions (endless loop?)",
-                  (unsigned long long)c->d->max_warp_insns);
+            fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions, the device's max_insns "
+                  "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
             return -1;
         }
+        if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && poll_stop(c)) return -1;
     }
 }
 
@@ -1825,6 +1847,7 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     c.nthreads = l->block[0] * l->block[1] * l->block[2];
     c.nwarps = (c.nthreads + WARP - 1) / WARP;
     c.dyn_smem = l->dynamic_smem;
+    if (l->timeout_s > 0) c.deadline = monotonic_s() + l->timeout_s;
     c.shared_size = f->shared_bytes + l->dynamic_smem;
     c.local_stride = (f->local_bytes + 15) & ~15ull;
     c.params = calloc(1, f->param_bytes ? f->param_bytes : 1);

@@ -56,6 +56,7 @@ typedef struct mh_emu_launch {
     uint32_t dynamic_smem;
     const mh_emu_arg *args;
     uint32_t nargs;
+    double timeout_s;            /* > 0: a launch still running after this long stops with MH_E_TIMEOUT */
 } mh_emu_launch;
 
 /* Checks the whole module, or one kernel and the functions it calls, for
@@ -67,7 +68,9 @@ int mh_emu_check_kernel(const mh_ptx_module *m, const mh_ptx_func *kernel, mh_er
 
 /* Runs kernel `name` of module m.  A memory fault stops the launch with
  * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest
- * allocation; the device stays usable. */
+ * allocation; the device stays usable.  A stop request (base/stop.h, Ctrl-C)
+ * stops it with MH_E_INTERRUPTED, its time limit with MH_E_TIMEOUT, and the
+ * device's instruction budget (max_warp_insns) with MH_E_KERNEL_FAULT. */
 int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
                mh_error *e);
 

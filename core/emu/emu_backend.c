@@ -57,6 +57,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.dynamic_smem = l->dynamic_smem;
     el.args = args;
     el.nargs = l->nparams;
+    el.timeout_s = l->timeout_s;
     mh_emu_stats es;
     memset(&es, 0, sizeof es);
     int rc = mh_emu_run(d, m, f->name, &el, &es, e);
@@ -109,6 +110,7 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     mh_emu_opts eo = {0};
     eo.strict = o->strict;
     eo.num_sms = o->sms;
+    eo.max_warp_insns = o->max_insns;
     mh_emu *d = mh_emu_create(&eo, e);
     if (!d) return -1;
     out->ops = &emu_ops;

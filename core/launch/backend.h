@@ -36,6 +36,7 @@ typedef struct mh_device_opts {
     int ordinal;             /* cuda: device number */
     int strict;              /* emu: a read of a register nothing wrote stops the launch */
     uint32_t sms;            /* emu: virtual SMs, 0 = default */
+    uint64_t max_insns;      /* emu: warp instructions a launch may run, 0 = no limit */
 } mh_device_opts;
 
 /* A module as the front end parsed it, and how to build it. */
@@ -62,6 +63,8 @@ typedef struct mh_launch_desc {
     const void *const *params;   /* params[i]: the bytes of kernel parameter i (f->params[i].size of them) */
     uint32_t nparams;
     int timed;                   /* cuda: time with events (time_ns < 0 when not) */
+    double timeout_s;            /* > 0: stop a launch still running after this long (emu; a GPU kernel
+                                  * cannot be stopped in the process that launched it) */
 } mh_launch_desc;
 
 typedef struct mh_launch_stats {

@@ -120,11 +120,20 @@ int glue_array_new(lua_State *L)
     return 1;
 }
 
-l_array *glue_check_array(lua_State *L, int i) { return luaL_checkudata(L, i, ARRAY_MT); }
+/* An array that can be used: not freed, its device open, its memory not lost to a fault reset. */
+l_array *glue_check_array(lua_State *L, int i)
+{
+    l_array *a = luaL_checkudata(L, i, ARRAY_MT);
+    if (!a->addr) glue_bad(L, "%s", "the array is freed");
+    if (!a->dev->open) glue_bad(L, "%s", "the array's device is closed");
+    if (a->gen != mh_device_generation(&a->dev->dev))
+        glue_bad(L, "%s", "the array was lost when a fault reset its device");
+    return a;
+}
 
 static int l_array_gc(lua_State *L)
 {
-    l_array *a = glue_check_array(L, 1);
+    l_array *a = luaL_checkudata(L, 1, ARRAY_MT);
     /* memory of a context reset after a fault is already gone */
     if (a->dev && a->dev->open && a->addr && a->gen == mh_device_generation(&a->dev->dev)) {
         mh_error e;
@@ -136,7 +145,7 @@ static int l_array_gc(lua_State *L)
 
 static int l_array_len(lua_State *L)
 {
-    lua_pushinteger(L, (lua_Integer)glue_check_array(L, 1)->count);
+    lua_pushinteger(L, (lua_Integer)((l_array *)luaL_checkudata(L, 1, ARRAY_MT))->count);
     return 1;
 }
 

@@ -39,9 +39,10 @@ static const char *push_file(lua_State *L, const char *path, size_t *len)
     return lua_tolstring(L, -1, len);
 }
 
-/* core.device([kind [, {driver=, strict=, sms=}]]) -> device.  kind: "auto" (default), "emu",
- * "cuda", "cuda:N".  driver: another libcuda (tests use a fake one); strict (emu): a read of a
- * register nothing wrote stops the launch; sms (emu): virtual SMs (default 132). */
+/* core.device([kind [, {driver=, strict=, sms=, max_insns=}]]) -> device.  kind: "auto" (default),
+ * "emu", "cuda", "cuda:N".  driver: another libcuda (tests use a fake one); strict (emu): a read of
+ * a register nothing wrote stops the launch; sms (emu): virtual SMs (default 132); max_insns (emu):
+ * the warp instructions one launch may run (a kernel_fault past them; default: no limit). */
 static int l_device_new(lua_State *L)
 {
     const char *kind = luaL_optstring(L, 1, "auto");
@@ -49,11 +50,12 @@ static int l_device_new(lua_State *L)
     memset(&o, 0, sizeof o);
     if (!lua_isnoneornil(L, 2)) {
         luaL_checktype(L, 2, LUA_TTABLE);
-        static const char *const keys[] = {"driver", "strict", "sms", NULL};
+        static const char *const keys[] = {"driver", "strict", "sms", "max_insns", NULL};
         glue_check_keys(L, 2, "device", keys);
         o.driver = glue_opt_string(L, 2, "device", "driver", NULL);
         o.strict = glue_opt_boolean(L, 2, "device", "strict", 0);
         o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 0, 100000);
+        o.max_insns = (uint64_t)glue_opt_integer(L, 2, "device", "max_insns", 0, 0, LUA_MAXINTEGER);
     }
     l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
     mh_error e;
@@ -262,9 +264,17 @@ static int l_module_gc(lua_State *L)
     return 0;
 }
 
+/* A module that can be used: not closed (collected, or its __gc called by hand). */
+static l_module *check_module(lua_State *L, int i)
+{
+    l_module *m = luaL_checkudata(L, i, MODULE_MT);
+    if (!m->loaded) glue_bad(L, "%s", "the module is closed");
+    return m;
+}
+
 static int l_module_kernel(lua_State *L)
 {
-    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    l_module *m = check_module(L, 1);
     const char *name = luaL_checkstring(L, 2);
     const mh_ptx_func *f = mh_ptx_find(&m->m, name);
     mh_error e;
@@ -283,7 +293,7 @@ static int l_module_kernel(lua_State *L)
 
 static int l_module_kernels(lua_State *L)
 {
-    l_module *m = luaL_checkudata(L, 1, MODULE_MT);
+    l_module *m = check_module(L, 1);
     lua_newtable(L);
     lua_Integer n = 0;
     for (uint32_t i = 0; i < m->m.nfuncs; i++)
@@ -297,7 +307,12 @@ static int l_module_kernels(lua_State *L)
 l_module *glue_kernel_module(lua_State *L, int k)
 {
     lua_getiuservalue(L, k, 1);
-    return luaL_checkudata(L, -1, MODULE_MT);
+    l_module *m = check_module(L, lua_gettop(L));
+    lua_getiuservalue(L, -1, 1);
+    l_device *d = luaL_checkudata(L, -1, DEVICE_MT);
+    if (!d->open) glue_bad(L, "%s", "the kernel's device is closed");
+    lua_pop(L, 1);
+    return m;
 }
 
 int glue_kernel_instrumented(const l_module *m, const mh_ptx_func *f)

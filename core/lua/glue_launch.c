@@ -9,6 +9,7 @@
 #include "lua/glue.h"
 #include "launch/args.h"
 #include "launch/launch_shape.h"
+#include "launch/writes.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,15 @@ typedef struct {
     int trace_at;                    /* index of the trace buffer's argument, -1: none */
     l_trace *tr;                     /* NULL: no trace */
     int trace_idx, attempts_idx, reset_idx;
-    int retry;
+    int retry, restore;
+    uint32_t user_args;              /* the caller's arguments (before the harness's own) */
+    struct {
+        uint32_t arg;                /* argument index */
+        uint64_t addr, bytes;
+        void *host;                  /* its bytes before the first attempt (scratch the collector frees) */
+    } saved[MAX_USER_ARGS];
+    uint32_t nsaved;
+    uint64_t saved_bytes;
     unsigned gen;                    /* the device's generation when the attempt's buffers were taken */
     uint64_t owned[2];               /* device buffers this attempt took (trace, calibration), 0: none */
 } launch_state;
@@ -52,6 +61,8 @@ static void read_shape(lua_State *L, launch_state *s)
                           l->grid[0], l->grid[1], l->grid[2], l->cluster[0], l->cluster[1], l->cluster[2]);
     }
     l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
+    l->timeout_s = glue_opt_number(L, 2, "launch", "timeout_s", 0); /* emu: a launch running longer is stopped */
+    if (!(l->timeout_s >= 0)) glue_bad(L, "%s", "launch.timeout_s must be 0 (none) or more seconds");
     lua_Integer smem = glue_opt_integer(L, 2, "launch", "smem", 0, LUA_MININTEGER, LUA_MAXINTEGER);
     if (smem < 0 || smem > UINT32_MAX) glue_bad(L, "launch: smem = %lld bytes: it must be 0 to 2^32-1", (long long)smem);
     l->dynamic_smem = (uint32_t)smem;
@@ -70,6 +81,11 @@ static void read_args(lua_State *L, launch_state *s)
         mh_arg *a = &s->args[i];
         memset(a, 0, sizeof *a);
         l_array *arr = luaL_testudata(L, -1, ARRAY_MT);
+        if (arr && arr->dev != s->d)
+            glue_bad(L, "launch %s: argument %u is an array of another device", s->k->f->name, i + 1);
+        if (arr && (!arr->addr || arr->gen != mh_device_generation(&s->d->dev)))
+            glue_bad(L, "launch %s: argument %u is an array that was freed (or lost when a fault reset the device)",
+                     s->k->f->name, i + 1);
         if (arr) {
             a->kind = MH_ARG_PTR;
             a->ptr = arr->addr;
@@ -96,7 +112,7 @@ static void read_args(lua_State *L, launch_state *s)
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
-    s->nargs = n;
+    s->nargs = s->user_args = n;
     uint32_t user_params = s->k->f->nparams - (s->inst ? MH_INSTRUMENT_PARAMS : 0);
     if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->name, user_params, n);
 }
@@ -127,11 +143,12 @@ static void prepare_trace(lua_State *L, launch_state *s)
     tr->spec.scope = s->m->scope;
     tr->spec.entries = 3 + 2 * 128;
     if (has_profile) {
-        static const char *const keys[] = {"entries", "retry", "reset", NULL};
+        static const char *const keys[] = {"entries", "retry", "reset", "restore", NULL};
         glue_check_keys(L, p, "profile", keys);
         tr->spec.entries = (uint64_t)glue_opt_integer(L, p, "profile", "entries", (lua_Integer)tr->spec.entries, 0,
                                                       INT64_MAX);
         s->retry = glue_opt_boolean(L, p, "profile", "retry", 1);
+        s->restore = glue_opt_boolean(L, p, "profile", "restore", 1);
         lua_getfield(L, p, "reset"); /* called before the retry: inputs the first attempt changed */
         if (!lua_isnil(L, -1) && !lua_isfunction(L, -1)) glue_bad(L, "%s", "launch: profile.reset must be a function");
         if (lua_isnil(L, -1)) lua_pop(L, 1);
@@ -148,6 +165,46 @@ static void prepare_trace(lua_State *L, launch_state *s)
     s->nargs += MH_INSTRUMENT_PARAMS;
     tr->calib = calloc(tr->spec.num_traces ? tr->spec.num_traces : 1, MH_CALIB_WORDS * 4);
     if (!tr->calib) glue_fail(L, MH_E_NO_MEMORY, "%s", "out of memory for the calibration words");
+}
+
+/* Before a launch that may run again (an instrumented kernel's retry): a copy of every array the
+ * kernel may write through (launch/writes.c; all of them when that cannot be told), so that the
+ * retry sees exactly the inputs the first attempt saw. */
+static void save_inputs(lua_State *L, launch_state *s)
+{
+    uint64_t written = mh_kernel_written_params(&s->m->m, s->k->f);
+    for (uint32_t i = 0; i < s->user_args; i++) {
+        const mh_arg *a = &s->args[i];
+        if (a->kind != MH_ARG_PTR || (int)i == s->trace_at || !a->bytes) continue;
+        if (written != MH_WRITES_UNKNOWN && !(i < 64 && (written >> i & 1))) continue;
+        int dup = 0; /* the same array passed twice is saved once */
+        for (uint32_t k = 0; k < s->nsaved; k++) dup |= s->saved[k].addr == a->ptr;
+        if (dup) continue;
+        void *host = lua_newuserdatauv(L, a->bytes, 0);
+        mh_error e;
+        mh_error_clear(&e);
+        if (mh_device_read(&s->d->dev, a->ptr, host, a->bytes, &e)) glue_raise(L, &e);
+        s->saved[s->nsaved].arg = i;
+        s->saved[s->nsaved].addr = a->ptr;
+        s->saved[s->nsaved].bytes = a->bytes;
+        s->saved[s->nsaved++].host = host;
+        s->saved_bytes += a->bytes;
+    }
+}
+
+/* Puts the saved arrays back; lists them in the attempt at the top of the stack (restored =
+ * {argument numbers}, restored_bytes =). */
+static int restore_inputs(lua_State *L, launch_state *s, mh_error *e)
+{
+    lua_createtable(L, (int)s->nsaved, 0);
+    for (uint32_t k = 0; k < s->nsaved; k++) {
+        if (mh_device_write(&s->d->dev, s->saved[k].addr, s->saved[k].host, s->saved[k].bytes, e)) return -1;
+        lua_pushinteger(L, (lua_Integer)s->saved[k].arg + 1);
+        lua_rawseti(L, -2, (lua_Integer)k + 1);
+    }
+    lua_setfield(L, -2, "restored");
+    glue_set_int(L, -1, "restored_bytes", (lua_Integer)s->saved_bytes);
+    return 0;
 }
 
 /* Gives back the device buffers the attempt took, unless a fault reset the device (they are gone). */
@@ -223,15 +280,18 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     }
 }
 
-/* k:launch{grid=, block=, cluster=, smem=, time=, args={...}, profile={...}} -> run
+/* k:launch{grid=, block=, cluster=, smem=, time=, timeout_s=, args={...}, profile={...}} -> run
  * Kernels that write their own trace take mgpu.TRACE in args and profile = {scope=, entries=,
  * names=}.  Kernels instrumented from markers take only their own args; profile = {entries=,
- * retry=, reset=} (defaults 259, true, none): when a trace needed more entries than it had, the
- * launch runs again once with exactly that many (the kernel counts past the capacity).  Every
- * attempt is listed in run.attempts. */
+ * retry=, reset=, restore=} (defaults 259, true, none, true): when a trace needed more entries
+ * than it had, the launch runs again once with exactly that many (the kernel counts past the
+ * capacity), after the arrays the kernel may write were put back as they were before the first
+ * attempt (restore = false: not).  Every attempt is listed in run.attempts (entries, required,
+ * restored = {argument numbers}, restored_bytes). */
 int glue_kernel_launch(lua_State *L)
 {
-    static const char *const keys[] = {"grid", "block", "cluster", "smem", "time", "args", "profile", NULL};
+    static const char *const keys[] = {"grid", "block", "cluster", "smem", "time", "timeout_s", "args", "profile",
+                                       NULL};
     launch_state s;
     memset(&s, 0, sizeof s);
     s.k = luaL_checkudata(L, 1, KERNEL_MT);
@@ -243,7 +303,7 @@ int glue_kernel_launch(lua_State *L)
     s.d = glue_check_device(L, 4);
     s.inst = glue_kernel_instrumented(s.m, s.k->f);
     s.trace_at = -1;
-    s.retry = 1;
+    s.retry = s.restore = 1;
     read_shape(L, &s);
     read_args(L, &s);
     prepare_trace(L, &s);
@@ -256,12 +316,14 @@ int glue_kernel_launch(lua_State *L)
         lua_newtable(L);
         s.attempts_idx = lua_gettop(L);
     }
+    if (s.inst && s.retry && s.restore) save_inputs(L, &s);
     mh_launch_stats st;
     for (int n = 1;; n++) {
         uint64_t need = 0;
-        int rc = attempt(&s, &st, &need, &e);
+        if (s.tr) lua_createtable(L, 0, 4); /* this attempt */
+        int rc = n > 1 && s.nsaved ? restore_inputs(L, &s, &e) : 0;
+        if (!rc) rc = attempt(&s, &st, &need, &e);
         if (s.tr) {
-            lua_createtable(L, 0, 2);
             glue_set_int(L, -1, "entries", (lua_Integer)s.tr->spec.entries);
             if (!rc) glue_set_int(L, -1, "required", (lua_Integer)need);
             lua_rawseti(L, s.attempts_idx, n);

@@ -146,9 +146,17 @@ static int l_dump(lua_State *L)
     return 1;
 }
 
+/* A trace that can be used: not collected or closed (its words still there). */
+static l_trace *check_trace(lua_State *L, int i)
+{
+    l_trace *t = luaL_checkudata(L, i, TRACE_MT);
+    if (!t->words) glue_bad(L, "%s", "the trace is closed");
+    return t;
+}
+
 static int l_trace_gc(lua_State *L)
 {
-    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    l_trace *t = luaL_checkudata(L, 1, TRACE_MT); /* raw: gc of a closed trace is fine */
     free(t->words);
     free(t->calib);
     t->words = NULL;
@@ -162,7 +170,7 @@ static int l_trace_gc(lua_State *L)
  * summary={...}, timeline={...} (default mode)} */
 static int l_trace_dump(lua_State *L)
 {
-    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    l_trace *t = check_trace(L, 1);
     const char *path = luaL_checkstring(L, 2);
     mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib};
     if (!lua_isnoneornil(L, 3)) {
@@ -236,7 +244,7 @@ static int save_words(const char *path, const uint32_t *w, uint64_t n, mh_error 
  * from an instrumented kernel, the clock calibration words. */
 static int l_trace_save(lua_State *L)
 {
-    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    l_trace *t = check_trace(L, 1);
     const char *prefix = luaL_checkstring(L, 2);
     mh_error e;
     mh_error_clear(&e);
@@ -282,7 +290,7 @@ static int l_trace_save(lua_State *L)
  * without a copy, for LuaJIT's FFI; valid while the trace object lives */
 static int l_trace_ptr(lua_State *L)
 {
-    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    l_trace *t = check_trace(L, 1);
     lua_pushlightuserdata(L, t->words);
     lua_pushinteger(L, (lua_Integer)t->spec.words);
     return 2;
@@ -304,7 +312,7 @@ static int l_trace_summary(lua_State *L)
 /* trace:words() -> the raw buffer as a table of integers */
 static int l_trace_words(lua_State *L)
 {
-    l_trace *t = luaL_checkudata(L, 1, TRACE_MT);
+    l_trace *t = check_trace(L, 1);
     lua_createtable(L, (int)t->spec.words, 0);
     for (uint64_t i = 0; i < t->spec.words; i++) {
         lua_pushinteger(L, t->words[i]);

@@ -54,7 +54,7 @@ static uint64_t dev_alloc(mh_emu *d, uint64_t bytes)
 
 static mh_emu_launch shape(uint32_t grid, uint32_t block, uint32_t smem, const mh_emu_arg *args, uint32_t n)
 {
-    mh_emu_launch l = {{grid, 1, 1}, {block, 1, 1}, smem, args, n};
+    mh_emu_launch l = {{grid, 1, 1}, {block, 1, 1}, smem, args, n, 0};
     return l;
 }
 

@@ -157,7 +157,7 @@ int main(int argc, char **argv)
     mh_emu_write(d, daf, af, sizeof af, &e);
     mh_emu_write(d, dbf, bf, sizeof bf, &e);
     mh_emu_arg args[] = {{&dai, 8}, {&dbi, 8}, {&daf, 8}, {&dbf, 8}, {&dout, 8}, {&dcount, 8}, {&dsum, 8}};
-    mh_emu_launch l = {{BLOCKS, 1, 1}, {THREADS, 1, 1}, 0, args, 7};
+    mh_emu_launch l = {{BLOCKS, 1, 1}, {THREADS, 1, 1}, 0, args, 7, 0};
     rc = mh_emu_run(d, &m, "opzoo", &l, NULL, &e);
     CHECK(rc == 0);
     if (rc) fprintf(stderr, "%s\n", e.message);

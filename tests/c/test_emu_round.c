@@ -95,7 +95,7 @@ static void run_inline(const char *src, const char *name, const void *in, size_t
     CHECK(mh_emu_alloc(d, in_bytes, &pi, &e) == 0 && mh_emu_alloc(d, out_bytes, &po, &e) == 0);
     mh_emu_write(d, pi, in, in_bytes, &e);
     mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
-    mh_emu_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, 2};
+    mh_emu_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, 2, 0};
     CHECK(mh_emu_run(d, &m, name, &l, NULL, &e) == 0);
     mh_emu_read(d, po, out, out_bytes, &e);
     mh_emu_destroy(d);
@@ -251,7 +251,7 @@ int main(int argc, char **argv)
         args[k].data = &p[k];
         args[k].size = sizeof p[k];
     }
-    mh_emu_launch l = {{1, 1, 1}, {T, 1, 1}, 0, args, 9};
+    mh_emu_launch l = {{1, 1, 1}, {T, 1, 1}, 0, args, 9, 0};
     int rc = mh_emu_run(d, &m, "rounding", &l, NULL, &e);
     CHECK(rc == 0);
     if (rc) fprintf(stderr, "  %s\n", e.message);

@@ -55,12 +55,12 @@ int main(void)
     /* emu refuses what a GPU would, before running anything */
     mh_emu_opts o = {.num_sms = 2};
     mh_emu *d = mh_emu_create(&o, &e);
-    mh_emu_launch l = {{1, 70000, 1}, {32, 1, 1}, 0, NULL, 0};
+    mh_emu_launch l = {{1, 70000, 1}, {32, 1, 1}, 0, NULL, 0, 0};
     CHECK(d && mh_emu_run(d, &m, "any", &l, NULL, &e) == MH_E_LAUNCH_FAILED);
     CHECK_CONTAINS(e.message, "any: grid.y = 70000: it must be 1 to 65535");
-    mh_emu_launch l2 = {{1, 1, 1}, {128, 1, 1}, 0, NULL, 0};
+    mh_emu_launch l2 = {{1, 1, 1}, {128, 1, 1}, 0, NULL, 0, 0};
     CHECK(mh_emu_run(d, &m, "req64x2", &l2, NULL, &e) == MH_E_LAUNCH_FAILED);
-    mh_emu_launch l3 = {{1, 1, 1}, {64, 2, 1}, 0, NULL, 0};
+    mh_emu_launch l3 = {{1, 1, 1}, {64, 2, 1}, 0, NULL, 0, 0};
     CHECK(mh_emu_run(d, &m, "req64x2", &l3, NULL, &e) == 0);
     mh_emu_destroy(d);
     mh_ptx_free(&m);

@@ -38,7 +38,9 @@ describe("instrumented kernels", function()
     local n = 64 * 10
     local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
     local run = k:launch { grid = 2, block = 64, smem = 256, args = { a, c, n, 2.0 }, profile = { entries = 20 } }
-    assert.same({ { entries = 20, required = 83 }, { entries = 83, required = 83 } }, run.attempts)
+    -- before the retry the array the kernel writes (c, argument 2) is put back as it was
+    assert.same({ { entries = 20, required = 83 },
+      { entries = 83, required = 83, restored = { 2 }, restored_bytes = n * 4 } }, run.attempts)
     assert.equal(83, run.entries)
     local dir = h.tmpdir()
     local d = run.trace:dump(dir .. "/t.json")
@@ -121,7 +123,8 @@ describe("instrumented kernels", function()
       if scope then
         -- block 0 takes tiles 0, 3, 6, ...: ceil(ntiles / 3) tiles x 5 regions x 2 events x 2 words + 3
         local need = 3 + 4 * 5 * math.ceil(ntiles / 3)
-        assert.same({ { entries = 8, required = need }, { entries = need, required = need } }, run.attempts)
+        assert.same({ { entries = 8, required = need }, { entries = need, required = need, restored = { 2, 3 },
+          restored_bytes = (n + ntiles * warps) * 4 } }, run.attempts)
         local dir = h.tmpdir()
         local d = run.trace:dump(dir .. "/t.json")
         local counts = {}

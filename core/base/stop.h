@@ -1,0 +1,16 @@
+/* stop.h - a process-wide request to stop what is running (Ctrl-C): set from
+ * a signal handler, polled by long loops (emu's launch) so that a kernel
+ * that never ends can still be stopped.  Nothing else in the core keeps
+ * global state. */
+#ifndef MH_STOP_H
+#define MH_STOP_H
+
+#include <signal.h>
+
+/* Async-signal-safe. */
+void mh_stop_request(void);
+/* Non-zero once a stop was requested (and until mh_stop_clear). */
+int mh_stop_requested(void);
+void mh_stop_clear(void);
+
+#endif
