@@ -232,7 +232,7 @@ static void reduce_on_emu(void)
     mh_emu_write(d, din, in, sizeof in, &e);
     unsigned n = N, entries = E;
     mh_emu_arg args[] = {{&din, 8}, {&dout, 8}, {&n, 4}, {&dtr, 8}, {&entries, 4}, {&dcal, 8}};
-    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 3};
+    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 3, 0};
     CHECK(mh_emu_run(d, &k.plain, "reduce_sum_f32", &l, NULL, &e) == 0);
     mh_emu_read(d, dout, out1, sizeof out1, &e);
     l.nargs = 6;
@@ -281,7 +281,7 @@ static void overflow_and_retry(void)
     mh_emu_alloc(d, TR * 83 * 4, &dtr, &e);
     mh_emu_alloc(d, TR * MH_CALIB_WORDS * 4, &dcal, &e);
     mh_emu_arg args[] = {{&da, 8}, {&dc, 8}, {&n, 4}, {&alpha, 4}, {&dtr, 8}, {&entries, 4}, {&dcal, 8}};
-    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 4};
+    mh_emu_launch l = {{G, 1, 1}, {B, 1, 1}, B * 4, args, 4, 0};
     CHECK(mh_emu_run(d, &k.plain, "tiled_scale", &l, NULL, &e) == 0);
     mh_emu_read(d, dc, c1, sizeof c1, &e);
 
