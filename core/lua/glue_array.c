@@ -10,12 +10,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* the Lua value on top of the stack into element i of h: Lua integers go to
- * integer dtypes exactly (64-bit values beyond 2^53 included) */
-static void set_value(lua_State *L, mh_dtype t, unsigned char *h, size_t i)
+/* The Lua number on top of the stack into element i of h (what names the value in messages).
+ * Float dtypes take any number; integer dtypes an integer (or an integral float) in their range,
+ * exactly (64-bit values beyond 2^53 included; u64 takes any Lua integer, whose bits it keeps, so
+ * 2^63 and above round-trip as negative integers).  Anything else is refused, not wrapped. */
+static void set_value(lua_State *L, mh_dtype t, unsigned char *h, size_t i, const char *what)
 {
-    if (!mh_dtype_is_float(t) && lua_isinteger(L, -1)) mh_dtype_set_int(t, h, i, (int64_t)lua_tointeger(L, -1));
-    else mh_dtype_set(t, h, i, lua_tonumber(L, -1));
+    if (mh_dtype_is_float(t)) {
+        mh_dtype_set(t, h, i, lua_tonumber(L, -1));
+        return;
+    }
+    static const struct { mh_dtype t; int64_t lo, hi; } range[] = {
+        {MH_I8, INT8_MIN, INT8_MAX},   {MH_U8, 0, UINT8_MAX},     {MH_I16, INT16_MIN, INT16_MAX},
+        {MH_U16, 0, UINT16_MAX},       {MH_I32, INT32_MIN, INT32_MAX}, {MH_U32, 0, UINT32_MAX},
+        {MH_I64, INT64_MIN, INT64_MAX}, {MH_U64, INT64_MIN, INT64_MAX},
+    };
+    int64_t v;
+    if (lua_isinteger(L, -1)) {
+        v = (int64_t)lua_tointeger(L, -1);
+    } else {
+        double d = lua_tonumber(L, -1);
+        if (!(d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+            glue_bad(L, "%s (%.17g) is not an integer: the array is %s", what, d, mh_dtype_name(t));
+        v = (int64_t)d;
+    }
+    for (size_t k = 0; k < sizeof range / sizeof *range; k++)
+        if (range[k].t == t && (v < range[k].lo || v > range[k].hi))
+            glue_bad(L, "%s (%lld) does not fit %s (%lld to %lld)", what, (long long)v, mh_dtype_name(t),
+                     (long long)range[k].lo, (long long)range[k].hi);
+    mh_dtype_set_int(t, h, i, v);
 }
 
 /* Scratch memory the collector frees: an error between taking and giving it back leaks nothing. */
@@ -100,6 +123,7 @@ int glue_array_new(lua_State *L)
         start = glue_opt_number(L, 4, "array", "start", 0);
         step = glue_opt_number(L, 4, "array", "step", 1);
         if (from_table && fill) return glue_bad(L, "%s", "array: fill is for an array of a length, not of values");
+        if (fill == 2 && !(lo <= hi)) return glue_bad(L, "array: min %g is above max %g", lo, hi);
     }
     if (n < 1 || n > ((lua_Integer)1 << 36)) return glue_bad(L, "%s", "array length must be 1 to 2^36");
     unsigned char *host = scratch(L, (size_t)n * mh_dtype_size(t)); /* zeros */
@@ -108,7 +132,9 @@ int glue_array_new(lua_State *L)
         for (lua_Integer i = 1; i <= n; i++) {
             lua_rawgeti(L, 3, i);
             if (lua_type(L, -1) != LUA_TNUMBER) return glue_bad(L, "%s", "array values must be numbers");
-            set_value(L, t, host, (size_t)i - 1);
+            char what[48];
+            snprintf(what, sizeof what, "array value %lld", (long long)i);
+            set_value(L, t, host, (size_t)i - 1, what);
             lua_pop(L, 1);
         }
     } else if (fill == 2) {
@@ -313,7 +339,9 @@ static int l_array_write(lua_State *L)
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, 2, i);
         if (lua_type(L, -1) != LUA_TNUMBER) return glue_bad(L, "%s", "write: values must be numbers");
-        set_value(L, a->dtype, h, (size_t)i - 1);
+        char what[48];
+        snprintf(what, sizeof what, "write: value %lld", (long long)i);
+        set_value(L, a->dtype, h, (size_t)i - 1, what);
         lua_pop(L, 1);
     }
     mh_error e;
