@@ -39,6 +39,15 @@ static int l_spec(lua_State *L)
     return 1;
 }
 
+/* t.clock_ghz: an SM clock a GPU could have (0.1 to 10 GHz; nil: def) */
+static double opt_clock_ghz(lua_State *L, int t, const char *what, double def)
+{
+    double v = glue_opt_number(L, t, what, "clock_ghz", def);
+    if (v != def && !(v >= 0.1 && v <= 10))
+        glue_bad(L, "%s.clock_ghz = %g: an SM clock is 0.1 to 10 GHz", what, v);
+    return v;
+}
+
 #define WARNINGS_INDEX 3 /* stack slot of the warnings table in l_dump */
 
 static void collect_warning(void *ctx, const char *msg)
@@ -107,8 +116,7 @@ static int l_dump(lua_State *L)
     const char *compat = glue_opt_string(L, 1, NULL, "compat", NULL);
     if (compat && strcmp(compat, "mosaic") != 0) glue_bad(L, "compat must be \"mosaic\", not \"%s\"", compat);
     req.mode = compat ? MH_DUMP_MOSAIC : MH_DUMP_DEFAULT;
-    req.clock_ghz = glue_opt_number(L, 1, NULL, "clock_ghz", 0);
-    if (req.clock_ghz < 0) glue_bad(L, "%s must be positive", "clock_ghz");
+    req.clock_ghz = opt_clock_ghz(L, 1, "dump", 0);
     req.counter_bins = glue_opt_counter_bins(L, 1, NULL);
     req.want_summary = glue_opt_boolean(L, 1, "dump", "summary", 0);
 
@@ -178,8 +186,7 @@ static int l_trace_dump(lua_State *L)
         static const char *const keys[] = {"compat", "clock_ghz", "counters", NULL}, *const compat[] = {"mosaic", NULL};
         glue_check_keys(L, 3, "dump", keys);
         if (glue_opt_choice(L, 3, "dump", "compat", -1, compat) == 0) opts.mode = MH_DUMP_MOSAIC;
-        opts.clock_ghz = glue_opt_number(L, 3, "dump", "clock_ghz", opts.clock_ghz);
-        if (opts.clock_ghz < 0) glue_bad(L, "%s must be positive", "dump.clock_ghz");
+        opts.clock_ghz = opt_clock_ghz(L, 3, "dump", opts.clock_ghz);
         opts.counter_bins = glue_opt_counter_bins(L, 3, "dump");
     }
     mh_summary sum;

@@ -141,3 +141,17 @@ describe("array values", function()
     assert.matches("array.shape must be a list", err.message)
   end)
 end)
+
+describe("a clock rate", function()
+  it("outside what a GPU could have is refused", function()
+    local dir = h.tmpdir()
+    for _, v in ipairs({ 0.01, 50, -1 }) do
+      local ok, err = pcall(core.dump, { buffer = h.fixtures .. "/wg_264blocks_nested.bin",
+        meta = h.fixtures .. "/wg_264blocks_nested.meta.json", out = dir .. "/t.json", clock_ghz = v })
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches("0%.1 to 10 GHz", err.message)
+    end
+    h.rmdir(dir)
+  end)
+end)
