@@ -197,6 +197,28 @@ typedef struct mh_ptx_func {
     uint64_t callarea_bytes; /* bytes of the .param variables its call sequences declare */
 } mh_ptx_func;
 
+/* A "// @mgpu ..." comment: a region marker, read once by the lexer with the one
+ * grammar of markers, "// @mgpu begin NAME" and "// @mgpu end NAME" (any "//"
+ * comment whose text starts with "@mgpu" is one; what follows decides its kind).
+ * The module keeps every one in text order, inside function bodies or not: the
+ * instrumentation reports the malformed and misplaced ones (the parse only those
+ * inside a statement), so a module with a bad marker still loads uninstrumented. */
+typedef enum {
+    MH_MARKER_BEGIN,    /* // @mgpu begin NAME */
+    MH_MARKER_END,      /* // @mgpu end NAME */
+    MH_MARKER_BAD_VERB, /* neither "begin" nor "end" (as a word) after "@mgpu" */
+    MH_MARKER_NO_NAME,  /* "begin" or "end" with nothing after it */
+} mh_ptx_marker_kind;
+
+typedef struct mh_ptx_marker {
+    size_t off;          /* the comment's "//" in the module text */
+    size_t eol;          /* the '\n' that ends its line, or the text's end (its NUL) on the last line */
+    size_t name_off;     /* the region name, white space around it trimmed: name_len bytes at */
+    size_t name_len;     /* text + name_off (0, 0 unless BEGIN or END) */
+    uint32_t line;
+    uint8_t kind;        /* mh_ptx_marker_kind */
+} mh_ptx_marker;
+
 typedef struct mh_ptx_module {
     char *path;          /* for messages */
     char *text;          /* the PTX source (owned) */
@@ -210,12 +232,14 @@ typedef struct mh_ptx_module {
     uint32_t nregs;      /* registers of all functions (global numbering) */
     mh_ptx_type *reg_type;  /* type of each register */
     char **reg_name;     /* name of each register (for messages) */
+    mh_ptx_marker *markers; /* every "// @mgpu" comment, in text order (offsets strictly increasing) */
+    size_t nmarkers;
 } mh_ptx_module;
 
 /* Parses and decodes text (copied); `path` names it in errors.  Errors:
  * MH_E_PTX_SYNTAX (malformed) or MH_E_PTX_UNSUPPORTED (an instruction or
  * modifier the front end does not know), with e->line set and the message
- * "path:line: ...". */
+ * "path:line: ..."; MH_E_NO_MEMORY (also when a marker could not be recorded). */
 int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *path, mh_error *e);
 void mh_ptx_free(mh_ptx_module *m);
 const mh_ptx_func *mh_ptx_find(const mh_ptx_module *m, const char *name);

@@ -1,7 +1,8 @@
-/* mh_ptx_lex.c - PTX tokenizer. */
+/* mh_ptx_lex.c - PTX tokenizer, and the reader of "// @mgpu" marker comments. */
 #include "frontend/ptx_lex.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,10 +12,55 @@ void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len)
 {
     lx->markers = NULL;
     lx->nmarkers = lx->cap_markers = 0;
-    lx->p = text;
+    lx->nomem = 0;
+    lx->nomem_line = 0;
+    lx->text = lx->p = text;
     lx->end = text + len;
     lx->line = 1;
     mh_ptx_lex_next(lx);
+}
+
+/* "begin" or "end" at q, as a word (white space or the line's end after it). */
+static int verb_is(const char *q, const char *eol, const char *verb, size_t n)
+{
+    return (size_t)(eol - q) >= n && !memcmp(q, verb, n) && (q + n == eol || isspace((unsigned char)q[n]));
+}
+
+/* Records the marker comment whose "//" is at p: at is its "@mgpu", eol the
+ * end of its line.  The grammar: "@mgpu", blanks, "begin" or "end", white
+ * space, the name (to the end of the line, white space trimmed).  -1: out of
+ * memory. */
+static int record_marker(mh_ptx_lexer *lx, const char *p, const char *at, const char *eol)
+{
+    if (lx->nmarkers == lx->cap_markers) {
+        size_t cap = lx->cap_markers ? lx->cap_markers * 2 : 16;
+        mh_ptx_marker *nm = cap <= SIZE_MAX / sizeof *nm ? realloc(lx->markers, cap * sizeof *nm) : NULL;
+        if (!nm) return -1;
+        lx->markers = nm;
+        lx->cap_markers = cap;
+    }
+    mh_ptx_marker *mk = &lx->markers[lx->nmarkers++];
+    mk->off = (size_t)(p - lx->text);
+    mk->eol = (size_t)(eol - lx->text);
+    mk->line = lx->line;
+    mk->name_off = mk->name_len = 0;
+    const char *q = at + 5;
+    while (q < eol && (*q == ' ' || *q == '\t')) q++;
+    if (verb_is(q, eol, "begin", 5)) mk->kind = MH_MARKER_BEGIN, q += 5;
+    else if (verb_is(q, eol, "end", 3)) mk->kind = MH_MARKER_END, q += 3;
+    else {
+        mk->kind = MH_MARKER_BAD_VERB;
+        return 0;
+    }
+    while (q < eol && isspace((unsigned char)*q)) q++;
+    const char *ne = eol;
+    while (ne > q && isspace((unsigned char)ne[-1])) ne--;
+    if (ne == q) mk->kind = MH_MARKER_NO_NAME;
+    else {
+        mk->name_off = (size_t)(q - lx->text);
+        mk->name_len = (size_t)(ne - q);
+    }
+    return 0;
 }
 
 static int ident_start(int c) { return isalpha(c) || c == '_' || c == '$' || c == '%' || c == '.'; }
@@ -23,30 +69,23 @@ static int ident_char(int c) { return isalnum(c) || c == '_' || c == '$' || c ==
 void mh_ptx_lex_next(mh_ptx_lexer *lx)
 {
     const char *p = lx->p, *end = lx->end;
+    if (lx->nomem) p = end; /* a marker was lost: no more tokens */
     for (;;) {
         while (p < end && isspace((unsigned char)*p)) {
             if (*p == '\n') lx->line++;
             p++;
         }
         if (p + 1 < end && p[0] == '/' && p[1] == '/') {
-            const char *q = p + 2;
-            while (q < end && (*q == ' ' || *q == '\t')) q++;
-            if (end - q >= 5 && !memcmp(q, "@mgpu", 5)) {
-                if (lx->nmarkers == lx->cap_markers) {
-                    size_t cap = lx->cap_markers ? lx->cap_markers * 2 : 16;
-                    mh_ptx_marker_pos *nm = realloc(lx->markers, cap * sizeof *nm);
-                    if (nm) {
-                        lx->markers = nm;
-                        lx->cap_markers = cap;
-                    }
-                }
-                if (lx->nmarkers < lx->cap_markers) {
-                    lx->markers[lx->nmarkers].s = p;
-                    lx->markers[lx->nmarkers].line = lx->line;
-                    lx->nmarkers++;
-                }
+            const char *q = p + 2, *eol = p + 2;
+            while (eol < end && *eol != '\n') eol++;
+            while (q < eol && (*q == ' ' || *q == '\t')) q++;
+            if (eol - q >= 5 && !memcmp(q, "@mgpu", 5) && record_marker(lx, p, q, eol)) {
+                lx->nomem = 1;
+                lx->nomem_line = lx->line;
+                p = end;
+                break;
             }
-            while (p < end && *p != '\n') p++;
+            p = eol;
             continue;
         }
         if (p + 1 < end && p[0] == '/' && p[1] == '*') {

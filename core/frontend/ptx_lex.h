@@ -1,11 +1,13 @@
 /* mh_ptx_lex.h - PTX tokenizer: identifiers (dotted mnemonics, %registers,
  * $labels, .directives), numbers, punctuation; comments skipped; line
- * numbers kept for every token. */
+ * numbers kept for every token.  The "// @mgpu" marker comments it skips are
+ * read there, once, into marker records (ptx.h's mh_ptx_marker). */
 #ifndef MH_PTX_LEX_H
 #define MH_PTX_LEX_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "frontend/ptx.h"
 
 typedef enum { MH_TK_EOF = 0, MH_TK_IDENT, MH_TK_INT, MH_TK_FLOAT, MH_TK_PUNCT, MH_TK_STRING, MH_TK_BAD } mh_ptx_tok_kind;
 
@@ -17,19 +19,19 @@ typedef struct {
 } mh_ptx_tok;
 
 typedef struct {
-    const char *s;   /* the "//" of a "// @mgpu ..." comment */
-    uint32_t line;
-} mh_ptx_marker_pos;
-
-typedef struct {
-    const char *p, *end;
+    const char *text, *p, *end;
     uint32_t line;
     mh_ptx_tok cur;     /* the current token */
-    mh_ptx_marker_pos *markers; /* region-marker comments seen so far, in order */
+    mh_ptx_marker *markers; /* marker comments seen so far, in text order (a parser that
+                             * backs up truncates nmarkers: they are read again) */
     size_t nmarkers, cap_markers;
+    int nomem;          /* a marker could not be recorded (out of memory): from there on
+                         * every token is MH_TK_EOF, and the parse reports MH_E_NO_MEMORY */
+    uint32_t nomem_line;
 } mh_ptx_lexer;
 
 void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len);
+/* Frees the marker records the lexer still holds (a parser takes them by moving the pointer). */
 void mh_ptx_lex_free(mh_ptx_lexer *lx);
 /* Advances to the next token (lx->cur). */
 void mh_ptx_lex_next(mh_ptx_lexer *lx);

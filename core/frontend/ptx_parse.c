@@ -1036,8 +1036,8 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
 static int marker_inside(parser *P, size_t first_marker, const mh_ptx_insn *in)
 {
     for (size_t k = first_marker; k < P->lx.nmarkers; k++) {
-        const char *s = P->lx.markers[k].s;
-        if (s > P->m->text + in->text_off && s < P->m->text + in->text_end)
+        size_t off = P->lx.markers[k].off;
+        if (off > in->text_off && off < in->text_end)
             return perr(P, P->lx.markers[k].line, MH_E_PTX_SYNTAX, "a marker inside the statement that starts on "
                         "line %u (no ';' before it)", in->line);
     }
@@ -1126,8 +1126,8 @@ static int parse_block_at(parser *P, const char **close_at)
  * pseudo-instructions, so labels and control flow see where they are. */
 static int place_markers(parser *P)
 {
-    while (P->next_marker < P->lx.nmarkers && P->lx.markers[P->next_marker].s < TOK->s) {
-        const mh_ptx_marker_pos *mp = &P->lx.markers[P->next_marker++];
+    while (P->next_marker < P->lx.nmarkers && P->lx.markers[P->next_marker].off < (size_t)(TOK->s - P->m->text)) {
+        const mh_ptx_marker *mp = &P->lx.markers[P->next_marker++];
         if (P->func < 0) continue;
         mh_ptx_insn in;
         memset(&in, 0, sizeof in);
@@ -1135,9 +1135,8 @@ static int place_markers(parser *P)
         in.mods = MH_MOD_MARKER;
         in.guard = in.dst2 = in.callee = -1;
         in.line = mp->line;
-        in.text_off = (uint32_t)(mp->s - P->m->text);
-        const char *eol = strchr(mp->s, '\n');
-        in.text_end = eol ? (uint32_t)(eol - P->m->text) : in.text_off;
+        in.text_off = (uint32_t)mp->off;
+        in.text_end = P->m->text[mp->eol] == '\n' ? (uint32_t)mp->eol : in.text_off;
         if (grow((void **)&P->code, &P->cap_code, P->ncode + 1, sizeof in))
             return perr(P, in.line, MH_E_NO_MEMORY, "out of memory");
         P->code[P->ncode++] = in;
@@ -1186,8 +1185,8 @@ static int parse_block(parser *P)
         }
         /* label? */
         if (TOK->kind == MH_TK_IDENT && TOK->s[0] != '%') {
-            /* look one token ahead; on the way back restore the position only
-             * (the marker list may have grown and moved meanwhile) */
+            /* look one token ahead; on the way back restore the position and
+             * forget the markers read meanwhile (they will be read again) */
             const char *save_p = P->lx.p;
             uint32_t save_line = P->lx.line;
             size_t save_markers = P->lx.nmarkers;
@@ -1481,7 +1480,15 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
             }
         if (in->callee < 0) rc = perr(P, in->line, MH_E_PTX_SYNTAX, "call to undeclared function '%.*s'", (int)r->len, r->name);
     }
-    if (!rc) layout_vars(m);
+    if (P->lx.nomem) /* a marker the lexer could not record ended the tokens: whatever failed after is its doing */
+        rc = perr(P, P->lx.nomem_line, MH_E_NO_MEMORY, "out of memory for the marker records");
+    if (!rc) {
+        layout_vars(m);
+        m->markers = P->lx.markers; /* the records, read once, go with the module */
+        m->nmarkers = P->lx.nmarkers;
+        P->lx.markers = NULL;
+        P->lx.nmarkers = P->lx.cap_markers = 0;
+    }
     free(P->decls);
     free(P->code);
     free(P->labels);
@@ -1515,6 +1522,7 @@ void mh_ptx_free(mh_ptx_module *m)
     free(m->reg_type);
     free(m->funcs);
     free(m->vars);
+    free(m->markers);
     free(m->path);
     free(m->text);
     memset(m, 0, sizeof *m);

@@ -13,6 +13,7 @@ typedef struct {
     size_t at;      /* insert before this offset */
     size_t seq;     /* insertion order, for equal offsets */
     char *text;
+    size_t len;
 } edit;
 
 typedef struct {
@@ -32,18 +33,23 @@ static void add_edit(edits *E, size_t at, const char *fmt, ...)
         E->v = nv;
         E->cap = c;
     }
+    char buf[1024]; /* most edits fit: formatted once */
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    char *s = malloc((size_t)n + 1);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (!s) { E->oom = 1; return; }
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if ((size_t)n < sizeof buf) memcpy(s, buf, (size_t)n + 1);
+    else {
+        va_start(ap, fmt);
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     E->v[E->n].at = at;
     E->v[E->n].seq = E->n;
     E->v[E->n].text = s;
+    E->v[E->n].len = (size_t)n;
     E->n++;
 }
 
@@ -54,82 +60,100 @@ static int by_offset(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-typedef struct {
-    size_t off, end_of_line;  /* the comment, and where its line ends */
-    uint32_t line;
-    int end;                  /* 0 begin, 1 end */
-    char *name;
-} marker;
+/* The markers are the front end's records (m->markers): the lexer read each
+ * "// @mgpu" comment once, its kind, name, line and offsets. */
+#define NAME_MAX_SHOWN 600 /* a name in a message: the messages are shorter than this anyway */
+static int name_shown(const mh_ptx_marker *mk) { return (int)(mk->name_len < NAME_MAX_SHOWN ? mk->name_len : NAME_MAX_SHOWN); }
+#define MK_NAME(m, mk) name_shown(mk), (m)->text + (mk)->name_off
 
-static uint32_t line_at(const char *text, size_t off)
+/* Every marker must read "// @mgpu begin NAME" or "// @mgpu end NAME": the
+ * first one that does not is the error, wherever it is. */
+static int check_grammar(const mh_ptx_module *m, mh_error *e)
 {
-    uint32_t l = 1;
-    for (size_t i = 0; i < off; i++) l += text[i] == '\n';
-    return l;
-}
-
-/* find_markers' scan; on an error *out keeps what it had found (names too). */
-static int find_markers_in(const mh_ptx_module *m, marker **out, size_t *n, mh_error *e)
-{
-    const char *t = m->text;
-    size_t len = strlen(t), cap = 0;
-    *out = NULL;
-    *n = 0;
-    for (size_t i = 0; i + 1 < len; i++) {
-        if (t[i] == '"') { /* skip strings */
-            for (i++; i < len && t[i] != '"' && t[i] != '\n'; i++) {}
-            continue;
-        }
-        if (t[i] == '/' && t[i + 1] == '*') {
-            const char *c = strstr(t + i + 2, "*/");
-            i = c ? (size_t)(c - t) + 1 : len;
-            continue;
-        }
-        if (t[i] != '/' || t[i + 1] != '/') continue;
-        size_t eol = i;
-        while (eol < len && t[eol] != '\n') eol++;
-        const char *p = t + i + 2;
-        while (p < t + eol && (*p == ' ' || *p == '\t')) p++;
-        if ((size_t)(t + eol - p) < 5 || memcmp(p, "@mgpu", 5) != 0) { i = eol; continue; }
-        uint32_t line = line_at(t, i);
-        p += 5;
-        const char *q = p;
-        while (q < t + eol && (*q == ' ' || *q == '\t')) q++;
-        int is_end;
-        if ((size_t)(t + eol - q) >= 5 && !memcmp(q, "begin", 5) && (q + 5 == t + eol || isspace((unsigned char)q[5])))
-            is_end = 0, q += 5;
-        else if ((size_t)(t + eol - q) >= 3 && !memcmp(q, "end", 3) && (q + 3 == t + eol || isspace((unsigned char)q[3])))
-            is_end = 1, q += 3;
-        else {
-            e->line = line;
+    for (size_t i = 0; i < m->nmarkers; i++) {
+        const mh_ptx_marker *mk = &m->markers[i];
+        if (mk->kind == MH_MARKER_BAD_VERB) {
+            e->line = mk->line;
             return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: bad marker: expected \"// @mgpu begin NAME\" or \"// @mgpu end NAME\"",
-                           m->path, line);
+                           m->path, mk->line);
         }
-        while (q < t + eol && isspace((unsigned char)*q)) q++;
-        const char *ne = t + eol;
-        while (ne > q && isspace((unsigned char)ne[-1])) ne--;
-        if (ne == q) {
-            e->line = line;
-            return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: marker without a region name", m->path, line);
+        if (mk->kind == MH_MARKER_NO_NAME) {
+            e->line = mk->line;
+            return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: marker without a region name", m->path, mk->line);
         }
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            marker *nv = realloc(*out, cap * sizeof *nv);
-            if (!nv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-            *out = nv;
-        }
-        marker *mk = &(*out)[(*n)++];
-        mk->off = i;
-        mk->end_of_line = eol < len ? eol + 1 : eol;
-        mk->line = line;
-        mk->end = is_end;
-        mk->name = malloc((size_t)(ne - q) + 1);
-        if (!mk->name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory"); /* free(NULL) in free_markers */
-        memcpy(mk->name, q, (size_t)(ne - q));
-        mk->name[ne - q] = 0;
-        i = eol;
     }
     return 0;
+}
+
+/* Region names to ids: an open-addressing hash table over the names' bytes in
+ * the module text, ids in order of first appearance (the names table's
+ * order).  A linear search made a module with many names quadratic. */
+typedef struct {
+    const char *s;  /* NULL: empty slot */
+    size_t len;
+    uint32_t id;
+} name_slot;
+
+typedef struct {
+    name_slot *v;
+    size_t cap, n;  /* cap: a power of two, at most half full */
+} name_index;
+
+static uint64_t name_hash(const char *s, size_t len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static name_slot *name_find(const name_index *x, const char *s, size_t len)
+{
+    size_t i = (size_t)name_hash(s, len) & (x->cap - 1);
+    while (x->v[i].s && (x->v[i].len != len || memcmp(x->v[i].s, s, len))) i = (i + 1) & (x->cap - 1);
+    return &x->v[i];
+}
+
+static int name_index_grow(name_index *x)
+{
+    name_index y = {calloc(x->cap ? x->cap * 2 : 64, sizeof *y.v), x->cap ? x->cap * 2 : 64, x->n};
+    if (!y.v) return -1;
+    for (size_t i = 0; i < x->cap; i++)
+        if (x->v[i].s) *name_find(&y, x->v[i].s, x->v[i].len) = x->v[i];
+    free(x->v);
+    *x = y;
+    return 0;
+}
+
+/* The id of the marker's name, added to t (and the index) when new. */
+static int intern(mh_names *t, name_index *x, const mh_ptx_module *m, const mh_ptx_marker *mk, uint32_t *id,
+                  mh_error *e)
+{
+    const char *s = m->text + mk->name_off;
+    if ((x->n + 1) * 2 > x->cap && name_index_grow(x)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    name_slot *slot = name_find(x, s, mk->name_len);
+    if (slot->s) { *id = slot->id; return 0; }
+    if (t->n >= MH_NAME_ID_MAX) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "more than 2^31 region names");
+    char *name = malloc(mk->name_len + 1);
+    if (!name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    memcpy(name, s, mk->name_len);
+    name[mk->name_len] = 0;
+    *id = (uint32_t)t->n;
+    int rc = mh_names_add(t, name, *id, e);
+    free(name);
+    if (rc) return rc;
+    slot->s = s;
+    slot->len = mk->name_len;
+    slot->id = *id;
+    x->n++;
+    return 0;
+}
+
+/* Line breaks in n bytes at s. */
+static size_t count_newlines(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (const char *p = s, *end = s + n; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++) c++;
+    return c;
 }
 
 /* The line map of the rewrite: one record per insertion point (edits sorted
@@ -141,13 +165,13 @@ static int record_insertions(const char *orig, const edits *E, mh_instrumented *
     size_t n = 0, scanned = 0;
     uint32_t line = 1;
     for (size_t i = 0; i < E->n; i++) {
-        uint32_t nl = 0;
-        for (const char *c = E->v[i].text; *c; c++) nl += *c == '\n';
+        uint32_t nl = (uint32_t)count_newlines(E->v[i].text, E->v[i].len);
         if (n && E->v[i].at == E->v[i - 1].at) { /* more text at the same point */
             out->inserted[n - 1].newlines += nl;
             continue;
         }
-        for (; scanned < E->v[i].at; scanned++) line += orig[scanned] == '\n';
+        line += (uint32_t)count_newlines(orig + scanned, E->v[i].at - scanned);
+        scanned = E->v[i].at;
         out->inserted[n].line = line;
         out->inserted[n].newlines = nl;
         /* original text on the line between the neighbouring insertion points and this one */
@@ -161,46 +185,32 @@ static int record_insertions(const char *orig, const edits *E, mh_instrumented *
         n++;
     }
     out->ninserted = n;
+    for (size_t i = 1; i < n; i++) out->inserted[i].before = out->inserted[i - 1].before + out->inserted[i - 1].newlines;
     return 0;
 }
 
 uint32_t mh_instrumented_line(const mh_instrumented *r, uint32_t line, int *added)
 {
-    uint32_t delta = 0; /* lines the insertions before have added */
     if (added) *added = 0;
-    for (size_t i = 0; i < r->ninserted; i++) {
-        const mh_insertion *in = &r->inserted[i];
-        uint32_t start = in->line + delta; /* the rewritten line the insertion begins on */
-        if (line < start) break;
-        if (line <= start + in->newlines) {
-            /* the first line keeps the original text before the insertion, the
-             * last one the original text after it; lines between are all added */
-            int original = (line == start && in->text_before) || (line == start + in->newlines && in->text_after);
-            if (added) *added = !original;
-            return in->line;
-        }
-        delta += in->newlines;
+    /* the first insertion whose last rewritten line is at or after `line` (those
+     * lines never decrease along the list): the line is in it, or before it */
+    size_t lo = 0, hi = r->ninserted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const mh_insertion *in = &r->inserted[mid];
+        if (in->line + in->before + in->newlines < line) lo = mid + 1;
+        else hi = mid;
     }
-    return line - delta;
-}
-
-static void free_markers(marker *v, size_t n)
-{
-    for (size_t i = 0; i < n; i++) free(v[i].name);
-    free(v);
-}
-
-/* Finds the markers: "//" comments whose text starts with "@mgpu".  On an
- * error nothing stays allocated. */
-static int find_markers(const mh_ptx_module *m, marker **out, size_t *n, mh_error *e)
-{
-    int rc = find_markers_in(m, out, n, e);
-    if (rc) {
-        free_markers(*out, *n);
-        *out = NULL;
-        *n = 0;
-    }
-    return rc;
+    if (lo == r->ninserted) /* after every insertion */
+        return r->ninserted ? line - (r->inserted[lo - 1].before + r->inserted[lo - 1].newlines) : line;
+    const mh_insertion *in = &r->inserted[lo];
+    uint32_t start = in->line + in->before; /* the rewritten line the insertion begins on */
+    if (line < start) return line - in->before;
+    /* the first line keeps the original text before the insertion, the last one
+     * the original text after it; lines between are all added */
+    int original = (line == start && in->text_before) || (line == start + in->newlines && in->text_after);
+    if (added) *added = !original;
+    return in->line;
 }
 
 /* The registers every instrumented function gets. */
@@ -372,24 +382,44 @@ static void describe_stack(const mh_names *names, const uint32_t *ids, uint32_t 
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
-static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, marker *mk, size_t nmk, const uint32_t *mk_id,
-                      const mh_names *names, int must_close, mh_error *e)
+/* The marker (an index into mk, sorted by offset) at offset off, or nmk. */
+static size_t marker_at(const mh_ptx_marker *mk, size_t nmk, size_t off)
+{
+    size_t lo = 0, hi = nmk;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (mk[mid].off == off) return mid;
+        if (mk[mid].off < off) lo = mid + 1; else hi = mid;
+    }
+    return nmk;
+}
+
+static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const mh_ptx_marker *mk, size_t nmk,
+                      const uint32_t *mk_id, const mh_names *names, int must_close, mh_error *e)
 {
     uint32_t n = f->ncode;
     region_stack *st = calloc(n, sizeof *st);
     uint32_t *work = malloc(n * sizeof *work), *at = malloc((nmk ? nmk : 1) * sizeof *at);
-    uint32_t *cur = malloc((nmk + 1) * sizeof *cur);
+    uint32_t *cur = malloc((nmk + 1) * sizeof *cur), *mk_of = malloc((n ? n : 1) * sizeof *mk_of);
     char a[300], b[300];
     int rc = 0;
-    if (!st || !work || !at || !cur) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
+    if (!st || !work || !at || !cur || !mk_of) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
+    /* each marker's instruction (the front end's MH_OP_NOP at the comment), and
+     * each instruction's marker (UINT32_MAX: none) */
+    for (size_t k = 0; k < nmk; k++) at[k] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        mk_of[i] = UINT32_MAX;
+        if (!(f->code[i].mods & MH_MOD_MARKER)) continue;
+        size_t k = marker_at(mk, nmk, f->code[i].text_off);
+        if (k < nmk) at[k] = i;
+    }
     for (size_t k = 0; k < nmk; k++) {
-        at[k] = UINT32_MAX;
-        for (uint32_t i = 0; i < n; i++)
-            if ((f->code[i].mods & MH_MOD_MARKER) && f->code[i].text_off == mk[k].off) at[k] = i;
         if (at[k] == UINT32_MAX) {
-            rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "marker \"%s\" is not between two statements", mk[k].name);
+            rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "marker \"%.*s\" is not between two statements",
+                        MK_NAME(m, &mk[k]));
             goto done;
         }
+        mk_of[at[k]] = (uint32_t)k;
     }
     uint32_t nwork = 0;
     st[0].set = 1;
@@ -397,17 +427,17 @@ static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, marker *mk, 
     while (nwork && !rc) {
         uint32_t i = work[--nwork], depth = st[i].n;
         if (depth) memcpy(cur, st[i].ids, depth * sizeof *cur);
-        for (size_t k = 0; k < nmk && !rc; k++) {
-            if (at[k] != i) continue;
-            if (!mk[k].end) { cur[depth++] = mk_id[k]; continue; }
-            if (depth == 0)
-                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "end \"%s\" without its begin on some path (in %s)",
-                            mk[k].name, f->name);
+        uint32_t k = mk_of[i];
+        if (k != UINT32_MAX) {
+            if (mk[k].kind == MH_MARKER_BEGIN) cur[depth++] = mk_id[k];
+            else if (depth == 0)
+                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "end \"%.*s\" without its begin on some path (in %s)",
+                            MK_NAME(m, &mk[k]), f->name);
             else if (cur[depth - 1] != mk_id[k]) {
                 describe_stack(names, cur, depth, a, sizeof a);
                 rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX,
-                            "end \"%s\" does not close the innermost open region (open: %s): regions must nest and end "
-                            "once", mk[k].name, a);
+                            "end \"%.*s\" does not close the innermost open region (open: %s): regions must nest and "
+                            "end once", MK_NAME(m, &mk[k]), a);
             } else depth--;
         }
         if (rc) break;
@@ -447,16 +477,17 @@ done:
     free(work);
     free(at);
     free(cur);
+    free(mk_of);
     return rc;
 }
 
-static int intern(mh_names *t, const char *name, uint32_t *id, mh_error *e)
+/* A defined function's body, [open, close) in the text. */
+typedef struct { uint32_t open, close, func; } body;
+
+static int by_open(const void *a, const void *b)
 {
-    for (size_t i = 0; i < t->n; i++)
-        if (!strcmp(t->v[i].name, name)) { *id = t->v[i].id; return 0; }
-    if (t->n >= MH_NAME_ID_MAX) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "more than 2^31 region names");
-    *id = (uint32_t)t->n;
-    return mh_names_add(t, name, *id, e);
+    uint32_t x = ((const body *)a)->open, y = ((const body *)b)->open;
+    return (x > y) - (x < y);
 }
 
 int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
@@ -467,9 +498,10 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
     if (scope != MH_SCOPE_WARP && scope != MH_SCOPE_WARPGROUP)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "scope must be warp or warpgroup");
     unsigned lg = scope == MH_SCOPE_WARP ? 5 : 7;
-    marker *mk = NULL;
-    size_t nmk = 0;
+    const mh_ptx_marker *mk = m->markers;
+    size_t nmk = m->nmarkers;
     edits E = {0};
+    name_index index = {0};
     /* the added registers, labels and parameters are named __mgpu*: a module
      * that uses such names itself could collide, so it is refused */
     for (uint32_t i = 0; i < m->nregs; i++)
@@ -482,27 +514,39 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
                 return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%s: parameter %s of %s uses the prefix __mgpu, which the "
                                "instrumentation reserves (is this module instrumented already?)", m->path,
                                m->funcs[fi].params[k].name, m->funcs[fi].name);
-    int rc = find_markers(m, &mk, &nmk, e);
+    int rc = check_grammar(m, e);
     if (rc) return rc;
 
-    /* each marker belongs to a function body */
+    /* each marker belongs to a function body: the markers and the bodies (which
+     * do not overlap) in text order, side by side; a function's markers are a
+     * run of the list, from first[fi], count[fi] long */
+    size_t nf = m->nfuncs ? m->nfuncs : 1;
     int *owner = calloc(nmk ? nmk : 1, sizeof *owner);
-    char *marked = calloc(m->nfuncs ? m->nfuncs : 1, 1), *traced = calloc(m->nfuncs ? m->nfuncs : 1, 1);
-    if (!owner || !marked || !traced) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-    for (size_t i = 0; i < nmk && !rc; i++) {
-        owner[i] = -1;
-        for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-            const mh_ptx_func *f = &m->funcs[fi];
-            if (f->defined && mk[i].off >= f->body_open && mk[i].off < f->body_close) owner[i] = (int)fi;
+    body *bodies = malloc(nf * sizeof *bodies);
+    uint32_t nbodies = 0;
+    size_t *first = malloc(nf * sizeof *first), *count = calloc(nf, sizeof *count);
+    char *marked = calloc(nf, 1), *traced = calloc(nf, 1);
+    if (!owner || !bodies || !first || !count || !marked || !traced) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (uint32_t fi = 0; !rc && fi < m->nfuncs; fi++) {
+        first[fi] = nmk;
+        const mh_ptx_func *f = &m->funcs[fi];
+        if (f->defined) bodies[nbodies++] = (body){f->body_open, f->body_close, fi};
+    }
+    if (!rc && nmk && nbodies > 1) qsort(bodies, nbodies, sizeof *bodies, by_open); /* (parsed in text order) */
+    for (size_t i = 0, b = 0; i < nmk && !rc; i++) {
+        while (b < nbodies && bodies[b].close <= mk[i].off) b++;
+        owner[i] = b < nbodies && bodies[b].open <= mk[i].off ? (int)bodies[b].func : -1;
+        if (owner[i] < 0) {
+            rc = err_at(e, m, mk[i].line, MH_E_PTX_SYNTAX, "marker \"%.*s\" outside any function body",
+                        MK_NAME(m, &mk[i]));
+            break;
         }
-        if (owner[i] < 0)
-            rc = err_at(e, m, mk[i].line, MH_E_PTX_SYNTAX, "marker \"%s\" outside any function body", mk[i].name);
-        else
-            marked[owner[i]] = traced[owner[i]] = 1;
+        marked[owner[i]] = traced[owner[i]] = 1;
+        if (!count[owner[i]]++) first[owner[i]] = i;
     }
     /* traced: records events itself or calls (transitively) a function that does */
     int func_records = 0;
-    for (uint32_t fi = 0; fi < m->nfuncs; fi++) func_records |= marked[fi] && !m->funcs[fi].is_entry;
+    for (uint32_t fi = 0; !rc && fi < m->nfuncs; fi++) func_records |= marked[fi] && !m->funcs[fi].is_entry;
     for (int changed = func_records; changed && !rc;) {
         changed = 0;
         for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
@@ -525,19 +569,17 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
     for (uint32_t fi = 0; fi < m->nfuncs && !rc; fi++) {
         const mh_ptx_func *f = &m->funcs[fi];
         if (!traced[fi] || !f->defined || (!f->is_entry && !marked[fi])) continue;
-        size_t first = nmk, count = 0;
-        for (size_t i = 0; i < nmk; i++)
-            if (owner[i] == (int)fi) {
-                if (first == nmk) first = i;
-                count++;
-            }
-        uint32_t *ids = malloc((count ? count : 1) * sizeof *ids);
+        const mh_ptx_marker *fmk = mk + first[fi];
+        size_t fn = count[fi];
+        uint32_t *ids = malloc((fn ? fn : 1) * sizeof *ids);
         if (!ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
-        for (size_t i = 0; i < count && !rc; i++) rc = intern(&out->names, mk[first + i].name, &ids[i], e);
+        for (size_t i = 0; i < fn && !rc; i++) rc = intern(&out->names, &index, m, &fmk[i], &ids[i], e);
         if (!rc) rc = mh_names_finish(&out->names, e);
-        if (!rc) rc = check_flow(m, f, mk + first, count, ids, &out->names, !f->is_entry, e);
-        free(ids);
-        if (rc) break;
+        if (!rc) rc = check_flow(m, f, fmk, fn, ids, &out->names, !f->is_entry, e);
+        if (rc) {
+            free(ids);
+            break;
+        }
         if (f->is_entry) {
             /* parameters */
             if (f->params_close) {
@@ -556,14 +598,15 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
             add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, lg);
             add_edit(&E, f->body_open, FUNC_TAIL);
         }
-        /* markers */
-        for (size_t i = first; i < first + count && !rc; i++) {
-            uint32_t id = 0;
-            if ((rc = intern(&out->names, mk[i].name, &id, e))) break;
-            add_edit(&E, mk[i].end_of_line, RECORD, mk[i].end ? "end" : "begin", mk[i].name,
-                     id | (mk[i].end ? MH_EXIT_BIT : 0), id | (mk[i].end ? MH_EXIT_BIT : 0));
+        /* markers: the record after the comment's line (names finished: looked up by id) */
+        for (size_t i = 0; i < fn && !rc; i++) {
+            int end = fmk[i].kind == MH_MARKER_END;
+            uint32_t tag = ids[i] | (end ? MH_EXIT_BIT : 0);
+            size_t next_line = fmk[i].eol + (m->text[fmk[i].eol] == '\n');
+            add_edit(&E, next_line, RECORD, end ? "end" : "begin", mh_names_get(&out->names, ids[i])->name, tag, tag);
             out->markers++;
         }
+        free(ids);
         /* calls to functions that record events: the count through the header */
         for (uint32_t i = 0; func_records && i < f->ncode; i++) {
             const mh_ptx_insn *in = &f->code[i];
@@ -604,8 +647,12 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
         out->nkernels++;
     }
     free(owner);
+    free(bodies);
+    free(first);
+    free(count);
     free(marked);
     free(traced);
+    free(index.v);
     if (!rc && nmk && !out->nkernels)
         rc = mh_fail(e, MH_E_PTX_SYNTAX, "%s: markers found but no kernel to instrument", m->path);
     if (!rc && E.oom) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
@@ -615,7 +662,7 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
         /* splice */
         size_t len = strlen(m->text), total = len;
         if (E.n > 1) qsort(E.v, E.n, sizeof *E.v, by_offset);
-        for (size_t i = 0; i < E.n; i++) total += strlen(E.v[i].text);
+        for (size_t i = 0; i < E.n; i++) total += E.v[i].len;
         out->text = malloc(total + 1);
         if (!out->text) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
         else {
@@ -624,9 +671,8 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
                 memcpy(out->text + o, m->text + at, E.v[i].at - at);
                 o += E.v[i].at - at;
                 at = E.v[i].at;
-                size_t l = strlen(E.v[i].text);
-                memcpy(out->text + o, E.v[i].text, l);
-                o += l;
+                memcpy(out->text + o, E.v[i].text, E.v[i].len);
+                o += E.v[i].len;
             }
             memcpy(out->text + o, m->text + at, len - at);
             o += len - at;
@@ -637,7 +683,6 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
     }
     for (size_t i = 0; i < E.n; i++) free(E.v[i].text);
     free(E.v);
-    free_markers(mk, nmk);
     if (rc) mh_instrumented_free(out);
     return rc;
 }

@@ -25,9 +25,11 @@
 
 /* Where the rewrite inserted lines: `newlines` line breaks into original line
  * `line`; text_before / text_after: whether that line has more than blanks
- * before / after the insertion point. */
+ * before / after the insertion point.  (`before` lets mh_instrumented_line
+ * search the list instead of walking it.) */
 typedef struct mh_insertion {
     uint32_t line, newlines;
+    uint32_t before;       /* line breaks the insertions before this one added */
     uint8_t text_before, text_after;
 } mh_insertion;
 

@@ -3,7 +3,9 @@
  * and sanitizer reports it stops on two broken promises: a module without
  * markers must come back byte for byte, a rewritten module must parse
  * again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
- * (one block of 128 threads, 16 entries per trace, an instruction budget). */
+ * (one block of 128 threads, 16 entries per trace, an instruction budget).
+ * And the front end's marker records must be every marker comment, none dropped:
+ * checked against a scan of the text of this file's own. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +33,44 @@ static void run_instrumented(const mh_ptx_module *m, const mh_instrumented *r)
             args[k].size = f->params[k].size <= 8 ? f->params[k].size : 8;
         }
         vals[f->nparams - MH_INSTRUMENT_PARAMS + 1] = 16; /* __mgpu_entries: 4 traces x 16 x 4 bytes fit */
-        mh_emu_launch l = {{1, 1, 1}, {128, 1, 1}, 256, args, f->nparams};
+        mh_emu_launch l = {{1, 1, 1}, {128, 1, 1}, 256, args, f->nparams, 0};
         mh_emu_run(d, m, f->name, &l, NULL, &e);
     }
     mh_emu_destroy(d);
+}
+
+/* Every "//" comment outside strings and block comments whose text (after
+ * blanks) starts with "@mgpu" must be a record, at its offset and line, in
+ * order, and nothing else. */
+static void check_records(const mh_ptx_module *m, const char *t, size_t len)
+{
+    size_t k = 0;
+    uint32_t line = 1;
+    for (size_t i = 0; i < len; i++) {
+        if (t[i] == '\n') line++;
+        else if (t[i] == '"') { /* a string ends at its quote or the line's end */
+            while (i + 1 < len && t[i + 1] != '"' && t[i + 1] != '\n') i++;
+            if (i + 1 < len && t[i + 1] == '"') i++;
+        } else if (t[i] == '/' && i + 1 < len && t[i + 1] == '*') {
+            for (i += 2; i + 1 < len && !(t[i] == '*' && t[i + 1] == '/'); i++) line += t[i] == '\n';
+            i++;
+        } else if (t[i] == '/' && i + 1 < len && t[i + 1] == '/') {
+            size_t q = i + 2;
+            while (q < len && (t[q] == ' ' || t[q] == '\t')) q++;
+            if (len - q >= 5 && !memcmp(t + q, "@mgpu", 5)) {
+                if (k >= m->nmarkers || m->markers[k].off != i || m->markers[k].line != line) {
+                    fprintf(stderr, "marker comment at offset %zu (line %u) is not record %zu\n", i, line, k);
+                    abort();
+                }
+                k++;
+            }
+            while (i + 1 < len && t[i + 1] != '\n') i++;
+        }
+    }
+    if (k != m->nmarkers) {
+        fprintf(stderr, "%zu marker records for %zu marker comments\n", m->nmarkers, k);
+        abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -42,6 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mh_ptx_module m;
     mh_error e;
     if (mh_ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
+    check_records(&m, (const char *)data, size);
     for (int s = 0; s < 2; s++) {
         mh_instrumented r;
         if (mh_instrument(&m, s ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e)) continue;
