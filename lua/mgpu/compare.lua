@@ -75,9 +75,11 @@ local function check_rows(path, rows, lines)
   return rows
 end
 
+-- A folder's rows; a torn last line (a crash mid-write) is a bad_results
+-- naming file:line, not a row silently dropped.
 local function read_rows(dir)
   local path = dir .. "/results.jsonl"
-  return results.latest(check_rows(path, results.read_jsonl(path)))
+  return results.latest(check_rows(path, results.read_rows(path)))
 end
 
 local function axis_names(man, path)

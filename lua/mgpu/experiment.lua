@@ -32,12 +32,21 @@
 --               region (how many traces are inside it, per bin of the kernel's span)
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
--- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR  --backend emu|auto  --quiet
+-- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR [--force]  --backend emu|auto  --quiet
+-- Results folder (mgpu.results, mgpu.manifest): point files are named by the
+-- point's index in the full, unfiltered point list the manifest records
+-- (point_keys), so they never name another point than the row that names
+-- them; --out refuses a folder that holds a run's results; a run holds the
+-- folder's lock (DIR/.lock) for its whole life; --resume runs the manifest's
+-- points (its axes, --set and selection) and refuses changed sources unless
+-- --force; a torn last line of results.jsonl is set aside (results.jsonl.torn)
+-- and its point runs again; results.csv is rebuilt from results.jsonl.
 local core = require "mgpu.core"
 local mgpu = require "mgpu"
 local axes = require "mgpu.axes"
 local errors = require "mgpu.errors"
 local files = require "mgpu.files"
+local manifest = require "mgpu.manifest"
 local options = require "mgpu.options"
 local results = require "mgpu.results"
 local timing = require "mgpu.timing"
@@ -71,15 +80,20 @@ function M.parse_args(argv)
     elseif a == "--list" then opts.list = true
     elseif a == "--out" then opts.out = value()
     elseif a == "--resume" then opts.resume = value()
+    elseif a == "--force" then opts.force = true
     elseif a == "--backend" then opts.backend = value()
     elseif a == "--quiet" or a == "-q" then opts.quiet = true
-    else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --backend, --quiet)") end
+    else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --force, --backend, --quiet)") end
     i = i + 1
   end
+  if opts.resume and opts.out then
+    bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
+  end
+  if opts.force and not opts.resume then bad("--force goes with --resume DIR (go on although a source changed)") end
   return opts
 end
 
-local function dirname(path) return path:match("^(.*)/[^/]*$") or "." end
+local dirname = files.dirname
 
 local exists = files.exists
 
@@ -90,10 +104,48 @@ local function resolve(script_dir, rel)
   return rel
 end
 
+-- entries per trace: the 3 header words at least; the kernel gets them as a 32-bit count
+local MAX_ENTRIES = 2147483647
+
+local function check_entries(v, what)
+  if v ~= nil and (type(v) ~= "number" or v ~= math.floor(v) or v < 3 or v > MAX_ENTRIES) then
+    bad(string.format("%s must be an integer from 3 to %d (entries per trace: 3 header words + 2 per event), got %s",
+      what, MAX_ENTRIES, tostring(v)))
+  end
+end
+
+local function check_type(v, what, want, desc)
+  if v ~= nil and type(v) ~= want then bad(string.format("%s must be %s, got %s", what, desc, type(v))) end
+end
+
+-- Every field of an experiment is checked before the first point runs (a
+-- bad one is a bad_argument naming it, exit status 2).
 local function validate(exp)
   if type(exp) ~= "table" then bad("an experiment is a table {name=, module=, kernel=, setup=, ...}") end
   options.check_keys(exp, "experiment", EXPERIMENT_KEYS)
-  if type(exp.profile) == "table" then options.check_keys(exp.profile, "experiment.profile", PROFILE_KEYS) end
+  if type(exp.profile) == "table" then
+    options.check_keys(exp.profile, "experiment.profile", PROFILE_KEYS)
+    check_entries(exp.profile.entries, "experiment.profile.entries")
+    check_type(exp.profile.staged, "experiment.profile.staged", "boolean", "true or false")
+    if exp.profile.smem_extra ~= nil then timing.count(exp.profile.smem_extra, "experiment.profile.smem_extra", 0, 2 ^ 31) end
+  elseif exp.profile ~= nil and type(exp.profile) ~= "function" then
+    bad("experiment.profile must be a table {scope=, entries=, names=} or a function(point) returning one, got "
+      .. type(exp.profile))
+  end
+  if exp.instrument ~= nil and exp.instrument ~= "warp" and exp.instrument ~= "warpgroup" then
+    bad(string.format("experiment.instrument must be \"warp\" or \"warpgroup\", got %s", tostring(exp.instrument)))
+  end
+  check_entries(exp.entries, "experiment.entries")
+  check_entries(exp.max_entries, "experiment.max_entries")
+  timing.count(exp.warmup, "experiment.warmup", 0, timing.MAX_LAUNCHES)
+  timing.count(exp.repeats, "experiment.repeats", 1, timing.MAX_LAUNCHES)
+  if exp.flush_l2 ~= nil and type(exp.flush_l2) ~= "boolean" then timing.count(exp.flush_l2, "experiment.flush_l2", 1) end
+  check_type(exp.retry, "experiment.retry", "boolean", "true or false")
+  check_type(exp.filter, "experiment.filter", "function", "a function(point) -> keep")
+  check_type(exp.backend, "experiment.backend", "string", "a device kind (\"auto\", \"emu\", \"cuda\")")
+  check_type(exp.arch, "experiment.arch", "string", "an nvcc target such as \"sm_90\"")
+  check_type(exp.nvcc_flags, "experiment.nvcc_flags", "table", "a list of strings")
+  if exp.axes ~= nil then axes.groups(exp.axes) end -- axes = 5 is refused naming experiment.axes
   if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") then
     bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder)")
   end
@@ -148,6 +200,13 @@ local function attempt_point(ctx, index, point, entries, row)
   local spec = exp.setup(point, ctx.dev, entries)
   if type(spec) ~= "table" then bad("setup must return a table {grid=, block=, args=, ...}") end
   options.check_keys(spec, "setup", SETUP_KEYS)
+  -- the fields the runner calls or reads, checked before the launch (check = 42 names setup's check)
+  check_type(spec.args, "setup's args", "table", "a list of the kernel's arguments")
+  check_type(spec.check, "setup's check", "function", "a function() -> ok, message")
+  check_type(spec.before, "setup's before", "function", "a function called before every launch")
+  check_type(spec.expect, "setup's expect", "table", "a table {region name = count}")
+  check_entries(spec.entries, "setup's entries")
+  if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
   local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
   if exp.instrument then
@@ -167,6 +226,7 @@ local function attempt_point(ctx, index, point, entries, row)
       prof = prof(point)
       if type(prof) ~= "table" then bad("experiment.profile(point) must return a table {scope=, entries=, names=}") end
       options.check_keys(prof, "experiment.profile", PROFILE_KEYS)
+      check_entries(prof.entries, "experiment.profile(point).entries")
     end
     launch.profile = { scope = prof.scope, names = prof.names, entries = entries or prof.entries }
     if prof.staged then
@@ -267,91 +327,235 @@ local function progress(ctx, done, failed, total)
   if done == total then io.stderr:write("\n") end
 end
 
--- Runs exp with opts; returns {dir=, rows=, ok=, failed=, skipped=, filtered=}.
-function M.run(exp, opts)
-  opts = opts or {}
-  validate(exp)
-  local script = opts.script or "experiment.lua"
-  local script_dir = dirname(script)
-  local groups = axes.override(axes.groups(exp.axes), opts.set)
-  local points, filtered = axes.expand(groups, exp.filter)
-  local names = axes.names(groups)
-  if opts.list then
-    local rows = {}
-    for i, p in ipairs(points) do rows[i] = { index = i, point = p, status = "listed" } end
-    print(results.table(names, rows, "time"))
-    print(string.format("%d points (%d filtered out)", #points, filtered))
-    return { rows = rows, ok = 0, failed = 0, skipped = 0, filtered = filtered }
-  end
+-- A results folder's error: a manifest that is not what the runner wrote.
+local function bad_results(msg) error(errors.new("bad_results", msg), 0) end
 
-  local dev = mgpu.device(opts.backend or exp.backend or "auto")
-  local module_path = resolve(script_dir, exp.module)
-  local load_path, compiled = module_path, nil
+-- "block=64,128 n=4096", or "(none)"
+local function fmt_set(set)
+  local names = {}
+  for k in pairs(set or {}) do names[#names + 1] = tostring(k) end
+  table.sort(names)
+  for i, k in ipairs(names) do names[i] = k .. "=" .. tostring(set[k]) end
+  return #names > 0 and table.concat(names, " ") or "(none)"
+end
+
+-- The points of a run: the axis groups, every point of their product (the
+-- full, unfiltered list: a point's index in it names its files), their keys,
+-- and the indices of the points that run (what the filter kept).  From a
+-- manifest (--resume, replay): its axes and its selection, checked against
+-- the keys it recorded; a manifest without point_keys (an older harness)
+-- gives its --set to the script's axes.
+local function plan(exp, set, man, where)
+  local from_man = man ~= nil and man.point_keys ~= nil
+  local groups
+  if from_man then
+    groups = axes.from_manifest(man.axes, where)
+  else
+    groups = axes.override(axes.groups(exp.axes), man and man.set or set)
+  end
+  local all = axes.expand(groups)
+  local keys, seen = {}, {}
+  for i, p in ipairs(all) do
+    keys[i] = axes.key(groups, p)
+    if seen[keys[i]] then
+      bad(string.format("point %s appears twice in the axes (points %d and %d): an axis has a value twice", keys[i],
+        seen[keys[i]], i))
+    end
+    seen[keys[i]] = i
+  end
+  local selected = {}
+  if from_man then
+    if #keys ~= #man.point_keys then
+      bad_results(string.format("%s: point_keys lists %d points, its axes make %d", where, #man.point_keys, #keys))
+    end
+    for i, k in ipairs(keys) do
+      if k ~= man.point_keys[i] then
+        bad_results(string.format("%s: point_keys[%d] is %s, its axes make %s", where, i, man.point_keys[i], k))
+      end
+    end
+    for i, v in ipairs(man.selected or keys) do selected[i] = man.selected and v or i end
+  else
+    for i, p in ipairs(all) do
+      local keep = true
+      if exp.filter then
+        local copy = {}
+        for k, v in pairs(p) do copy[k] = v end
+        local ok, r = xpcall(exp.filter, as_error, copy)
+        if not ok then
+          r.message = "experiment.filter: " .. r.message
+          error(errors.new(r.code, r.message, r), 0)
+        end
+        keep = r
+      end
+      if keep then selected[#selected + 1] = i end
+    end
+  end
+  return { groups = groups, names = axes.names(groups), all = all, keys = keys, selected = selected,
+    filtered = #all - #selected }
+end
+
+local function holds_results(dir)
+  if exists(dir .. "/manifest.json") then return "manifest.json" end
+  if exists(dir .. "/results.jsonl") then return "results.jsonl" end
+end
+
+-- --out DIR: created when missing, locked, and refused when it holds a run's
+-- results (its lock is taken first, so a run going on there is named).
+-- Returns the lock and whether the folder was created.
+local function claim_out(dir)
+  local created = not exists(dir)
+  core.mkdir_p(dir)
+  local lock = core.lock(dir .. "/.lock")
+  local which = holds_results(dir)
+  if which then
+    lock:release()
+    bad(string.format("--out %s already holds the results of a run (%s there): continue it with --resume %s, or give "
+      .. "a new folder", dir, which, dir))
+  end
+  return lock, created
+end
+
+-- The default folder, results/NAME/TIME (TIME-2, -3 ... when taken), created and locked.
+local function new_dir(name)
+  local base = "results/" .. name .. "/" .. os.date("!%Y%m%dT%H%M%SZ")
+  local dir = base
+  for n = 2, 1000 do
+    if not exists(dir) then
+      core.mkdir_p(dir)
+      local ok, lock = pcall(core.lock, dir .. "/.lock")
+      if ok and not holds_results(dir) then return dir, lock, true end
+      if ok then lock:release() elseif not errors.is(lock, "busy") then error(lock, 0) end
+    end
+    dir = base .. "-" .. n
+  end
+  bad("no free results folder under " .. base)
+end
+
+-- The run itself, its folder locked.  opts.manifest / opts.manifest_dir:
+-- the manifest a replay repeats (resume reads its own).  state.wrote: set
+-- once the manifest is written (a failure before leaves no folder behind).
+local function run_locked(exp, opts, dir, script, state)
+  local script_dir = dirname(script)
+  local old = nil                                           -- the manifest resumed
+  local src, src_dir = opts.manifest, opts.manifest_dir     -- the manifest whose points run
+  local what = opts.resume and ("--resume " .. dir) or "replay"
+  local changed = {}
+  if opts.resume then
+    old = manifest.read(dir)
+    src, src_dir = old, dir
+    if old.experiment ~= exp.name then
+      bad(what .. ": it holds experiment " .. old.experiment .. ", not " .. exp.name)
+    end
+    if not old.point_keys then
+      bad(what .. ": its manifest has no point_keys (an older mgpu-harness wrote it, naming point files otherwise): "
+        .. "start a new folder")
+    end
+    if next(opts.set or {}) ~= nil and not axes.same_set(old.set, opts.set) then
+      bad(string.format("%s: the run was made with --set %s, not --set %s: resume runs the manifest's points; leave "
+        .. "--set out, or start a new folder", what, fmt_set(old.set), fmt_set(opts.set)))
+    end
+    changed = manifest.check_sources(old, dir, opts.force, what)
+  elseif src then
+    changed = manifest.changes(src, src_dir) -- replay refused them, or was forced
+  end
+  local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"))
+
+  local dev = mgpu.device(opts.backend or (old and old.backend) or exp.backend or "auto")
+  if old and old.backend and (dev.backend ~= old.backend or (old.device and dev.name ~= old.device)) then
+    bad(string.format("%s: the run was on %s (%s), this is %s (%s): its rows would mix devices; resume on the same "
+      .. "device, or start a new folder", what, old.backend, tostring(old.device), dev.backend, dev.name))
+  end
+  -- the module the run loaded, when the script is the one it ran (the run may have found it
+  -- relative to its own working directory); a changed script, forced, says which
+  local module_path = files.absolute(resolve(script_dir, exp.module))
+  if src and src.ptx and src.ptx[1] and exists(script) and src.script.sha256 == core.sha256_file(script) then
+    module_path = manifest.path(src_dir, src.ptx[1].path)
+  end
+  local load_path, compiled, headers = module_path, nil, nil
   if module_path:match("%.cu$") then -- CUDA C: nvcc makes the PTX first (mgpu.nvcc)
-    local arch, flags = exp.arch or dev.arch, exp.nvcc_flags or require("mgpu.nvcc").DEFAULT_FLAGS
-    load_path = require("mgpu.nvcc").compile(module_path, { arch = arch, nvcc_flags = flags })
+    local nvcc = require "mgpu.nvcc"
+    local arch, flags = exp.arch or dev.arch, exp.nvcc_flags or nvcc.DEFAULT_FLAGS
+    local ptx_path, _, deps = nvcc.compile(module_path, { arch = arch, nvcc_flags = flags })
+    load_path = files.absolute(ptx_path)
     compiled = { ptx = load_path, sha256 = core.sha256_file(load_path), arch = arch, nvcc_flags = flags }
+    if deps then
+      headers = {}
+      for _, d in ipairs(deps) do
+        local ok, e = pcall(manifest.entry, d)
+        if ok then headers[#headers + 1] = e end
+      end
+    end
+    if src and src.compiled and src.compiled.sha256 ~= compiled.sha256 then
+      local msg = string.format("the PTX nvcc makes of %s now differs from the run's (sha256 %s..., now %s...: "
+        .. "another nvcc, arch, flag or header)", module_path, src.compiled.sha256:sub(1, 12), compiled.sha256:sub(1, 12))
+      if not opts.force then bad(what .. ": " .. msg .. ": it would not repeat the run; use --force to go on anyway") end
+      changed[#changed + 1] = msg
+    end
   end
   local module = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil)
   local kernel = module:kernel(exp.kernel)
 
-  local dir = opts.resume or opts.out
-  if not dir then
-    local base = "results/" .. exp.name .. "/" .. os.date("!%Y%m%dT%H%M%SZ")
-    dir = base
-    local n = 1
-    while exists(dir .. "/manifest.json") do
-      n = n + 1
-      dir = base .. "-" .. n
-    end
-  end
-  core.mkdir_p(dir)
-  local done = {}
+  -- what a resumed folder holds: its ok points are done; a torn last line
+  -- (a crash mid-write) is set aside and its point runs again
+  local done, torn_note = {}, nil
   if opts.resume then
-    if not exists(dir .. "/manifest.json") then bad("--resume " .. dir .. ": no manifest.json there") end
-    local man = files.read_json(dir .. "/manifest.json")
-    if man.experiment ~= exp.name then
-      bad("--resume " .. dir .. ": it holds experiment " .. tostring(man.experiment) .. ", not " .. exp.name)
+    local rows, _, torn = results.read_jsonl(dir .. "/results.jsonl")
+    if torn then
+      local moved = results.set_aside(dir, torn)
+      io.stderr:write(string.format("mgpu-harness: %s; set aside in %s: its point runs again\n",
+        results.torn_text(dir .. "/results.jsonl", torn), moved))
+      torn_note = { line = torn.line, bytes = #torn.text, reason = torn.reason, moved_to = "results.jsonl.torn" }
     end
-    for _, r in ipairs(results.read_jsonl(dir .. "/results.jsonl")) do
-      if r.status == "ok" then done[r.key] = true end
+    for _, r in ipairs(rows) do
+      if r.status == "ok" and type(r.key) == "string" then done[r.key] = true end
     end
   end
-  local ptx_hash = core.sha256_file(module_path)
-  local manifest = {
-    harness = mgpu.VERSION,
-    experiment = exp.name,
-    created = os.date("!%Y-%m-%dT%H:%M:%SZ"),
-    command = opts.command,
-    script = { path = script, sha256 = exists(script) and core.sha256_file(script) or nil },
-    ptx = { { path = module_path, sha256 = ptx_hash } }, -- the .cu for CUDA C (replay checks these)
-    compiled = compiled,                                  -- and the PTX nvcc made of it
-    kernel = exp.kernel,
-    instrument = exp.instrument,
-    axes = (function()
-      local t = {}
-      for _, g in ipairs(groups) do t[#t + 1] = { kind = g.kind, names = g.names, rows = g.rows } end
-      return t
-    end)(),
-    set = opts.set,
-    points = #points,
-    seed = exp.seed,
-    warmup = exp.warmup or 1,
-    repeats = exp.repeats or 3,
-    backend = dev.backend,
-    device = dev.name,
-    clock_ghz = dev.clock_ghz,
-    time_note = dev.backend == "emu" and "emu times are virtual (deterministic cycles at the stated clock), not GPU timings" or nil,
-  }
-  if not opts.resume or not exists(dir .. "/manifest.json") then
-    core.write_file(dir .. "/manifest.json", core.json_encode(manifest, true) .. "\n")
+
+  local entry = manifest.command(opts.command or ("mgpu.run(" .. script .. ")"),
+    opts.resume and "resume" or (opts.manifest and "replay" or "run"),
+    { forced = #changed > 0 and changed or nil, torn = torn_note })
+  if old then
+    manifest.add_command(dir, old, entry)
+  else
+    local man = {
+      harness = mgpu.VERSION,
+      experiment = exp.name,
+      created = os.date("!%Y-%m-%dT%H:%M:%SZ"),
+      command = opts.command,
+      commands = { entry },                                 -- every command that wrote into the folder
+      replay_of = opts.manifest_dir and files.absolute(opts.manifest_dir) or nil,
+      script = { path = script, sha256 = exists(script) and core.sha256_file(script) or nil },
+      ptx = { manifest.entry(module_path) }, -- the .cu for CUDA C (replay and --resume check these)
+      headers = headers,                     -- the headers the .cu included
+      compiled = compiled,                   -- and the PTX nvcc made of it
+      kernel = exp.kernel,
+      instrument = exp.instrument,
+      axes = (function()
+        local t = {}
+        for _, g in ipairs(pl.groups) do t[#t + 1] = { kind = g.kind, names = g.names, rows = g.rows } end
+        return t
+      end)(),
+      set = src and src.set or opts.set,
+      point_keys = pl.keys,                  -- the full, unfiltered list: point-N is point_keys[N]
+      selected = pl.selected,                -- the points the run runs
+      points = #pl.selected,
+      seed = exp.seed,
+      warmup = exp.warmup or 1,
+      repeats = exp.repeats or 3,
+      backend = dev.backend,
+      device = dev.name,
+      clock_ghz = dev.clock_ghz,
+      time_note = dev.backend == "emu" and "emu times are virtual (deterministic cycles at the stated clock), not GPU timings" or nil,
+    }
+    core.write_file(dir .. "/manifest.json", core.json_encode(man, true) .. "\n")
   end
+  state.wrote = true
 
   local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
   local nok, nfailed, nskipped = 0, 0, 0
   local interrupted = false
-  for i, p in ipairs(points) do
-    local key = axes.key(groups, p)
+  for n, i in ipairs(pl.selected) do
+    local p, key = pl.all[i], pl.keys[i]
     if done[key] then
       nskipped = nskipped + 1
     else
@@ -367,33 +571,88 @@ function M.run(exp, opts)
         row = { status = "failed", error = row }
         nfailed = nfailed + 1
       end
-      row.index, row.key, row.point = i, key, p
+      row.index, row.key, row.point = i, key, p -- index: the point's place in point_keys, which names its files
       results.append(dir, row)
     end
-    progress(ctx, i, nfailed, #points)
+    progress(ctx, n, nfailed, #pl.selected)
   end
-  local rows = results.latest(results.read_jsonl(dir .. "/results.jsonl"))
-  results.write_csv(dir, names, rows)
+  -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
+  local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
+  results.write_csv(dir, pl.names, rows)
   if not opts.quiet then
     if ctx.tty then io.stderr:write("\n") end
-    print(results.table(names, rows, dev.backend == "emu" and "emu time" or "time"))
+    print(results.table(pl.names, rows, dev.backend == "emu" and "emu time" or "time"))
     print(string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
-      nskipped, filtered, dir))
+      nskipped, pl.filtered, dir))
   end
   if interrupted then
     io.stderr:write(string.format("mgpu-harness: interrupted; the results folder is consistent: continue with\n"
       .. "  mgpu-harness %s --resume %s\n", script, dir))
   end
-  return { dir = dir, rows = rows, ok = nok, failed = nfailed, skipped = nskipped, filtered = filtered,
+  return { dir = dir, rows = rows, ok = nok, failed = nfailed, skipped = nskipped, filtered = pl.filtered,
     interrupted = interrupted }
+end
+
+-- Runs exp with opts; returns {dir=, rows=, ok=, failed=, skipped=, filtered=}.
+-- opts: set, list, out, resume, force, backend, quiet, script, command (what
+-- the manifest records); replay adds manifest and manifest_dir.
+function M.run(exp, opts)
+  opts = opts or {}
+  validate(exp)
+  if opts.resume and opts.out then
+    bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
+  end
+  local script = files.absolute(opts.script or "experiment.lua")
+  if opts.resume and not exists(opts.resume .. "/manifest.json") then
+    bad("--resume " .. opts.resume .. ": no manifest.json there (not a results folder)")
+  end
+  if opts.list then
+    local src, src_dir = opts.manifest, opts.manifest_dir
+    if opts.resume then src, src_dir = manifest.read(opts.resume), opts.resume end
+    local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"))
+    local rows = {}
+    for n, i in ipairs(pl.selected) do rows[n] = { index = i, point = pl.all[i], status = "listed" } end
+    print(results.table(pl.names, rows, "time"))
+    print(string.format("%d points (%d filtered out)", #rows, pl.filtered))
+    return { rows = rows, ok = 0, failed = 0, skipped = 0, filtered = pl.filtered }
+  end
+  local dir, lock, created
+  if opts.resume then
+    dir = opts.resume
+    lock = core.lock(dir .. "/.lock") -- busy: another run is using the folder, named by its pid
+  elseif opts.out then
+    dir = opts.out
+    lock, created = claim_out(dir)
+  else
+    dir, lock, created = new_dir(exp.name)
+  end
+  local state = {}
+  local ok, r = pcall(run_locked, exp, opts, dir, script, state)
+  if not ok and created and not state.wrote then -- refused before anything was written: no folder left behind
+    os.remove(dir .. "/.lock")
+    os.remove(dir)
+  end
+  lock:release()
+  if not ok then error(r, 0) end
+  return r
 end
 
 -- `mgpu-harness replay` lives in mgpu.replay; core/main.c's builtin still
 -- calls this name, so it forwards (core/main.c can call mgpu.replay's main).
 M.replay_main = function(...) return require("mgpu.replay").main(...) end
 
--- Entry point of `mgpu-harness experiment.lua [options]`: returns the exit status.
+-- Entry point of `mgpu-harness experiment.lua [options]`: returns the exit
+-- status.  exp is what the script returned: anything but a table (a number,
+-- true, a string) is refused, as is a table that is not an experiment
+-- (validate: a misspelled key, no setup), with exit status 2; a plain script
+-- returns nothing and never comes here.
 function M.main(exp, argv)
+  local script = argv and argv[0] or "the script"
+  if type(exp) ~= "table" then
+    bad(string.format("%s returned %s, not an experiment: an experiment file returns a table {name=, module=, "
+      .. "kernel=, setup=, ...}; a plain script returns nothing", script,
+      exp == nil and "nil" or ("a " .. type(exp) .. " (" .. tostring(exp) .. ")")))
+  end
   local opts = M.parse_args(argv or {})
   opts.script = argv and argv[0] or opts.script
   local cmd = { "mgpu-harness", opts.script }

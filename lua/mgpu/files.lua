@@ -1,5 +1,6 @@
 -- mgpu.files: the few file operations the Lua library shares (whether a
--- file exists, its whole text, a JSON file decoded), with errors as values.
+-- file exists, its whole text, a JSON file decoded, absolute paths), with
+-- errors as values.
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
 
@@ -30,6 +31,55 @@ end
 -- The file decoded as JSON (errors name the file, and line and column).
 function M.read_json(path)
   return core.json_decode(M.read_or_fail(path), path)
+end
+
+-- The folder part of a path ("." when it has none).
+function M.dirname(path) return path:match("^(.*)/[^/]*$") or "." end
+
+-- A path without "." components, repeated slashes and "x/.." pairs (lexically;
+-- a ".." at the start of a relative path stays).
+function M.normalize(path)
+  local abs = path:sub(1, 1) == "/"
+  local parts = {}
+  for part in path:gmatch("[^/]+") do
+    if part == ".." and #parts > 0 and parts[#parts] ~= ".." then
+      parts[#parts] = nil
+    elseif part == ".." and abs then
+      -- "/.." is "/"
+    elseif part ~= "." then
+      parts[#parts + 1] = part
+    end
+  end
+  local s = table.concat(parts, "/")
+  if abs then return "/" .. s end
+  return s == "" and "." or s
+end
+
+local cwd
+-- The working directory (the shell's `pwd`: $PWD when it names it, else the
+-- physical path); the process never changes it, so it is asked once.
+function M.cwd()
+  if cwd then return cwd end
+  local p = io.popen("pwd 2>/dev/null")
+  local out = p and p:read("*l")
+  if p then p:close() end
+  if type(out) ~= "string" or out:sub(1, 1) ~= "/" then
+    local env = os.getenv("PWD")
+    if type(env) ~= "string" or env:sub(1, 1) ~= "/" then
+      error(errors.new("io_error", "cannot tell the working directory (pwd gave nothing)"), 0)
+    end
+    out = env
+  end
+  cwd = out
+  return cwd
+end
+
+-- path made absolute against the working directory (or against `base`, itself
+-- absolute or relative to the working directory), normalized.
+function M.absolute(path, base)
+  if path:sub(1, 1) == "/" then return M.normalize(path) end
+  base = base and M.absolute(base) or M.cwd()
+  return M.normalize(base .. "/" .. path)
 end
 
 return M

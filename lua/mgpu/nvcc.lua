@@ -80,8 +80,51 @@ local function first_error(log)
   return log:match("[^\n]+") or "(no output)"
 end
 
+-- The headers a make-style dependency file (nvcc -MD -MF) names, absolute,
+-- without the source itself, the toolkit's own (under root) and the
+-- harness's include folder.
+local function read_deps(depfile, src, root, include)
+  local text = files.read(depfile)
+  if not text then return nil end
+  text = text:gsub("\\\n", " ")
+  local words, cur = {}, {}
+  local i = 1
+  while i <= #text do
+    local c = text:sub(i, i)
+    if c == "\\" and i < #text then
+      cur[#cur + 1] = text:sub(i + 1, i + 1)
+      i = i + 1
+    elseif c:match("%s") then
+      if #cur > 0 then words[#words + 1] = table.concat(cur); cur = {} end
+    else
+      cur[#cur + 1] = c
+    end
+    i = i + 1
+  end
+  if #cur > 0 then words[#words + 1] = table.concat(cur) end
+  local deps, seen, after_colon = {}, {}, false
+  local src_abs = files.absolute(src)
+  for _, w in ipairs(words) do
+    if not after_colon then
+      if w:sub(-1) == ":" then after_colon = true end
+    elseif w ~= ":" then
+      local abs = files.absolute(w)
+      local own = abs == src_abs or (root and abs:sub(1, #root + 1) == root .. "/")
+        or abs:sub(1, #include + 1) == include .. "/"
+      if not own and not seen[abs] then
+        seen[abs] = true
+        deps[#deps + 1] = abs
+      end
+    end
+  end
+  return deps
+end
+
 -- Compiles src (a .cu file) to PTX: opts.arch (default "sm_90"), opts.nvcc_flags
--- (a list; default M.DEFAULT_FLAGS).  Returns the PTX file's path and its text.
+-- (a list; default M.DEFAULT_FLAGS).  Returns the PTX file's path, its text and
+-- the headers the source included (absolute paths, from nvcc -MD; the toolkit's
+-- and mgpu_markers.h from the harness's include folder left out), or nil when
+-- nvcc wrote no dependency file.
 -- Errors: not_found (no nvcc, no source), compile_failed {log=} with nvcc's output.
 function M.compile(src, opts)
   opts = opts or {}
@@ -109,12 +152,17 @@ function M.compile(src, opts)
   local args = { quote(nvcc), "-ptx", "-arch=" .. arch }
   for _, f in ipairs(flags) do args[#args + 1] = quote(f) end
   args[#args + 1] = "-I" .. quote(include) -- after the user's: their -I directories come first
+  local depfile = tmp .. ".d"
+  args[#args + 1] = "-MD -MF " .. quote(depfile)
   args[#args + 1] = "-o " .. quote(tmp)
   args[#args + 1] = quote(src)
   local cmd = table.concat(args, " ")
   local ok = execute(cmd .. " >" .. quote(log_path) .. " 2>&1")
   local log = files.read(log_path) or ""
   os.remove(log_path)
+  local root = nvcc:match("^(.*)/bin/[^/]*$")
+  local deps = read_deps(depfile, src, root and files.absolute(root), files.absolute(include))
+  os.remove(depfile)
   local text = ok and files.read(tmp)
   if not text or text == "" then
     os.remove(tmp)
@@ -127,7 +175,7 @@ function M.compile(src, opts)
     os.remove(tmp)
     error(errors.new("io_error", "cannot write " .. path), 0)
   end
-  return path, text
+  return path, text, deps
 end
 
 return M

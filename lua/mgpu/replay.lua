@@ -2,11 +2,13 @@
 -- folder from its manifest (the same script, --set values and backend) into
 -- DIR/replay-<time>/ with the experiment runner, and compares every point with
 -- the original run: identical on emu (virtual time), within the timing noise
--- on a GPU.  Refuses when the script or a PTX file changed since the run.
+-- on a GPU.  Refuses when the script, the module or a header it included
+-- changed since the run (--force to go on; recorded).
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
 local experiment = require "mgpu.experiment"
 local files = require "mgpu.files"
+local manifest = require "mgpu.manifest"
 local results = require "mgpu.results"
 
 local M = {}
@@ -42,38 +44,57 @@ function M.same_row(old, new, backend)
 end
 
 -- Re-runs a results folder from its manifest into DIR/replay-<time>/ and
--- compares every point (M.same_row).  Refuses when the script or a PTX file
--- changed since the run, unless opts.force.
+-- compares every point (M.same_row): the manifest's points (its axes, --set
+-- and selection), the manifest's module, on its backend.  Refuses when the
+-- script, the module, a header the .cu included or the PTX nvcc makes of it
+-- changed since the run, unless opts.force; a torn line of the run's
+-- results.jsonl is a bad_results (file:line).  Holds DIR's lock while it
+-- runs, and adds its command to DIR's manifest.
 -- Returns {out=, identical=, differ={"key: why", ...}, backend=}.
 function M.replay(dir, opts)
   opts = opts or {}
-  local man = files.read_json(dir .. "/manifest.json")
-  local function same_file(entry, what)
-    local ok, now = pcall(core.sha256_file, entry.path)
-    if not ok then bad(string.format("%s %s of the run is gone", what, entry.path)) end
-    if now ~= entry.sha256 and not opts.force then
-      bad(string.format("%s %s changed since the run (sha256 %s..., now %s...): replay would not repeat it; "
-        .. "use --force to replay anyway", what, entry.path, entry.sha256:sub(1, 12), now:sub(1, 12)))
+  local man = manifest.read(dir)
+  local lock = core.lock(dir .. "/.lock") -- a run going on in DIR: busy, naming it
+  local ok, r = pcall(function()
+    local what = "replay " .. dir
+    if not man.script.sha256 then
+      bad(string.format("%s: the run had no script file (%s, run from Lua): replay needs one", what, man.script.path))
     end
-  end
-  same_file(man.script, "script")
-  for _, p in ipairs(man.ptx or {}) do same_file(p, "PTX") end
-  local chunk, err = loadfile(man.script.path)
-  if not chunk then bad(err) end
-  local exp = chunk()
-  local out = dir .. "/replay-" .. os.date("!%Y%m%dT%H%M%SZ")
-  local r = experiment.run(exp, { set = man.set, out = out, quiet = true, script = man.script.path,
-    backend = man.backend, command = "mgpu-harness replay " .. dir })
-  local old = {}
-  for _, row in ipairs(results.latest(results.read_jsonl(dir .. "/results.jsonl"))) do old[row.key] = row end
-  local same, differ = 0, {}
-  for _, row in ipairs(r.rows) do
-    local o = old[row.key]
-    local eq, why = false, "not in the original run"
-    if o then eq, why = M.same_row(o, row, man.backend) end
-    if eq then same = same + 1 else differ[#differ + 1] = row.key .. ": " .. why end
-  end
-  return { out = out, identical = same, differ = differ, backend = man.backend }
+    local forced = manifest.check_sources(man, dir, opts.force, what)
+    local script = manifest.path(dir, man.script.path)
+    -- the run's rows, read (and checked) before anything runs
+    local old = {}
+    for _, row in ipairs(results.latest(results.read_rows(dir .. "/results.jsonl"))) do old[row.key] = row end
+    local chunk, err = loadfile(script)
+    if not chunk then bad(err) end
+    local exp = chunk()
+    if type(exp) ~= "table" then
+      bad(string.format("%s: %s returns a %s, not an experiment table", what, script, type(exp)))
+    end
+    local stamp = "replay-" .. os.date("!%Y%m%dT%H%M%SZ")
+    local name, n = stamp, 1
+    while files.exists(dir .. "/" .. name) do
+      n = n + 1
+      name = stamp .. "-" .. n
+    end
+    local out = dir .. "/" .. name
+    local command = "mgpu-harness replay " .. dir .. (opts.force and " --force" or "")
+    local run = experiment.run(exp, { set = man.set, out = out, quiet = true, script = script, backend = man.backend,
+      force = opts.force, manifest = man, manifest_dir = dir, command = command })
+    local same, differ = 0, {}
+    for _, row in ipairs(run.rows) do
+      local o = old[row.key]
+      local eq, why = false, "not in the original run"
+      if o then eq, why = M.same_row(o, row, man.backend) end
+      if eq then same = same + 1 else differ[#differ + 1] = row.key .. ": " .. why end
+    end
+    manifest.add_command(dir, man, manifest.command(command, "replay",
+      { out = name, forced = #forced > 0 and forced or nil, identical = same, differ = #differ }))
+    return { out = out, identical = same, differ = differ, backend = man.backend }
+  end)
+  lock:release()
+  if not ok then error(r, 0) end
+  return r
 end
 
 -- Entry point of `mgpu-harness replay RESULTS_DIR [--force]` (argv: the

@@ -1,28 +1,80 @@
 -- mgpu.results: a run's results folder.  results.jsonl gets one line per
 -- point, appended and flushed as each point finishes (so an interrupted run
 -- keeps every finished point); results.csv and the summary table are made
--- from those lines; manifest.json says how to repeat the run.  Every file but
+-- from those lines (results.csv is rebuilt from the whole file at the end of
+-- every run); manifest.json says how to repeat the run.  Every file but
 -- the jsonl is written atomically (temporary file, then rename).
 local core = require "mgpu.core"
+local errors = require "mgpu.errors"
+local files = require "mgpu.files"
 
 local M = {}
 
--- The rows of a results.jsonl, and the line each came from.
+local function bad_results(msg) error(errors.new("bad_results", msg), 0) end
+
+-- The rows of a results.jsonl, the line each came from, and its torn last
+-- line if it has one.  The runner writes each line in one write ending with
+-- its newline, so a last line without a newline, or one that is not a JSON
+-- object, was cut short by a crash mid-write: it is returned as torn =
+-- {line=, text=, offset= (bytes before it), reason=}, not as a row.  A line
+-- before the last that is not a JSON object is no crash's doing: a
+-- bad_results naming file:line.  A missing file has no rows.
 function M.read_jsonl(path)
   local rows, lines = {}, {}
-  local f = io.open(path, "r")
-  if not f then return rows, lines end
-  local n = 0
-  for line in f:lines() do
+  local s = files.read(path)
+  if not s then return rows, lines end
+  local n, pos, torn = 0, 1, nil
+  while pos <= #s do
+    local nl = s:find("\n", pos, true)
+    local line = s:sub(pos, (nl or #s + 1) - 1)
     n = n + 1
     if line ~= "" then
       local ok, row = pcall(core.json_decode, line, path)
-      if ok and type(row) == "table" then rows[#rows + 1] = row; lines[#rows] = n end
-      -- a line cut short by an interruption is skipped; its point runs again on --resume
+      local object = ok and type(row) == "table"
+      local last = nl == nil or nl == #s
+      if object and nl then
+        rows[#rows + 1] = row
+        lines[#rows] = n
+      elseif last then
+        torn = { line = n, text = line, offset = pos - 1,
+          reason = not nl and "it has no newline at its end" or "it is not a JSON object" }
+      else
+        local why = ok and ("a " .. type(row)) or tostring(row.message or row):gsub("^.-invalid JSON at line %d+, ", "")
+        bad_results(string.format("%s:%d: not a JSON object (a result row): %s", path, n, why))
+      end
     end
+    if not nl then break end
+    pos = nl + 1
   end
-  f:close()
+  return rows, lines, torn
+end
+
+-- What a torn line is, for messages: "results.jsonl:7 is torn (it has no newline at its end, 53 bytes)".
+function M.torn_text(path, torn)
+  return string.format("%s:%d is torn (%s, %d bytes): a crash cut it short while it was written", path, torn.line,
+    torn.reason, #torn.text)
+end
+
+-- The rows of a results.jsonl for a reader that must not guess (compare,
+-- replay): a torn last line is a bad_results naming file:line.
+function M.read_rows(path)
+  local rows, lines, torn = M.read_jsonl(path)
+  if torn then
+    bad_results(M.torn_text(path, torn) .. "; `mgpu-harness SCRIPT --resume " .. files.dirname(path)
+      .. "` sets it aside and runs its point again")
+  end
   return rows, lines
+end
+
+-- Sets a torn last line aside: appended to results.jsonl.torn (what was
+-- there stays), then results.jsonl rewritten without it (atomically).
+-- Returns the file the line went to.
+function M.set_aside(dir, torn)
+  local path = dir .. "/results.jsonl"
+  local s = files.read_or_fail(path)
+  core.append_line(path .. ".torn", torn.text)
+  core.write_file(path, s:sub(1, torn.offset))
+  return path .. ".torn"
 end
 
 function M.append(dir, row)

@@ -28,12 +28,65 @@ M.FLUSH_BYTES = 134217728
 -- the keys of M.time's options
 local TIME_OPTIONS = { "warmup", "repeats", "flush_l2", "flush", "before" }
 
-local function count(v, what, min)
+-- The most warm-up or measured launches one call makes: more is a typo (or math.huge).
+M.MAX_LAUNCHES = 1000000
+
+-- v: nil, or an integer from min to max (default 2^53); else a bad_argument
+-- naming the field ("repeats must be an integer >= 1 and <= 1000000, got 0").
+function M.count(v, what, min, max)
   if v == nil then return nil end
-  if type(v) ~= "number" or v ~= math.floor(v) or v < min then
-    error(errors.new("bad_argument", string.format("%s must be an integer >= %d, got %s", what, min, tostring(v))), 0)
+  if type(v) ~= "number" or v ~= math.floor(v) or v < min or v > (max or 2 ^ 53) then
+    error(errors.new("bad_argument", string.format("%s must be an integer >= %d%s, got %s", what, min,
+      max and string.format(" and <= %.0f", max) or "", type(v) == "string" and string.format("%q", v) or tostring(v)),
+      { key = what }), 0)
   end
   return v
+end
+local count = M.count
+
+local function bad(msg) error(errors.new("bad_argument", "time: " .. msg), 0) end
+
+-- Whether v is an object with method `name` (a kernel, an array).
+local function has_method(v, name)
+  if type(v) ~= "userdata" and type(v) ~= "table" then return false end
+  local ok, m = pcall(function() return v[name] end)
+  return ok and type(m) == "function"
+end
+
+-- f wrapped so that an error that is not an mgpu error value becomes a
+-- script_error (with its traceback): every error time raises has a code.
+local function user_function(f, what)
+  return function()
+    local ok, err = xpcall(f, function(e)
+      if type(e) == "table" and type(e.code) == "string" then return e end
+      return errors.new("script_error", debug.traceback(what .. ": " .. tostring(e), 2))
+    end)
+    if not ok then error(err, 0) end
+  end
+end
+
+-- The options checked before the first launch (a wrong one is a bad_argument
+-- naming it); a copy, with before wrapped by user_function.
+local function checked_options(kernel, launch, opts)
+  if not has_method(kernel, "launch") then
+    bad("the first argument must be a kernel (module:kernel(name)), got " .. type(kernel))
+  end
+  if type(opts) ~= "table" then bad("the options must be a table, got " .. type(opts)) end
+  options.check_keys(opts, "time", TIME_OPTIONS)
+  if type(launch) ~= "table" then bad("the launch must be a table, got " .. type(launch)) end
+  count(opts.warmup, "warmup", 0, M.MAX_LAUNCHES)
+  count(opts.repeats, "repeats", 1, M.MAX_LAUNCHES)
+  if opts.flush_l2 ~= nil and type(opts.flush_l2) ~= "boolean" then count(opts.flush_l2, "flush_l2", 1) end
+  if opts.flush ~= nil and not has_method(opts.flush, "zero") then
+    bad("flush must be a device array (the third value time returned), got " .. type(opts.flush))
+  end
+  if opts.before ~= nil and type(opts.before) ~= "function" then
+    bad("before must be a function (called before each launch), got " .. type(opts.before))
+  end
+  local copy = {}
+  for k, v in pairs(opts) do copy[k] = v end
+  if copy.before then copy.before = user_function(copy.before, "before") end
+  return copy
 end
 
 -- Launches `kernel` with `launch` (kernel:launch's table) opts.warmup times
@@ -43,10 +96,7 @@ end
 -- launch.  Returns the statistics of time_ns and the last measured run.
 -- Another key in opts is a bad_argument naming it.
 function M.time(kernel, launch, opts)
-  opts = opts or {}
-  if type(opts) ~= "table" then error(errors.new("bad_argument", "time: the options must be a table"), 0) end
-  options.check_keys(opts, "time", TIME_OPTIONS)
-  if type(launch) ~= "table" then error(errors.new("bad_argument", "time: the launch must be a table"), 0) end
+  opts = checked_options(kernel, launch, opts or {})
   if launch.time == false then error(errors.new("bad_argument", "time: the launch has time = false"), 0) end
   local warmup = count(opts.warmup, "warmup", 0) or 1
   local repeats = count(opts.repeats, "repeats", 1) or 3

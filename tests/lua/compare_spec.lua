@@ -113,8 +113,12 @@ describe("compare", function()
     end
     -- malformed results: the file, the line and the field, exit status 3
     folder(dir .. "/bad", "sweep", { row(1, 1, 1000, 0) })
-    h.write(dir .. "/bad/results.jsonl", '{"key":"n=1","status":"ok","time_ns":{"median":1}}\ncut sho\n'
+    h.write(dir .. "/bad/results.jsonl", '{"key":"n=1","status":"ok","time_ns":{"median":1}}\n{"key":"n=3","status":"ok"}\n'
       .. '{"key":"n=2","status":"ok","time_ns":{"median":"fast"}}\n')
+    -- a line cut short is said, not dropped: before the last line no crash made it (the last: torn)
+    folder(dir .. "/cut", "sweep", { row(1, 1, 1000, 0) })
+    h.write(dir .. "/cut/results.jsonl", '{"key":"n=1","status":"ok","time_ns":{"median":1}}\ncut sho\n'
+      .. '{"key":"n=2","status":"ok","time_ns":{"median":2}}\n')
     os.execute("mkdir -p " .. h.quote(dir .. "/badman"))
     h.write(dir .. "/badman/manifest.json", '{"experiment": "sweep", "axes": [{"names": [1]}]}')
     h.write(dir .. "/badman/results.jsonl", "")
@@ -123,6 +127,7 @@ describe("compare", function()
     h.write(dir .. "/r3.json", core.json_encode({ unit = "ns", regions = {}, timeline = { span = {} } }))
     local malformed = {
       { { dir .. "/a", dir .. "/bad" }, "bad/results%.jsonl:3: time_ns%.median must be a number" },
+      { { dir .. "/a", dir .. "/cut" }, "cut/results%.jsonl:2: not a JSON object %(a result row%): column 3: invalid token near 'cut'" },
       { { dir .. "/badman", dir .. "/a" }, "badman/manifest%.json: axes%[1%]: a name that is not a string" },
       { { dir .. "/r1.json", dir .. "/s.json" }, "r1%.json: region 1 has no name" },
       { { dir .. "/s.json", dir .. "/r2.json" }, "r2%.json: region a%.median must be a number" },
