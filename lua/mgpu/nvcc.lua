@@ -80,7 +80,7 @@ local function first_error(log)
   return log:match("[^\n]+") or "(no output)"
 end
 
--- The headers a make-style dependency file (nvcc -MD -MF) names, absolute,
+-- The headers a make-style dependency file (nvcc -MMD -MF) names, absolute,
 -- without the source itself, the toolkit's own (under root) and the
 -- harness's include folder.
 local function read_deps(depfile, src, root, include)
@@ -122,7 +122,7 @@ end
 
 -- Compiles src (a .cu file) to PTX: opts.arch (default "sm_90"), opts.nvcc_flags
 -- (a list; default M.DEFAULT_FLAGS).  Returns the PTX file's path, its text and
--- the headers the source included (absolute paths, from nvcc -MD; the toolkit's
+-- the headers the source included (absolute paths, from nvcc -MMD: not the system headers; the toolkit's
 -- and mgpu_markers.h from the harness's include folder left out), or nil when
 -- nvcc wrote no dependency file.
 -- Errors: not_found (no nvcc, no source), compile_failed {log=} with nvcc's output.
@@ -153,7 +153,7 @@ function M.compile(src, opts)
   for _, f in ipairs(flags) do args[#args + 1] = quote(f) end
   args[#args + 1] = "-I" .. quote(include) -- after the user's: their -I directories come first
   local depfile = tmp .. ".d"
-  args[#args + 1] = "-MD -MF " .. quote(depfile)
+  args[#args + 1] = "-MMD -MF " .. quote(depfile) -- the headers it includes, not the system's
   args[#args + 1] = "-o " .. quote(tmp)
   args[#args + 1] = quote(src)
   local cmd = table.concat(args, " ")

@@ -198,7 +198,7 @@ describe("results folders", function()
   end)
 
   it("refuse a resume when a header the .cu included changed", function()
-    -- a stand-in for nvcc: writes tiled.ptx and the make-style dependencies nvcc -MD writes
+    -- a stand-in for nvcc: writes tiled.ptx and the make-style dependencies nvcc -MMD writes
     os.execute("mkdir -p " .. h.quote(dir .. "/tools") .. " " .. h.quote(dir .. "/cu"))
     h.write(dir .. "/tools/nvcc", string.format([[#!/bin/sh
 out=; dep=; src=
