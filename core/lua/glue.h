@@ -10,6 +10,7 @@
  *   glue_launch.c   kernel:launch, in named steps
  *   glue_host.c     JSON, hashing, files, locks and time for the Lua library
  *   glue_proc.c     child processes with pipes (the sweep's workers)
+ *   glue_probe.c    what backends and devices this machine has
  *   glue_open.c     luaopen_mgpu_core: classes and functions behind api_call
  *   runner.c        the embedded runner of mgpu-harness (as lua.c is Lua's) */
 #ifndef MH_GLUE_H
@@ -124,7 +125,7 @@ uint64_t glue_entries_needed(const uint32_t *w, const mh_spec *s);
 
 /* ---- what each file registers -------------------------------------------- */
 extern const luaL_Reg glue_error_funcs[], glue_trace_funcs[], glue_device_funcs[], glue_array_funcs[],
-    glue_host_funcs[], glue_proc_funcs[];
+    glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[];
 void glue_open_trace(lua_State *L);
 void glue_open_device(lua_State *L);
 void glue_open_array(lua_State *L);

@@ -273,8 +273,45 @@ static int l_lock_new(lua_State *L)
     return 1;
 }
 
+/* core.exe_path() -> the absolute path of the running executable (workers and Slurm jobs run
+ * the same binary), or nil and the reason */
+static int l_exe_path(lua_State *L)
+{
+    char buf[4096];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushlstring(L, buf, (size_t)n);
+    return 1;
+}
+
+/* core.realpath(path) -> the absolute path with symbolic links resolved, or nil and the reason */
+static int l_realpath(lua_State *L)
+{
+    char *r = realpath(luaL_checkstring(L, 1), NULL);
+    if (!r) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushstring(L, r);
+    free(r);
+    return 1;
+}
+
+/* core.getpid() -> this process's id */
+static int l_getpid(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)getpid());
+    return 1;
+}
+
 const luaL_Reg glue_host_funcs[] = {
-    {"lock", l_lock_new},
+    {"lock", l_lock_new},           {"exe_path", l_exe_path},       {"realpath", l_realpath},
+    {"getpid", l_getpid},
     {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
     {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},
