@@ -1,5 +1,7 @@
-/* main.c - the mgpu-harness executable: subcommands (dump, info) and, for
- * anything ending in .lua, the embedded Lua runner (lua_glue.c). */
+/* main.c - the mgpu-harness executable: subcommands (dump, instrument, info,
+ * replay, compare: the last two in Lua) and, for anything ending in .lua, the
+ * embedded Lua runner (lua/runner.c).  Every command answers --help and
+ * refuses an option it does not take (exit status 2, with its usage). */
 #include "trace/counters.h"
 #include "trace/dump_file.h"
 #include "backends.h"
@@ -14,19 +16,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char USAGE[] =
-    "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script; an experiment takes\n"
-    "                                             --set NAME=V1,V2 --list --out DIR --resume DIR --backend B\n"
-    "       mgpu-harness dump BUFFER --meta META.json [options]\n"
-    "       mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup]\n"
+    "usage: mgpu-harness SCRIPT.lua [ARGS...]     run a Lua script (or: mgpu-harness run SCRIPT.lua [ARGS...]);\n"
+    "                                             an experiment takes [--set NAME=V1,V2] [--list] [--out DIR]\n"
+    "                                             [--resume DIR] [--backend B] [-q|--quiet]\n"
+    "       mgpu-harness dump BUFFER --meta META.json [-o|--output OUT.json] [--compat mosaic]\n"
+    "                         [--clock-ghz G] [--calib FILE] [--counters BINS] [--summary]\n"
+    "                         [--summary-json FILE] [-q|--quiet]\n"
+    "       mgpu-harness instrument IN.ptx [-o|--output OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
-    "Run `mgpu-harness dump --help` for the dump options.\n";
+    "Every command takes --help (-h): `mgpu-harness dump --help` explains the dump options.\n"
+    "An option a command does not take is an error (exit status 2).\n";
+
+static const char SCRIPT_USAGE[] =
+    "usage: mgpu-harness SCRIPT.lua [ARGS...]\n"
+    "       mgpu-harness run SCRIPT.lua [ARGS...]\n"
+    "\n"
+    "Runs a Lua script with the mgpu library embedded; ARGS are its `arg` (arg[1..n]) and `...`.\n"
+    "A script that returns an experiment (a table with setup) is run point by point; it takes:\n"
+    "  --set NAME=V1,V2   override an axis (values typed: integers, numbers, true/false, strings)\n"
+    "  --list             list the points, run nothing\n"
+    "  --out DIR          write the results here (default results/NAME/TIME)\n"
+    "  --resume DIR       redo only the points of DIR without an ok line\n"
+    "  --backend B        emu, cuda, cuda:N (default: auto)\n"
+    "  -q, --quiet        no progress line\n"
+    "A plain script takes what it reads from `arg`; mgpu.script_dir takes an output folder.\n"
+    "`mgpu-harness SCRIPT.lua --help` prints this, without running the script.\n"
+    "\n"
+    "exit status: 0 ok, 7 an error in the script (script_error) or a failed point, the status of an\n"
+    "             uncaught error value's code otherwise (README \"Exit codes\")\n";
+
+static const char INFO_USAGE[] =
+    "usage: mgpu-harness info\n"
+    "\n"
+    "Lists the backends (emu, cuda: the driver, its devices) and where nvcc is. Takes no options.\n";
+
+static const char REPLAY_USAGE[] =
+    "usage: mgpu-harness replay RESULTS_DIR [--force]\n"
+    "\n"
+    "Re-runs a results folder from its manifest into RESULTS_DIR/replay-TIME/ and compares every point.\n"
+    "  --force            go on although the script, the module or a source changed since the run\n"
+    "\n"
+    "exit status: 0 every point agrees, 8 some point differs\n";
+
+static const char COMPARE_USAGE[] =
+    "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
+    "\n"
+    "Compares two results folders of one experiment, or two region summaries (.summary.json).\n"
+    "  --max-slowdown PCT exit status 9 when something got slower by more than PCT percent\n";
 
 static const char DUMP_USAGE[] =
     "usage: mgpu-harness dump BUFFER --meta META.json [options]\n"
@@ -44,7 +88,10 @@ static const char DUMP_USAGE[] =
     "                       over each of BINS equal slices of the kernel's span (default mode)\n"
     "  --summary            print a table of region durations (to stderr when the trace goes to stdout)\n"
     "  --summary-json FILE  write the region summary as JSON\n"
-    "  -q, --quiet          no warnings\n"
+    "  -q, --quiet          no warnings (a trace full to its capacity, clock steps backwards)\n"
+    "  -h, --help           this text\n"
+    "BUFFER, META and FILE may be pipes (/dev/stdin, <(...)): they are read whole. An output that is\n"
+    "one of the inputs is refused before anything is written.\n"
     "\n"
     "exit status: 0 ok, 1 I/O error, 2 bad usage, 3 bad buffer/meta/trace, 4 insufficient_space,\n"
     "             5 odd_events\n";
@@ -67,12 +114,28 @@ static int report(const mh_error *e, const char *context)
     return mh_code_exit_status(e->code);
 }
 
-static int usage_error(const char *fmt, const char *arg)
+/* A usage error: the message, then the command's usage; exit status 2. */
+static int usage_error_of(const char *usage, const char *fmt, const char *arg)
 {
     fprintf(stderr, "mgpu-harness: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see `mgpu-harness dump --help`)\n");
+    fprintf(stderr, "\n\n%s", usage);
     return mh_code_exit_status(MH_E_BAD_ARGUMENT);
+}
+
+#define usage_error(fmt, arg) usage_error_of(DUMP_USAGE, fmt, arg)
+
+/* "-h" or "--help" */
+static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
+
+/* Two output paths naming one file (the same inode, or the same name when neither exists yet). */
+static int same_output(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return 0;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return strcmp(a, b) == 0;
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -138,6 +201,13 @@ static int cmd_dump(int argc, char **argv)
 
     mh_dump_result r;
     mh_error e;
+    mh_error_clear(&e);
+    /* the outputs, before anything is written: never one of the inputs, nor each other */
+    const char *inputs[] = {req.buffer_path, req.meta_path, req.calib_path};
+    if (mh_out_refuse_input(summary_json, "--summary-json", inputs, 3, &e)) return report(&e, NULL);
+    if (same_output(summary_json, req.out_path))
+        return usage_error("--summary-json and -o name the same file (%s): one would overwrite the other",
+                           summary_json);
     if (mh_dump_files(&req, &r, &e)) {
         int on_trace = e.code == MH_E_BAD_TRACE || e.code == MH_E_INSUFFICIENT_SPACE || e.code == MH_E_ODD_EVENTS;
         return report(&e, on_trace ? req.buffer_path : NULL);
@@ -152,7 +222,8 @@ static int cmd_dump(int argc, char **argv)
     return status;
 }
 
-/* Reads a whole file; NULL with e set on failure. */
+/* Reads a whole file until its end (a pipe or /dev/stdin too: no size is
+ * taken from fseek/ftell); NULL with e set on failure. */
 static char *read_all(const char *path, size_t *len, mh_error *e)
 {
     FILE *f = fopen(path, "rb");
@@ -160,14 +231,33 @@ static char *read_all(const char *path, size_t *len, mh_error *e)
         mh_fail(e, MH_E_IO, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc(n > 0 ? (size_t)n + 1 : 1);
-    *len = s ? fread(s, 1, n > 0 ? (size_t)n : 0, f) : 0;
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap + 1);
+    while (s) {
+        n += fread(s + n, 1, cap - n, f);
+        if (n < cap) break;
+        char *t = cap < SIZE_MAX / 4 ? realloc(s, 2 * cap + 1) : NULL;
+        if (!t) {
+            free(s);
+            s = NULL;
+            break;
+        }
+        s = t;
+        cap *= 2;
+    }
+    int bad = s && ferror(f), err = errno;
     fclose(f);
-    if (!s) mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-    else s[*len] = 0;
+    if (!s) {
+        mh_fail(e, MH_E_NO_MEMORY, "%s: out of memory reading it", path);
+        return NULL;
+    }
+    if (bad) {
+        free(s);
+        mh_fail(e, MH_E_IO, "%s: read failed: %s", path, strerror(err));
+        return NULL;
+    }
+    s[n] = 0;
+    *len = n;
     return s;
 }
 
@@ -177,8 +267,16 @@ static const char INSTRUMENT_USAGE[] =
     "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel into trace\n"
     "stores. Each instrumented kernel gets three parameters appended: .u64 __mgpu_trace (the buffer,\n"
     "traces x entries uint32), .u32 __mgpu_entries (entries_per_warpgroup) and .u64 __mgpu_calib (per\n"
-    "trace: %clock and %globaltimer_lo at its start and exit, 4 uint32). --names writes the\n"
-    "region name table as {\"name\": id}. A module without markers is written unchanged.\n";
+    "trace: %clock and %globaltimer_lo at its start and exit, 4 uint32). A module without markers is\n"
+    "written unchanged.\n"
+    "  IN.ptx               the module; a pipe (/dev/stdin, <(...)) is read to its end\n"
+    "  -o, --output FILE    write the rewritten PTX here (atomically); default stdout\n"
+    "  --scope S            warp (default) or warpgroup: who records, one trace per warp or per 128 threads\n"
+    "  --names FILE         write the region name table as {\"name\": id}\n"
+    "  -h, --help           this text\n"
+    "An output that is the input (or the other output) is refused before anything is written.\n"
+    "\n"
+    "exit status: 0 ok, 1 I/O error, 2 bad usage, 3 PTX it cannot parse or markers that do not nest\n";
 
 static int cmd_instrument(int argc, char **argv)
 {
@@ -197,15 +295,24 @@ static int cmd_instrument(int argc, char **argv)
         case 'o': out_path = optarg; break;
         case 'n': names_path = optarg; break;
         case 's':
-            if (mh_scope_parse(optarg, &scope)) return usage_error("--scope takes warp or warpgroup, not `%s`", optarg);
+            if (mh_scope_parse(optarg, &scope))
+                return usage_error_of(INSTRUMENT_USAGE, "--scope takes warp or warpgroup, not `%s`", optarg);
             break;
         case 'h': fputs(INSTRUMENT_USAGE, stdout); return 0;
-        case ':': return usage_error("option `%s` needs a value", argv[optind - 1]);
-        default: return usage_error("unknown option `%s`", argv[optind - 1]);
+        case ':': return usage_error_of(INSTRUMENT_USAGE, "option `%s` needs a value", argv[optind - 1]);
+        default: return usage_error_of(INSTRUMENT_USAGE, "unknown option `%s`", argv[optind - 1]);
         }
     }
-    if (optind != argc - 1) return usage_error("%s", "instrument needs exactly one IN.ptx");
+    if (optind != argc - 1) return usage_error_of(INSTRUMENT_USAGE, "%s", "instrument needs exactly one IN.ptx");
     mh_error e;
+    mh_error_clear(&e);
+    /* the outputs, before anything is read or written: never the input, nor each other */
+    const char *input[] = {argv[optind]};
+    if (mh_out_refuse_input(out_path, "-o", input, 1, &e) || mh_out_refuse_input(names_path, "--names", input, 1, &e))
+        return report(&e, NULL);
+    if (same_output(out_path, names_path))
+        return usage_error_of(INSTRUMENT_USAGE, "--names and -o name the same file (%s): one would overwrite the other",
+                              names_path);
     size_t len;
     char *text = read_all(argv[optind], &len, &e);
     if (!text) return report(&e, NULL);
@@ -252,8 +359,16 @@ static int cmd_instrument(int argc, char **argv)
 }
 
 /* What each backend says of itself (backends.h), then where nvcc is. */
-static int cmd_info(void)
+static int cmd_info(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(INFO_USAGE, stdout);
+            return 0;
+        }
+        return usage_error_of(INFO_USAGE, argv[i][0] == '-' ? "unknown option `%s`" : "unexpected argument `%s`",
+                              argv[i]);
+    }
     printf("mgpu-harness %s\n", MH_VERSION);
     printf("lua: %s (embedded)\n", mh_lua_version());
     printf("backends:\n");
@@ -289,6 +404,29 @@ static int cmd_info(void)
                               0, NULL);
 }
 
+/* replay and compare parse their arguments in Lua (lua/mgpu/replay.lua,
+ * compare.lua, which refuse unknown options with exit status 2); --help is
+ * answered here, as for every other command.  1 when it was asked for. */
+static int lua_command_help(int argc, char **argv, const char *usage)
+{
+    for (int i = 1; i < argc; i++)
+        if (is_help(argv[i])) {
+            fputs(usage, stdout);
+            return 1;
+        }
+    return 0;
+}
+
+/* `mgpu-harness SCRIPT.lua --help`: the runner's usage, the script not run */
+static int run_script(const char *path, int argc, char **argv)
+{
+    if (argc >= 1 && is_help(argv[0])) {
+        fputs(SCRIPT_USAGE, stdout);
+        return 0;
+    }
+    return mh_lua_run_script(path, argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -305,23 +443,27 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "dump")) return cmd_dump(argc - 1, argv + 1);
-    if (!strcmp(cmd, "info")) return cmd_info();
+    if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
-    if (!strcmp(cmd, "replay"))
+    if (!strcmp(cmd, "replay")) {
+        if (lua_command_help(argc - 1, argv + 1, REPLAY_USAGE)) return 0;
         return mh_lua_run_builtin("mgpu-harness replay", "return require('mgpu.replay').main(arg)", argc - 2,
                                   argv + 2);
-    if (!strcmp(cmd, "compare"))
+    }
+    if (!strcmp(cmd, "compare")) {
+        if (lua_command_help(argc - 1, argv + 1, COMPARE_USAGE)) return 0;
         return mh_lua_run_builtin("mgpu-harness compare", "return require('mgpu.compare').main(arg)", argc - 2,
                                   argv + 2);
+    }
     if (!strcmp(cmd, "run")) {
-        if (argc < 3) {
-            fputs("mgpu-harness: run needs a SCRIPT.lua\n", stderr);
-            return 2;
+        if (argc < 3 || is_help(argv[2])) {
+            fputs(SCRIPT_USAGE, argc < 3 ? stderr : stdout);
+            return argc < 3 ? 2 : 0;
         }
-        return mh_lua_run_script(argv[2], argc - 3, argv + 3);
+        return run_script(argv[2], argc - 3, argv + 3);
     }
     size_t n = strlen(cmd);
-    if (n > 4 && !strcmp(cmd + n - 4, ".lua")) return mh_lua_run_script(cmd, argc - 2, argv + 2);
-    fprintf(stderr, "mgpu-harness: unknown command `%s`\n\n%s", cmd, USAGE);
+    if (n > 4 && !strcmp(cmd + n - 4, ".lua")) return run_script(cmd, argc - 2, argv + 2);
+    fprintf(stderr, "mgpu-harness: unknown %s `%s`\n\n%s", cmd[0] == '-' ? "option" : "command", cmd, USAGE);
     return 2;
 }

@@ -1,15 +1,106 @@
-/* out.c - buffered, atomically replaced output files. */
+/* out.c - buffered, atomically replaced output files, and the removal of
+ * their temporaries when a signal ends the process (see out.h). */
 #define _GNU_SOURCE
 #include "base/out.h"
+#include "base/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define BUF_BYTES (1u << 17)
+
+/* --- temporaries a signal must not leave behind ------------------------------
+ * A fixed table, so that the handler touches only static memory: a slot's path
+ * is written while the slot is unused, then the slot is marked used. */
+#define TEMP_SLOTS 16
+static char temp_path[TEMP_SLOTS][PATH_MAX];
+static volatile sig_atomic_t temp_used[TEMP_SLOTS];
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void mh_out_unlink_temps(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; i++)
+        if (temp_used[i]) unlink(temp_path[i]);
+}
+
+static void on_fatal_signal(int sig)
+{
+    int saved = errno;
+    mh_out_unlink_temps();
+    signal(sig, SIG_DFL);
+    errno = saved;
+    raise(sig); /* delivered when the handler returns: the process ends as the signal's default does */
+}
+
+/* Installs the cleanup for the signals still at their default action. */
+static void install_cleanup(void)
+{
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) {
+        struct sigaction old;
+        if (sigaction(cleanup_signals[i], NULL, &old) != 0 || old.sa_handler != SIG_DFL ||
+            (old.sa_flags & SA_SIGINFO))
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        for (size_t j = 0; j < sizeof cleanup_signals / sizeof *cleanup_signals; j++)
+            sigaddset(&sa.sa_mask, cleanup_signals[j]);
+        sigaction(cleanup_signals[i], &sa, NULL);
+    }
+}
+
+static int register_temp(const char *path)
+{
+    if (strlen(path) >= PATH_MAX) return -1;
+    for (int i = 0; i < TEMP_SLOTS; i++) {
+        if (temp_used[i]) continue;
+        memcpy(temp_path[i], path, strlen(path) + 1);
+        atomic_signal_fence(memory_order_seq_cst);
+        temp_used[i] = 1;
+        return i;
+    }
+    return -1; /* more than TEMP_SLOTS at once: this one is not cleaned up by a signal */
+}
+
+static void unregister_temp(mh_out *o)
+{
+    if (o->tmp_path && o->temp_slot >= 0 && o->temp_slot < TEMP_SLOTS) temp_used[o->temp_slot] = 0;
+    o->temp_slot = -1;
+}
+
+static void block_signals(sigset_t *old)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < sizeof cleanup_signals / sizeof *cleanup_signals; i++) sigaddset(&set, cleanup_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, old);
+}
+
+/* --- outputs that are inputs ---------------------------------------------- */
+
+int mh_out_refuse_input(const char *out_path, const char *what, const char *const *inputs, size_t n,
+                        mh_error *e)
+{
+    struct stat so, si;
+    if (!out_path || !strcmp(out_path, "-") || stat(out_path, &so) != 0 || !S_ISREG(so.st_mode)) return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!inputs[i] || stat(inputs[i], &si) != 0) continue;
+        if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+            return mh_fail(e, MH_E_BAD_ARGUMENT,
+                           "%s %s is the input %s (the same file): writing it would destroy it; nothing was "
+                           "written (name another output file)",
+                           what, out_path, inputs[i]);
+    }
+    return 0;
+}
 
 static int alloc_buf(mh_out *o, mh_error *e)
 {
@@ -23,6 +114,7 @@ int mh_out_open_fd(mh_out *o, int fd, mh_error *e)
 {
     memset(o, 0, sizeof *o);
     o->fd = fd;
+    o->temp_slot = -1;
     return alloc_buf(o, e);
 }
 
@@ -45,6 +137,7 @@ int mh_out_open(mh_out *o, const char *path, mh_error *e)
     }
     memset(o, 0, sizeof *o);
     o->fd = -1;
+    o->temp_slot = -1;
     size_t n = strlen(path);
     o->path = strdup(path);
     o->tmp_path = malloc(n + 16);
@@ -53,7 +146,15 @@ int mh_out_open(mh_out *o, const char *path, mh_error *e)
         return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     }
     snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+    /* created and registered with the cleanup signals blocked: none can fall in between */
+    install_cleanup();
+    sigset_t old;
+    block_signals(&old);
     o->fd = mkostemp(o->tmp_path, O_CLOEXEC);
+    int mk_errno = errno;
+    if (o->fd >= 0) o->temp_slot = register_temp(o->tmp_path);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    errno = mk_errno;
     if (o->fd < 0) {
         int err = errno;
         free(o->tmp_path);
@@ -71,6 +172,12 @@ int mh_out_open(mh_out *o, const char *path, mh_error *e)
 static void write_all(mh_out *o, const char *p, size_t n)
 {
     if (o->failed) return;
+    if (mh_stop_requested()) { /* Ctrl-C under the runner: this output stops here, as `interrupted` */
+        mh_stop_clear();
+        o->failed = 1;
+        o->err = EINTR;
+        return;
+    }
     while (n) {
         ssize_t w = write(o->fd, p, n);
         if (w < 0 && errno == EINTR) continue;
@@ -93,13 +200,22 @@ void mh_out_flush_(mh_out *o)
 
 void mh_out_write_direct_(mh_out *o, const void *s, size_t n) { write_all(o, s, n); }
 
+int mh_out_failure(const mh_out *o, mh_error *e)
+{
+    if (!o->failed) return 0;
+    const char *name = o->path ? o->path : "output";
+    if (o->err == EINTR)
+        return mh_fail(e, MH_E_INTERRUPTED, "interrupted (Ctrl-C) while writing %s; nothing was written", name);
+    return mh_fail(e, MH_E_IO, "%s: write failed: %s", name, strerror(o->err));
+}
+
 int mh_out_commit(mh_out *o, mh_error *e)
 {
     const char *name = o->path ? o->path : "output";
     mh_out_flush_(o);
     int rc = 0;
     if (o->failed) {
-        rc = mh_fail(e, MH_E_IO, "%s: write failed: %s", name, strerror(o->err));
+        rc = mh_out_failure(o, e);
     } else if (o->owns_fd) {
         if (close(o->fd) != 0) rc = mh_fail(e, MH_E_IO, "output: write failed: %s", strerror(errno));
         o->fd = -1;
@@ -109,6 +225,7 @@ int mh_out_commit(mh_out *o, mh_error *e)
         if (!rc && rename(o->tmp_path, o->path) != 0)
             rc = mh_fail(e, MH_E_IO, "%s: cannot replace it: %s", name, strerror(errno));
         if (!rc) {
+            unregister_temp(o); /* after the rename: a signal in between unlinks a name that is gone */
             free(o->tmp_path);
             o->tmp_path = NULL;
         }
@@ -121,9 +238,11 @@ void mh_out_abort(mh_out *o)
 {
     if ((o->path || o->owns_fd) && o->fd >= 0) close(o->fd);
     if (o->tmp_path) unlink(o->tmp_path);
+    unregister_temp(o);
     free(o->tmp_path);
     free(o->path);
     free(o->buf);
     memset(o, 0, sizeof *o);
     o->fd = -1;
+    o->temp_slot = -1;
 }

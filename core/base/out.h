@@ -1,7 +1,18 @@
 /* out.h - buffered output with atomic replacement: a file is written to a
  * temporary sibling and renamed over the target only on commit, so a failed
  * run never leaves a partial file or destroys the previous one.  Also holds
- * the fast number formatting the dump's hot loop needs. */
+ * the fast number formatting the dump's hot loop needs.
+ *
+ * Interruptions: the temporary files being written are registered in a small
+ * static table (the one global state of out.c), so that SIGINT, SIGTERM or
+ * SIGHUP removes them before the process dies: mh_out_open installs a handler
+ * for those of the three still at their default action (it unlinks the
+ * temporaries, then re-raises the signal with the default action), and a
+ * program with its own handler (the Lua runner's Ctrl-C) calls
+ * mh_out_unlink_temps from it before it dies.  A stop request (base/stop.h,
+ * the runner's first Ctrl-C) makes the writes of an open output fail as
+ * `interrupted` at the next flush: the caller aborts it, which removes the
+ * temporary, and the request is consumed (mh_stop_clear). */
 #ifndef MH_OUT_H
 #define MH_OUT_H
 
@@ -17,8 +28,9 @@ typedef struct mh_out {
     char *buf;
     size_t len, cap;
     int owns_fd;      /* fd opened here on a non-regular file: close it */
-    int failed;       /* a write failed; errno in err */
+    int failed;       /* a write failed; errno in err (EINTR: a stop request, see mh_out_failure) */
     int err;
+    int temp_slot;    /* this temporary's slot in the signal cleanup table, or -1 */
     uint64_t total;   /* bytes written so far */
 } mh_out;
 
@@ -31,6 +43,22 @@ int mh_out_open_fd(mh_out *o, int fd, mh_error *e);
 int mh_out_commit(mh_out *o, mh_error *e);
 /* Discards the temporary file (no effect on the target). Safe after commit. */
 void mh_out_abort(mh_out *o);
+/* Non-zero once a write failed (or a stop was requested while it was open);
+ * e then says what happened: MH_E_INTERRUPTED or MH_E_IO. */
+int mh_out_failure(const mh_out *o, mh_error *e);
+
+/* Refuses (MH_E_BAD_ARGUMENT naming both) an output path that is one of the
+ * command's inputs: the same file (st_dev and st_ino, so a link or another
+ * spelling is found too), which writing it would destroy.  inputs may hold
+ * NULLs; an output that does not exist yet, stdout ("-", NULL) and a device
+ * or FIFO written in place are never refused.  `what` names the option
+ * ("-o", "--summary-json", "out") in the message. */
+int mh_out_refuse_input(const char *out_path, const char *what, const char *const *inputs, size_t n,
+                        mh_error *e);
+
+/* Unlinks every registered temporary file.  Async-signal-safe: for a signal
+ * handler of the program's own (the runner's second Ctrl-C). */
+void mh_out_unlink_temps(void);
 
 void mh_out_flush_(mh_out *o);
 void mh_out_write_direct_(mh_out *o, const void *s, size_t n);

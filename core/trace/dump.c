@@ -48,6 +48,7 @@ typedef struct {
     size_t *prefix_at;        /* offsets into prefix: [2 * name_index + end], plus the end */
     mh_counters *counters;    /* default mode, opts->counter_bins > 0: regions in flight per bin */
     uint64_t counters_pid;    /* their process: after every SM's (Perfetto treats pid 0 as special) */
+    uint64_t full_n;          /* event words of the first full trace (stats->full_trace) */
 } dump_ctx;
 
 /* Builds, for every name and phase, the constant text that starts an event,
@@ -191,6 +192,15 @@ static int scan(dump_ctx *c)
             if (n > worst_n) { worst_n = n; worst_trace = t; }
             short_traces++;
             continue;
+        }
+        /* no room for another event (2 words): a kernel that bounds-checks its own trace may have
+         * dropped events here (an instrumented one counts past its capacity: n > capacity above) */
+        if (!c->opts->calib && n + 2 > capacity) {
+            if (!c->st->full_traces) {
+                c->st->full_trace = t;
+                c->full_n = n;
+            }
+            c->st->full_traces++;
         }
         if (have_err || n == 0) continue;
         if (n & 1) {
@@ -554,7 +564,12 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
             depth++;
         } else {
             depth--;
-            if (sum) mh_summary_add(sum, c->stack[depth], cycles_to_units(ghz, acc - c->stack_at[depth]));
+            /* the duration the trace shows: end ts - begin ts, each converted once (converting the
+             * difference instead can read 1 ns off, and a region's max below its longest event) */
+            if (sum)
+                mh_summary_add(sum, c->stack[depth],
+                               mosaic ? cycles_to_units(ghz, acc - c->stack_at[depth])
+                                      : cycles_to_units(ghz, acc) - cycles_to_units(ghz, c->stack_at[depth]));
             if (cnt)
                 mh_counters_add(cnt, c->stack[depth], base_ns + (int64_t)cycles_to_units(ghz, c->stack_at[depth]),
                                 last_ns);
@@ -627,7 +642,11 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
             rc = default_prologue(&c);
             first = rc ? 1 : (c.nlive == 0);
         }
-        for (uint64_t i = 0; !rc && i < c.nlive; i++) rc = emit_trace(&c, &c.live[i], &first);
+        for (uint64_t i = 0; !rc && i < c.nlive; i++) {
+            rc = emit_trace(&c, &c.live[i], &first);
+            /* a write failed or a stop was requested (Ctrl-C under the runner): stop here */
+            if (!rc && mh_out_failure(out, e)) rc = -1;
+        }
         if (!rc && c.counters) rc = emit_counters(&c);
         if (!rc) mh_out_str(out, opts->mode == MH_DUMP_MOSAIC ? "]}" : "\n]}\n");
         if (!rc && opts->summary && opts->summary->no_memory)
@@ -639,6 +658,20 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
                  "%llu traces ended with open regions (truncated by a bounds check?); they were closed at their "
                  "last event",
                  (unsigned long long)stats->truncated_traces);
+        opts->warn(opts->warn_ctx, msg);
+    }
+    if (!rc && stats->full_traces && opts->warn) {
+        char msg[600];
+        uint64_t cap = spec->entries - MH_HEADER_WORDS;
+        snprintf(msg, sizeof msg,
+                 "%llu of %llu traces are full (trace %llu holds %llu event words of the %llu that "
+                 "entries_per_warpgroup=%llu leaves, no room for another event): possibly truncated by the "
+                 "kernel's own bounds check, which drops the events past its capacity; run it with a larger "
+                 "entries_per_warpgroup (a kernel compiled for a fixed capacity must be rebuilt for it)",
+                 (unsigned long long)stats->full_traces, (unsigned long long)spec->num_traces,
+                 (unsigned long long)stats->full_trace,
+                 (unsigned long long)c.full_n, (unsigned long long)cap,
+                 (unsigned long long)spec->entries);
         opts->warn(opts->warn_ctx, msg);
     }
     if (!rc && stats->clock_warnings > WARN_LIMIT && opts->warn) {

@@ -42,6 +42,12 @@ typedef struct mh_dump_stats {
     uint64_t traces_with_events;
     uint64_t events;            /* events written (synthetic ends included) */
     uint64_t truncated_traces;  /* traces that ended with open regions */
+    uint64_t full_traces;       /* traces with no room left for another event (3 + n + 2 > entries), counted
+                                 * when the kernel may have dropped events past its capacity: one that writes
+                                 * its own trace with a bounds check (Mosaic style).  Not counted with
+                                 * calibration words (a harness-instrumented kernel counts past its capacity,
+                                 * so its full trace is complete and an overflow is insufficient_space) */
+    uint64_t full_trace;        /* the first full trace, when full_traces > 0 */
     uint64_t clock_warnings;    /* clock went backwards */
     uint32_t overhead_cycles;   /* Mosaic mode: estimated profiling overhead */
     uint64_t bytes;             /* bytes of JSON written */

@@ -49,6 +49,9 @@ int mh_dump_files(const mh_dump_request *req, mh_dump_result *r, mh_error *e)
     uint32_t *calib = NULL;
     memset(r, 0, sizeof *r);
     mh_error_clear(e);
+    /* before anything is read or written: the output must not be one of the inputs */
+    const char *inputs[] = {req->buffer_path, req->meta_path, req->calib_path};
+    if (mh_out_refuse_input(req->out_path, "the output", inputs, 3, e)) return -1;
     if (mh_meta_load_file(&r->meta, req->meta_path, e)) return -1;
     if (req->calib_path && req->mode == MH_DUMP_MOSAIC) {
         mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "calibration words are for the default mode (Mosaic's convention takes "

@@ -63,7 +63,7 @@ void mh_summary_add(mh_summary *s, size_t i, uint64_t d)
     if (st->count == 0 || d < st->min) st->min = d;
     if (d > st->max) st->max = d;
     st->count++;
-    st->total += (double)d;
+    st->total += d;
     st->hist[bucket_of(d)]++;
 }
 
@@ -142,14 +142,14 @@ mh_region_row mh_summary_row(const mh_summary *s, size_t i)
     r.name = s->names->v[i].name;
     r.count = st->count;
     r.truncated = st->truncated;
-    r.total = st->total;
-    r.mean = st->count ? st->total / (double)st->count : 0;
+    r.total = (double)st->total; /* exact up to 2^53 units (104 days of ns) */
+    r.mean = st->count ? (double)st->total / (double)st->count : 0;
     r.min = st->min;
     r.max = st->max;
     r.median = mh_summary_quantile(st, 0.5);
     r.p99 = mh_summary_quantile(st, 0.99);
     int64_t span = s->timeline.traces ? s->timeline.last - s->timeline.first : 0;
-    r.concurrency = span > 0 ? st->total / (double)span : 0;
+    r.concurrency = span > 0 ? (double)st->total / (double)span : 0;
     return r;
 }
 

@@ -14,7 +14,7 @@
 
 typedef struct mh_region_stats {
     uint64_t count, min, max, truncated;
-    double total;
+    uint64_t total;   /* the exact sum of the durations recorded */
     uint64_t *hist;   /* MH_HIST_BUCKETS counters, allocated on first use */
 } mh_region_stats;
 
@@ -58,7 +58,9 @@ typedef struct mh_timeline_row {
 
 int mh_summary_init(mh_summary *s, const mh_names *names, mh_error *e);
 void mh_summary_free(mh_summary *s);
-/* Records one closed region of `name_index` lasting `d` units. */
+/* Records one closed region of `name_index` lasting `d` units.  The dump
+ * passes the duration its trace shows (end ts - begin ts, each converted from
+ * cycles once), so the summary's totals, min and max are the trace's own. */
 void mh_summary_add(mh_summary *s, size_t name_index, uint64_t d);
 static inline void mh_summary_truncated(mh_summary *s, size_t name_index) { s->stats[name_index].truncated++; }
 /* Records one trace with events: on SM `smid`, from `first` to `last`. */

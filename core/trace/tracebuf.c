@@ -42,6 +42,74 @@ void mh_tracebuf_memory(mh_tracebuf *b, const uint32_t *words, uint64_t n)
     b->fd = -1;
 }
 
+/* A pipe (or any file that is not regular) read until its end; the bytes in
+ * *out (malloc'd), their number in *len. */
+static int read_stream(int fd, const char *path, unsigned char **out, uint64_t *len, mh_error *e)
+{
+    size_t cap = 1u << 16, n = 0;
+    unsigned char *p = malloc(cap);
+    if (!p) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (;;) {
+        if (n == cap) {
+            unsigned char *q = cap < SIZE_MAX / 2 ? realloc(p, cap * 2) : NULL;
+            if (!q) {
+                free(p);
+                return mh_fail(e, MH_E_NO_MEMORY, "%s: out of memory reading it whole (%zu bytes so far)", path, n);
+            }
+            p = q;
+            cap *= 2;
+        }
+        ssize_t r = read(fd, p + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            int err = errno;
+            free(p);
+            return mh_fail(e, MH_E_IO, "%s: read failed: %s", path, strerror(err));
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    *out = p;
+    *len = n;
+    return 0;
+}
+
+/* The buffer of a pipe: read whole, .npy or raw words, converted to host order in memory. */
+static int open_stream(mh_tracebuf *b, const char *path, mh_error *e)
+{
+    unsigned char *bytes = NULL;
+    uint64_t size = 0, offset = 0;
+    int big = 0;
+    if (read_stream(b->fd, path, &bytes, &size, e)) return -1;
+    if (size >= 10 && memcmp(bytes, "\x93NUMPY", 6) == 0) {
+        mh_npy npy;
+        if (mh_npy_parse(bytes, (size_t)size, &npy, e)) {
+            free(bytes);
+            mh_error_prefix(e, path);
+            return -1;
+        }
+        if (size - npy.data_offset != npy.count * 4) {
+            free(bytes);
+            return mh_fail(e, MH_E_BAD_BUFFER, "%s: .npy shape holds %llu words but the file has %llu data bytes",
+                           path, (unsigned long long)npy.count, (unsigned long long)(size - npy.data_offset));
+        }
+        offset = npy.data_offset;
+        big = npy.big_endian;
+    } else if (size % 4) {
+        free(bytes);
+        return mh_fail(e, MH_E_BAD_BUFFER, "%s: size %llu bytes is not a multiple of 4 (a buffer is uint32 words)",
+                       path, (unsigned long long)size);
+    }
+    uint64_t words = (size - offset) / 4;
+    memmove(bytes, bytes + offset, (size_t)(words * 4));
+    b->owned = (uint32_t *)(void *)bytes; /* malloc'd memory is aligned for uint32 */
+    if (big != host_is_big_endian())
+        for (uint64_t i = 0; i < words; i++) b->owned[i] = __builtin_bswap32(b->owned[i]);
+    b->mem = b->owned;
+    b->words = words;
+    return 0;
+}
+
 int mh_tracebuf_open(mh_tracebuf *b, const char *path, mh_error *e)
 {
     struct stat st;
@@ -55,9 +123,15 @@ int mh_tracebuf_open(mh_tracebuf *b, const char *path, mh_error *e)
         mh_fail(e, MH_E_IO, "%s: cannot open: %s", path, strerror(errno));
         goto fail;
     }
-    if (!S_ISREG(st.st_mode)) {
-        mh_fail(e, MH_E_BAD_BUFFER, "%s: not a regular file", path);
+    if (S_ISDIR(st.st_mode)) {
+        mh_fail(e, MH_E_IO, "%s: is a directory", path);
         goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a pipe, /dev/stdin, <(...): read it whole */
+        if (open_stream(b, path, e)) goto fail;
+        close(b->fd);
+        b->fd = -1;
+        return 0;
     }
     uint64_t size = (uint64_t)st.st_size, data_bytes = size;
     int file_big = 0;
@@ -155,6 +229,7 @@ void mh_tracebuf_close(mh_tracebuf *b)
     if (b->fd >= 0) close(b->fd);
     free(b->path);
     free(b->chunk);
+    free(b->owned);
     memset(b, 0, sizeof *b);
     b->fd = -1;
 }

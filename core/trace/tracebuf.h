@@ -11,6 +11,7 @@
 
 typedef struct mh_tracebuf {
     const uint32_t *mem;     /* in-memory buffer, or NULL for a file */
+    uint32_t *owned;         /* a pipe's words, read whole into memory (mem points here); freed by close */
     int fd;
     int swap;                /* file words are big-endian relative to host */
     uint64_t data_offset;    /* file offset of word 0 */
@@ -23,7 +24,10 @@ typedef struct mh_tracebuf {
     unsigned run;            /* consecutive sequential requests before it */
 } mh_tracebuf;
 
-/* Opens a .bin or .npy (detected by its magic, not its name). */
+/* Opens a .bin or .npy (detected by its magic, not its name).  A regular file
+ * is read in chunks as needed; anything else that reads (a pipe, /dev/stdin,
+ * bash's <(...)) is read until its end into memory, as it cannot be read
+ * twice or at an offset. */
 int mh_tracebuf_open(mh_tracebuf *b, const char *path, mh_error *e);
 /* Wraps host-order words already in memory (not copied, not freed). */
 void mh_tracebuf_memory(mh_tracebuf *b, const uint32_t *words, uint64_t n);
