@@ -288,6 +288,13 @@ options)
       grep -qE -- "(^|[^[:alnum:]-])$opt([^[:alnum:]-]|$)" top.txt || fail "mgpu-harness --help does not list $opt (from ${f#help-})"
     done
   done
+  # ... and every option an experiment takes (lua/mgpu/experiment.lua's parse_args; --worker is internal)
+  for opt in $(grep -oE 'a == "--?[a-z][a-z-]*"' "$src/lua/mgpu/experiment.lua" | grep -oE -- '--?[a-z-]+' | sort -u); do
+    [ "$opt" = --worker ] && continue
+    ok
+    grep -qE -- "(^|[^[:alnum:]-])$opt([^[:alnum:]-]|$)" top.txt || fail "mgpu-harness --help does not list the experiment option $opt"
+    grep -qE -- "(^|[^[:alnum:]-])$opt([^[:alnum:]-]|$)" help-exp.lua.txt || fail "SCRIPT.lua --help does not list $opt"
+  done
   # README's exit-code list names every code the harness can raise
   readme=$(sed -n '/^### Exit codes/,/^## /p' "$src/README.md")
   codes=$( (grep -oE '\] = "[a-z_]+"' "$src/core/base/error.c" | grep -oE '"[a-z_]+"' | tr -d '"';

@@ -164,8 +164,8 @@ static int exit_status_for_code(const char *code)
     /* codes the Lua library raises: nvcc refusing a .cu is bad input, as a JIT error is */
     if (!strcmp(code, "compile_failed")) return mh_code_exit_status(MH_E_JIT_FAILED);
     if (!strcmp(code, "bad_results")) return mh_code_exit_status(MH_E_BAD_META); /* a results file: bad input */
-    /* a failed check or expected count: the experiment's own failure, as a failed point's status */
-    if (!strcmp(code, "check_failed")) return mh_code_exit_status(MH_E_SCRIPT_ERROR);
+    /* a failed check or expected count, a point whose worker died: a failed point's status */
+    if (!strcmp(code, "check_failed") || !strcmp(code, "worker_lost")) return mh_code_exit_status(MH_E_SCRIPT_ERROR);
     return 1;
 }
 
