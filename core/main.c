@@ -30,6 +30,10 @@ static const char USAGE[] =
     "       mgpu-harness instrument IN.ptx [-o|--output OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
+    "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
+    "       mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
+    "                          [--time T] [--wait] [--dry-run] [--set NAME=V1,V2] [--backend B]\n"
+    "                          [-- EXTRA_SBATCH_ARGS...]      a sweep as a Slurm job array, merged\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
@@ -76,6 +80,25 @@ static const char COMPARE_USAGE[] =
     "\n"
     "Compares two results folders of one experiment, or two region summaries (.summary.json).\n"
     "  --max-slowdown PCT exit status 9 when something got slower by more than PCT percent\n";
+
+static const char MERGE_USAGE[] =
+    "usage: mgpu-harness merge OUT DIR...\n"
+    "\n"
+    "Merges results folders of one experiment (the shards of a sweep) into OUT: refuses folders whose\n"
+    "manifests disagree, takes the ok row of a point found twice, links the point files, lists the\n"
+    "points no folder has (`SCRIPT.lua --resume OUT` runs them). Merging again is idempotent.\n"
+    "\n"
+    "exit status: 0 every point there and ok, 1 some missing or failed\n";
+
+static const char SLURM_USAGE[] =
+    "usage: mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
+    "                          [--time T] [--wait] [--dry-run] [--set NAME=V1,V2] [--backend B]\n"
+    "                          [-- EXTRA_SBATCH_ARGS...]\n"
+    "\n"
+    "Writes DIR/slurm/array.sh (task i runs --shard i/N --out DIR/shards/i --workers auto) and\n"
+    "DIR/slurm/merge.sh (after the array, merges the shards into DIR), submits both with sbatch and\n"
+    "prints the job ids. --wait waits for the merge and exits with its status; --dry-run prints the\n"
+    "scripts and submits nothing. Run again on the same DIR, it submits only shards missing points.\n";
 
 static const char DUMP_USAGE[] =
     "usage: mgpu-harness dump BUFFER --meta META.json [options]\n"
@@ -459,6 +482,14 @@ int main(int argc, char **argv)
         if (lua_command_help(argc - 1, argv + 1, COMPARE_USAGE)) return 0;
         return mh_lua_run_builtin("mgpu-harness compare", "return require('mgpu.compare').main(arg)", argc - 2,
                                   argv + 2);
+    }
+    if (!strcmp(cmd, "merge")) {
+        if (lua_command_help(argc - 1, argv + 1, MERGE_USAGE)) return 0;
+        return mh_lua_run_builtin("mgpu-harness merge", "return require('mgpu.merge').main(arg)", argc - 2, argv + 2);
+    }
+    if (!strcmp(cmd, "slurm")) {
+        if (lua_command_help(argc - 1, argv + 1, SLURM_USAGE)) return 0;
+        return mh_lua_run_builtin("mgpu-harness slurm", "return require('mgpu.slurm').main(arg)", argc - 2, argv + 2);
     }
     if (!strcmp(cmd, "run")) {
         if (argc < 3 || is_help(argv[2])) {

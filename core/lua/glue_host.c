@@ -302,6 +302,18 @@ static int l_realpath(lua_State *L)
     return 1;
 }
 
+/* core.link(existing, new) -> true, or nil and the reason: a hard link (merge shares point files) */
+static int l_link(lua_State *L)
+{
+    if (link(luaL_checkstring(L, 1), luaL_checkstring(L, 2)) != 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, strerror(errno));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 /* core.getpid() -> this process's id */
 static int l_getpid(lua_State *L)
 {
@@ -311,7 +323,7 @@ static int l_getpid(lua_State *L)
 
 const luaL_Reg glue_host_funcs[] = {
     {"lock", l_lock_new},           {"exe_path", l_exe_path},       {"realpath", l_realpath},
-    {"getpid", l_getpid},
+    {"getpid", l_getpid},           {"link", l_link},
     {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
     {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},

@@ -48,13 +48,17 @@ static double opt_clock_ghz(lua_State *L, int t, const char *what, double def)
     return v;
 }
 
-#define WARNINGS_INDEX 3 /* stack slot of the warnings table in l_dump */
+/* Warnings of a dump go into the Lua table at idx. */
+typedef struct {
+    lua_State *L;
+    int idx;
+} warnings_to;
 
 static void collect_warning(void *ctx, const char *msg)
 {
-    lua_State *L = ctx;
-    lua_pushstring(L, msg);
-    lua_seti(L, WARNINGS_INDEX, (lua_Integer)luaL_len(L, WARNINGS_INDEX) + 1);
+    warnings_to *w = ctx;
+    lua_pushstring(w->L, msg);
+    lua_rawseti(w->L, w->idx, (lua_Integer)lua_rawlen(w->L, w->idx) + 1);
 }
 
 static void push_summary(lua_State *L, const mh_summary *s)
@@ -122,9 +126,10 @@ static int l_dump(lua_State *L)
 
     lua_settop(L, 1);
     lua_newtable(L); /* result, index 2 */
-    lua_newtable(L); /* warnings, WARNINGS_INDEX */
+    lua_newtable(L); /* warnings, index 3 */
+    warnings_to w = {L, 3};
     req.warn = collect_warning;
-    req.warn_ctx = L;
+    req.warn_ctx = &w;
     mh_dump_result r;
     mh_error e;
     if (mh_dump_files(&req, &r, &e)) return glue_raise(L, &e);
@@ -195,6 +200,11 @@ static int l_trace_dump(lua_State *L)
     mh_dump_stats st;
     mh_error e;
     mh_error_clear(&e);
+    lua_settop(L, 3);
+    lua_newtable(L); /* warnings, index 4 */
+    warnings_to w = {L, 4};
+    opts.warn = collect_warning;
+    opts.warn_ctx = &w;
     mh_tracebuf_memory(&b, t->words, t->spec.words);
     if (mh_tracebuf_bind(&b, &t->spec, &e) || mh_summary_init(&sum, &t->names, &e)) return glue_raise(L, &e);
     opts.summary = &sum;
@@ -205,6 +215,9 @@ static int l_trace_dump(lua_State *L)
         return glue_raise(L, &e);
     }
     lua_createtable(L, 0, 4);
+    lua_pushvalue(L, 4);
+    lua_setfield(L, -2, "warnings");
+    if (st.full_traces) glue_set_int(L, -1, "full_traces", (lua_Integer)st.full_traces);
     glue_set_int(L, -1, "events", (lua_Integer)st.events);
     glue_set_int(L, -1, "traces_with_events", (lua_Integer)st.traces_with_events);
     glue_set_int(L, -1, "truncated_traces", (lua_Integer)st.truncated_traces);

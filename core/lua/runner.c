@@ -112,9 +112,9 @@ static int run_protected(lua_State *L)
     if (load != LUA_OK) return lua_error(L);
     for (int i = 0; i < argc; i++) lua_pushstring(L, argv[i]);
     if (lua_pcall(L, argc, 1, h) != LUA_OK) return lua_error(L);
-    /* a script that returns a table with setup() is an experiment: run it */
-    if (lua_istable(L, -1) && lua_getfield(L, -1, "setup") == LUA_TFUNCTION) {
-        lua_pop(L, 1);
+    /* a script that returns a value is taken as an experiment: mgpu.experiment.main runs a table
+     * that is one and refuses anything else (bad_argument); a plain script returns nothing */
+    if (!code && !lua_isnil(L, -1)) {
         lua_getglobal(L, "require");
         lua_pushliteral(L, "mgpu.experiment");
         lua_call(L, 1, 1);

@@ -32,7 +32,14 @@
 --               region (how many traces are inside it, per bin of the kernel's span)
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
+--   timeout_s   a point still running after this many seconds fails as `timeout` and the
+--               sweep goes on (emu stops the launch itself; with workers the worker is killed,
+--               the one way to stop a hung GPU kernel)
 -- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR [--force]  --backend emu|auto  --quiet
+--   --workers N|auto [--devices 0,2,3]  points in N worker processes (auto: one per visible GPU
+--               on cuda, one per core on emu), the parent the only writer of results.jsonl
+--   --shard I/N  only the points of shard I of N (1 <= I <= N): round-robin by point index over
+--               the full point list, so every process computes the same split without talking
 -- Results folder (mgpu.results, mgpu.manifest): point files are named by the
 -- point's index in the full, unfiltered point list the manifest records
 -- (point_keys), so they never name another point than the row that names
@@ -53,9 +60,12 @@ local timing = require "mgpu.timing"
 
 local M = {}
 
+local point_row, worker_plan, probe_device, run_workers -- defined below, used by run_locked
+
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
-  "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed" }
+  "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
+  "timeout_s" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
 local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect" }
 
@@ -83,13 +93,40 @@ function M.parse_args(argv)
     elseif a == "--force" then opts.force = true
     elseif a == "--backend" then opts.backend = value()
     elseif a == "--quiet" or a == "-q" then opts.quiet = true
-    else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --force, --backend, --quiet)") end
+    elseif a == "--workers" then
+      local v = value()
+      opts.workers = v == "auto" and "auto" or tonumber(v)
+      if opts.workers ~= "auto" and (not opts.workers or opts.workers < 1 or opts.workers > 1024
+        or opts.workers ~= math.floor(opts.workers)) then
+        bad("--workers takes a number of worker processes from 1 to 1024, or auto (got " .. v .. ")")
+      end
+    elseif a == "--devices" then
+      local v = value()
+      opts.devices = {}
+      for d in v:gmatch("[^,]+") do
+        if not d:match("^%d+$") then bad("--devices takes device numbers like 0,2,3 (got " .. v .. ")") end
+        opts.devices[#opts.devices + 1] = tonumber(d)
+      end
+      if #opts.devices == 0 then bad("--devices takes device numbers like 0,2,3 (got " .. v .. ")") end
+    elseif a == "--shard" then
+      local v = value()
+      local si, sn = v:match("^(%d+)/(%d+)$")
+      si, sn = tonumber(si), tonumber(sn)
+      if not si or sn < 1 or si < 1 or si > sn then bad("--shard takes I/N with 1 <= I <= N (got " .. v .. ")") end
+      opts.shard = { index = si, count = sn }
+    elseif a == "--worker" then opts.worker = value() -- internal: serve points of that results folder
+    else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --force, --backend, --quiet, --workers, "
+      .. "--devices, --shard)") end
     i = i + 1
   end
   if opts.resume and opts.out then
     bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
   end
   if opts.force and not opts.resume then bad("--force goes with --resume DIR (go on although a source changed)") end
+  if opts.devices and not opts.workers then opts.workers = #opts.devices end
+  if opts.shard and opts.resume then
+    bad("--resume runs the points of the folder's own shard: it takes no --shard")
+  end
   return opts
 end
 
@@ -156,6 +193,10 @@ local function validate(exp)
   if c ~= nil and (type(c) ~= "number" or c < 1 or c > 100000 or c ~= math.floor(c)) then
     bad("experiment.counters must be a number of bins from 1 to 100000")
   end
+  local t = exp.timeout_s
+  if t ~= nil and (type(t) ~= "number" or not (t > 0) or t == math.huge) then
+    bad("experiment.timeout_s must be a number of seconds above 0, got " .. tostring(t))
+  end
 end
 
 -- Turns any error into {code, message}; script errors keep file:line and a traceback.
@@ -207,7 +248,7 @@ local function attempt_point(ctx, index, point, entries, row)
   check_type(spec.expect, "setup's expect", "table", "a table {region name = count}")
   check_entries(spec.entries, "setup's entries")
   if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
-  local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args }
+  local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
   if exp.instrument then
     -- kernel:launch retries by itself, once, with exactly the entries the kernel
@@ -345,7 +386,7 @@ end
 -- manifest (--resume, replay): its axes and its selection, checked against
 -- the keys it recorded; a manifest without point_keys (an older harness)
 -- gives its --set to the script's axes.
-local function plan(exp, set, man, where)
+local function plan(exp, set, man, where, shard)
   local from_man = man ~= nil and man.point_keys ~= nil
   local groups
   if from_man then
@@ -390,8 +431,16 @@ local function plan(exp, set, man, where)
       if keep then selected[#selected + 1] = i end
     end
   end
+  local filtered = #all - #selected
+  if shard and not from_man then -- round-robin by index over the full list: the same split everywhere
+    local mine = {}
+    for _, i in ipairs(selected) do
+      if (i - 1) % shard.count == shard.index - 1 then mine[#mine + 1] = i end
+    end
+    selected = mine
+  end
   return { groups = groups, names = axes.names(groups), all = all, keys = keys, selected = selected,
-    filtered = #all - #selected }
+    filtered = filtered }
 end
 
 local function holds_results(dir)
@@ -431,6 +480,95 @@ local function new_dir(name)
   bad("no free results folder under " .. base)
 end
 
+-- A point run in this process: its row, status ok or failed (the error as a value).
+point_row = function(ctx, i, p)
+  local ok, row = xpcall(run_point, as_error, ctx, i, p)
+  if ok then
+    row.status = "ok"
+    return row
+  end
+  return { status = "failed", error = row }
+end
+
+-- How many workers and which device each slot gets: --workers N or auto (one per visible GPU on
+-- cuda, per core on emu), --devices 0,2,3 (GPUs by number; a worker per device unless N says
+-- more, which share them round-robin).  Returns n, {devices = {...} (cuda)}, the backend kind.
+worker_plan = function(workers, devices, kind)
+  local p = core.probe()
+  local cuda = p.cuda and p.cuda.available and #p.cuda.devices > 0
+  if kind == "auto" then kind = cuda and "cuda" or "emu" end
+  if kind:match("^cuda") then
+    if not cuda then
+      error(errors.new("no_device", "--workers on cuda: " .. (p.cuda and p.cuda.detail or "no CUDA driver")), 0)
+    end
+    if not devices then
+      devices = {}
+      local first = tonumber(kind:match("^cuda:(%d+)$") or "")
+      if first then devices[1] = first else for d = 1, #p.cuda.devices do devices[d] = d - 1 end end
+    end
+    for _, d in ipairs(devices) do
+      if d >= #p.cuda.devices then
+        bad(string.format("--devices: there is no CUDA device %d (%d device%s)", d, #p.cuda.devices,
+          #p.cuda.devices == 1 and "" or "s"))
+      end
+    end
+    local n = workers == "auto" and #devices or workers
+    return n, { devices = devices }, "cuda"
+  end
+  return workers == "auto" and core.cpus() or workers, nil, kind
+end
+
+-- What the parent of workers records of the device, without opening it: its facts from the probe.
+probe_device = function(kind, slots)
+  local p = core.probe()
+  if kind == "cuda" then
+    local f = p.cuda.devices[(slots.devices[1] or 0) + 1]
+    return { backend = "cuda", name = f.name, arch = f.arch, clock_ghz = f.clock_ghz }
+  end
+  local f = p.emu.devices[1]
+  return { backend = "emu", name = f.name, arch = f.arch, clock_ghz = f.clock_ghz }
+end
+
+-- The points in todo on w.n worker processes (mgpu.workers), each the harness itself started on
+-- the script with --worker DIR: it serves the folder's points, writing their point files, and
+-- answers each with its row; this process is the only writer of results.jsonl.  A worker that
+-- dies has its point tried once more on a fresh one, then recorded as worker_lost; a point past
+-- timeout_s has its worker killed (timeout).  Returns true when interrupted (Ctrl-C).
+run_workers = function(ctx, w, record)
+  local exe = assert(core.exe_path())
+  local items, by_item = {}, {}
+  for n, i in ipairs(w.todo) do items[n], by_item[i] = i, true end
+  local pool_opts = {
+    workers = w.n, items = items, timeout_s = w.exp.timeout_s and w.exp.timeout_s + 5 or nil,
+    spawn = function(slot)
+      local env = { MGPU_WORKER_SLOT = tostring(slot) }
+      local backend = "emu"
+      if w.kind == "cuda" then
+        local d = w.slots.devices[(slot - 1) % #w.slots.devices + 1]
+        env.CUDA_VISIBLE_DEVICES = tostring(d) -- the worker sees its GPU as device 0
+        backend = "cuda:0"
+      end
+      return core.spawn { argv = { exe, w.script, "--worker", w.dir, "--backend", backend }, env = env }
+    end,
+    on_result = function(i, msg)
+      local row = msg.row
+      if type(row) ~= "table" then row = { status = "failed", error = errors.new("worker_lost", "the worker's answer held no row") } end
+      record(i, row)
+    end,
+    on_failed = function(i, err)
+      record(i, { status = "failed", error = { code = err.code, message = err.message, signal = err.signal,
+        exit_status = err.status } })
+    end,
+    on_noise = function(_, line) io.stderr:write("mgpu-harness: worker: ", line, "\n") end,
+  }
+  local ok, r = pcall(require("mgpu.workers").run, pool_opts)
+  if not ok then
+    if errors.is(r, "interrupted") then return true end
+    error(r, 0)
+  end
+  return false
+end
+
 -- The run itself, its folder locked.  opts.manifest / opts.manifest_dir:
 -- the manifest a replay repeats (resume reads its own).  state.wrote: set
 -- once the manifest is written (a failure before leaves no folder behind).
@@ -458,9 +596,16 @@ local function run_locked(exp, opts, dir, script, state)
   elseif src then
     changed = manifest.changes(src, src_dir) -- replay refused them, or was forced
   end
-  local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"))
+  local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"), opts.shard)
 
-  local dev = mgpu.device(opts.backend or (old and old.backend) or exp.backend or "auto")
+  -- the device: opened here for a run in this process; with workers, each opens its own and
+  -- this process only asks what there is (it holds no GPU context a fault could take down)
+  local kind = opts.backend or (old and old.backend) or exp.backend or "auto"
+  local nworkers, slots
+  if opts.workers or (old and old.workers) then
+    nworkers, slots, kind = worker_plan(opts.workers or old.workers, opts.devices or (old and old.devices), kind)
+  end
+  local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind)
   if old and old.backend and (dev.backend ~= old.backend or (old.device and dev.name ~= old.device)) then
     bad(string.format("%s: the run was on %s (%s), this is %s (%s): its rows would mix devices; resume on the same "
       .. "device, or start a new folder", what, old.backend, tostring(old.device), dev.backend, dev.name))
@@ -492,8 +637,10 @@ local function run_locked(exp, opts, dir, script, state)
       changed[#changed + 1] = msg
     end
   end
-  local module = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil)
-  local kernel = module:kernel(exp.kernel)
+  local kernel
+  if not nworkers then
+    kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil):kernel(exp.kernel)
+  end
 
   -- what a resumed folder holds: its ok points are done; a torn last line
   -- (a crash mid-write) is set aside and its point runs again
@@ -540,6 +687,9 @@ local function run_locked(exp, opts, dir, script, state)
       selected = pl.selected,                -- the points the run runs
       points = #pl.selected,
       seed = exp.seed,
+      shard = opts.shard,                    -- {index=, count=}: this folder holds shard index of count
+      workers = nworkers,                    -- worker processes, and the device each slot used
+      devices = slots and slots.devices or nil,
       warmup = exp.warmup or 1,
       repeats = exp.repeats or 3,
       backend = dev.backend,
@@ -552,29 +702,29 @@ local function run_locked(exp, opts, dir, script, state)
   state.wrote = true
 
   local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
-  local nok, nfailed, nskipped = 0, 0, 0
-  local interrupted = false
-  for n, i in ipairs(pl.selected) do
-    local p, key = pl.all[i], pl.keys[i]
-    if done[key] then
-      nskipped = nskipped + 1
-    else
-      local ok, row = xpcall(run_point, as_error, ctx, i, p)
-      if not ok and row.code == "interrupted" then
+  local todo, nskipped = {}, 0
+  for _, i in ipairs(pl.selected) do
+    if done[pl.keys[i]] then nskipped = nskipped + 1 else todo[#todo + 1] = i end
+  end
+  local nok, nfailed, interrupted = 0, 0, false
+  local function record(i, row)
+    if row.status == "ok" then nok = nok + 1 else nfailed = nfailed + 1 end
+    row.index, row.key, row.point = i, pl.keys[i], pl.all[i] -- index: the point's place in point_keys
+    results.append(dir, row)
+    progress(ctx, nskipped + nok + nfailed, nfailed, #pl.selected)
+  end
+  if nworkers then
+    interrupted = run_workers(ctx, { script = script, dir = dir, kind = kind, slots = slots, n = nworkers,
+      todo = todo, exp = exp }, record)
+  else
+    for _, i in ipairs(todo) do
+      local row = point_row(ctx, i, pl.all[i])
+      if row.status == "failed" and row.error.code == "interrupted" then
         interrupted = true
         break
       end
-      if ok then
-        row.status = "ok"
-        nok = nok + 1
-      else
-        row = { status = "failed", error = row }
-        nfailed = nfailed + 1
-      end
-      row.index, row.key, row.point = i, key, p -- index: the point's place in point_keys, which names its files
-      results.append(dir, row)
+      record(i, row)
     end
-    progress(ctx, n, nfailed, #pl.selected)
   end
   -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
   local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
@@ -637,6 +787,36 @@ function M.run(exp, opts)
   return r
 end
 
+-- A worker (`mgpu-harness SCRIPT --worker DIR`, started by run_workers): runs the points of the
+-- folder DIR (its manifest, written by the parent, says which module and points) that stdin names,
+-- one {"item": I} line each, and answers each on stdout with {"item": I, "ok":, "row":}; it writes
+-- the point's files itself (point-I.*), never results.jsonl.  Ends at the end of stdin.
+function M.worker(exp, opts)
+  validate(exp)
+  local dir = opts.worker
+  local man = manifest.read(dir)
+  local pl = plan(exp, nil, man, dir .. "/manifest.json")
+  local dev = mgpu.device(opts.backend or man.backend)
+  local load_path = manifest.path(dir, man.ptx[1].path)
+  if load_path:match("%.cu$") then -- the same nvcc, arch and flags as the run (its cache answers)
+    local c = man.compiled or {}
+    load_path = files.absolute((require("mgpu.nvcc").compile(load_path, { arch = c.arch or dev.arch,
+      nvcc_flags = c.nvcc_flags })))
+  end
+  local kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil):kernel(exp.kernel)
+  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = true, tty = false, t0 = core.now() }
+  for line in io.lines() do
+    local msg = core.json_decode(line, "worker input")
+    local i = msg.item
+    if type(i) ~= "number" or not pl.all[i] then bad("worker: no point " .. tostring(i) .. " in " .. dir) end
+    local row = point_row(ctx, i, pl.all[i])
+    if row.status == "failed" and row.error.code == "interrupted" then return 130 end
+    io.stdout:write(core.json_encode({ item = i, ok = row.status == "ok", row = row }), "\n")
+    io.stdout:flush()
+  end
+  return 0
+end
+
 -- `mgpu-harness replay` lives in mgpu.replay; core/main.c's builtin still
 -- calls this name, so it forwards (core/main.c can call mgpu.replay's main).
 M.replay_main = function(...) return require("mgpu.replay").main(...) end
@@ -655,6 +835,7 @@ function M.main(exp, argv)
   end
   local opts = M.parse_args(argv or {})
   opts.script = argv and argv[0] or opts.script
+  if opts.worker then return M.worker(exp, opts) end
   local cmd = { "mgpu-harness", opts.script }
   for _, a in ipairs(argv or {}) do cmd[#cmd + 1] = a end
   opts.command = table.concat(cmd, " ")

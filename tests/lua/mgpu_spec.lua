@@ -125,7 +125,7 @@ describe("mgpu", function()
     assert.matches("not a multiple of the warpgroup size %(128 threads%) %[bad_argument%]", err)
     h.write(dir .. "/x.lua", "error('plain failure')")
     st, out, err = h.run(dir .. "/x.lua")
-    assert.equal(1, st)
+    assert.equal(7, st) -- script_error
     assert.matches("plain failure", err)
     st, out, err = h.run(dir .. "/missing.lua")
     assert.equal(1, st)

@@ -1,0 +1,185 @@
+-- mgpu.merge: `mgpu-harness merge OUT DIR...`: folders of one experiment (the
+-- shards of a sweep, or runs of the same sweep) merged into one results folder
+-- that resume, replay, compare and report take as a single run's.  Folders
+-- whose manifests disagree (script, module and source hashes, axes, --set,
+-- harness version, device kind) are refused naming what differs.  Where a point
+-- appears more than once the ok row is taken (the latest ok one); its point
+-- files are linked (copied where a link cannot be made).  The merged manifest
+-- selects the whole sweep and says where each point came from, so points no
+-- folder has are listed (with the shard that owed them) and `--resume OUT`
+-- runs just those.  Merging again into the same OUT is idempotent.
+local core = require "mgpu.core"
+local errors = require "mgpu.errors"
+local files = require "mgpu.files"
+local manifest = require "mgpu.manifest"
+local results = require "mgpu.results"
+
+local M = {}
+
+local function bad(msg) error(errors.new("bad_argument", msg), 0) end
+
+local function same(a, b) return core.json_encode(a) == core.json_encode(b) end
+
+-- What every merged folder must agree on: {name, value of one manifest}.
+local function identity(man)
+  local ptx = {}
+  for i, e in ipairs(man.ptx or {}) do ptx[i] = e.sha256 end
+  local hdr = {}
+  for i, e in ipairs(man.headers or {}) do hdr[i] = e.path .. "@" .. tostring(e.sha256) end
+  return {
+    { "experiment", man.experiment }, { "script", man.script and man.script.sha256 },
+    { "module", ptx }, { "headers", hdr }, { "compiled PTX", man.compiled and man.compiled.sha256 },
+    { "kernel", man.kernel }, { "instrument", man.instrument }, { "axes", man.axes }, { "--set", man.set or {} },
+    { "point_keys", man.point_keys }, { "harness version", man.harness }, { "backend", man.backend },
+    { "device", man.device },
+  }
+end
+
+local function shard_of(i, shard)
+  if not shard then return nil end
+  return shard.count and string.format("%d/%d", (i - 1) % shard.count + 1, shard.count) or nil
+end
+
+-- Links src to dst (a copy when a link cannot be made, across filesystems); dst replaced.
+local function place(src, dst)
+  if src == dst then return end
+  os.remove(dst)
+  if core.link(src, dst) then return end
+  local text = files.read(src)
+  if not text then error(errors.new("io_error", src .. ": cannot read"), 0) end
+  core.write_file(dst, text)
+end
+
+-- Merges the folders dirs into out; returns {points=, ok=, missing={{index=, key=, shard=}}, sources=}.
+function M.merge(out, dirs, opts)
+  opts = opts or {}
+  if #dirs == 0 then bad("merge: name the folders to merge: mgpu-harness merge OUT DIR...") end
+  local mans, first = {}, nil
+  for i, d in ipairs(dirs) do
+    mans[i] = manifest.read(d)
+    if not mans[i].point_keys then bad("merge: " .. d .. "'s manifest has no point_keys (an older harness wrote it)") end
+    first = first or mans[i]
+  end
+  local want = identity(first)
+  for i = 2, #mans do
+    local got = identity(mans[i])
+    for k, f in ipairs(want) do
+      if not same(f[2], got[k][2]) then
+        bad(string.format("merge: %s and %s differ in %s (%s against %s): they are not parts of one sweep", dirs[1],
+          dirs[i], f[1], core.json_encode(f[2]), core.json_encode(got[k][2])))
+      end
+    end
+  end
+  core.mkdir_p(out)
+  local lock = core.lock(out .. "/.lock")
+  local ok, r = pcall(function()
+    local old = files.exists(out .. "/manifest.json") and manifest.read(out) or nil
+    if old and not old.merged_from then
+      local is_source = false
+      for _, d in ipairs(dirs) do is_source = is_source or files.absolute(d) == files.absolute(out) end
+      if not is_source then
+        bad("merge: " .. out .. " holds a run's results that no merge made: merge into a new folder")
+      end
+    end
+    -- every row of every folder (a merged OUT given again as a source counts as one); the ok
+    -- row of a point wins over a failed one, a later folder's over an earlier's
+    local best, from = {}, {}
+    local all_dirs = {}
+    for i, d in ipairs(dirs) do all_dirs[i] = { dir = d, man = mans[i] } end
+    if old and old.merged_from then table.insert(all_dirs, 1, { dir = out, man = old }) end
+    for _, src in ipairs(all_dirs) do
+      local path = src.dir .. "/results.jsonl"
+      if files.exists(path) then
+        for _, row in ipairs(results.latest(results.read_rows(path))) do
+          local cur = best[row.key]
+          if not cur or row.status == "ok" or cur.status ~= "ok" then
+            best[row.key], from[row.key] = row, src.dir
+          end
+        end
+      end
+    end
+    local keys = first.point_keys
+    local rows, missing, nok = {}, {}, 0
+    local index_of = {}
+    for i, k in ipairs(keys) do index_of[k] = i end
+    -- the whole sweep: what any folder selected (a shard selects its part)
+    local selected, seen = {}, {}
+    for _, src in ipairs(all_dirs) do
+      for _, i in ipairs(src.man.selected or {}) do
+        if not seen[i] then seen[i] = true; selected[#selected + 1] = i end
+      end
+    end
+    if first.shard then -- the shards' union is the sweep: every point a shard would own
+      for i = 1, #keys do if not seen[i] then seen[i] = true; selected[#selected + 1] = i end end
+    end
+    table.sort(selected)
+    local sources = {}
+    for _, i in ipairs(selected) do
+      local k = keys[i]
+      local row = best[k]
+      if row then
+        rows[#rows + 1] = row
+        if row.status == "ok" then nok = nok + 1 end
+        sources[k] = files.absolute(from[k])
+        for _, suffix in ipairs({ ".trace.json", ".summary.json", ".stats.json", ".stats.csv" }) do
+          local name = string.format("point-%d%s", index_of[k], suffix)
+          if files.exists(from[k] .. "/" .. name) then place(from[k] .. "/" .. name, out .. "/" .. name) end
+        end
+      else
+        missing[#missing + 1] = { index = i, key = k, shard = shard_of(i, first.shard) }
+      end
+    end
+    -- results.jsonl, results.csv and the manifest written afresh (atomically)
+    local lines = {}
+    for n, row in ipairs(rows) do lines[n] = core.json_encode(row) end
+    core.write_file(out .. "/results.jsonl", #lines > 0 and table.concat(lines, "\n") .. "\n" or "")
+    local names = {}
+    for _, g in ipairs(first.axes or {}) do for _, nm in ipairs(g.names or {}) do names[#names + 1] = nm end end
+    results.write_csv(out, names, rows)
+    local man = {}
+    for k, v in pairs(first) do man[k] = v end
+    man.shard, man.workers, man.devices = nil, nil, nil
+    man.selected, man.points = selected, #selected
+    man.created = (old and old.created) or os.date("!%Y-%m-%dT%H:%M:%SZ")
+    local parts = {}
+    for _, src in ipairs(all_dirs) do
+      parts[#parts + 1] = { dir = files.absolute(src.dir), shard = src.man.shard, points = #(src.man.selected or {}) }
+    end
+    man.merged_from = parts
+    man.point_sources = sources
+    man.missing = #missing > 0 and missing or nil
+    man.commands = (old and old.commands) or {}
+    man.commands[#man.commands + 1] = manifest.command(opts.command or "merge", "merge")
+    core.write_file(out .. "/manifest.json", core.json_encode(man, true) .. "\n")
+    return { points = #selected, ok = nok, rows = #rows, missing = missing, dir = out }
+  end)
+  lock:release()
+  if not ok then error(r, 0) end
+  return r
+end
+
+-- `mgpu-harness merge OUT DIR...` -> exit status (0: every point there and ok; 1: some missing or failed)
+function M.main(argv)
+  local out, dirs = nil, {}
+  for _, a in ipairs(argv) do
+    if a == "--help" or a == "-h" then
+      print("usage: mgpu-harness merge OUT DIR...\n  merges results folders of one experiment (shards of a sweep) into OUT")
+      return 0
+    elseif a:sub(1, 1) == "-" then bad("merge: unknown option " .. a .. " (usage: mgpu-harness merge OUT DIR...)")
+    elseif not out then out = a
+    else dirs[#dirs + 1] = a end
+  end
+  if not out then bad("usage: mgpu-harness merge OUT DIR...") end
+  local cmd = { "mgpu-harness", "merge" }
+  for _, a in ipairs(argv) do cmd[#cmd + 1] = a end
+  local r = M.merge(out, dirs, { command = table.concat(cmd, " ") })
+  print(string.format("merge: %d of %d points, %d ok, %d missing -> %s", r.rows, r.points, r.ok, #r.missing, out))
+  for n, m in ipairs(r.missing) do
+    if n > 20 then print(string.format("  ... and %d more", #r.missing - 20)); break end
+    print(string.format("  missing: point %d (%s)%s", m.index, m.key, m.shard and (", owed by shard " .. m.shard) or ""))
+  end
+  if #r.missing > 0 then print("  run them with: mgpu-harness SCRIPT --resume " .. out) end
+  return (#r.missing == 0 and r.ok == r.rows) and 0 or 1
+end
+
+return M
