@@ -228,7 +228,9 @@ static const char PROLOGUE_HEAD[] =
     "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n";
 
 /* r2 = this thread's trace index, p0 = it is the trace's writer (lane 0 of
- * the warp, thread 0 of the warpgroup); printf args: scope - 1, lg, lg. */
+ * the warp, thread 0 of the warpgroup: the lowest thread, also of a last,
+ * partial one); a block has ceil(threads / scope) traces.  printf args:
+ * scope - 1, lg, scope - 1, lg. */
 static const char TRACE_SLOT[] =
     "\tmov.u32 \t%%__mgpu_r2, %%tid.x;\n"
     "\tmov.u32 \t%%__mgpu_r3, %%tid.y;\n"
@@ -243,6 +245,7 @@ static const char TRACE_SLOT[] =
     "\tshr.u32 \t%%__mgpu_r2, %%__mgpu_r2, %u;\n"
     "\tmul.lo.s32 \t%%__mgpu_r5, %%__mgpu_r5, %%__mgpu_r6;\n"
     "\tmul.lo.s32 \t%%__mgpu_r5, %%__mgpu_r5, %%__mgpu_r7;\n"
+    "\tadd.s32 \t%%__mgpu_r5, %%__mgpu_r5, %u;\n"
     "\tshr.u32 \t%%__mgpu_r5, %%__mgpu_r5, %u;\n"
     "\tmov.u32 \t%%__mgpu_r3, %%ctaid.x;\n"
     "\tmov.u32 \t%%__mgpu_r4, %%nctaid.y;\n"
@@ -590,12 +593,12 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
             } else
                 rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
             add_edit(&E, f->body_open, PROLOGUE_HEAD);
-            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, lg);
+            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
             add_edit(&E, f->body_open, PROLOGUE_TAIL);
             if (func_records) add_edit(&E, f->body_open, PUBLISH);
         } else {
             add_edit(&E, f->body_open, FUNC_HEAD);
-            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, lg);
+            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
             add_edit(&E, f->body_open, FUNC_TAIL);
         }
         /* markers: the record after the comment's line (names finished: looked up by id) */

@@ -60,7 +60,7 @@ int mh_spec_validate(mh_spec *s, mh_error *e)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "block %llux%llux%llu: thread count overflows 64 bits",
                        (unsigned long long)s->block[0], (unsigned long long)s->block[1],
                        (unsigned long long)s->block[2]);
-    if (threads % (uint64_t)s->scope)
+    if (threads % (uint64_t)s->scope && !s->partial)
         return mh_fail(e, MH_E_BAD_ARGUMENT,
                        "block of %llu threads is not a multiple of the %s size (%d threads)",
                        (unsigned long long)threads, mh_scope_name(s->scope), (int)s->scope);
@@ -68,7 +68,7 @@ int mh_spec_validate(mh_spec *s, mh_error *e)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "grid %llux%llux%llu: block count overflows 64 bits",
                        (unsigned long long)s->grid[0], (unsigned long long)s->grid[1],
                        (unsigned long long)s->grid[2]);
-    s->traces_per_block = threads / (uint64_t)s->scope;
+    s->traces_per_block = threads / (uint64_t)s->scope + (threads % (uint64_t)s->scope != 0);
     if (mh_mul_u64(s->num_blocks, s->traces_per_block, &s->num_traces) ||
         mh_mul_u64(s->num_traces, s->entries, &s->words) ||
         mh_mul_u64(s->words, 4, &s->bytes))

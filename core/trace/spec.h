@@ -21,6 +21,9 @@ typedef struct mh_spec {
     uint64_t block[3];
     mh_scope scope;
     uint64_t entries;          /* entries_per_warpgroup (words per trace) */
+    int partial;               /* 1: a block whose thread count is not a multiple of the scope has one
+                                * more trace for its last, partial warp or warpgroup (an instrumented
+                                * launch: its lowest thread writes it); 0: such a block is refused */
     /* derived by mh_spec_validate */
     uint64_t num_blocks;
     uint64_t traces_per_block;
@@ -33,8 +36,9 @@ typedef struct mh_spec {
 void mh_spec_init(mh_spec *s, uint64_t grid_x, uint64_t block_x, mh_scope scope,
                   uint64_t entries);
 
-/* Checks every field (no zero sizes, block a multiple of the scope, header
- * fits, no 64-bit overflow) and computes the derived sizes. */
+/* Checks every field (no zero sizes, block a multiple of the scope unless
+ * partial, header fits, no 64-bit overflow) and computes the derived sizes:
+ * traces_per_block is threads / scope, rounded up when partial. */
 int mh_spec_validate(mh_spec *s, mh_error *e);
 
 /* "warp" / "warpgroup"; parse returns 0 on success. */

@@ -363,6 +363,85 @@ static void overflow_and_retry(void)
     free_pair(&k);
 }
 
+/* Blocks whose thread count is not a multiple of the scope (issue 12): the
+ * last, partial warp or warpgroup has a trace of its own, written by its
+ * lowest thread; ceil(threads / scope) traces per block, the outputs those of
+ * the plain kernel, exact counts in every trace, nothing written past the
+ * buffer.  copy_f32x4: one region per thread (begin, end: 4 words). */
+static void partial_blocks(void)
+{
+    static const struct { uint32_t block[3]; mh_scope scope; uint32_t per_block; } cases[] = {
+        {{100, 1, 1}, MH_SCOPE_WARP, 4},      {{100, 1, 1}, MH_SCOPE_WARPGROUP, 1},
+        {{10, 10, 1}, MH_SCOPE_WARP, 4},      {{200, 1, 1}, MH_SCOPE_WARPGROUP, 2},
+        {{33, 1, 1}, MH_SCOPE_WARP, 2},       {{5, 3, 7}, MH_SCOPE_WARPGROUP, 1},
+        {{1, 1, 1}, MH_SCOPE_WARP, 1},        {{96, 1, 1}, MH_SCOPE_WARP, 3},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        kernel_pair k;
+        CHECK(load_pair(&k, "ptx/copy.ptx", cases[ci].scope) == 0);
+        mh_error e;
+        mh_emu *d = mh_emu_create(NULL, &e);
+        enum { G = 3, E = 8, GUARD = 64 };
+        uint32_t threads = cases[ci].block[0] * cases[ci].block[1] * cases[ci].block[2];
+        unsigned n4 = G * threads * 2 + 7;
+        mh_spec s;
+        mh_spec_init(&s, G, 1, cases[ci].scope, E);
+        for (int i = 0; i < 3; i++) s.block[i] = cases[ci].block[i];
+        CHECK(mh_spec_validate(&s, &e) != 0 || threads % cases[ci].scope == 0); /* refused unless partial */
+        s.partial = 1;
+        CHECK(mh_spec_validate(&s, &e) == 0);
+        CHECK(s.traces_per_block == cases[ci].per_block);
+        uint32_t TR = (uint32_t)s.num_traces;
+        float *in = malloc(n4 * 16), *o1 = calloc(n4, 16), *o2 = calloc(n4, 16);
+        for (unsigned i = 0; i < n4 * 4; i++) in[i] = (float)i * 0.5f;
+        uint64_t din, dout, dtr, dcal;
+        mh_emu_alloc(d, n4 * 16, &din, &e);
+        mh_emu_alloc(d, n4 * 16, &dout, &e);
+        mh_emu_alloc(d, (TR * E + GUARD) * 4, &dtr, &e);
+        mh_emu_alloc(d, (TR * MH_CALIB_WORDS + GUARD) * 4, &dcal, &e);
+        mh_emu_write(d, din, in, n4 * 16, &e);
+        mh_emu_memset(d, dtr, 0, (TR * E + GUARD) * 4, &e);
+        mh_emu_memset(d, dcal, 0, (TR * MH_CALIB_WORDS + GUARD) * 4, &e);
+        unsigned entries = E;
+        mh_emu_arg args[] = {{&din, 8}, {&dout, 8}, {&n4, 4}, {&dtr, 8}, {&entries, 4}, {&dcal, 8}};
+        mh_emu_launch l = {{G, 1, 1}, {cases[ci].block[0], cases[ci].block[1], cases[ci].block[2]}, 0, args, 3, 0};
+        CHECK(mh_emu_run(d, &k.plain, "copy_f32x4", &l, NULL, &e) == 0);
+        mh_emu_read(d, dout, o1, n4 * 16, &e);
+        mh_emu_memset(d, dout, 0, n4 * 16, &e);
+        l.nargs = 6;
+        int rc = mh_emu_run(d, &k.inst, "copy_f32x4", &l, NULL, &e);
+        CHECK(rc == 0);
+        if (rc) fprintf(stderr, "  case %zu: %s\n", ci, e.message);
+        mh_emu_read(d, dout, o2, n4 * 16, &e);
+        CHECK(memcmp(o1, o2, n4 * 16) == 0);
+        uint32_t *tr = malloc((TR * E + GUARD) * 4), *cal = malloc((TR * MH_CALIB_WORDS + GUARD) * 4);
+        mh_emu_read(d, dtr, tr, (TR * E + GUARD) * 4, &e);
+        mh_emu_read(d, dcal, cal, (TR * MH_CALIB_WORDS + GUARD) * 4, &e);
+        int bad = 0;
+        for (uint32_t t = 0; t < TR; t++) {
+            const uint32_t *w = tr + (size_t)t * E;
+            bad += w[2] != 4 || w[1] != t / cases[ci].per_block || w[3] != 0 || w[5] != MH_EXIT_BIT || w[6] < w[4];
+            bad += cal[t * 4 + 2] <= cal[t * 4] || cal[t * 4 + 1] != w[0];
+        }
+        for (uint32_t i = 0; i < GUARD; i++) bad += tr[TR * E + i] != 0 || cal[TR * MH_CALIB_WORDS + i] != 0;
+        CHECK(bad == 0);
+        if (bad) fprintf(stderr, "  case %zu: %d bad words\n", ci, bad);
+        mh_summary sum;
+        mh_summary_init(&sum, &k.r.names, &e);
+        char *json = dump_words(&s, &k.r.names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+        CHECK(json != NULL && mh_summary_row(&sum, 0).count == TR);
+        free(json);
+        mh_summary_free(&sum);
+        free(tr);
+        free(cal);
+        free(in);
+        free(o1);
+        free(o2);
+        mh_emu_destroy(d);
+        free_pair(&k);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -373,5 +452,6 @@ int main(int argc, char **argv)
     line_map();
     reduce_on_emu();
     overflow_and_retry();
+    partial_blocks();
     return check_report("test_instrument");
 }
