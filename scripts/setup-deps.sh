@@ -2,7 +2,9 @@
 # setup-deps.sh - installs the Debian/Ubuntu packages mgpu-harness builds and
 # tests with (as root, or through sudo).  Does nothing when all are present.
 set -euo pipefail
-pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev nettle-dev lua5.4 lua-busted lua-cjson luajit libluajit-5.1-dev)
+pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev nettle-dev lua5.4 lua-busted lua-cjson luajit libluajit-5.1-dev
+  chromium fonts-dejavu-core) # chromium: the headless browser test of `mgpu-harness report`
+pkgs+=(slurm-wlm munge) # a real single-node Slurm for tests/slurm (started and stopped by the test itself)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
