@@ -28,11 +28,11 @@ end
 -- opts.retries (default 1) for lost items; opts.stop() -> true stops early
 -- (Ctrl-C: the running items are abandoned, their workers killed).
 -- Returns {done=, failed=, lost=, timeouts=, workers_started=}.
-function M.run(opts)
+local function run(opts, slots)
   local n = math.max(1, math.min(opts.workers, #opts.items))
   local queue, tries = {}, {}
   for i, it in ipairs(opts.items) do queue[i] = it end
-  local slots, stats = {}, { done = 0, failed = 0, lost = 0, timeouts = 0, workers_started = 0 }
+  local stats = { done = 0, failed = 0, lost = 0, timeouts = 0, workers_started = 0 }
   local total = #opts.items
 
   local function start(slot)
@@ -129,6 +129,19 @@ function M.run(opts)
   end
   stats.abandoned = #queue
   return stats
+end
+
+function M.run(opts)
+  local slots = {}
+  local ok, r = pcall(run, opts, slots)
+  if not ok then -- an error (Ctrl-C's interrupted) on the way: no worker is left behind
+    for _, s in pairs(slots) do
+      s.proc:kill(9)
+      s.proc:wait(true)
+    end
+    error(r, 0)
+  end
+  return r
 end
 
 return M
