@@ -2,6 +2,8 @@
 # fuzz.sh - builds the libFuzzer targets with clang + ASan/UBSan and runs each
 # for SECONDS (default 60) from the seeds in tests/fuzz/corpus-*; new inputs
 # go to a temporary folder, the seeds stay as they are.
+# A target that crashes, leaks or times out fails the script (exit 1), the
+# input that did it kept as crash-*/leak-*/timeout-* in the working folder.
 # usage: scripts/fuzz.sh [SECONDS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,9 +13,18 @@ CC=clang cmake -S . -B build-fuzz -DMGPU_FUZZ=ON -DMGPU_SANITIZE=ON -DMGPU_STATI
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_dump fuzz_inputs fuzz_ptx fuzz_instrument >/dev/null
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+failed=0
 for t in dump inputs ptx instrument; do
   mkdir -p "$work/$t"
   echo "== fuzz_$t for ${secs}s"
+  rc=0
   build-fuzz/tests/fuzz_$t "$work/$t" tests/fuzz/corpus-$t -max_total_time="$secs" -max_len=8192 \
-    -print_final_stats=1 2>&1 | grep -E 'stat::number_of_executed_units|DONE|ERROR|SUMMARY' || true
+    -print_final_stats=1 >"$work/$t.log" 2>&1 || rc=$?
+  grep -E 'stat::number_of_executed_units|DONE|ERROR|SUMMARY|Test unit written' "$work/$t.log" || true
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz_$t FAILED (exit $rc):"
+    tail -40 "$work/$t.log"
+    failed=1
+  fi
 done
+exit "$failed"
