@@ -21,9 +21,13 @@ struct mh_cuda_dev {
     CUcontext ctx;
     int ordinal;
     int cc;                  /* compute capability as 10*major+minor */
+    int smem_block;          /* shared memory a block gets without opting in (48 KiB) */
     unsigned generation;
     unsigned retains;        /* of the primary context: one at open, one more after each reset */
     CUevent ev[2];           /* timing events, made once per context */
+    CUresult lost;           /* non-zero: an error after which the driver says the process must be
+                              * relaunched; every call on the device is refused from then on */
+    char lost_why[400];      /* what was lost, and by which call */
 };
 
 struct mh_cuda_module {
@@ -47,13 +51,32 @@ static const char *err_text(mh_cuda *c, CUresult r)
     return "";
 }
 
-static int sticky(CUresult r)
+/* Errors after which, cuda.h says, "the process is in an inconsistent state and any further CUDA work
+ * will return the same error. To continue using CUDA, the process must be terminated and relaunched":
+ * a primary-context reset is not promised to bring the device back, so the device is lost for this
+ * process (every later call on it is refused with that reason). */
+static int process_fatal(CUresult r)
 {
-    return r == MH_CUDA_ERROR_ILLEGAL_ADDRESS || r == MH_CUDA_ERROR_MISALIGNED_ADDRESS ||
-           r == MH_CUDA_ERROR_LAUNCH_FAILED || r == MH_CUDA_ERROR_ILLEGAL_INSTRUCTION ||
-           r == MH_CUDA_ERROR_HARDWARE_STACK_ERROR || r == MH_CUDA_ERROR_INVALID_PC || r == MH_CUDA_ERROR_ASSERT ||
-           r == MH_CUDA_ERROR_LAUNCH_TIMEOUT;
+    switch (r) {
+    case MH_CUDA_ERROR_ILLEGAL_ADDRESS:
+    case MH_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case MH_CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case MH_CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case MH_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case MH_CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case MH_CUDA_ERROR_INVALID_PC:
+    case MH_CUDA_ERROR_LAUNCH_FAILED:
+    case MH_CUDA_ERROR_TENSOR_MEMORY_LEAK:
+    case MH_CUDA_ERROR_CONTAINED:
+    case MH_CUDA_ERROR_EXTERNAL_DEVICE: return 1;
+    default: return 0;
+    }
 }
+
+/* Errors that leave the context unusable: the process-fatal ones, and a device-side assert, after
+ * which cuda.h says "the context cannot be used anymore, and must be destroyed" (a primary-context
+ * reset destroys it; allocations are gone, the process may go on). */
+static int sticky(CUresult r) { return process_fatal(r) || r == MH_CUDA_ERROR_ASSERT; }
 
 /* The harness's code for a driver result. */
 static mh_code map(CUresult r)
@@ -79,6 +102,42 @@ static int fail_cu(mh_cuda *c, CUresult r, mh_error *e, const char *what)
     return mh_fail(e, map(r), "%s: %s (%d): %s", what, err_name(c, r), r, err_text(c, r));
 }
 
+static const char LOST_WHY[] = "the driver says a process must be terminated and relaunched to use CUDA again after this "
+                               "error, so nothing more runs on this device in this process (a new process can use the GPU)";
+
+/* The refusal of every call on a lost device. */
+static int refuse_lost(const mh_cuda_dev *d, mh_error *e)
+{
+    return mh_fail(e, MH_E_NO_DEVICE, "the CUDA device is lost for this process: %s; %s", d->lost_why, LOST_WHY);
+}
+
+#define REFUSE_IF_LOST(d, e) do { if ((d)->lost) return refuse_lost((d), (e)); } while (0)
+
+static void recover(mh_cuda_dev *d);
+
+/* After a sticky error: a process-fatal one loses the device for the process (no reset is tried:
+ * none is promised to work), an assert resets the context.  `what` names the call or the kernel;
+ * the error's message says which of the two happened. */
+static int fail_sticky(mh_cuda_dev *d, CUresult r, mh_error *e, const char *what, const char *verb)
+{
+    mh_cuda *c = d->c;
+    if (process_fatal(r)) {
+        d->lost = r;
+        snprintf(d->lost_why, sizeof d->lost_why, "%s %s with %s (%d)", what, verb, err_name(c, r), r);
+        return mh_fail(e, MH_E_KERNEL_FAULT, "%s %s: %s (%d): %s; the device is lost for this process: %s", what, verb,
+                       err_name(c, r), r, err_text(c, r), LOST_WHY);
+    }
+    recover(d);
+    return mh_fail(e, MH_E_KERNEL_FAULT, "%s %s: %s (%d): %s; the device's context was reset (its modules and memory "
+                   "are gone) so the next launch can run", what, verb, err_name(c, r), r, err_text(c, r));
+}
+
+/* A device call's failure: sticky errors as above, the rest mapped to the harness's codes. */
+static int fail_dev(mh_cuda_dev *d, CUresult r, mh_error *e, const char *what)
+{
+    return sticky(r) ? fail_sticky(d, r, e, what, "failed") : fail_cu(d->c, r, e, what);
+}
+
 int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
 {
     *out = NULL;
@@ -87,10 +146,7 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) return mh_fail(e, MH_E_NO_DEVICE, "cannot load the CUDA driver (%s): %s", lib, dlerror());
     mh_cuda *c = calloc(1, sizeof *c);
-    if (!c) {
-        dlclose(h);
-        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-    }
+    if (!c) return mh_fail(e, MH_E_NO_MEMORY, "out of memory"); /* the library stays: see mh_cuda_unload */
     c->lib = h;
     snprintf(c->path, sizeof c->path, "%s", lib);
 #define SYM(name)                                                                                    \
@@ -108,7 +164,11 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     SYM(cuModuleLoadDataEx); SYM(cuModuleUnload); SYM(cuModuleGetFunction); SYM(cuFuncGetAttribute);
     SYM(cuFuncSetAttribute); SYM(cuMemAlloc_v2); SYM(cuMemFree_v2); SYM(cuMemcpyHtoD_v2); SYM(cuMemcpyDtoH_v2);
     SYM(cuMemsetD8_v2); SYM(cuLaunchKernel); SYM(cuEventCreate); SYM(cuEventRecord); SYM(cuEventSynchronize);
-    SYM(cuEventElapsedTime); SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
+    /* CUDA 13's cuda.h maps cuEventElapsedTime to cuEventElapsedTime_v2 (drivers from 12.8 have it);
+     * an older driver has only the first name, with the same signature */
+    *(void **)&c->f.cuEventElapsedTime = dlsym(h, "cuEventElapsedTime_v2");
+    if (!c->f.cuEventElapsedTime) SYM(cuEventElapsedTime);
+    SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
 #undef SYM
     *(void **)&c->f.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx"); /* optional: clusters need it */
     *(void **)&c->f.cuTensorMapEncodeTiled = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: TMA descriptors */
@@ -123,10 +183,11 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     return 0;
 }
 
+/* libcuda is never dlclose'd: the driver starts threads of its own, which may outlive every handle
+ * the harness closed, and would then run code that is gone.  Loading it again only counts a
+ * reference up. */
 void mh_cuda_unload(mh_cuda *c)
 {
-    if (!c) return;
-    if (c->lib) dlclose(c->lib);
     free(c);
 }
 
@@ -183,6 +244,8 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
     int major = 0, minor = 0;
     if (!r) r = c->f.cuDeviceGetAttribute(&major, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d->dev);
     if (!r) r = c->f.cuDeviceGetAttribute(&minor, MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d->dev);
+    if (!r) r = c->f.cuDeviceGetAttribute(&d->smem_block, MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, d->dev);
+    if (d->smem_block <= 0) d->smem_block = 48 * 1024;
     d->cc = major * 10 + minor;
     if (r) {
         if (d->retains) c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
@@ -196,7 +259,7 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
 void mh_cuda_close(mh_cuda_dev *d)
 {
     if (!d) return;
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2 && !d->lost; i++)
         if (d->ev[i]) d->c->f.cuEventDestroy_v2(d->ev[i]);
     for (unsigned i = 0; i < d->retains; i++) d->c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
     free(d);
@@ -204,7 +267,9 @@ void mh_cuda_close(mh_cuda_dev *d)
 
 unsigned mh_cuda_generation(const mh_cuda_dev *d) { return d->generation; }
 
-/* After a sticky error the context is unusable: reset it and take a new one. */
+int mh_cuda_lost(const mh_cuda_dev *d) { return d->lost; }
+
+/* After an assert the context is unusable: reset it and take a new one. */
 static void recover(mh_cuda_dev *d)
 {
     mh_cuda *c = d->c;
@@ -278,6 +343,7 @@ int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, const mh
 {
     enum { LOG = 1 << 16 };
     mh_cuda *c = d->c;
+    REFUSE_IF_LOST(d, e);
     char kind = 0;
     int cc = target_cc(jit->target, &kind);
     if (cc && target_runs_on(cc, kind, d->cc, path, jit->target, e)) return (int)e->code;
@@ -300,8 +366,9 @@ int mh_cuda_load_ptx(mh_cuda_dev *d, const char *ptx, const char *path, const mh
     }
     if (!kind || (r && !sticky(r))) r = jit_once(c, ptx, jit, 0, info, err, LOG, &mod);
     int rc = 0;
-    if (r) {
-        if (sticky(r)) recover(d);
+    if (r && sticky(r)) {
+        rc = fail_sticky(d, r, e, path, "could not be loaded");
+    } else if (r) {
         /* both tries failed: the one for the PTX's own target speaks of the PTX, unless the driver
          * did not take that target at all (CUDA_ERROR_INVALID_VALUE); the other is a note */
         int first = r0 && r0 != MH_CUDA_ERROR_INVALID_VALUE && err0[0];
@@ -347,17 +414,19 @@ const char *mh_cuda_module_target(const mh_cuda_module *m) { return m->target; }
 void mh_cuda_unload_module(mh_cuda_module *m)
 {
     if (!m) return;
-    if (m->generation == m->d->generation) m->d->c->f.cuModuleUnload(m->mod);
+    if (m->generation == m->d->generation && !m->d->lost) m->d->c->f.cuModuleUnload(m->mod);
     free(m);
 }
 
 int mh_cuda_kernel(mh_cuda_module *m, const char *name, void **fn, mh_cuda_kernel_info *info, mh_error *e)
 {
     mh_cuda *c = m->d->c;
+    REFUSE_IF_LOST(m->d, e);
     if (m->generation != m->d->generation)
         return mh_fail(e, MH_E_LAUNCH_FAILED, "the module was loaded before the device was reset after a fault: load it again");
     CUfunction f;
     CUresult r = c->f.cuModuleGetFunction(&f, m->mod, name);
+    if (r && sticky(r)) return fail_dev(m->d, r, e, "cuModuleGetFunction");
     if (r) return mh_fail(e, r == MH_CUDA_ERROR_NOT_FOUND ? MH_E_NOT_FOUND : map(r), "no kernel named \"%s\" (%s)", name,
                           err_name(c, r));
     if (info) {
@@ -373,40 +442,67 @@ int mh_cuda_kernel(mh_cuda_module *m, const char *name, void **fn, mh_cuda_kerne
 
 int mh_cuda_alloc(mh_cuda_dev *d, uint64_t bytes, uint64_t *addr, mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     CUdeviceptr p = 0;
     CUresult r = d->c->f.cuMemAlloc_v2(&p, bytes ? bytes : 1);
-    if (r) return fail_cu(d->c, r, e, "cuMemAlloc");
+    if (r) return fail_dev(d, r, e, "cuMemAlloc");
     *addr = p;
     return 0;
 }
 
 int mh_cuda_free(mh_cuda_dev *d, uint64_t addr, mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     CUresult r = d->c->f.cuMemFree_v2(addr);
-    return r ? fail_cu(d->c, r, e, "cuMemFree") : 0;
+    return r ? fail_dev(d, r, e, "cuMemFree") : 0;
 }
 
 int mh_cuda_write(mh_cuda_dev *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     CUresult r = d->c->f.cuMemcpyHtoD_v2(addr, src, bytes);
-    return r ? fail_cu(d->c, r, e, "cuMemcpyHtoD") : 0;
+    return r ? fail_dev(d, r, e, "cuMemcpyHtoD") : 0;
 }
 
 int mh_cuda_read(mh_cuda_dev *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     CUresult r = d->c->f.cuMemcpyDtoH_v2(dst, addr, bytes);
-    return r ? fail_cu(d->c, r, e, "cuMemcpyDtoH") : 0;
+    return r ? fail_dev(d, r, e, "cuMemcpyDtoH") : 0;
 }
 
 int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     CUresult r = d->c->f.cuMemsetD8_v2(addr, (unsigned char)byte, bytes);
-    return r ? fail_cu(d->c, r, e, "cuMemsetD8") : 0;
+    return r ? fail_dev(d, r, e, "cuMemsetD8") : 0;
 }
 
-int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
-                   const unsigned cluster[3], unsigned smem, void **params, float *ms, mh_error *e)
+/* Raises the function's dynamic shared memory limit when the launch needs more than a block gets by
+ * default: cuda.h's default is MAX_SHARED_MEMORY_PER_BLOCK (48 KiB) minus the kernel's static shared
+ * memory, so it is the sum that decides, and the static part is the driver's figure for the
+ * function as compiled. */
+static int smem_limit(mh_cuda_dev *d, CUfunction f, const char *name, unsigned smem, mh_error *e)
 {
+    mh_cuda *c = d->c;
+    int st = 0;
+    CUresult r = c->f.cuFuncGetAttribute(&st, MH_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f);
+    if (r) return fail_dev(d, r, e, "cuFuncGetAttribute(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)");
+    if ((uint64_t)smem + (uint64_t)(st > 0 ? st : 0) <= (uint64_t)d->smem_block) return 0;
+    r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+    if (r && sticky(r)) return fail_dev(d, r, e, "cuFuncSetAttribute");
+    if (r)
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %u bytes of dynamic shared memory (with %d static, %llu in all) "
+                       "refused: %s (%d): %s", name, smem, st, (unsigned long long)smem + (unsigned long long)st,
+                       err_name(c, r), r, err_text(c, r));
+    return 0;
+}
+
+int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                     const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, float *ms, mh_error *e)
+{
+    REFUSE_IF_LOST(d, e);
+    if (repeat < 1) repeat = 1;
     int clustered = cluster && (cluster[0] > 1 || cluster[1] > 1 || cluster[2] > 1);
     if (clustered) {
         for (int i = 0; i < 3; i++)
@@ -419,46 +515,72 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
     mh_cuda *c = d->c;
     CUfunction f = fn;
     CUresult r;
-    if (smem > 48 * 1024 &&
-        (r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem)))
-        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %u bytes of dynamic shared memory refused: %s", name, smem,
-                       err_text(c, r));
-    for (int i = 0; ms && i < 2; i++)
-        if (!d->ev[i] && (r = c->f.cuEventCreate(&d->ev[i], 0))) return fail_cu(c, r, e, "cuEventCreate");
-    CUevent *ev = d->ev;
-    if (ms) c->f.cuEventRecord(ev[0], NULL); /* untimed (ms NULL): the launch and a synchronise only */
+    if (smem && smem_limit(d, f, name, smem, e)) return (int)e->code;
+    mh_CUlaunchAttribute attr;
+    mh_CUlaunchConfig cfg;
+    memset(&cfg, 0, sizeof cfg);
     if (clustered) {
-        mh_CUlaunchAttribute attr;
+        /* more blocks than sm_90's portable cluster size must be allowed first, on the function */
+        unsigned long long blocks = (unsigned long long)cluster[0] * cluster[1] * cluster[2];
+        if (blocks > MH_CU_PORTABLE_CLUSTER_BLOCKS &&
+            (r = c->f.cuFuncSetAttribute(f, MH_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))) {
+            if (sticky(r)) return fail_dev(d, r, e, "cuFuncSetAttribute");
+            return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: clusters of %llu blocks (more than the portable %d) refused: "
+                           "%s (%d): %s", name, blocks, MH_CU_PORTABLE_CLUSTER_BLOCKS, err_name(c, r), r,
+                           err_text(c, r));
+        }
         memset(&attr, 0, sizeof attr);
         attr.id = MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attr.value.clusterDim.x = cluster[0];
         attr.value.clusterDim.y = cluster[1];
         attr.value.clusterDim.z = cluster[2];
-        mh_CUlaunchConfig cfg = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, &attr, 1};
-        r = c->f.cuLaunchKernelEx(&cfg, f, params, NULL);
-    } else {
-        r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
+        mh_CUlaunchConfig cf = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, &attr, 1};
+        cfg = cf;
     }
+    for (int i = 0; ms && i < 2; i++)
+        if (!d->ev[i] && (r = c->f.cuEventCreate(&d->ev[i], 0))) return fail_dev(d, r, e, "cuEventCreate");
+    CUevent *ev = d->ev;
+    /* timed: the device idle first, so that the first event is not recorded behind earlier work and
+     * an earlier launch's error is not taken for this one's; then `repeat` launches back to back
+     * between the two events (the host's gap before the first launch is counted once, not per
+     * launch).  Untimed: the launches and one synchronise. */
+    r = 0;
+    if (ms && (r = c->f.cuCtxSynchronize())) { /* not this launch's error: work before it failed */
+        char what[320];
+        snprintf(what, sizeof what, "the work before launching %s", name);
+        return sticky(r) ? fail_sticky(d, r, e, what, "failed") : fail_cu(c, r, e, what);
+    }
+    if (ms) r = c->f.cuEventRecord(ev[0], NULL);
+    unsigned done = 0;
+    for (; !r && done < repeat; done++) {
+        if (clustered) r = c->f.cuLaunchKernelEx(&cfg, f, params, NULL);
+        else r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
+    }
+    int at_launch = r != 0; /* refused (or failed) by a launch call, not found at the synchronise */
     if (!r && ms) r = c->f.cuEventRecord(ev[1], NULL);
     if (!r) r = ms ? c->f.cuEventSynchronize(ev[1]) : c->f.cuCtxSynchronize();
-    if (!r && ms) r = c->f.cuEventElapsedTime(ms, ev[0], ev[1]);
-    int rc = 0;
-    if (r) {
-        if (sticky(r)) {
-            rc = mh_fail(e, MH_E_KERNEL_FAULT,
-                         "%s faulted: %s (%d): %s; the device was reset (its modules and memory are gone) so the "
-                         "next launch can run",
-                         name, err_name(c, r), r, err_text(c, r));
-            recover(d);
-            return rc;
-        }
-        rc = mh_fail(e, map(r), "launching %s: %s (%d): %s", name, err_name(c, r), r, err_text(c, r));
+    if (!r && ms) {
+        r = c->f.cuEventElapsedTime(ms, ev[0], ev[1]);
+        if (!r) *ms /= (float)repeat;
     }
-    return rc;
+    if (!r) return 0;
+    char what[320];
+    if (repeat > 1 && at_launch) snprintf(what, sizeof what, "%s (launch %u of %u)", name, done, repeat);
+    else if (repeat > 1) snprintf(what, sizeof what, "%s (one of %u launches back to back)", name, repeat);
+    else snprintf(what, sizeof what, "%s", name);
+    if (sticky(r)) return fail_sticky(d, r, e, what, "faulted");
+    return mh_fail(e, map(r), "launching %s: %s (%d): %s", what, err_name(c, r), r, err_text(c, r));
+}
+
+int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                   const unsigned cluster[3], unsigned smem, void **params, float *ms, mh_error *e)
+{
+    return mh_cuda_launch_n(d, fn, name, grid, block, cluster, smem, params, 1, ms, e);
 }
 
 int mh_cuda_tensor_map(mh_cuda_dev *d, const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
 {
+    REFUSE_IF_LOST(d, e);
     if (mh_tensor_map_check(s, e)) return (int)e->code;
     mh_cuda *c = d->c;
     if (!c->f.cuTensorMapEncodeTiled)
@@ -471,10 +593,11 @@ int mh_cuda_tensor_map(mh_cuda_dev *d, const mh_tensor_map_spec *s, unsigned cha
         es[i] = s->elem_strides[i];
         if (i + 1 < s->rank) strides[i] = s->strides[i];
     }
-    _Alignas(64) unsigned char map[MH_TMAP_BYTES]; /* the driver wants it 64-byte aligned */
+    _Alignas(MH_TMAP_ALIGN) unsigned char map[MH_TMAP_BYTES]; /* as CUDA 13 declares CUtensorMap (the driver wants 64) */
     memset(map, 0, sizeof map);
     CUresult r = c->f.cuTensorMapEncodeTiled(map, s->data_type, s->rank, (void *)(uintptr_t)s->address, dims, strides,
                                              box, es, s->interleave, s->swizzle, s->l2, s->oob);
+    if (r && sticky(r)) return fail_dev(d, r, e, "cuTensorMapEncodeTiled");
     if (r) {
         fail_cu(c, r, e, "cuTensorMapEncodeTiled");
         e->code = MH_E_BAD_ARGUMENT; /* the arguments it was given: the driver found a rule the checks missed */

@@ -1,10 +1,19 @@
-/* cuda.h - the `cuda` backend's core: the driver loaded with dlopen, devices
- * and their facts, a primary context per device, PTX modules JIT-compiled
- * with their logs, device memory, launches timed with events, and driver
- * errors mapped to the harness's codes.  After a sticky fault (illegal
- * address, trap ...) the device's primary context is reset so the next
- * launch can run; modules and memory of the old context are gone then, and
- * the device's `generation` says so. */
+/* cuda.h - the `cuda` backend's core: the driver loaded with dlopen (and
+ * never closed: the driver's threads may outlive any handle), devices and
+ * their facts, a primary context per device, PTX modules JIT-compiled with
+ * their logs, device memory, launches timed with events, and driver errors
+ * mapped to the harness's codes.
+ *
+ * Sticky errors.  After most of them (illegal address, launch failure,
+ * timeout, illegal instruction, misaligned address, stack error, ...)
+ * cuda.h says the process must be terminated and relaunched to use CUDA
+ * again: the device is then *lost* for this process (mh_cuda_lost), the
+ * faulting call is a kernel_fault saying so, and every later call on the
+ * device is refused (no_device, naming the fault) without reaching the
+ * driver; a new process can use the GPU.  After a device-side assert
+ * (CUDA_ERROR_ASSERT) the context "must be destroyed": the primary context
+ * is reset, modules and memory of the old one are gone, the device's
+ * `generation` says so, and the next launch can run. */
 #ifndef MH_CUDA_H
 #define MH_CUDA_H
 
@@ -38,6 +47,8 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e);
 void mh_cuda_close(mh_cuda_dev *d);
 /* Incremented at each reset after a fault: handles from before are invalid. */
 unsigned mh_cuda_generation(const mh_cuda_dev *d);
+/* Non-zero (the driver's error) once the device is lost for this process. */
+int mh_cuda_lost(const mh_cuda_dev *d);
 
 /* JIT options for mh_cuda_load_ptx. */
 typedef struct mh_cuda_jit {
@@ -73,11 +84,22 @@ int mh_cuda_read(mh_cuda_dev *d, uint64_t addr, void *dst, uint64_t bytes, mh_er
 int mh_cuda_memset(mh_cuda_dev *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e);
 
 /* Launches fn (from mh_cuda_kernel) and waits; *ms gets the event-timed
- * duration (ms NULL: no events, the launch and cuCtxSynchronize only).  params: one pointer per kernel parameter to its value.
- * cluster (NULL or 1x1x1 for none): thread-block cluster dimensions, through
- * cuLaunchKernelEx (Hopper kernels such as Mosaic GPU's may need them). */
+ * duration (ms NULL: no events, the launch and cuCtxSynchronize only).
+ * Timed, the device is synchronised before the first event is recorded.
+ * params: one pointer per kernel parameter to its value.  cluster (NULL or
+ * 1x1x1 for none): thread-block cluster dimensions, through cuLaunchKernelEx
+ * (Hopper kernels such as Mosaic GPU's may need them); clusters of more than
+ * 8 blocks are allowed on the function first (non-portable sizes).  When
+ * static + dynamic shared memory exceed what a block gets by default
+ * (48 KiB), the function's dynamic limit is raised to smem first. */
 int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
                    const unsigned cluster[3], unsigned smem, void **params, float *ms, mh_error *e);
+/* The same, `repeat` launches back to back (0 counts as 1) between one pair
+ * of events: *ms is their mean, so the host's gap before the first launch is
+ * spread over all of them instead of counted in each (the events' own
+ * resolution is about 0.5 us, cuda.h says). */
+int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                     const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, float *ms, mh_error *e);
 
 /* A TMA descriptor (CUtensorMap) for the tiled layout s, from the driver's
  * cuTensorMapEncodeTiled after mh_tensor_map_check: bad_argument with the

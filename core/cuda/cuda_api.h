@@ -30,6 +30,7 @@ enum {
     MH_CUDA_ERROR_INVALID_PTX = 218,
     MH_CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
     MH_CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
+    MH_CUDA_ERROR_CONTAINED = 226,
     MH_CUDA_ERROR_INVALID_HANDLE = 400,
     MH_CUDA_ERROR_NOT_FOUND = 500,
     MH_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
@@ -39,8 +40,12 @@ enum {
     MH_CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
     MH_CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
     MH_CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    MH_CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
     MH_CUDA_ERROR_INVALID_PC = 718,
     MH_CUDA_ERROR_LAUNCH_FAILED = 719,
+    MH_CUDA_ERROR_TENSOR_MEMORY_LEAK = 721,
+    MH_CUDA_ERROR_EXTERNAL_DEVICE = 911,
+    MH_CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
 };
 
 enum {
@@ -61,6 +66,7 @@ enum { MH_CU_TARGET_ARCH_SPECIFIC_BASE = 0x10000, MH_CU_TARGET_FAMILY_BASE = 0x2
 
 enum {
     MH_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+    MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8, /* what a block gets without opting in (48 KiB) */
     MH_CU_DEVICE_ATTRIBUTE_CLOCK_RATE = 13,
     MH_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
@@ -96,11 +102,17 @@ enum {
     MH_CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
     MH_CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
     MH_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+    MH_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
 };
+
+/* The portable cluster size of sm_90 (cuda.h): larger clusters need the
+ * function's NON_PORTABLE_CLUSTER_SIZE_ALLOWED set first. */
+enum { MH_CU_PORTABLE_CLUSTER_BLOCKS = 8 };
 
 #ifndef MH_CUDA_API_VALUES_ONLY
 /* The driver entry points, resolved by name with dlsym (the _v2 names are
- * the ones cuda.h maps the plain names to). */
+ * the ones cuda.h maps the plain names to; cuEventElapsedTime is CUDA 13's
+ * cuEventElapsedTime_v2 where the driver has it, else the old name). */
 typedef struct mh_cuda_fns {
     CUresult (*cuInit)(unsigned);
     CUresult (*cuDriverGetVersion)(int *);

@@ -1,8 +1,12 @@
 /* cuda_backend.c - the CUDA driver as a backend (launch/backend.h).  What
  * only cuda needs lives here: a module remembers how it was built, so that
  * after a sticky fault reset the context (the device's generation moved)
- * the next launch JIT-compiles it again, transparently; kernel handles are
- * looked up once per JIT of their module and cached. */
+ * the next launch JIT-compiles it again, transparently (after an assert: the
+ * one fault cuda.c resets the context for); kernel handles are
+ * looked up once per JIT of their module and cached.  A device lost to a
+ * fault (cuda.h: the process must be relaunched) moves no generation: every
+ * call on it is refused by cuda.c with the reason, and nothing is compiled
+ * again. */
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda.h"
 
@@ -151,8 +155,8 @@ static int cuda_launch(void *p, void *mod, const mh_ptx_module *ptx, const mh_pt
     if (l->nparams > MH_LAUNCH_MAX_PARAMS) return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: too many parameters", f->name);
     for (uint32_t i = 0; i < l->nparams; i++) params[i] = (void *)l->params[i];
     float ms = 0;
-    int rc = mh_cuda_launch(d->dev, fn, f->name, l->grid, l->block, l->cluster, l->dynamic_smem, params,
-                            l->timed ? &ms : NULL, e);
+    int rc = mh_cuda_launch_n(d->dev, fn, f->name, l->grid, l->block, l->cluster, l->dynamic_smem, params, l->repeat,
+                              l->timed ? &ms : NULL, e);
     st->time_ns = l->timed ? (double)ms * 1e6 : -1;
     return rc;
 }

@@ -65,6 +65,9 @@ typedef struct mh_launch_desc {
     int timed;                   /* cuda: time with events (time_ns < 0 when not) */
     double timeout_s;            /* > 0: stop a launch still running after this long (emu; a GPU kernel
                                   * cannot be stopped in the process that launched it) */
+    uint32_t repeat;             /* cuda: launches back to back between one pair of events (0 or 1: one),
+                                  * time_ns their mean, for kernels shorter than the host's submission gap;
+                                  * emu runs it once (its virtual time is the same each run) */
 } mh_launch_desc;
 
 typedef struct mh_launch_stats {

@@ -41,6 +41,24 @@ void mh_tensor_map_contiguous(mh_tensor_map_spec *s)
     }
 }
 
+static int is_float(int t)
+{
+    return t == MH_TMAP_FLOAT16 || t == MH_TMAP_FLOAT32 || t == MH_TMAP_FLOAT64 || t == MH_TMAP_BFLOAT16;
+}
+
+static const char *type_name(int t)
+{
+    static const char *const names[] = {"uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32",
+                                        "float64", "bfloat16"};
+    return t >= 0 && t < (int)(sizeof names / sizeof *names) ? names[t] : "of an unknown type";
+}
+
+static const char *swizzle_name(int sw)
+{
+    static const char *const names[] = {"none", "32B", "64B", "128B"};
+    return sw >= 0 && sw < 4 ? names[sw] : "?";
+}
+
 int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e)
 {
     if (s->rank < 1 || s->rank > MH_TMAP_MAX_RANK)
@@ -55,9 +73,6 @@ int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e)
                            (unsigned long long)s->dims[i]);
         if (s->box[i] < 1 || s->box[i] > 256)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: box[%u] = %u (1 to 256 elements)", i + 1, s->box[i]);
-        if (s->box[i] > s->dims[i])
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: box[%u] = %u is larger than the tensor's %llu", i + 1,
-                           s->box[i], (unsigned long long)s->dims[i]);
         if (s->elem_strides[i] < 1 || s->elem_strides[i] > 8)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: element_strides[%u] = %u (1 to 8)", i + 1,
                            s->elem_strides[i]);
@@ -92,6 +107,12 @@ int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e)
                            "the %uB swizzle takes", (unsigned long long)inner, swz[s->swizzle]);
     } else if (s->rank < 3) {
         return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: an interleaved layout needs 3 or more dimensions");
+    } else if (s->interleave == MH_TMAP_INTERLEAVE_32B && s->swizzle != MH_TMAP_SWIZZLE_32B) {
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: interleave = \"32B\" needs swizzle = \"32B\" (the driver's "
+                       "rule), got swizzle = \"%s\"", swizzle_name(s->swizzle));
     }
+    if (s->oob == MH_TMAP_OOB_NAN && !is_float(s->data_type))
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: oob = \"nan\" is for floating-point data; this tensor's "
+                       "elements are %s (use oob = \"zero\")", type_name(s->data_type));
     return 0;
 }

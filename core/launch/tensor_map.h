@@ -13,6 +13,7 @@
 
 #define MH_TMAP_MAX_RANK 5
 #define MH_TMAP_BYTES 128
+#define MH_TMAP_ALIGN 128 /* CUDA 13 declares CUtensorMap _Alignas(128); cuTensorMapEncodeTiled wants 64 at least */
 
 /* Values of cuda.h's CUtensorMap* enums (checked by test_cuda_abi). */
 enum { MH_TMAP_UINT8 = 0, MH_TMAP_UINT16, MH_TMAP_UINT32, MH_TMAP_INT32, MH_TMAP_UINT64, MH_TMAP_INT64,
@@ -44,7 +45,9 @@ int mh_tensor_map_l2(const char *s);
 int mh_tensor_map_oob(const char *s);
 /* Fills strides for a contiguous tensor of s->dims (innermost first). */
 void mh_tensor_map_contiguous(mh_tensor_map_spec *s);
-/* The driver's rules, and the tensor inside its array: bad_argument naming the rule. */
+/* The driver's rules (cuda.h's cuTensorMapEncodeTiled), and the tensor inside
+ * its array: bad_argument naming the rule.  A box may be larger than the
+ * tensor (TMA fills the elements outside it), so that is not refused. */
 int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e);
 
 #endif

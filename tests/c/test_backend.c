@@ -114,9 +114,51 @@ int main(int argc, char **argv)
     CHECK_CONTAINS(e.message, "GPU memory has no host address");
     CHECK(mh_device_kernel_facts(&cu, cmod, f, &kf, &e) == 0 && kf.jit_target != NULL);
     CHECK(mh_device_takes_images(&cu, "k.cubin", &e) == 0);
+    /* repeat: the launches back to back between one pair of events (after a synchronise), time_ns their mean */
+    char *calls = lib ? dlsym(lib, "fake_calls") : NULL;
+    CHECK(calls != NULL);
+    if (calls) {
+        calls[0] = 0;
+        mh_launch_desc lr = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .cluster = {1, 1, 1}, .params = (const void *const *)params,
+                             .nparams = 2, .timed = 1, .repeat = 5};
+        mh_launch_stats st;
+        CHECK(mh_device_launch(&cu, cmod, &m, f, &lr, &st, &e) == 0);
+        CHECK_STR(calls, "SRLLLLLRWT");
+        CHECK(st.time_ns > 24999.9 && st.time_ns < 25000.1); /* the fake's 0.125 ms over 5 */
+    }
     CHECK(mh_device_free(&cu, out, &e) == 0);
     mh_device_module_free(&cu, cmod);
+    /* a fault that loses the device (CUDA_ERROR_ILLEGAL_ADDRESS): a kernel_fault saying so, and the
+     * adapter compiles nothing again: every later operation is refused with the reason */
+    static const char fault_text[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                                     ".visible .entry fault(.param .u64 out)\n{\n  ret;\n}\n";
+    mh_ptx_module fm;
+    CHECK(mh_ptx_parse(&fm, fault_text, strlen(fault_text), "fault.ptx", &e) == 0);
+    mh_module_source fsrc = {.ptx = &fm, .opt_level = 4};
+    void *fmod = NULL;
+    CHECK(mh_device_module_load(&cu, &fsrc, &fmod, &e) == 0);
+    const mh_ptx_func *ff = mh_ptx_find(&fm, "fault");
+    CHECK(ff != NULL);
+    if (ff && fmod) {
+        mh_launch_desc lf = {.grid = {1, 1, 1}, .block = {32, 1, 1}, .cluster = {1, 1, 1},
+                             .params = (const void *const *)params, .nparams = 1, .timed = 1};
+        mh_launch_stats st;
+        unsigned gen = mh_device_generation(&cu);
+        CHECK(mh_device_launch(&cu, fmod, &fm, ff, &lf, &st, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
+        CHECK_CONTAINS(e.message, "the device is lost for this process");
+        CHECK(mh_device_generation(&cu) == gen); /* nothing was reset */
+        CHECK(mh_device_launch(&cu, fmod, &fm, ff, &lf, &st, &e) != 0 && e.code == MH_E_NO_DEVICE);
+        CHECK_CONTAINS(e.message, "the CUDA device is lost for this process: fault faulted with CUDA_ERROR_ILLEGAL_ADDRESS");
+        CHECK(mh_device_alloc(&cu, 128, &out, &e) != 0 && e.code == MH_E_NO_DEVICE);
+        CHECK(mh_device_kernel_facts(&cu, fmod, ff, &kf, &e) != 0 && e.code == MH_E_NO_DEVICE);
+        void *fmod2 = NULL;
+        CHECK(mh_device_module_load(&cu, &fsrc, &fmod2, &e) != 0 && e.code == MH_E_NO_DEVICE);
+    }
+    mh_device_module_free(&cu, fmod);
+    mh_ptx_free(&fm);
     mh_device_close(&cu);
+    int (*driver_reset)(int) = lib ? (int (*)(int))dlsym(lib, "cuDevicePrimaryCtxReset_v2") : NULL;
+    if (driver_reset) driver_reset(0); /* the fake's state for what follows (the harness never resets a lost device) */
 
     /* by name */
     mh_device d;
