@@ -141,6 +141,7 @@ static void prepare_trace(lua_State *L, launch_state *s)
         tr->spec.block[i] = s->desc.block[i];
     }
     tr->spec.scope = s->m->scope;
+    tr->spec.partial = 1; /* the instrumented code traces a last, partial warp or warpgroup too */
     tr->spec.entries = 3 + 2 * 128;
     if (has_profile) {
         static const char *const keys[] = {"entries", "retry", "reset", "restore", NULL};
