@@ -1,0 +1,69 @@
+// check.js: the browser side of tests/report_browser.sh (see check.html).
+"use strict";
+(function () {
+  var out = document.getElementById("result");
+  var frame = document.getElementById("report");
+  var errors = [];
+  window.addEventListener("error", function (e) { errors.push(String(e.message)); });
+  var params = new URLSearchParams(location.search);
+  var src = params.get("report");
+  var t0 = 0;
+  function count(root, sel) { return root.querySelectorAll(sel).length; }
+  function attr(el, name) { var v = el.getAttribute(name); return v === null ? null : Number(v); }
+  function inspect(loadMs, paintMs) {
+    var doc = frame.contentDocument;
+    var r = { ok: true, errors: errors, load_ms: loadMs, paint_ms: paintMs };
+    if (!doc || !doc.body) { out.textContent = JSON.stringify({ ok: false, why: "no document (file access?)" }); return; }
+    r.scripts = count(doc, "script");
+    r.external = count(doc, "[src], link[href], [href^='http']");
+    var svgs = doc.querySelectorAll("svg");
+    r.svgs = svgs.length;
+    r.empty_svgs = 0;
+    for (var i = 0; i < svgs.length; i++) {
+      var b = svgs[i].getBoundingClientRect();
+      if (!(b.width > 0 && b.height > 0)) r.empty_svgs++;
+    }
+    r.timelines = [];
+    doc.querySelectorAll("svg.timeline").forEach(function (s) {
+      var lanes = s.querySelectorAll("g.lane");
+      var runs = 0, drawn = 0, merged = 0;
+      lanes.forEach(function (l) { runs += attr(l, "data-runs"); });
+      s.querySelectorAll("g.lane > rect").forEach(function (rc) {
+        drawn++;
+        if (rc.getAttribute("data-n") !== null) merged++;
+      });
+      r.timelines.push({ traces: attr(s, "data-traces"), lanes: lanes.length, runs: attr(s, "data-runs"), lane_runs: runs,
+        rects: drawn, merged_attr: attr(s, "data-merged"), merged: merged,
+        sms: attr(s, "data-sms"), sm_groups: count(s, "g.sm"), legend: count(s, "g.legend g.key"),
+        width: s.getBoundingClientRect().width, height: s.getBoundingClientRect().height });
+    });
+    r.histograms = [];
+    doc.querySelectorAll("svg.histogram").forEach(function (s) {
+      var sum = 0;
+      s.querySelectorAll("rect.bin").forEach(function (b) { sum += attr(b, "data-count"); });
+      r.histograms.push({ region: s.getAttribute("data-region"), count: attr(s, "data-count"), bins: sum,
+        nbins: count(s, "rect.bin") });
+    });
+    r.bars = [];
+    doc.querySelectorAll("svg.hbars").forEach(function (s) {
+      r.bars.push({ points: attr(s, "data-points"), regions: attr(s, "data-regions"), bars: attr(s, "data-bars"),
+        region_bars: count(s, "g.row.bar-region"), time_bars: count(s, "g.row.bar-time"),
+        all: count(s, "g.row"), flags: count(s, "text.flag") });
+    });
+    r.lines = count(doc, "svg.lines");
+    r.virtual = count(doc, "svg text.virtual");
+    r.titles = count(doc, "svg title");
+    r.tables = count(doc, "table");
+    out.textContent = JSON.stringify(r);
+  }
+  frame.addEventListener("load", function () {
+    var loadMs = performance.now() - t0;
+    // two animation frames after load: the page has been laid out and painted once
+    requestAnimationFrame(function () {
+      requestAnimationFrame(function () { inspect(loadMs, performance.now() - t0); });
+    });
+  });
+  if (!src) { out.textContent = JSON.stringify({ ok: false, why: "no ?report=" }); return; }
+  t0 = performance.now();
+  frame.src = src;
+})();
