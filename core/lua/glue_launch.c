@@ -10,6 +10,7 @@
 #include "launch/args.h"
 #include "launch/launch_shape.h"
 #include "launch/writes.h"
+#include "base/stop.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -251,6 +252,7 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
         s->desc.params = where;
         s->desc.nparams = s->nargs;
         rc = mh_device_launch(&s->d->dev, s->m->bm, &s->m->m, s->k->f, &s->desc, st, e);
+        if (rc && e->code == MH_E_INTERRUPTED) mh_stop_clear(); /* this error is the Ctrl-C: not raised twice */
     }
     if (!rc && tr) rc = mh_device_read(&s->d->dev, s->owned[0], tr->words, tr->spec.bytes, e);
     if (!rc && tr && s->inst)
