@@ -101,14 +101,12 @@ _Static_assert(offsetof(mh_CUlaunchConfig, numAttrs) == offsetof(CUlaunchConfig,
 /* cuEventElapsedTime: CUDA 13's cuda.h maps it to cuEventElapsedTime_v2, which core/cuda/cuda.c resolves
  * first with the old name's signature (float *, CUevent, CUevent) */
 #if CUDA_VERSION >= 12080
-static CUresult (*const elapsed_v2)(float *, CUevent, CUevent) = cuEventElapsedTime_v2;
+_Static_assert(_Generic(&cuEventElapsedTime_v2, CUresult(*)(float *, CUevent, CUevent): 1, default: 0),
+               "cuEventElapsedTime_v2 takes (float *, CUevent, CUevent)"); /* not evaluated: nothing to link */
 #endif
 
 int main(void)
 {
-#if CUDA_VERSION >= 12080
-    if (!elapsed_v2) return 1;
-#endif
     puts("core/cuda_api.h matches cuda.h");
     return 0;
 }
