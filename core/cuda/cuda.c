@@ -250,6 +250,9 @@ int mh_cuda_open(mh_cuda *c, int ordinal, mh_cuda_dev **out, mh_error *e)
     if (r) {
         if (d->retains) c->f.cuDevicePrimaryCtxRelease_v2(d->dev);
         free(d);
+        if (process_fatal(r)) /* an earlier fault in this process, on another handle of the device */
+            return mh_fail(e, MH_E_NO_DEVICE, "opening the device's primary context: %s (%d): CUDA is lost for this "
+                           "process after an earlier fault; %s", err_name(c, r), r, LOST_WHY);
         return fail_cu(c, r, e, "opening the device's primary context");
     }
     *out = d;

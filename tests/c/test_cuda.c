@@ -321,6 +321,11 @@ int main(int argc, char **argv)
         /* a timed launch whose synchronise before the first event finds it: not this kernel's fault */
         mh_cuda_unload_module(mf);
         mh_cuda_close(dl);
+        /* another handle of the device in the same process: the driver still answers the error */
+        mh_cuda_dev *d2 = NULL;
+        CHECK(mh_cuda_open(c, 0, &d2, &e) == MH_E_NO_DEVICE && !d2);
+        CHECK_CONTAINS(e.message, "opening the device's primary context: CUDA_ERROR_ILLEGAL_ADDRESS (700): CUDA is lost "
+                                  "for this process after an earlier fault");
         set_sticky(0);
         dl = open_with(c, "k", &mf, &kf, &e);
         CHECK(dl && mh_cuda_launch(dl, kf, "k", g, b, NULL, 0, NULL, &ms, &e) == 0); /* its events made */
