@@ -1,7 +1,9 @@
 -- cuda_spec.lua: the Lua API on the cuda backend, through the fake driver of
 -- the tests (tests/fake/fake_cuda.c): the same calls as on emu reach the
--- driver; JIT errors and a sticky fault are error values, and the launch
--- after a fault runs (the module is compiled again behind the scenes).
+-- driver; JIT errors and faults are error values: after a fault cuda.h says
+-- needs a relaunch the device is lost for the process (a new process runs),
+-- after a device-side assert the context is reset and the next launch runs
+-- (the module is compiled again behind the scenes).
 -- Nothing here runs a kernel: the fake driver only pretends to.
 local h = require "helpers"
 local mgpu = require "mgpu"
@@ -95,18 +97,24 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.equal("jit_failed", err.code)
     assert.equal(8, err.line)
     assert.matches("%(line %d+ of the instrumented module is line 8 of j%.ptx%)", err.message)
-    local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fault(.param .u64 p)\n{\nret;\n}\n"
+    -- a fault cuda.h says needs a relaunch (700) loses the device for the process: the fault is a
+    -- kernel_fault saying so, every later use no_device; a new process can use the GPU (run in one)
+    local st, out = h.run_env("MGPU_LIBCUDA=" .. h.quote(fake), h.src .. "/scripts/device/fault.lua", "cuda")
+    assert.equal(0, st)
+    assert.matches("FAULT kernel_fault fault faulted: CUDA_ERROR_ILLEGAL_ADDRESS %(700%).-the device is lost for this process", out)
+    assert.matches("AFTER no_device the CUDA device is lost for this process: fault faulted with CUDA_ERROR_ILLEGAL_ADDRESS", out)
+    -- a device-side assert (710) resets the context: the same kernel object runs after it (the
+    -- module is compiled again and the handle looked up again; the fake refuses old handles)
+    local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fault_710(.param .u64 p)\n{\nret;\n}\n"
       .. ".visible .entry fine(.param .u64 p)\n{\nret;\n}\n"
     local m = dev:load { name = "f.ptx", source = src }
     local a = dev:array("u32", 4)
     local fine = m:kernel("fine")
-    fine:launch { grid = 1, block = 32, args = { a } } -- its function handle is kept from here
-    ok, err = pcall(m:kernel("fault").launch, m:kernel("fault"), { grid = 1, block = 32, args = { a } })
+    fine:launch { grid = 1, block = 32, args = { a } }
+    ok, err = pcall(m:kernel("fault_710").launch, m:kernel("fault_710"), { grid = 1, block = 32, args = { a } })
     assert.equal("kernel_fault", err.code)
-    assert.matches("CUDA_ERROR_ILLEGAL_ADDRESS", err.message)
+    assert.matches("CUDA_ERROR_ASSERT %(710%).-the device's context was reset", err.message)
     local b = dev:array("u32", 4)
-    -- the same kernel object after the reset: the module is compiled again and the handle looked up
-    -- again (the fake driver refuses a handle from before the reset)
     local run = fine:launch { grid = 1, block = 32, args = { b } }
     assert.equal("cuda", run.backend)
   end)
