@@ -482,7 +482,7 @@ local function manifest_facts(man, rows, dir)
     if e.lo then
       within = e.lo == e.hi and fmt(", within %.2g%%", e.lo * 100) or fmt(", within %.2g-%.2g%%", e.lo * 100, e.hi * 100)
     end
-    clocks[i] = fmt("%s (%d points%s)", e.key, e.n, within)
+    clocks[i] = fmt("%s (%d point%s%s)", e.key, e.n, e.n == 1 and "" or "s", within)
   end
   local clock = man.clock_ghz and fmt("%.4g GHz (the device's)", man.clock_ghz) or nil
   if #clocks > 0 then
