@@ -96,9 +96,9 @@ function M.parse_args(argv)
     elseif a == "--workers" then
       local v = value()
       opts.workers = v == "auto" and "auto" or tonumber(v)
-      if opts.workers ~= "auto" and (not opts.workers or opts.workers < 1 or opts.workers > 1024
+      if opts.workers ~= "auto" and (not opts.workers or opts.workers < 0 or opts.workers > 1024
         or opts.workers ~= math.floor(opts.workers)) then
-        bad("--workers takes a number of worker processes from 1 to 1024, or auto (got " .. v .. ")")
+        bad("--workers takes a number of worker processes from 1 to 1024, auto, or 0 (in this process; got " .. v .. ")")
       end
     elseif a == "--devices" then
       local v = value()
@@ -337,7 +337,9 @@ local function run_point(ctx, index, point)
     if ok then return row end
     local cur = row.entries or entries
     local overflow = errors.is(err, "insufficient_space")
-    if not overflow and errors.is(err, "kernel_fault") and resizes then
+    if not overflow and errors.is(err, "kernel_fault") and resizes and ctx.dev.backend ~= "cuda" then
+      -- (not on cuda: the fault loses the device for the process, so a retry there cannot run;
+      -- the point fails with the fault and the next point gets a fresh worker)
       -- a kernel writing its own trace without a bounds check overruns a small
       -- buffer; that cannot be told from another fault, so it is said plainly
       overflow = true
@@ -602,8 +604,16 @@ local function run_locked(exp, opts, dir, script, state)
   -- this process only asks what there is (it holds no GPU context a fault could take down)
   local kind = opts.backend or (old and old.backend) or exp.backend or "auto"
   local nworkers, slots
-  if opts.workers or (old and old.workers) then
-    nworkers, slots, kind = worker_plan(opts.workers or old.workers, opts.devices or (old and old.devices), kind)
+  -- on cuda, a run from a script file uses one worker by default: a fault cuda.h says needs a
+  -- relaunch loses the device for the process, and a worker is the process that goes
+  local workers = opts.workers or (old and old.workers)
+  if workers == nil and opts.script_file and kind:match("^cuda") then workers = 1 end
+  if workers == nil and opts.script_file and kind == "auto" then
+    local p = core.probe()
+    if p.cuda and p.cuda.available and #p.cuda.devices > 0 then workers = 1 end
+  end
+  if workers and workers ~= 0 then
+    nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind)
   end
   local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind)
   if old and old.backend and (dev.backend ~= old.backend or (old.device and dev.name ~= old.device)) then
@@ -811,8 +821,13 @@ function M.worker(exp, opts)
     if type(i) ~= "number" or not pl.all[i] then bad("worker: no point " .. tostring(i) .. " in " .. dir) end
     local row = point_row(ctx, i, pl.all[i])
     if row.status == "failed" and row.error.code == "interrupted" then return 130 end
-    io.stdout:write(core.json_encode({ item = i, ok = row.status == "ok", row = row }), "\n")
+    -- on cuda, a kernel_fault or no_device may have lost the device for this process: say this
+    -- is the last answer and end, so the next point gets a fresh worker
+    local last = dev.backend == "cuda" and row.status == "failed" and
+      (row.error.code == "kernel_fault" or row.error.code == "no_device")
+    io.stdout:write(core.json_encode({ item = i, ok = row.status == "ok", row = row, last = last or nil }), "\n")
     io.stdout:flush()
+    if last then return 0 end
   end
   return 0
 end
@@ -835,6 +850,7 @@ function M.main(exp, argv)
   end
   local opts = M.parse_args(argv or {})
   opts.script = argv and argv[0] or opts.script
+  opts.script_file = argv ~= nil and argv[0] ~= nil -- run from a file: workers can start it again
   if opts.worker then return M.worker(exp, opts) end
   local cmd = { "mgpu-harness", opts.script }
   for _, a in ipairs(argv or {}) do cmd[#cmd + 1] = a end

@@ -1,7 +1,9 @@
 -- mgpu.workers: a pool of worker processes that run items (a sweep's points)
 -- one at a time each, handed out as workers become free.  The protocol is one
 -- JSON line each way: the parent writes {"item": I} to a worker's stdin, the
--- worker answers {"item": I, ...its result...} on stdout.  A worker that
+-- worker answers {"item": I, ...its result...} on stdout ("last": true when it
+-- ends after that answer, e.g. after a fault that lost its GPU: it is
+-- replaced without its next item being charged).  A worker that
 -- dies (signal, exit, lost pipe) has its item reported lost with how it
 -- ended, and is replaced; an item running past timeout_s has its worker
 -- killed (the one way to stop a hung GPU kernel) and is reported as timed
@@ -94,14 +96,14 @@ local function run(opts, slots)
           s.item, s.since = nil, nil
           opts.on_result(item, msg)
           finish(item, msg.ok ~= false)
-          hand_out(slot)
+          if msg.last then s.retiring = true else hand_out(slot) end -- last: it ends; a fresh one follows
         elseif opts.on_noise then
           opts.on_noise(slot, line) -- a line that is not an answer: shown, not taken for one
         end
       end
       if slots[slot] and not open then
         local how, facts = ended(s.proc:wait(true))
-        give_up(slot, s.item, "worker_lost", "the worker running it " .. how, facts)
+        give_up(slot, s.item, "worker_lost", "the worker running it " .. how, facts) -- (none: a retiring one)
       elseif slots[slot] and s.item ~= nil and opts.timeout_s and core.now() - s.since > opts.timeout_s then
         give_up(slot, s.item, "timeout", string.format("it ran past timeout_s = %g s: its worker was killed",
           opts.timeout_s))
