@@ -10,6 +10,9 @@
 #include "frontend/ptx_effects.h"
 #include "launch/launch_shape.h"
 #include "emu/emu_round.h"
+#include "emu/emu_occupancy.h"
+#include "emu/emu_counters.h"
+#include "emu/emu_printf.h"
 #include "base/fp16.h"
 
 #include <ctype.h>
@@ -58,6 +61,8 @@ typedef struct {
     uint32_t callee;
 } call_frame;
 
+typedef struct blk blk;
+
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
     uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
@@ -67,7 +72,42 @@ typedef struct {
     uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
     call_frame stack[WARP][MAX_CALL_DEPTH];
     uint32_t index;         /* warp index in the block */
+    /* the issue model (emu_sched below) */
+    blk *b;                 /* its block */
+    uint64_t ready;         /* the first cycle it may issue its next instruction */
+    uint32_t kpc, kmask;    /* known: every active lane is at kpc, kmask is them */
+    uint8_t known;
+    uint8_t sched;          /* W_RUN, W_WAIT, W_PARK, W_DONE */
+    uint8_t sp;             /* its sub-partition */
+    uint16_t slot;          /* its warp slot on the SM (ties between equally ready warps) */
 } warp;
+
+/* A block resident on the virtual SM: its memory and warps. */
+struct blk {
+    uint32_t ctaid[3];
+    unsigned char *shared, *local, *frames;
+    uint64_t *regs;
+    uint32_t *written;
+    warp *warps;
+    uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
+    uint32_t running;       /* warps that can issue (W_RUN) */
+    uint32_t parked;        /* warps whose lanes all wait at an incomplete mbarrier phase (W_PARK) */
+    uint32_t live;          /* warps not finished */
+    uint64_t park_writes;   /* memory writes when a parked warp last looked */
+    uint64_t round_writes;  /* memory writes at the last round in which every warp waited */
+    uint64_t stalled;       /* such rounds in a row without a write */
+    uint64_t end;           /* when its last warp finished */
+};
+
+#define SUBPARTS 4          /* sub-partitions of an SM, each issuing one warp instruction per cycle */
+#define SM_MAX_WARPS 64     /* sm_90: 2048 threads */
+
+typedef struct {
+    warp *w[SM_MAX_WARPS];  /* its warps that can issue */
+    uint32_t n;
+    uint64_t free;          /* the first cycle it can issue again */
+    warp *best;             /* the one it issues next (NULL: to be found) */
+} subpart;
 
 typedef struct {
     mh_emu *d;
@@ -75,25 +115,34 @@ typedef struct {
     const mh_ptx_func *f;
     mh_error *e;
     unsigned char *params;
-    unsigned char *shared;
     uint64_t shared_size;
-    unsigned char *local;
     uint64_t local_stride;
     uint64_t data_addr;     /* module .global/.const segment */
     unsigned char *data_host;
     uint64_t data_size;
     uint32_t grid[3], block[3], nthreads, nwarps, dyn_smem;
-    uint32_t ctaid[3], sm;
-    uint64_t sm_clock0;     /* the SM's clock when this block started */
-    uint64_t cycles;        /* cycles of this block so far */
-    uint64_t *sm_cycles;    /* per SM, this launch */
+    uint32_t ctaid[3], sm;  /* the block of the instruction running, and its SM */
+    uint64_t clock0;        /* the SM's %clock at the launch's start */
+    uint64_t now;           /* the cycle the running instruction issued at (SM time since the launch began) */
+    uint64_t cost;          /* cycles the running instruction keeps its warp from issuing again */
     int faulted;
     double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
     const mh_ptx_insn *cur;    /* for fault messages */
-    warp *warps;            /* the block's */
-    uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
+    blk *cb;                /* the block of the instruction running; its memory and warps: */
+    unsigned char *shared, *local, *frames;
+    warp *warps;
+    uint32_t *bar_arrived;
+    int released;           /* a counted barrier completed: warps of the block may go on */
+    /* the virtual SM running: its sub-partitions and resident blocks */
+    subpart sps[SUBPARTS];
+    blk *blks;
+    uint32_t resident;      /* blocks it holds at once */
+    uint64_t nblocks, sm_next, sm_end; /* blocks of the grid; the next block for this SM; its last block's end */
+    int slow;               /* strict mode or counting: the checks around each instruction */
+    uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
+    mh_outbuf out;          /* what the kernel printed */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
@@ -104,7 +153,6 @@ typedef struct {
     /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
     uint64_t *frame_off;    /* per function, inside a thread's frame */
     uint64_t frame_bytes;   /* per thread */
-    unsigned char *frames;
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -398,8 +446,8 @@ static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
 {
     uint32_t lin = w->index * WARP + (uint32_t)lane, t[3];
     thread_of(c, w, lane, t);
-    uint64_t clock = c->sm_clock0 + c->cycles;
-    uint64_t timer = c->d->timer_ns + (uint64_t)((double)(c->sm_cycles[c->sm] + c->cycles) / MH_EMU_CLOCK_GHZ);
+    uint64_t clock = c->clock0 + c->now;
+    uint64_t timer = c->d->timer_ns + (uint64_t)((double)c->now / MH_EMU_CLOCK_GHZ);
     (void)lin;
     switch (id) {
     case MH_SR_TID_X: return t[0];
@@ -952,7 +1000,7 @@ static int exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
 {
     const mh_ptx_opnd *o = in->o;
     int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
-    c->cycles += 2;
+    c->cost += 2;
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
         int wait = k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT;
@@ -1018,6 +1066,87 @@ static int bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     for (uint32_t i = 0; i < c->nwarps; i++)
         for (int l = 0; l < WARP; l++)
             if (c->warps[i].st[l] == LANE_NBARRIER && c->warps[i].bar[l] == id) c->warps[i].st[l] = LANE_ACTIVE;
+    c->released = 1; /* the scheduler wakes the warps that have lanes going on */
+    return 0;
+}
+
+/* ---- calls without a body: printf and assert ---------------------------------- */
+
+typedef struct {
+    ctx *c;
+    const warp *w;
+    int lane;
+    uint64_t args;          /* the argument buffer's address */
+} printf_ctx;
+
+static int pf_arg(void *p, uint64_t off, void *dst, uint32_t size)
+{
+    printf_ctx *x = p;
+    const unsigned char *s = mem(x->c, x->w, x->lane, MH_SP_GENERIC, x->args + off, size, 0);
+    if (!s) return -1;
+    memcpy(dst, s, size);
+    return 0;
+}
+
+/* a NUL-terminated string at a generic address, cut at cap - 1 bytes */
+static int pf_str(void *p, uint64_t addr, char *dst, size_t cap)
+{
+    printf_ctx *x = p;
+    size_t i = 0;
+    for (; i + 1 < cap; i++) {
+        const unsigned char *s = mem(x->c, x->w, x->lane, MH_SP_GENERIC, addr + i, 1, 0);
+        if (!s) return -1;
+        if (!*s) break;
+        dst[i] = (char)*s;
+    }
+    dst[i] = 0;
+    return 0;
+}
+
+/* argument k of a call (a .param variable of the caller's call sequence), up to 8 bytes */
+static uint64_t call_arg(ctx *c, const warp *w, int lane, const mh_ptx_insn *in, int k)
+{
+    const mh_ptx_var *v = &c->m->vars[in->o[in->cmp + k].sym];
+    uint64_t x = 0;
+    memcpy(&x, frame(c, w, lane, (uint32_t)v->func, 2) + v->offset, v->size < 8 ? v->size : 8);
+    return x;
+}
+
+/* vprintf(format, args) and __assertfail(message, file, line, function, char size): the
+ * only functions without a body emu runs (mh_emu_check_kernel refuses the others).  The
+ * lanes print in lane order; what they print comes out after the launch. */
+static int extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
+{
+    const mh_ptx_func *g = &c->m->funcs[in->callee];
+    int assert_fail = !strcmp(g->name, "__assertfail");
+    for (int l = 0; l < WARP; l++) {
+        if (!(emask >> l & 1)) continue;
+        printf_ctx x = {c, w, l, 0};
+        mh_printf_io io = {&x, pf_arg, pf_str};
+        if (assert_fail) {
+            char msg[512], file[512], fn[512];
+            uint32_t line = (uint32_t)call_arg(c, w, l, in, 2);
+            if (pf_str(&x, call_arg(c, w, l, in, 0), msg, sizeof msg) ||
+                pf_str(&x, call_arg(c, w, l, in, 1), file, sizeof file) ||
+                pf_str(&x, call_arg(c, w, l, in, 3), fn, sizeof fn))
+                return -1;
+            fault(c, w, l, "assertion `%.200s` failed at %.150s:%u in %.150s", msg, file, line, fn);
+            return -1;
+        }
+        char fmt[4096];
+        uint64_t f = call_arg(c, w, l, in, 0);
+        x.args = call_arg(c, w, l, in, 1);
+        int32_t n = -1; /* printf's result: the arguments, -1 for a NULL format */
+        if (f) {
+            if (pf_str(&x, f, fmt, sizeof fmt)) return -1;
+            n = mh_emu_printf(fmt, &io, &c->out);
+            if (n < 0) return -1;
+        }
+        if (in->cmp) { /* the return value */
+            const mh_ptx_var *v = &c->m->vars[in->o[0].sym];
+            memcpy(frame(c, w, l, (uint32_t)v->func, 2) + v->offset, &n, v->size < 4 ? v->size : 4);
+        }
+    }
     return 0;
 }
 
@@ -1040,7 +1169,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
     }
     c->warp_insns++;
     c->thread_insns += (uint64_t)__builtin_popcount(emask);
-    c->cycles += 1;
+    c->cost += 1;
     int branch = 0;
     const mh_ptx_opnd *o = in->o;
 
@@ -1072,7 +1201,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         break;
     case MH_OP_LD: {
         int eb = elem_bytes(t);
-        c->cycles += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
+        c->cost += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
         LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
@@ -1089,7 +1218,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
     }
     case MH_OP_ST: {
         int eb = elem_bytes(t);
-        c->cycles += in->space == MH_SP_SHARED ? 2 : 8;
+        c->cost += in->space == MH_SP_SHARED ? 2 : 8;
         LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
@@ -1210,6 +1339,10 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         break;
     case MH_OP_CALL: {
         const mh_ptx_func *callee = &c->m->funcs[in->callee];
+        if (!callee->defined) { /* printf or assert: it runs here, the lanes go on */
+            if (extern_call(c, w, in, emask)) return -1;
+            break;
+        }
         uint32_t pc = (uint32_t)(c->cur - c->code);
         int nret = in->cmp;
         LANES {
@@ -1276,7 +1409,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         /* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}: copied at
          * issue, so a correctly synchronised kernel sees what it would on a GPU (a kernel that
          * reads before its wait_group sees the data early: emu cannot show that race) */
-        c->cycles += 8;
+        c->cost += 8;
         uint32_t size = (uint32_t)o[2].imm;
         int pred4 = in->nopnds > 3 && o[3].kind == MH_OPK_REG && c->m->reg_type[o[3].reg] == MH_PT_PRED;
         LANES {
@@ -1299,7 +1432,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
     }
     case MH_OP_ATOM:
     case MH_OP_RED:
-        c->cycles += in->space == MH_SP_SHARED ? 4 : 16;
+        c->cost += in->space == MH_SP_SHARED ? 4 : 16;
         LANES {
             const mh_ptx_opnd *ao = in->op == MH_OP_ATOM ? &o[1] : &o[0];
             const mh_ptx_opnd *bo = ao + 1;
@@ -1526,17 +1659,320 @@ static void strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
     if (in->dst2 >= 0) w->written[in->dst2] |= em;
 }
 
-/* ---- scheduling -------------------------------------------------------------- */
+/* ---- counting (mh_emu_launch.stats; the rules: emu_counters.h) ------------------ */
+/* Called before the instruction runs (its address registers may be its destination),
+ * from step_warp's slow path only: with counting off the interpreter does not pay. */
+static __attribute__((noinline)) void count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
+{
+    uint64_t *v = c->counts + (size_t)(in - c->code) * MH_CT_COUNT;
+    uint32_t em = mask;
+    if (in->guard >= 0) {
+        em = 0;
+        for (int l = 0; l < WARP; l++)
+            if ((mask >> l & 1) && ((REG(w, (uint32_t)in->guard, l) != 0) ^ in->guard_neg)) em |= 1u << l;
+    }
+    v[MH_CT_INST]++;
+    v[MH_CT_THREAD_INST] += (uint64_t)__builtin_popcount(mask);
+    v[MH_CT_PRED_ON] += (uint64_t)__builtin_popcount(em);
+    if (!em) return;
+    const mh_ptx_opnd *ao;
+    uint32_t size = (uint32_t)elem_bytes((mh_ptx_type)in->type);
+    int kind = in->op; /* LD, ST, ATOM, RED, CP_ASYNC */
+    switch (in->op) {
+    case MH_OP_LD:
+        if (in->space == MH_SP_PARAM || in->space == MH_SP_CONST) return;
+        ao = &in->o[1];
+        size *= in->vec ? in->vec : 1;
+        break;
+    case MH_OP_ST:
+        if (in->space == MH_SP_PARAM) return;
+        ao = &in->o[0];
+        size *= in->vec ? in->vec : 1;
+        break;
+    case MH_OP_ATOM: ao = &in->o[1]; break;
+    case MH_OP_RED: ao = &in->o[0]; break;
+    case MH_OP_CP_ASYNC: ao = &in->o[1]; size = (uint32_t)in->o[2].imm; break;
+    default: return;
+    }
+    uint64_t ga[WARP], sa[WARP], ls[WARP * 8];
+    uint8_t sl[WARP];
+    uint32_t ng = 0, ns = 0, nl = 0;
+    int pred4 = kind == MH_OP_CP_ASYNC && in->nopnds > 3 && in->o[3].kind == MH_OPK_REG &&
+                c->m->reg_type[in->o[3].reg] == MH_PT_PRED;
+    for (int l = 0; l < WARP; l++) {
+        if (!(em >> l & 1)) continue;
+        if (kind == MH_OP_CP_ASYNC && in->nopnds > 3) { /* a source size of 0 (or ignore-src) reads nothing */
+            uint64_t sz = val(c, w, &in->o[3], l);
+            if (pred4 ? sz != 0 : sz == 0) continue;
+        }
+        uint64_t a = address(c, w, ao, l);
+        int sp = kind == MH_OP_CP_ASYNC ? MH_SP_GLOBAL : in->space;
+        if (sp == MH_SP_GENERIC) {
+            if (a - SHARED_WIN < WIN_SIZE) { sp = MH_SP_SHARED; a -= SHARED_WIN; }
+            else if (a - LOCAL_WIN < WIN_SIZE) { sp = MH_SP_LOCAL; a = (a - LOCAL_WIN) % (c->local_stride ? c->local_stride : 1); }
+            else sp = MH_SP_GLOBAL;
+        }
+        if (sp == MH_SP_GLOBAL) ga[ng++] = a >> 5; /* an aligned access of up to 16 bytes is in one sector */
+        else if (sp == MH_SP_SHARED) { sa[ns] = a; sl[ns++] = (uint8_t)l; }
+        else if (sp == MH_SP_LOCAL) /* word k of lane l lies at (k * 32 + l) * 4 in the warp's local memory */
+            for (uint64_t k = a / 4; k <= (a + size - 1) / 4; k++) ls[nl++] = (k * 32 + (uint64_t)l) * 4 >> 5;
+    }
+    if (ng) {
+        uint64_t sec = mh_ct_distinct(ga, ng);
+        int r = kind == MH_OP_LD ? MH_CT_GLD_REQ : kind == MH_OP_ST ? MH_CT_GST_REQ : kind == MH_OP_ATOM ? MH_CT_GATOM_REQ
+              : kind == MH_OP_RED ? MH_CT_GRED_REQ : MH_CT_LDGSTS_REQ;
+        v[r]++;
+        v[r + 1] += sec;
+        if (kind == MH_OP_LD || kind == MH_OP_ST) v[r + 2] += (uint64_t)ng * size;
+    }
+    if (ns) {
+        uint32_t phases, wf = mh_ct_wavefronts(sa, sl, ns, size, &phases);
+        if (kind == MH_OP_LD) { v[MH_CT_SLD_REQ]++; v[MH_CT_SLD_WF] += wf; v[MH_CT_SLD_BC] += wf - phases; }
+        else if (kind == MH_OP_ST) { v[MH_CT_SST_REQ]++; v[MH_CT_SST_WF] += wf; v[MH_CT_SST_BC] += wf - phases; }
+        else if (kind == MH_OP_ATOM || kind == MH_OP_RED) { v[MH_CT_SATOM_REQ]++; v[MH_CT_SATOM_WF] += wf; }
+    }
+    if (nl && (kind == MH_OP_LD || kind == MH_OP_ST)) {
+        uint64_t sec = mh_ct_distinct(ls, nl);
+        int r = kind == MH_OP_LD ? MH_CT_LLD_REQ : MH_CT_LST_REQ;
+        v[r]++;
+        v[r + 1] += sec;
+    }
+}
 
-/* Runs the warp until none of its lanes can go on (all exited or waiting). */
-static int run_warp(ctx *c, warp *w)
+/* ---- the issue model ------------------------------------------------------------ */
+/* A virtual SM holds as many blocks as a GPU's would (threads, warps, blocks, shared
+ * memory and, where ptxas told them, registers per SM: emu_occupancy.c); the rest of
+ * its blocks wait for one to finish, so a large grid runs in waves.  Its warps sit in
+ * 4 sub-partitions (warp slot % 4); each cycle every sub-partition issues one
+ * instruction of the warp that has been ready longest, and that instruction's cost
+ * (1 cycle, more for memory: see exec_insn) delays only its warp's next issue.
+ * Instructions run in the order of their issue cycles (sub-partition number breaks a
+ * tie), so the warps of an SM interleave as on a GPU, deterministically.  Block b runs
+ * on SM b % nsm; the first wave's block b starts at cycle b (one block handed out a
+ * cycle), a later block when the one before it in its slot ends, and a block's warps
+ * start one a cycle.  SMs run one after another, each from cycle 0 of the launch. */
+enum { W_RUN, W_WAIT, W_PARK, W_DONE };
+
+/* Rounds of mbarrier waits in a row without a memory write before emu calls it
+ * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
+#define STALLED_ROUNDS 10000
+
+static inline void enter_block(ctx *c, blk *b)
+{
+    if (c->cb == b) return;
+    c->cb = b;
+    c->shared = b->shared;
+    c->local = b->local;
+    c->frames = b->frames;
+    c->warps = b->warps;
+    c->bar_arrived = b->bar_arrived;
+    memcpy(c->ctaid, b->ctaid, sizeof c->ctaid);
+}
+
+static void sp_add(ctx *c, warp *w)
+{
+    subpart *s = &c->sps[w->sp];
+    s->w[s->n++] = w;
+    s->best = NULL;
+}
+
+static void sp_remove(ctx *c, warp *w)
+{
+    subpart *s = &c->sps[w->sp];
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->w[i] == w) {
+            s->w[i] = s->w[--s->n];
+            break;
+        }
+    s->best = NULL;
+}
+
+/* The warp that has waited longest (the earliest ready; the lower slot on a tie). */
+static warp *sp_find(subpart *s)
+{
+    warp *best = s->w[0];
+    for (uint32_t i = 1; i < s->n; i++) {
+        warp *w = s->w[i];
+        if (w->ready < best->ready || (w->ready == best->ready && w->slot < best->slot)) best = w;
+    }
+    return s->best = best;
+}
+
+static void wake(ctx *c, warp *w, uint64_t when)
+{
+    w->sched = W_RUN;
+    w->known = 0;
+    if (w->ready < when) w->ready = when;
+    w->b->running++;
+    sp_add(c, w);
+}
+
+/* Warps of block b waiting at a barrier that now have lanes going on (a counted barrier
+ * completed by another warp) issue again from `when`. */
+static void wake_released(ctx *c, blk *b, uint64_t when)
+{
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_ACTIVE) {
+                wake(c, w, when);
+                break;
+            }
+    }
+}
+
+/* Parked warps (all their lanes at an incomplete mbarrier phase) try again. */
+static void unpark(ctx *c, blk *b, uint64_t when)
+{
+    for (uint32_t i = 0; i < c->nwarps && b->parked; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_PARK) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_YIELD) w->st[l] = LANE_ACTIVE;
+        b->parked--;
+        wake(c, w, when);
+    }
+    b->park_writes = c->writes;
+}
+
+static void start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
+{
+    uint32_t nregs = c->m->nregs ? c->m->nregs : 1, entry = (uint32_t)(c->f - c->m->funcs);
+    /* blocks in CUDA's order: x fastest */
+    b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
+    b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
+    b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
+    memset(b->shared, 0, c->shared_size);
+    memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
+    if (b->written) memset(b->written, 0, (size_t)c->nwarps * nregs * sizeof *b->written);
+    memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
+    memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->running = b->live = c->nwarps;
+    b->parked = 0;
+    b->stalled = 0;
+    b->park_writes = b->round_writes = c->writes;
+    b->end = when;
+    uint32_t slot0 = (uint32_t)(b - c->blks) * c->nwarps;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        w->r = b->regs + (size_t)i * nregs * WARP;
+        w->written = b->written ? b->written + (size_t)i * nregs : NULL;
+        w->index = i;
+        w->b = b;
+        w->ready = when + i; /* the SM launches a block's warps one a cycle */
+        w->known = 0;
+        w->sched = W_RUN;
+        w->slot = (uint16_t)(slot0 + i);
+        w->sp = (uint8_t)((slot0 + i) % SUBPARTS);
+        for (int ln = 0; ln < WARP; ln++) {
+            w->pc[ln] = c->base[entry];
+            w->depth[ln] = 0;
+            w->st[ln] = i * WARP + (uint32_t)ln < c->nthreads ? LANE_ACTIVE : LANE_EXITED;
+        }
+        sp_add(c, w);
+    }
+}
+
+/* Block b has no warp that can issue. */
+static int block_stuck(ctx *c, blk *b)
+{
+    uint64_t when = c->now + c->cost;
+    if (!b->live) { /* finished: the SM's next block takes its place */
+        if (b->end > c->sm_end) c->sm_end = b->end;
+        if (c->sm_next < c->nblocks) {
+            start_block(c, b, c->sm_next, b->end);
+            c->sm_next += c->d->nsm;
+        }
+        return 0;
+    }
+    if (b->parked) {
+        /* lanes that found an mbarrier phase incomplete try again first; a bar.sync
+         * opens only when no lane can go on otherwise (every live lane is at it) */
+        b->stalled = c->writes == b->round_writes ? b->stalled + 1 : 0;
+        b->round_writes = c->writes;
+        if (b->stalled > STALLED_ROUNDS) {
+            for (uint32_t i = 0; i < c->nwarps; i++)
+                for (int l = 0; l < WARP; l++)
+                    if (b->warps[i].st[l] == LANE_YIELD)
+                        return fault(c, &b->warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
+                                     "completes, or a bar.sync the waiting warps never reach)"), -1;
+        }
+        unpark(c, b, when);
+        return 0;
+    }
+    /* no lane can go on: a block-wide bar.sync opens, from the last warp's arrival */
+    int any = 0;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_BARRIER) {
+                any = 1;
+                if (w->ready > when) when = w->ready;
+                break;
+            }
+    }
+    if (!any) /* only counted barriers, short of their counts: nothing will come */
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (int l = 0; l < WARP; l++)
+                if (b->warps[i].st[l] == LANE_NBARRIER)
+                    return fault(c, &b->warps[i], l, "deadlock: waiting at barrier %u, where %u threads have "
+                                 "arrived and no other thread can run", b->warps[i].bar[l],
+                                 b->bar_arrived[b->warps[i].bar[l]]), -1;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        int go = 0;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_BARRIER) {
+                w->st[l] = LANE_ACTIVE;
+                go = 1;
+            }
+        if (go) wake(c, w, when);
+    }
+    return 0;
+}
+
+/* A warp with no active lane: it waits (a barrier), is parked (mbarrier waits), has
+ * finished, or goes on (lanes at a warp-synchronous instruction it can release). */
+static int settle(ctx *c, warp *w)
+{
+    int yield = 0, wsync = 0, live = 0;
+    for (int l = 0; l < WARP; l++) {
+        uint8_t s = w->st[l];
+        if (s == LANE_ACTIVE) return 0;
+        yield |= s == LANE_YIELD;
+        wsync |= s == LANE_WSYNC;
+        live |= s != LANE_EXITED;
+    }
+    if (wsync && !yield) return 0;
+    blk *b = w->b;
+    sp_remove(c, w);
+    b->running--;
+    if (yield) {
+        w->sched = W_PARK;
+        b->parked++;
+        b->park_writes = c->writes;
+    } else if (!live) {
+        w->sched = W_DONE;
+        b->live--;
+        if (w->ready > b->end) b->end = w->ready;
+    } else {
+        w->sched = W_WAIT;
+    }
+    return b->running ? 0 : block_stuck(c, b);
+}
+
+/* Issues warp w's next instruction: 1 when it did and the warp has active lanes left,
+ * 2 when it did and has none, 0 when it had none to issue, -1 on a fault. */
+static int step_warp(ctx *c, warp *w)
 {
     const mh_ptx_insn *code = c->code;
-    uint32_t pc = 0, mask = 0;
-    int known = 0; /* pc/mask already known: every active lane is at pc */
     for (;;) {
         int forced = 0; /* a warp-synchronous group released without all members */
-        if (!known) {
+        uint32_t pc = w->kpc, mask = w->kmask;
+        if (!w->known) {
             pc = UINT32_MAX;
             mask = 0;
             for (int l = 0; l < WARP; l++) {
@@ -1561,10 +1997,16 @@ static int run_warp(ctx *c, warp *w)
         }
         if (pc >= c->ncode) { /* fell off the end: like ret */
             for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
+            w->known = 0;
             continue;
         }
-        c->cur = &code[pc];
         const mh_ptx_insn *in = &code[pc];
+        c->cur = in;
+        if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
+            for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
+            w->kpc = pc + 1; /* still right when it was known */
+            continue;
+        }
         int wsync = in->op == MH_OP_SHFL || in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ||
                     (in->op == MH_OP_BAR && in->cmp == 1);
         if (wsync && !forced) {
@@ -1580,80 +2022,83 @@ static int run_warp(ctx *c, warp *w)
             }
             if ((here & members & live) != (members & live)) {
                 for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_WSYNC;
+                w->known = 0;
                 continue;
             }
             for (int l = 0; l < WARP; l++) if ((here >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;
             mask = here;
         }
+        if (__builtin_expect(c->slow, 0)) {
+            if (w->written && strict_sources(c, w, in, mask)) return -1;
+            if (c->counts) count_insn(c, w, in, mask);
+        }
         uint32_t next;
-        if (w->written && strict_sources(c, w, in, mask)) return -1;
+        c->cost = 0;
         int rc = exec_insn(c, w, in, mask, &next);
         if (rc < 0 || c->faulted) return -1;
-        if (w->written) strict_dests(c, w, in, mask);
+        if (__builtin_expect(c->slow, 0) && w->written) strict_dests(c, w, in, mask);
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1) */
-        known = 0;
-        if (rc == 1) {
-            uint32_t active = 0;
-            for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
-            if (active == mask) {
-                pc = next;
-                known = 1;
-            }
-        }
+        uint32_t active = 0;
+        for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
+        w->known = rc == 1 && active == mask;
+        w->kpc = next;
+        w->kmask = mask;
         if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
             fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions, the device's max_insns "
                   "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
             return -1;
         }
         if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && poll_stop(c)) return -1;
+        return active ? 1 : 2;
     }
 }
 
-/* Rounds of mbarrier waits in a row without a memory write before emu calls it
- * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
-#define STALLED_ROUNDS 10000
-
-static int run_block(ctx *c, warp *warps)
+/* Runs the blocks of SM `sm` (sm, sm + nsm, ...) through the issue model; its last
+ * block's end is in c->sm_end. */
+static int run_sm(ctx *c, uint32_t sm)
 {
-    uint64_t stalled = 0, writes = c->writes;
-    c->warps = warps;
-    memset(c->bar_arrived, 0, sizeof c->bar_arrived);
+    c->sm = sm;
+    c->clock0 = (uint64_t)sm * 1000003ull; /* SMs' %clock values are not aligned */
+    c->sm_end = 0;
+    c->cb = NULL;
+    memset(c->sps, 0, sizeof c->sps);
+    c->sm_next = sm;
+    for (uint32_t s = 0; s < c->resident && c->sm_next < c->nblocks; s++) {
+        /* the first wave: the GPU hands out one block a cycle, round the SMs */
+        start_block(c, &c->blks[s], c->sm_next, c->sm_next);
+        c->sm_next += c->d->nsm;
+    }
     for (;;) {
-        for (uint32_t i = 0; i < c->nwarps; i++)
-            if (run_warp(c, &warps[i])) return -1;
-        int waiting = 0, yielded = 0, counted = 0, active = 0;
-        for (uint32_t i = 0; i < c->nwarps; i++)
-            for (int l = 0; l < WARP; l++) {
-                waiting += warps[i].st[l] == LANE_BARRIER || warps[i].st[l] == LANE_WSYNC;
-                yielded += warps[i].st[l] == LANE_YIELD;
-                counted += warps[i].st[l] == LANE_NBARRIER;
-                active += warps[i].st[l] == LANE_ACTIVE; /* released by a later warp of this round */
-            }
-        if (active) continue;
-        if (!waiting && !yielded && !counted) return 0; /* everyone exited */
-        if (!waiting && !yielded) /* only counted barriers, short of their counts: nothing will come */
-            for (uint32_t i = 0; i < c->nwarps; i++)
-                for (int l = 0; l < WARP; l++)
-                    if (warps[i].st[l] == LANE_NBARRIER)
-                        return fault(c, &warps[i], l, "deadlock: waiting at barrier %u, where %u threads have "
-                                     "arrived and no other thread can run", warps[i].bar[l],
-                                     c->bar_arrived[warps[i].bar[l]]), -1;
-        /* lanes that found an mbarrier phase incomplete try again first; a bar.sync opens
-         * only when no lane can go on otherwise (every live lane is at it) */
-        int from = yielded ? LANE_YIELD : LANE_BARRIER;
-        stalled = yielded && c->writes == writes ? stalled + 1 : 0;
-        writes = c->writes;
-        if (stalled > STALLED_ROUNDS) {
-            for (uint32_t i = 0; i < c->nwarps; i++)
-                for (int l = 0; l < WARP; l++)
-                    if (warps[i].st[l] == LANE_YIELD)
-                        return fault(c, &warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
-                                     "completes, or a bar.sync the waiting warps never reach)"), -1;
+        /* the sub-partition that issues first, and its warp */
+        uint64_t t = UINT64_MAX;
+        subpart *s = NULL;
+        for (int i = 0; i < SUBPARTS; i++) {
+            subpart *p = &c->sps[i];
+            if (!p->n) continue;
+            warp *w = p->best ? p->best : sp_find(p);
+            uint64_t ti = w->ready > p->free ? w->ready : p->free;
+            if (ti < t) { t = ti; s = p; }
         }
-        for (uint32_t i = 0; i < c->nwarps; i++)
-            for (int l = 0; l < WARP; l++)
-                if (warps[i].st[l] == from) warps[i].st[l] = LANE_ACTIVE;
+        if (!s) return 0; /* every block finished */
+        warp *w = s->best;
+        blk *b = w->b;
+        c->now = t;
+        c->cost = 0;
+        enter_block(c, b);
+        int rc = step_warp(c, w);
+        if (rc < 0) return -1;
+        if (rc) {
+            s->free = t + 1;
+            w->ready = t + c->cost;
+            s->best = NULL;
+        }
+        if (c->released) {
+            c->released = 0;
+            wake_released(c, b, t + c->cost);
+        }
+        if (rc != 1 && settle(c, w)) return -1;
+        if (b->parked && c->writes != b->park_writes) unpark(c, b, t + c->cost);
     }
 }
 
@@ -1670,6 +2115,8 @@ static int recursive(const mh_ptx_module *m, uint32_t f, uint32_t at, int depth)
     }
     return 0;
 }
+
+static int c_var_func(const mh_ptx_module *m, int32_t v) { return m->vars[v].func; }
 
 /* Whether function fi's code is something emu can run (calls are checked
  * here; the functions they reach by the caller). */
@@ -1701,9 +2148,16 @@ static int check_function(const mh_ptx_module *m, uint32_t fi, mh_error *e)
                      (int)(n < 120 ? n : 120), s);
         } else if (in->op == MH_OP_CALL) {
             const mh_ptx_func *g = &m->funcs[in->callee];
-            if (!g->defined)
-                snprintf(why, sizeof why, "call to %s, which has no body in this module (extern functions such as "
-                         "vprintf are not available on emu)", g->name);
+            int args = in->nopnds - in->cmp;
+            int known = !g->defined && ((!strcmp(g->name, "vprintf") && args == 2 && in->cmp <= 1) ||
+                                        (!strcmp(g->name, "__assertfail") && args == 5 && in->cmp == 0));
+            if (known) {
+                for (int k = 0; k < in->nopnds; k++)
+                    if (in->o[k].kind != MH_OPK_SYM || in->o[k].sym < 0 || c_var_func(m, in->o[k].sym) < 0)
+                        snprintf(why, sizeof why, "call to %s with an argument that is not a .param variable", g->name);
+            } else if (!g->defined)
+                snprintf(why, sizeof why, "call to %s, which has no body in this module (of the extern functions emu "
+                         "runs vprintf and __assertfail: printf and assert)", g->name);
             else if ((uint32_t)(in->nopnds - in->cmp) != g->nparams || (uint32_t)in->cmp > g->nrets)
                 snprintf(why, sizeof why, "call to %s passes %d arguments and %d returns; it declares %u and %u",
                          g->name, in->nopnds - in->cmp, in->cmp, g->nparams, g->nrets);
@@ -1827,6 +2281,24 @@ static int link_code(ctx *c, mh_error *e)
 int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
                mh_error *e)
 {
+    mh_emu_stats s;
+    memset(&s, 0, sizeof s);
+    int rc = mh_emu_run_ex(d, m, name, l, NULL, &s, e);
+    free(s.output);
+    s.output = NULL;
+    s.output_len = 0;
+    if (s.counts) s.counts->release(s.counts);
+    s.counts = NULL;
+    if (st) *st = s;
+    return rc;
+}
+
+int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, const mh_emu_extra *x,
+                  mh_emu_stats *st, mh_error *e)
+{
+    static const mh_emu_extra none;
+    if (!x) x = &none;
+    if (st) memset(st, 0, sizeof *st);
     mh_error_clear(e);
     const mh_ptx_func *f = mh_ptx_find(m, name);
     if (!f || !f->is_entry) return mh_fail(e, MH_E_NOT_FOUND, "%s: no kernel (.entry) named \"%s\"", m->path, name);
@@ -1874,72 +2346,69 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
             if (m->vars[i].init && (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST))
                 memcpy(c.data_host + m->vars[i].offset, m->vars[i].init, m->vars[i].size);
     }
-    c.shared = calloc(1, c.shared_size ? c.shared_size : 1);
-    c.local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
-    c.sm_cycles = calloc(d->nsm, sizeof *c.sm_cycles);
-    warp *warps = NULL;
-    uint64_t *regs = NULL;
-    uint32_t *written = NULL;
+    c.nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
+    /* the blocks an SM holds at once: a GPU's limits, and no more than the SM gets */
+    mh_occupancy occ;
+    mh_occupancy_sm90(x->regs_per_thread, c.shared_size, c.nthreads, &occ);
+    uint64_t per_sm = (c.nblocks + d->nsm - 1) / d->nsm;
+    c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
+    if (c.resident > per_sm) c.resident = (uint32_t)per_sm;
+    uint32_t nregs = m->nregs ? m->nregs : 1;
     if (link_code(&c, e)) { rc = -1; goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
-    c.frames = calloc((size_t)c.nwarps * WARP, c.frame_bytes ? c.frame_bytes : 1);
-    uint32_t nregs = m->nregs ? m->nregs : 1, entry = (uint32_t)(f - m->funcs);
-    warps = calloc(c.nwarps, sizeof *warps);
-    regs = calloc((size_t)c.nwarps * nregs * WARP, sizeof *regs);
-    written = d->strict ? calloc((size_t)c.nwarps * nregs, sizeof *written) : NULL;
-    if (!c.shared || !c.local || !warps || !regs || !c.icache || !c.frames) {
-        rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
-        goto done;
-    }
-    uint64_t nblocks = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2];
-    for (uint64_t b = 0; b < nblocks && !rc; b++) {
-        /* blocks in Mosaic's linear order: (x*gy + y)*gz + z, x slowest?  CUDA
-         * schedules x fastest; the order only moves virtual time. */
-        c.ctaid[0] = (uint32_t)(b % l->grid[0]);
-        c.ctaid[1] = (uint32_t)(b / l->grid[0] % l->grid[1]);
-        c.ctaid[2] = (uint32_t)(b / ((uint64_t)l->grid[0] * l->grid[1]));
-        c.sm = (uint32_t)(b % d->nsm);
-        c.sm_clock0 = (uint64_t)c.sm * 1000003ull + c.sm_cycles[c.sm];
-        c.cycles = 0;
-        memset(c.shared, 0, c.shared_size);
-        memset(regs, 0, (size_t)c.nwarps * nregs * WARP * sizeof *regs);
-        if (written) memset(written, 0, (size_t)c.nwarps * nregs * sizeof *written);
-        memset(c.frames, 0, (size_t)c.nwarps * WARP * c.frame_bytes);
-        for (uint32_t i = 0; i < c.nwarps; i++) {
-            warps[i].r = regs + (size_t)i * nregs * WARP;
-            warps[i].written = written ? written + (size_t)i * nregs : NULL;
-            warps[i].index = i;
-            for (int ln = 0; ln < WARP; ln++) {
-                warps[i].pc[ln] = c.base[entry];
-                warps[i].depth[ln] = 0;
-                warps[i].st[ln] = i * WARP + (uint32_t)ln < c.nthreads ? LANE_ACTIVE : LANE_EXITED;
-            }
+    c.blks = calloc(c.resident, sizeof *c.blks);
+    if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
+    if (!c.icache || !c.blks || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
+    for (uint32_t s = 0; s < c.resident; s++) {
+        blk *b = &c.blks[s];
+        b->shared = calloc(1, c.shared_size ? c.shared_size : 1);
+        b->local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
+        b->frames = calloc((size_t)c.nwarps * WARP, c.frame_bytes ? c.frame_bytes : 1);
+        b->warps = calloc(c.nwarps, sizeof *b->warps);
+        b->regs = calloc((size_t)c.nwarps * nregs * WARP, sizeof *b->regs);
+        b->written = d->strict ? calloc((size_t)c.nwarps * nregs, sizeof *b->written) : NULL;
+        if (!b->shared || !b->local || !b->frames || !b->warps || !b->regs || (d->strict && !b->written)) {
+            rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
+            goto done;
         }
-        rc = run_block(&c, warps) ? -1 : 0;
-        c.sm_cycles[c.sm] += c.cycles;
     }
+    c.slow = d->strict || c.counts;
     uint64_t longest = 0;
-    for (uint32_t s = 0; s < d->nsm; s++) if (c.sm_cycles[s] > longest) longest = c.sm_cycles[s];
+    for (uint32_t s = 0; s < d->nsm && s < c.nblocks && !rc; s++) {
+        rc = run_sm(&c, s) ? -1 : 0;
+        if (c.sm_end > longest) longest = c.sm_end;
+    }
     d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
     if (st) {
         st->warp_insns = c.warp_insns;
         st->thread_insns = c.thread_insns;
         st->cycles = longest;
+        st->blocks_per_sm = c.resident;
+        if (!rc && c.counts) rc = mh_ct_build(m, c.code, c.ncode, c.counts, &st->counts, e);
     }
 done:
+    if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
+        st->output = c.out.p;
+        st->output_len = c.out.n;
+    } else {
+        free(c.out.p);
+    }
+    free(c.counts);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
     free(c.params);
-    free(c.shared);
-    free(c.local);
-    free(c.sm_cycles);
+    for (uint32_t s = 0; c.blks && s < c.resident; s++) {
+        free(c.blks[s].shared);
+        free(c.blks[s].local);
+        free(c.blks[s].frames);
+        free(c.blks[s].warps);
+        free(c.blks[s].regs);
+        free(c.blks[s].written);
+    }
+    free(c.blks);
     free(c.icache);
     free(c.code);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);
-    free(c.frames);
-    free(warps);
-    free(regs);
-    free(written);
     return rc;
 }

@@ -1,18 +1,23 @@
 /* emu.h - the `emu` backend: a CPU executor of PTX.  Device memory is a set
  * of host allocations with device-like addresses; every access is checked
- * against them.  Blocks run one after another, each on a virtual SM (block
- * b on SM b % nsm); warps of 32 threads run with per-lane program counters,
- * always advancing the lanes at the lowest pc together (so divergent paths
- * reconverge where they meet again); bar.sync waits for every live thread
- * of the block.  Clocks are virtual and deterministic: each warp
- * instruction costs cycles on its SM's clock (see emu.c), and %globaltimer
- * is that clock converted at the stated virtual rate. */
+ * against them.  Block b runs on virtual SM b % nsm, which holds as many
+ * blocks at once as an sm_90 SM would (emu_occupancy.h) and runs the rest in
+ * waves; the warps resident on an SM interleave through a deterministic issue
+ * model (4 sub-partitions, each issuing one instruction a cycle from the warp
+ * ready longest; an instruction's cost delays its own warp).  Warps of 32
+ * threads run with per-lane program counters, always advancing the lanes at
+ * the lowest pc together (so divergent paths reconverge where they meet
+ * again); bar.sync waits for every live thread of the block.  Clocks are
+ * virtual and deterministic (see emu.c); %globaltimer is the SM's cycle
+ * converted at the stated virtual rate.  A launch can count memory traffic
+ * per instruction (mh_emu_extra.stats), and kernels may printf and assert. */
 #ifndef MH_EMU_H
 #define MH_EMU_H
 
 #include <stdint.h>
 #include "base/error.h"
 #include "frontend/ptx.h"
+#include "launch/backend.h"
 
 #define MH_EMU_DEFAULT_SMS 132
 #define MH_EMU_CLOCK_GHZ 1.5     /* virtual SM clock: 1.5 cycles per ns */
@@ -29,6 +34,10 @@ typedef struct mh_emu_stats {
     uint64_t warp_insns;         /* warp-instructions issued */
     uint64_t thread_insns;       /* thread-instructions executed (lanes active) */
     uint64_t cycles;             /* virtual cycles of the longest SM */
+    uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
+    char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
+    size_t output_len;
+    mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
 } mh_emu_stats;
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
@@ -59,6 +68,12 @@ typedef struct mh_emu_launch {
     double timeout_s;            /* > 0: a launch still running after this long stops with MH_E_TIMEOUT */
 } mh_emu_launch;
 
+/* What a launch may ask for beyond its shape (mh_emu_run_ex). */
+typedef struct mh_emu_extra {
+    int regs_per_thread;         /* registers per thread (ptxas) for the SM's residency, 0: not known */
+    int stats;                   /* count instructions and memory traffic per source line (st->counts) */
+} mh_emu_extra;
+
 /* Checks the whole module, or one kernel and the functions it calls, for
  * what emu cannot run (an instruction the front end kept as text, a call
  * without a body, recursion, unsupported types ...), naming file, line and
@@ -66,12 +81,19 @@ typedef struct mh_emu_launch {
 int mh_emu_check_module(const mh_ptx_module *m, mh_error *e);
 int mh_emu_check_kernel(const mh_ptx_module *m, const mh_ptx_func *kernel, mh_error *e);
 
-/* Runs kernel `name` of module m.  A memory fault stops the launch with
+/* Runs kernel `name` of module m.  What the kernel printed comes back in
+ * st->output (also after a fault: the caller frees it).  An assert that fails
+ * (__assertfail) is a MH_E_KERNEL_FAULT naming its message, file, line and
+ * function, the block and the thread.  A memory fault stops the launch with
  * MH_E_KERNEL_FAULT naming the PTX line, the address and the nearest
  * allocation; the device stays usable.  A stop request (base/stop.h, Ctrl-C)
  * stops it with MH_E_INTERRUPTED, its time limit with MH_E_TIMEOUT, and the
  * device's instruction budget (max_warp_insns) with MH_E_KERNEL_FAULT. */
 int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, mh_emu_stats *st,
                mh_error *e);
+/* The same with extra requests (x may be NULL); st->output and st->counts are the
+ * caller's (mh_emu_run frees them: its callers get the counts only). */
+int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, const mh_emu_extra *x,
+                  mh_emu_stats *st, mh_error *e);
 
 #endif

@@ -1,21 +1,90 @@
 /* emu_backend.c - the emu executor as a backend (launch/backend.h): memory
  * is host memory (so it has a host address), modules need no build (emu
  * runs the parsed PTX and checks each kernel when it is taken), a launch
- * reports exact instruction counts and virtual cycles, and there is no TMA. */
+ * reports exact instruction counts and virtual cycles (and, asked, exact
+ * counters per source line), and there is no TMA.  A module's registers,
+ * spills and stack are ptxas's where ptxas is installed (asked once per
+ * module, when kernel:info or a launch first needs them): they also size
+ * the virtual SM's residency. */
 #include "emu/emu_backend.h"
 #include "emu/emu.h"
+#include "emu/emu_ptxas.h"
 #include "launch/launch_shape.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static void emu_close(void *d) { mh_emu_destroy(d); }
-static int emu_alloc(void *d, uint64_t n, uint64_t *a, mh_error *e) { return mh_emu_alloc(d, n, a, e); }
-static int emu_free(void *d, uint64_t a, mh_error *e) { return mh_emu_free(d, a, e); }
-static int emu_write(void *d, uint64_t a, const void *p, uint64_t n, mh_error *e) { return mh_emu_write(d, a, p, n, e); }
-static int emu_read(void *d, uint64_t a, void *p, uint64_t n, mh_error *e) { return mh_emu_read(d, a, p, n, e); }
-static int emu_memset(void *d, uint64_t a, int b, uint64_t n, mh_error *e) { return mh_emu_memset(d, a, b, n, e); }
-static void *emu_host(void *d, uint64_t a, uint64_t n, mh_error *e) { return mh_emu_host(d, a, n, e); }
+/* A module on emu: the parsed PTX and what ptxas says of it (asked once). */
+typedef struct emu_dev emu_dev;
+
+typedef struct emu_module {
+    emu_dev *dev;
+    const mh_ptx_module *ptx;
+    int asked;
+    mh_ptxas_info info;
+    struct emu_module *prev, *next;
+} emu_module;
+
+/* The device: the executor, and its modules (freed with it if the caller did not). */
+struct emu_dev {
+    mh_emu *emu;
+    emu_module *mods;
+};
+
+static void mod_unlink(emu_dev *d, emu_module *m)
+{
+    if (m->prev) m->prev->next = m->next;
+    else d->mods = m->next;
+    if (m->next) m->next->prev = m->prev;
+    mh_ptxas_info_free(&m->info);
+    free(m);
+}
+
+static const mh_ptxas_info *ptxas_of(emu_module *m)
+{
+    if (!m->asked) {
+        mh_ptxas_info_get(m->ptx->text, strlen(m->ptx->text), m->ptx->target, &m->info);
+        m->asked = 1;
+    }
+    return &m->info;
+}
+
+static void emu_close(void *p)
+{
+    emu_dev *d = p;
+    while (d->mods) mod_unlink(d, d->mods);
+    mh_emu_destroy(d->emu);
+    free(d);
+}
+#define EMU(p) (((emu_dev *)(p))->emu)
+static int emu_alloc(void *d, uint64_t n, uint64_t *a, mh_error *e) { return mh_emu_alloc(EMU(d), n, a, e); }
+static int emu_free(void *d, uint64_t a, mh_error *e) { return mh_emu_free(EMU(d), a, e); }
+static int emu_write(void *d, uint64_t a, const void *p, uint64_t n, mh_error *e) { return mh_emu_write(EMU(d), a, p, n, e); }
+static int emu_read(void *d, uint64_t a, void *p, uint64_t n, mh_error *e) { return mh_emu_read(EMU(d), a, p, n, e); }
+static int emu_memset(void *d, uint64_t a, int b, uint64_t n, mh_error *e) { return mh_emu_memset(EMU(d), a, b, n, e); }
+static void *emu_host(void *d, uint64_t a, uint64_t n, mh_error *e) { return mh_emu_host(EMU(d), a, n, e); }
+
+/* emu builds nothing; the module object only keeps ptxas's answer */
+static int emu_module_load(void *p, const mh_module_source *src, void **mod, mh_error *e)
+{
+    emu_dev *d = p;
+    emu_module *m = calloc(1, sizeof *m);
+    if (!m) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    m->dev = d;
+    m->ptx = src->ptx;
+    m->next = d->mods;
+    if (d->mods) d->mods->prev = m;
+    d->mods = m;
+    *mod = m;
+    return 0;
+}
+
+static void emu_module_free(void *mod)
+{
+    emu_module *m = mod;
+    mod_unlink(m->dev, m);
+}
 
 static int emu_kernel_check(void *d, const mh_ptx_module *m, const mh_ptx_func *f, mh_error *e)
 {
@@ -23,18 +92,37 @@ static int emu_kernel_check(void *d, const mh_ptx_module *m, const mh_ptx_func *
     return mh_emu_check_kernel(m, f, e);
 }
 
-/* From the PTX: registers are its virtual registers, which say nothing about a GPU's. */
+/* Registers, spills and stack from ptxas (where it is installed); the PTX's virtual
+ * registers are reported as such, never as the registers. */
 static int emu_kernel_facts(void *d, void *mod, const mh_ptx_func *f, mh_kernel_facts *out, mh_error *e)
 {
     (void)d;
-    (void)mod;
     (void)e;
-    out->regs = (int)f->nregs;
     out->static_smem = (int)f->shared_bytes;
     out->local_bytes = (int)f->local_bytes;
     out->max_threads = f->maxntid[0] ? (int)(f->maxntid[0] * (f->maxntid[1] ? f->maxntid[1] : 1) *
                                              (f->maxntid[2] ? f->maxntid[2] : 1))
                                      : 1024;
+    out->ptx_regs = (int)f->nregs;
+    out->regs_unknown = 1;
+    out->spill_stores = out->spill_loads = out->stack_bytes = -1;
+    if (!mod) {
+        snprintf(out->note, sizeof out->note, "registers unknown: the module was not loaded through the device");
+        return 0;
+    }
+    const mh_ptxas_info *pi = ptxas_of(mod);
+    const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;
+    if (!k) {
+        snprintf(out->note, sizeof out->note, "registers unknown: %.200s", pi->ok ? "ptxas did not name this kernel" : pi->note);
+        return 0;
+    }
+    out->regs = k->regs;
+    out->regs_unknown = 0;
+    out->regs_from = "ptxas";
+    out->spill_stores = k->spill_stores;
+    out->spill_loads = k->spill_loads;
+    out->stack_bytes = k->stack;
+    snprintf(out->note, sizeof out->note, "ptxas -arch=%s", pi->arch);
     return 0;
 }
 
@@ -42,7 +130,6 @@ static int emu_kernel_facts(void *d, void *mod, const mh_ptx_func *f, mh_kernel_
 static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_func *f, const mh_launch_desc *l,
                       mh_launch_stats *st, mh_error *e)
 {
-    (void)mod;
     mh_emu_arg args[MH_LAUNCH_MAX_PARAMS];
     if (l->nparams > MH_LAUNCH_MAX_PARAMS || l->nparams > f->nparams)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: %u parameters", f->name, l->nparams);
@@ -58,13 +145,22 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.args = args;
     el.nargs = l->nparams;
     el.timeout_s = l->timeout_s;
+    mh_emu_extra x = {.stats = l->stats};
+    if (mod) { /* the SM holds as many blocks as the registers ptxas gives allow */
+        const mh_ptxas_info *pi = ptxas_of(mod);
+        const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;
+        if (k) x.regs_per_thread = k->regs;
+    }
     mh_emu_stats es;
-    memset(&es, 0, sizeof es);
-    int rc = mh_emu_run(d, m, f->name, &el, &es, e);
+    int rc = mh_emu_run_ex(EMU(d), m, f->name, &el, &x, &es, e);
     st->counted = 1;
     st->cycles = es.cycles;
     st->warp_insns = es.warp_insns;
     st->thread_insns = es.thread_insns;
+    st->blocks_per_sm = es.blocks_per_sm;
+    st->output = es.output;
+    st->output_len = es.output_len;
+    st->counts = es.counts;
     st->time_ns = (double)es.cycles / MH_EMU_CLOCK_GHZ; /* virtual: facts.virtual_time says so */
     return rc;
 }
@@ -77,6 +173,8 @@ static const mh_backend_ops emu_ops = {
     .read = emu_read,
     .memset = emu_memset,
     .host = emu_host,
+    .module_load = emu_module_load,
+    .module_free = emu_module_free,
     .kernel_check = emu_kernel_check,
     .kernel_facts = emu_kernel_facts,
     .launch = emu_launch,
@@ -111,11 +209,16 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     eo.strict = o->strict;
     eo.num_sms = o->sms;
     eo.max_warp_insns = o->max_insns;
-    mh_emu *d = mh_emu_create(&eo, e);
-    if (!d) return -1;
+    emu_dev *d = calloc(1, sizeof *d);
+    if (!d) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    d->emu = mh_emu_create(&eo, e);
+    if (!d->emu) {
+        free(d);
+        return -1;
+    }
     out->ops = &emu_ops;
     out->impl = d;
-    emu_facts(mh_emu_num_sms(d), &out->facts);
+    emu_facts(mh_emu_num_sms(d->emu), &out->facts);
     return 0;
 }
 

@@ -52,6 +52,12 @@ typedef struct mh_module_source {
 typedef struct mh_kernel_facts {
     int regs, static_smem, local_bytes, max_threads;
     const char *jit_target;      /* cuda: "compute_90a", "context"; NULL elsewhere */
+    /* emu: from ptxas where it is installed (cuda: the driver's) */
+    int regs_unknown;            /* regs is not known (emu without ptxas): say so, never the PTX's virtual count */
+    int spill_stores, spill_loads, stack_bytes; /* ptxas -v, bytes per thread (-1: not known) */
+    int ptx_regs;                /* the PTX's declared virtual registers (emu) */
+    const char *regs_from;       /* "ptxas", "driver", NULL: unknown */
+    char note[256];              /* why registers are unknown (no ptxas, ptxas refused the PTX) */
 } mh_kernel_facts;
 
 #define MH_LAUNCH_MAX_PARAMS 64  /* a kernel's parameters in one launch (60 of the user's, the instrumentation's) */
@@ -68,12 +74,45 @@ typedef struct mh_launch_desc {
     uint32_t repeat;             /* cuda: launches back to back between one pair of events (0 or 1: one),
                                   * time_ns their mean, for kernels shorter than the host's submission gap;
                                   * emu runs it once (its virtual time is the same each run) */
+    int stats;                   /* emu: count memory traffic and instructions per source line (stats->counts) */
 } mh_launch_desc;
+
+/* Exact counters of one launch (emu with desc.stats): totals under Nsight Compute's metric
+ * names where one exists (ptx__* names: counts of PTX instructions, not SASS), and one row
+ * per source line (.loc/.file), or per PTX line of a module without line information. */
+typedef struct mh_count_row {
+    int32_t file;                /* index into files; -1: a line of the PTX module itself */
+    uint32_t line;
+    uint64_t *v;                 /* nmetrics values */
+} mh_count_row;
+
+typedef struct mh_count_ratio {
+    const char *name;            /* Nsight Compute's name of the ratio */
+    uint32_t num, den;           /* metric indices */
+} mh_count_ratio;
+
+typedef struct mh_launch_counts {
+    uint32_t nmetrics;
+    const char *const *names;    /* static */
+    const mh_count_ratio *ratios; /* static, nratios of them */
+    uint32_t nratios;
+    uint64_t *total;             /* nmetrics */
+    mh_count_row *rows;          /* sorted by file, then line */
+    uint32_t nrows;
+    char **files;                /* as the PTX's .file directives name them */
+    uint32_t nfiles;
+    char *module;                /* the PTX module's path (rows with file -1) */
+    void (*release)(struct mh_launch_counts *c); /* frees it all */
+} mh_launch_counts;
 
 typedef struct mh_launch_stats {
     double time_ns;              /* < 0: not timed */
     int counted;                 /* the counts below are exact (emu) */
     uint64_t cycles, warp_insns, thread_insns;
+    uint32_t blocks_per_sm;      /* emu: the blocks one virtual SM held at once */
+    char *output;                /* emu: what the kernel printed (printf), malloc'd: the caller frees it */
+    size_t output_len;
+    mh_launch_counts *counts;    /* emu with desc.stats: the caller frees it with counts->release */
 } mh_launch_stats;
 
 typedef struct mh_backend_ops {

@@ -6,6 +6,7 @@
 #include "backends.h"
 #include "launch/args.h"
 #include "launch/tensor_map.h"
+#include "emu/emu_occupancy.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,26 +330,74 @@ static int l_kernel_device(lua_State *L)
     return 1;
 }
 
-/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=}
+/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=,
+ * registers_from=, spill_stores=, spill_loads=, stack=, ptx_registers=, note=}
  * cuda: what the driver compiled, and jit_target ("compute_90a": compiled for that
- * architecture-specific target; "context": for the device's); emu: from the PTX (registers:
- * its virtual registers, which say nothing about a GPU's) */
+ * architecture-specific target; "context": for the device's); emu: what ptxas says (registers,
+ * spills, stack) where ptxas is installed; without it registers is nil and note says why (the
+ * PTX's virtual registers, ptx_registers, say nothing about a GPU's).
+ * k:info{block = 256, smem = 0} adds occupancy = {blocks_per_sm=, warps_per_sm=, percent=,
+ * limited_by=, limits = {warps=, blocks=, registers=, shared_memory=}, smem_per_block=,
+ * registers_per_block=}: sm_90's, as the CUDA occupancy calculator computes it (registers
+ * left out of the limits when unknown). */
 static int l_kernel_info(lua_State *L)
 {
     l_kernel *k = luaL_checkudata(L, 1, KERNEL_MT);
+    uint32_t block[3] = {0, 0, 0};
+    lua_Integer smem = 0;
+    int occ = !lua_isnoneornil(L, 2);
+    if (occ) {
+        static const char *const keys[] = {"block", "smem", NULL};
+        luaL_checktype(L, 2, LUA_TTABLE);
+        glue_check_keys(L, 2, "info", keys);
+        lua_getfield(L, 2, "block");
+        int has_block = !lua_isnil(L, -1);
+        lua_pop(L, 1);
+        if (!has_block) return glue_bad(L, "%s", "info: block = threads per block (a number or {x, y, z}) is needed "
+                                        "for the occupancy");
+        glue_opt_dims32(L, 2, "info", "block", block);
+        smem = glue_opt_integer(L, 2, "info", "smem", 0, 0, UINT32_MAX);
+    }
+    lua_settop(L, 1);
     l_module *m = glue_kernel_module(L, 1);
     l_device *d = module_device(L, -1);
     mh_kernel_facts kf;
     mh_error e;
     mh_error_clear(&e);
     if (mh_device_kernel_facts(&d->dev, m->bm, k->f, &kf, &e)) return glue_raise(L, &e);
-    lua_createtable(L, 0, 6);
-    glue_set_int(L, -1, "registers", kf.regs);
+    lua_createtable(L, 0, 12);
+    if (!kf.regs_unknown) glue_set_int(L, -1, "registers", kf.regs);
+    if (!kf.regs_unknown) glue_set_str(L, -1, "registers_from", kf.regs_from ? kf.regs_from : "driver");
+    if (kf.ptx_regs) glue_set_int(L, -1, "ptx_registers", kf.ptx_regs);
+    if (kf.spill_stores >= 0 && !kf.regs_unknown) glue_set_int(L, -1, "spill_stores", kf.spill_stores);
+    if (kf.spill_loads >= 0 && !kf.regs_unknown) glue_set_int(L, -1, "spill_loads", kf.spill_loads);
+    if (kf.stack_bytes >= 0 && !kf.regs_unknown) glue_set_int(L, -1, "stack", kf.stack_bytes);
+    if (kf.note[0]) glue_set_str(L, -1, "note", kf.note);
     glue_set_int(L, -1, "static_smem", kf.static_smem);
     glue_set_int(L, -1, "local_bytes", kf.local_bytes);
     glue_set_int(L, -1, "max_threads", kf.max_threads);
     if (kf.jit_target) glue_set_str(L, -1, "jit_target", kf.jit_target);
     glue_set_str(L, -1, "backend", d->dev.facts.backend);
+    if (occ) {
+        uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+        if (threads > 1024) return glue_bad(L, "info: a block of %llu threads (at most 1024)", (unsigned long long)threads);
+        mh_occupancy o;
+        mh_occupancy_sm90(kf.regs_unknown ? 0 : kf.regs, (uint64_t)kf.static_smem + (uint64_t)smem, (uint32_t)threads, &o);
+        lua_createtable(L, 0, 8);
+        glue_set_int(L, -1, "blocks_per_sm", o.blocks_per_sm);
+        glue_set_int(L, -1, "warps_per_sm", o.warps_per_sm);
+        glue_set_num(L, -1, "percent", 100.0 * o.occupancy); /* theoretical: warps per SM of the 64 */
+        glue_set_str(L, -1, "limited_by", o.limited_by);
+        glue_set_int(L, -1, "smem_per_block", (lua_Integer)o.smem_per_block);
+        if (o.regs_per_block) glue_set_int(L, -1, "registers_per_block", o.regs_per_block);
+        lua_createtable(L, 0, 4);
+        glue_set_int(L, -1, "warps", o.by_warps);
+        glue_set_int(L, -1, "blocks", o.by_blocks);
+        if (o.by_regs >= 0) glue_set_int(L, -1, "registers", o.by_regs);
+        glue_set_int(L, -1, "shared_memory", o.by_smem);
+        lua_setfield(L, -2, "limits");
+        lua_setfield(L, -2, "occupancy");
+    }
     return 1;
 }
 

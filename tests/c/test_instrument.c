@@ -270,7 +270,9 @@ static void overflow_and_retry(void)
     CHECK(load_pair(&k, "ptx/tiled.ptx", MH_SCOPE_WARP) == 0);
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
-    enum { G = 2, B = 64, TILES = 10, N = B * TILES, TR = G * B / 32 };
+    /* 8 warps a block: two per sub-partition of emu's SM, so that each trace is long enough (~1 us)
+     * for the 1 us timer step below (with 2 warps a block they ran side by side in 0.75 us) */
+    enum { G = 2, B = 256, TILES = 10, N = B * TILES, TR = G * B / 32 };
     float a[N], c1[N], c2[N], alpha = 3.0f;
     for (int i = 0; i < N; i++) a[i] = (float)i;
     uint64_t da, dc, dtr, dcal;
@@ -330,7 +332,7 @@ static void overflow_and_retry(void)
     CHECK(st.calib_traces == TR);
     fprintf(stderr, "  measured clock %.4f GHz from %llu traces (emu's virtual clock: %.1f)\n", st.clock_ghz_measured,
             (unsigned long long)st.calib_traces, MH_EMU_CLOCK_GHZ);
-    CHECK_CONTAINS(text, "\"clock\":\"measured from %clock and %globaltimer at the start and exit of 4 traces "
+    CHECK_CONTAINS(text, "\"clock\":\"measured from %clock and %globaltimer at the start and exit of 16 traces "
                          "(timer step 1 ns: within ");
     free(text);
     CHECK(st.clock_measured_used && st.timer_step_ns == 1 && st.clock_bound < 0.005);

@@ -288,7 +288,7 @@ describe("instrumented kernels", function()
     -- tests/ptx/features.cu: printf, assert, redux/match, cooperative groups, CAS, clock64,
     -- nanosleep, half, WMMA; instructions the front end does not decode are kept as text
     local path = h.src .. "/tests/ptx/features.ptx"
-    local refused = { k_printf = "call to vprintf", k_assert = "call to __assertfail",
+    local refused = {
       k_wmma = "instruction 'wmma%.load%.a%.sync%.aligned%.row%.m16n16k16%.global%.f16' is not supported by emu" }
     for _, scope in ipairs { false, "warp", "warpgroup" } do
       local m = dev:load(path, scope and { instrument = scope } or nil)
@@ -300,6 +300,16 @@ describe("instrumented kernels", function()
         assert.matches(why, err.message)
       end
       local prof = scope and { entries = 64 } or nil
+      -- printf (thread 0 prints x[0]) and assert (x[threadIdx.x] >= 0): emu runs both
+      local xs = dev:array("i32", { 7, 1, -2, 3 })
+      local pr = m:kernel("k_printf"):launch { grid = 1, block = 4, args = { xs }, profile = prof, printf = false }
+      assert.same({ "x=7" }, pr.printf)
+      local ok, err = pcall(m:kernel("k_assert").launch, m:kernel("k_assert"), { grid = 1, block = 4, args = { xs },
+        profile = prof })
+      assert.is_false(ok)
+      assert.equal("kernel_fault", err.code)
+      assert.matches("assertion `x%[threadIdx%.x%] >= 0` failed at .*features%.cu:%d+ in .*k_assert.*thread %(2,0,0%)",
+        err.message)
       -- redux.sync add, and match.any.sync: the lanes whose x & 3 equals this one's
       local xr, out = dev:array("u32", 128, { fill = "ramp", start = 5 }), dev:array("u32", 129)
       m:kernel("k_redux"):launch { grid = 1, block = 128, args = { xr, out }, profile = prof }
