@@ -38,6 +38,7 @@ typedef struct {
     } saved[MAX_USER_ARGS];
     uint32_t nsaved;
     uint64_t saved_bytes;
+    int echo_printf;                 /* launch.printf: write what the kernel printed to stdout (default) */
     unsigned gen;                    /* the device's generation when the attempt's buffers were taken */
     uint64_t owned[2];               /* device buffers this attempt took (trace, calibration), 0: none */
 } launch_state;
@@ -63,6 +64,8 @@ static void read_shape(lua_State *L, launch_state *s)
     }
     l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
     l->timeout_s = glue_opt_number(L, 2, "launch", "timeout_s", 0); /* emu: a launch running longer is stopped */
+    l->stats = glue_opt_boolean(L, 2, "launch", "stats", 0);         /* emu: exact counters per source line */
+    s->echo_printf = glue_opt_boolean(L, 2, "launch", "printf", 1);  /* false: run.printf only */
     /* cuda: launches back to back between one pair of events, time_ns their mean (short kernels:
      * the host's submission gap is not counted); emu runs once */
     l->repeat = (uint32_t)glue_opt_integer(L, 2, "launch", "repeat", 1, 1, 1000000);
@@ -265,8 +268,180 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
     return rc;
 }
 
+/* ---- what an emu launch tells besides its time: printf output, counters ---------- */
+
+/* The lines of a source file (or of the PTX text), for run.stats' rows. */
+typedef struct {
+    const char *text;
+    size_t *starts;      /* offset of each line */
+    size_t n;
+} src_lines;
+
+static void lines_of(src_lines *s, const char *text)
+{
+    s->text = text;
+    s->n = 0;
+    s->starts = NULL;
+    if (!text) return;
+    size_t cap = 0;
+    for (const char *p = text;;) {
+        if (s->n == cap) {
+            cap = cap ? cap * 2 : 256;
+            size_t *ns = realloc(s->starts, cap * sizeof *ns);
+            if (!ns) break;
+            s->starts = ns;
+        }
+        s->starts[s->n++] = (size_t)(p - text);
+        const char *nl = strchr(p, '\n');
+        if (!nl) break;
+        p = nl + 1;
+    }
+}
+
+static char *read_small_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (64u << 20)) break; /* a source file, not a data file */
+            char *nb = realloc(buf, cap);
+            if (!nb) break;
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, 4096, f);
+        n += got;
+        if (got < 4096) break;
+    }
+    fclose(f);
+    if (buf) buf[n] = 0;
+    return buf;
+}
+
+/* A source file as the PTX names it, else a file of its base name beside the PTX (nvcc writes
+ * absolute paths: a module that moved with its sources still finds them). */
+static char *read_beside(const char *path, const char *module)
+{
+    char *t = read_small_file(path);
+    if (t) return t;
+    const char *base = strrchr(path, '/'), *dir = strrchr(module, '/');
+    if (!dir) return NULL;
+    base = base ? base + 1 : path;
+    size_t n = (size_t)(dir - module) + 1 + strlen(base) + 1;
+    char *p = malloc(n);
+    if (!p) return NULL;
+    snprintf(p, n, "%.*s/%s", (int)(dir - module), module, base);
+    t = read_small_file(p);
+    free(p);
+    return t;
+}
+
+/* pushes line `line` (1-based) of s, without its end of line, or nil */
+static void push_line(lua_State *L, const src_lines *s, uint32_t line)
+{
+    if (!s->text || line == 0 || line > s->n) {
+        lua_pushnil(L);
+        return;
+    }
+    const char *b = s->text + s->starts[line - 1], *e = strchr(b, '\n');
+    size_t len = e ? (size_t)(e - b) : strlen(b);
+    if (len && b[len - 1] == '\r') len--;
+    lua_pushlstring(L, b, len);
+}
+
+/* run.stats = {total = {metric = value, ...}, lines = {{file=, line=, source=, metric = value, ...}, ...},
+ * files = {...}, module =}: the counters emu counted (zeros left out of the rows) */
+static void push_counts(lua_State *L, const launch_state *s, const mh_launch_counts *c)
+{
+    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, (int)(c->nmetrics + c->nratios));
+    for (uint32_t k = 0; k < c->nmetrics; k++) glue_set_int(L, -1, c->names[k], (lua_Integer)c->total[k]);
+    for (uint32_t k = 0; k < c->nratios; k++)
+        if (c->total[c->ratios[k].den])
+            glue_set_num(L, -1, c->ratios[k].name, (double)c->total[c->ratios[k].num] / (double)c->total[c->ratios[k].den]);
+    lua_setfield(L, -2, "total");
+    lua_createtable(L, (int)c->nfiles, 0);
+    for (uint32_t i = 0; i < c->nfiles; i++) {
+        lua_pushstring(L, c->files[i]);
+        lua_rawseti(L, -2, (lua_Integer)i + 1);
+    }
+    lua_setfield(L, -2, "files");
+    glue_set_str(L, -1, "module", c->module);
+    /* the sources: each .file once, the PTX (rows without .loc) from its file or the module's text */
+    src_lines *src = calloc(c->nfiles + 1, sizeof *src);
+    char **owned = calloc(c->nfiles + 1, sizeof *owned);
+    for (uint32_t i = 0; src && owned && i <= c->nfiles; i++) {
+        int used = 0;
+        for (uint32_t r = 0; r < c->nrows && !used; r++) used = c->rows[r].file == (i == c->nfiles ? -1 : (int32_t)i);
+        if (!used) continue;
+        if (i < c->nfiles) owned[i] = read_beside(c->files[i], c->module);
+        else if (!s->m->instrumented) owned[i] = NULL; /* the PTX text itself (its lines are the file's) */
+        else owned[i] = read_small_file(c->module);
+        lines_of(&src[i], owned[i] ? owned[i] : i == c->nfiles && !s->m->instrumented ? s->m->m.text : NULL);
+    }
+    lua_createtable(L, (int)c->nrows, 0);
+    for (uint32_t r = 0; r < c->nrows; r++) {
+        const mh_count_row *row = &c->rows[r];
+        lua_createtable(L, 0, 8);
+        glue_set_str(L, -1, "file", row->file >= 0 ? c->files[row->file] : c->module);
+        glue_set_int(L, -1, "line", row->line);
+        lua_pushboolean(L, row->file < 0);
+        lua_setfield(L, -2, "ptx"); /* a line of the PTX (the module has no .loc for it) */
+        if (src && owned) {
+            push_line(L, &src[row->file >= 0 ? (uint32_t)row->file : c->nfiles], row->line);
+            lua_setfield(L, -2, "source");
+        }
+        for (uint32_t k = 0; k < c->nmetrics; k++)
+            if (row->v[k]) glue_set_int(L, -1, c->names[k], (lua_Integer)row->v[k]);
+        lua_rawseti(L, -2, (lua_Integer)r + 1);
+    }
+    lua_setfield(L, -2, "lines");
+    for (uint32_t i = 0; src && owned && i <= c->nfiles; i++) {
+        free(owned[i]);
+        free(src[i].starts);
+    }
+    free(src);
+    free(owned);
+}
+
+/* run.printf = {lines}: what the kernel printed (emu), also written to stdout unless printf = false */
+static void push_output(lua_State *L, const char *out, size_t n)
+{
+    lua_newtable(L);
+    lua_Integer k = 0;
+    for (size_t i = 0; i < n;) {
+        const char *nl = memchr(out + i, '\n', n - i);
+        size_t len = nl ? (size_t)(nl - (out + i)) : n - i;
+        lua_pushlstring(L, out + i, len);
+        lua_rawseti(L, -2, ++k);
+        i += len + 1;
+    }
+}
+
+/* After an attempt: a kernel's printf output goes to stdout once the launch is final
+ * (a retried attempt's is dropped: the retry prints it again). */
+static void emit_output(const launch_state *s, mh_launch_stats *st)
+{
+    if (st->output_len && s->echo_printf) {
+        fwrite(st->output, 1, st->output_len, stdout);
+        fflush(stdout);
+    }
+}
+
+static void drop_extras(mh_launch_stats *st)
+{
+    free(st->output);
+    st->output = NULL;
+    st->output_len = 0;
+    if (st->counts) st->counts->release(st->counts);
+    st->counts = NULL;
+}
+
 /* run = {time_ns=, cycles=, warp_insns=, thread_insns= (exact counts: emu), backend=, trace=,
- * attempts=, entries=} */
+ * attempts=, entries=, printf = {lines} and blocks_per_sm (emu), stats (launch.stats: emu)} */
 static void push_result(lua_State *L, const launch_state *s, const mh_launch_stats *st)
 {
     lua_createtable(L, 0, 8);
@@ -277,6 +452,15 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
         glue_set_int(L, -1, "thread_insns", (lua_Integer)st->thread_insns);
     }
     glue_set_str(L, -1, "backend", s->d->dev.facts.backend);
+    if (st->counted) { /* emu: what the kernel printed, and how many blocks an SM held */
+        push_output(L, st->output ? st->output : "", st->output_len);
+        lua_setfield(L, -2, "printf");
+        if (st->blocks_per_sm) glue_set_int(L, -1, "blocks_per_sm", st->blocks_per_sm);
+    }
+    if (st->counts) {
+        push_counts(L, s, st->counts);
+        lua_setfield(L, -2, "stats");
+    }
     if (s->tr) {
         lua_pushvalue(L, s->trace_idx);
         lua_setfield(L, -2, "trace");
@@ -286,7 +470,9 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     }
 }
 
-/* k:launch{grid=, block=, cluster=, smem=, time=, timeout_s=, repeat=, args={...}, profile={...}} -> run
+/* k:launch{grid=, block=, cluster=, smem=, time=, timeout_s=, stats=, printf=, repeat=, args={...}, profile={...}} -> run
+ * stats = true (emu): run.stats, exact counters per source line; printf = false: what the kernel
+ * printed is in run.printf only, not also on stdout.
  * Kernels that write their own trace take mgpu.TRACE in args and profile = {scope=, entries=,
  * names=}.  Kernels instrumented from markers take only their own args; profile = {entries=,
  * retry=, reset=, restore=} (defaults 259, true, none, true): when a trace needed more entries
@@ -297,7 +483,8 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
 int glue_kernel_launch(lua_State *L)
 {
     static const char *const keys[] = {"grid", "block", "cluster", "smem", "time", "timeout_s", "repeat", "args",
-                                       "profile", NULL};
+                                       "profile", "stats",
+                                       "printf", NULL};
     launch_state s;
     memset(&s, 0, sizeof s);
     s.k = luaL_checkudata(L, 1, KERNEL_MT);
@@ -326,6 +513,7 @@ int glue_kernel_launch(lua_State *L)
     mh_launch_stats st;
     for (int n = 1;; n++) {
         uint64_t need = 0;
+        memset(&st, 0, sizeof st);
         if (s.tr) lua_createtable(L, 0, 4); /* this attempt */
         int rc = n > 1 && s.nsaved ? restore_inputs(L, &s, &e) : 0;
         if (!rc) rc = attempt(&s, &st, &need, &e);
@@ -334,8 +522,13 @@ int glue_kernel_launch(lua_State *L)
             if (!rc) glue_set_int(L, -1, "required", (lua_Integer)need);
             lua_rawseti(L, s.attempts_idx, n);
         }
-        if (rc) return glue_raise(L, &e);
+        if (rc) { /* what the kernel printed before it faulted comes out, as on a GPU */
+            emit_output(&s, &st);
+            drop_extras(&st);
+            return glue_raise(L, &e);
+        }
         if (!(s.inst && s.retry && n == 1 && need > s.tr->spec.entries)) break;
+        drop_extras(&st); /* the retry prints and counts again */
         s.tr->spec.entries = need; /* the kernel counted past the capacity: exactly what it needed */
         if (mh_spec_validate(&s.tr->spec, &e)) return glue_raise(L, &e);
         if (s.reset_idx) {
@@ -343,6 +536,13 @@ int glue_kernel_launch(lua_State *L)
             lua_call(L, 0, 0);
         }
     }
+    emit_output(&s, &st);
+    if (s.desc.stats && !st.counts) {
+        drop_extras(&st);
+        return glue_bad(L, "launch.stats: the %s backend does not count (emu counts exactly; on a GPU, Nsight Compute "
+                        "does)", s.d->dev.facts.backend);
+    }
     push_result(L, &s, &st);
+    drop_extras(&st);
     return 1;
 }
