@@ -1,7 +1,8 @@
 /* emubench.c - emu speed: executed thread-instructions per second on a
  * memory kernel (ptx/copy.ptx) and an arithmetic loop (ptx/alu_loop.ptx),
  * each against a plain C loop doing the same work (the floor), measured in
- * the same run.  usage: emubench SOURCE_DIR */
+ * the same run; then both again with exact counters on (stats), against the
+ * runs without.  usage: emubench SOURCE_DIR */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -72,6 +73,7 @@ int main(int argc, char **argv)
     double ft = now() - t0;
     sink_f = b[n4];
     report("copy", &st, t, ft);
+    double copy_t = t;
 
     /* arithmetic: 264 x 256 threads x 1000 iterations */
     unsigned iters = 1000, threads = 264 * 256;
@@ -96,6 +98,24 @@ int main(int argc, char **argv)
     }
     ft = now() - t0;
     report("alu", &st, t, ft);
+    double alu_t = t;
+
+    /* the same two with exact counters (launch{stats = true}): what counting costs */
+    mh_emu_extra x = {.stats = 1};
+    t0 = now();
+    if (mh_emu_run_ex(d, &copy, "copy_f32x4", &cl, &x, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
+    double copy_st = now() - t0;
+    if (st.counts) st.counts->release(st.counts);
+    free(st.output);
+    report("copy+st", &st, copy_st, copy_t);
+    t0 = now();
+    if (mh_emu_run_ex(d, &alu, "alu_loop", &al, &x, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
+    double alu_st = now() - t0;
+    if (st.counts) st.counts->release(st.counts);
+    free(st.output);
+    report("alu+st", &st, alu_st, alu_t);
+    printf("counting (stats = true): copy %.2fx, alu %.2fx the time without (target: at most 2x; the floor column "
+           "is the run without here)\n", copy_st / copy_t, alu_st / alu_t);
     printf("target: >= 50 M thread-instructions/s per core\n");
     free(a);
     free(b);

@@ -6,6 +6,10 @@
 #include "check.h"
 #include "dump_util.h"
 #include "emu/emu.h"
+#include "emu/emu_counters.h"
+#include "emu/emu_occupancy.h"
+#include "emu/emu_printf.h"
+#include "emu/emu_ptxas.h"
 #include "base/fp16.h"
 #include "frontend/ptx.h"
 
@@ -637,6 +641,138 @@ static void faults_and_refusals(mh_emu *d)
     CHECK_CONTAINS(e.message, "s.ptx:6: undeclared register '%r1'");
 }
 
+/* ---- issue 13: the occupancy calculator, the counters' rules, printf, ptxas -v -------- */
+
+static void occupancy_rules(void)
+{
+    mh_occupancy o;
+    /* 256 threads, nothing else known: 8 blocks fill the 64 warps */
+    mh_occupancy_sm90(0, 0, 256, &o);
+    CHECK(o.blocks_per_sm == 8 && o.warps_per_sm == 64 && o.by_regs == -1 && !strcmp(o.limited_by, "warps"));
+    CHECK(o.smem_per_block == 1024 && o.occupancy == 1.0);
+    /* 32 threads: the 32-block limit */
+    mh_occupancy_sm90(32, 0, 32, &o);
+    CHECK(o.blocks_per_sm == 32 && !strcmp(o.limited_by, "blocks") && o.warps_per_sm == 32);
+    /* 128 registers a thread, 256 threads: 4096 a warp, 4 warps a sub-partition, 16 an SM: 2 blocks */
+    mh_occupancy_sm90(128, 0, 256, &o);
+    CHECK(o.by_regs == 2 && o.blocks_per_sm == 2 && !strcmp(o.limited_by, "registers") && o.regs_per_block == 32768);
+    /* 26 registers: rounded to 832 -> 1024 a warp (units of 256): 16 warps a sub-partition, 64 an SM */
+    mh_occupancy_sm90(26, 0, 1024, &o);
+    CHECK(o.by_regs == 2 && o.blocks_per_sm == 2);
+    /* shared memory: 48 KiB + the reserved KiB per block, in 228 KiB: 4 blocks */
+    mh_occupancy_sm90(0, 48 * 1024, 128, &o);
+    CHECK(o.smem_per_block == 49 * 1024 && o.by_smem == 4 && o.blocks_per_sm == 4 && !strcmp(o.limited_by, "shared memory"));
+    /* a block that does not fit */
+    mh_occupancy_sm90(0, 232448 + 4096, 128, &o);
+    CHECK(o.blocks_per_sm == 0);
+    mh_occupancy_sm90(300, 0, 128, &o);
+    CHECK(o.blocks_per_sm == 0 && !strcmp(o.limited_by, "registers"));
+}
+
+static void counter_rules(void)
+{
+    uint64_t a[32];
+    uint8_t lane[32];
+    uint32_t phases;
+    /* 4-byte words: consecutive (1 wavefront), 32 apart (32), all one word (a broadcast: 1) */
+    for (int l = 0; l < 32; l++) { a[l] = (uint64_t)l * 4; lane[l] = (uint8_t)l; }
+    CHECK(mh_ct_wavefronts(a, lane, 32, 4, &phases) == 1 && phases == 1);
+    for (int l = 0; l < 32; l++) a[l] = (uint64_t)l * 128;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 4, &phases) == 32 && phases == 1);
+    for (int l = 0; l < 32; l++) a[l] = 20;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 4, &phases) == 1);
+    /* two words 128 bytes apart, each read by 16 lanes: 2-way */
+    for (int l = 0; l < 32; l++) a[l] = (uint64_t)(l & 1) * 128;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 4, &phases) == 2);
+    /* 8 bytes a lane, consecutive: a half warp a phase, 2 wavefronts, no conflict */
+    for (int l = 0; l < 32; l++) a[l] = (uint64_t)l * 8;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 8, &phases) == 2 && phases == 2);
+    /* 16 bytes a lane: quarter warps, 4; 16 bytes 128 apart: 8 lanes of a quarter in the same 4 banks */
+    for (int l = 0; l < 32; l++) a[l] = (uint64_t)l * 16;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 16, &phases) == 4 && phases == 4);
+    for (int l = 0; l < 32; l++) a[l] = (uint64_t)l * 128;
+    CHECK(mh_ct_wavefronts(a, lane, 32, 16, &phases) == 32);
+    /* lanes 0-7 only: one phase */
+    for (int l = 0; l < 8; l++) a[l] = (uint64_t)l * 16;
+    CHECK(mh_ct_wavefronts(a, lane, 8, 16, &phases) == 1 && phases == 1);
+    uint64_t ids[] = {5, 3, 5, 9, 3, 3};
+    CHECK(mh_ct_distinct(ids, 6) == 3);
+    CHECK(!strcmp(mh_ct_names[MH_CT_GLD_SEC], "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"));
+}
+
+/* printf's argument buffer as nvcc lays it out, read from a host array */
+static unsigned char pf_buf[128];
+static int pf_arg(void *ctx, uint64_t off, void *dst, uint32_t size)
+{
+    (void)ctx;
+    if (off + size > sizeof pf_buf) return -1;
+    memcpy(dst, pf_buf + off, size);
+    return 0;
+}
+static int pf_str(void *ctx, uint64_t addr, char *dst, size_t cap)
+{
+    (void)ctx;
+    snprintf(dst, cap, "%s", addr == 1 ? "world" : "?");
+    return 0;
+}
+
+static void printf_rules(void)
+{
+    mh_outbuf out = {0};
+    mh_printf_io io = {NULL, pf_arg, pf_str};
+    /* int 4 bytes at 0; double at 8; pointer (a string) at 16; long long at 24; char at 32; width '*' at 36, int at 40 */
+    int32_t i = -42;
+    double x = 3.14159;
+    uint64_t s = 1, p = 0xabc;
+    int64_t ll = -1234567890123ll;
+    int32_t ch = 'Z', w = 6, u = 255;
+    memcpy(pf_buf, &i, 4);
+    memcpy(pf_buf + 8, &x, 8);
+    memcpy(pf_buf + 16, &s, 8);
+    memcpy(pf_buf + 24, &ll, 8);
+    memcpy(pf_buf + 32, &ch, 4);
+    memcpy(pf_buf + 36, &w, 4);
+    memcpy(pf_buf + 40, &u, 4);
+    memcpy(pf_buf + 48, &p, 8);
+    int n = mh_emu_printf("%+05d|%.2f|%-7s|%lld|%c|%*x|%p|%e|%g %% %o\n", &io, &out);
+    CHECK(n == 11); /* what printf returns: the arguments, the width '*' among them */
+    /* %e reads the next 8-byte slot (56): zero here; %g the next; %o an int */
+    CHECK(out.p && !strcmp(out.p, "-0042|3.14|world  |-1234567890123|Z|    ff|0xabc|0.000000e+00|0 % 0\n"));
+    free(out.p);
+    memset(&out, 0, sizeof out);
+    memset(pf_buf, 0, sizeof pf_buf);
+    uint16_t h = 0xffff;
+    memcpy(pf_buf, &h, 2);
+    /* h: the low 16 bits of the 4-byte int; %%n is text, %n is never a conversion; a NULL string */
+    n = mh_emu_printf("%hu %hhx %X %5.1e %G %%n%s", &io, &out);
+    CHECK(n == 6);
+    CHECK(!strcmp(out.p, "65535 0 0 0.0e+00 0 %n(null)"));
+    free(out.p);
+}
+
+static void ptxas_log(void)
+{
+    static const char log[] =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+        "ptxas info    : Function properties for k\n"
+        "    48 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+        "ptxas info    : Used 26 registers, used 1 barriers, 4096 bytes smem, 372 bytes cmem[0]\n"
+        "ptxas info    : Compiling entry function 'j' for 'sm_90'\n"
+        "ptxas info    : Function properties for j\n"
+        "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 8 registers, used 0 barriers\n";
+    mh_ptxas_info pi;
+    memset(&pi, 0, sizeof pi);
+    mh_ptxas_parse(log, &pi);
+    const mh_ptxas_kernel *k = mh_ptxas_find(&pi, "k"), *j = mh_ptxas_find(&pi, "j");
+    CHECK(k && k->regs == 26 && k->stack == 48 && k->spill_stores == 8 && k->spill_loads == 4 && k->smem == 4096 &&
+          k->barriers == 1);
+    CHECK(j && j->regs == 8 && j->smem == 0 && j->stack == 0);
+    CHECK(!mh_ptxas_find(&pi, "q"));
+    mh_ptxas_info_free(&pi);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -658,6 +794,10 @@ int main(int argc, char **argv)
     cp_async_kernel(d);
     faults_and_refusals(d);
     strict_mode();
+    occupancy_rules();
+    counter_rules();
+    printf_rules();
+    ptxas_log();
     mh_emu_destroy(d);
     return check_report("test_emu");
 }

@@ -8,6 +8,13 @@ local mgpu = require "mgpu"
 
 local ptx = h.src .. "/tests/ptx/emu_stats.ptx"
 
+local function core_json(path)
+  local f = assert(io.open(path))
+  local s = f:read("*a")
+  f:close()
+  return require("mgpu.core").json_decode(s, path)
+end
+
 -- the row of run.stats.lines for source line `line`
 local function row(run, line)
   for _, r in ipairs(run.stats.lines) do
@@ -178,6 +185,60 @@ describe("emu's exact counters (launch{stats = true})", function()
     -- the zero-filling copy (source size 0) reads nothing
     assert.is_nil(row(run, 239)["l1tex__t_requests_pipe_lsu_mem_global_op_ldgsts.sum"])
     assert.equal(0, run.stats.total["l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum"])
+  end)
+end)
+
+describe("mgpu.stats", function()
+  local stats = require "mgpu.stats"
+
+  it("prints the worst coalescing and bank-conflict lines first, and writes the counters as JSON and CSV", function()
+    local dev = mgpu.device("emu")
+    local m = dev:load(ptx)
+    local run = m:kernel("transpose32"):launch { grid = 1, block = { 32, 32 }, stats = true,
+      args = { dev:array("f32", 1024), dev:array("f32", 1024) } }
+    local text = stats.report(run.stats)
+    assert.matches("shared: 64 requests, 1056 wavefronts, 992 bank conflicts", text, 1, true)
+    local conflicts = text:match("shared memory, most bank conflicts first:\n[^\n]*\n([^\n]*)")
+    assert.matches("^  emu_stats%.cu:25 +32 +1024 +992 +32%.0 +out%[y %* 32 %+ x%] = tile%[x%]%[y%];$", conflicts)
+    run = m:kernel("ld_stride"):launch { grid = 4, block = 256, stats = true,
+      args = { dev:array("f32", 1024 * 32), dev:array("f32", 1024), 32 } }
+    text = stats.report(run.stats, { top = 2 })
+    local worst = text:match("worst coalescing first[^\n]*\n[^\n]*\n([^\n]*)")
+    assert.matches("^  emu_stats%.cu:15 +32 +1024 +32%.0 +13%% +float v = in%[t %* stride%];$", worst)
+    assert.matches("%.%.%. 3 more", text)
+    local prefix = os.tmpname()
+    local json, csv = stats.write(prefix, run.stats)
+    local back = core_json(json)
+    assert.equal(run.stats.total["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"],
+      back.total["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"])
+    local f = io.open(csv)
+    local head = f:read("*l")
+    local n = 0
+    for _ in f:lines() do n = n + 1 end
+    f:close()
+    assert.equal(#run.stats.lines, n)
+    assert.matches("^file,line,ptx,source,ptx__inst_executed%.sum,", head)
+    -- the totals as results.csv columns
+    local rows = { { stats = stats.totals(run.stats) }, {} }
+    local cols = stats.csv_columns(rows)
+    assert.equal("stats.ptx__inst_executed.sum", cols[1])
+    assert.equal(run.warp_insns, stats.csv_values(rows[1], cols)[1])
+    assert.is_nil(stats.csv_values(rows[2], cols)[1])
+    -- mgpu-harness stats FILE: the same text
+    local out = {}
+    local write = io.write
+    io.write = function(s) out[#out + 1] = s end
+    local ok, rc = pcall(stats.main, { json, "--top", "2" })
+    io.write = write
+    assert.is_true(ok, rc)
+    assert.equal(0, rc)
+    assert.equal(text, table.concat(out))
+    local bad_ok, err = pcall(stats.main, { json, "--top", "x" })
+    assert.is_false(bad_ok)
+    assert.equal("bad_argument", err.code)
+    os.remove(json)
+    os.remove(csv)
+    os.remove(prefix)
   end)
 end)
 
