@@ -7,10 +7,13 @@
 # barriers and pipelines, cooperative groups and WMMA, hopper with clusters,
 # TMA through a __grid_constant__ descriptor and setmaxnreg, for sm_90a),
 # both scopes, and checks that ptxas -arch=sm_90 accepts the result and the
-# plain PTX.  Exit 77 (skipped) where no ptxas is installed.
-# usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR
+# plain PTX.  With TEST_INSTRUMENT (tests/c/test_instrument's binary), the same modules and
+# tests/ptx/clock_order.ptx are also instrumented with the aligned records (one
+# st.global.v2.u32 per event; `test_instrument SRC --emit DIR`), both scopes, and checked alike.
+# Exit 77 (skipped) where no ptxas is installed.
+# usage: ptxas_check.sh MGPU_HARNESS SOURCE_DIR [TEST_INSTRUMENT]
 set -euo pipefail
-exe=$1; src=$2
+exe=$1; src=$2; tool=${3:-}
 ptxas=$(command -v ptxas || true)
 [ -z "$ptxas" ] && [ -x /usr/local/cuda/bin/ptxas ] && ptxas=/usr/local/cuda/bin/ptxas
 [ -n "$ptxas" ] || { echo "ptxas not found: skipped"; exit 77; }
@@ -29,4 +32,14 @@ for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_til
     n=$((n + 1))
   done
 done
+if [ -n "$tool" ]; then
+  mkdir -p "$tmp/aligned"
+  "$tool" "$src" --emit "$tmp/aligned"
+  "$tool" "$src" --emit "$tmp/aligned" tests/ptx/clock_order.ptx
+  for out in "$tmp"/aligned/*.aligned.ptx; do
+    arch=$(sed -n 's/^\.target[[:space:]]*\(sm_90a\{0,1\}\).*/\1/p' "$out" | head -1)
+    "$ptxas" -arch="${arch:-sm_90}" "$out" -o "$tmp/inst.cubin"
+    n=$((n + 1))
+  done
+fi
 echo "ptxas (-arch=sm_90, sm_90a for sm_90a PTX) accepted $n instrumented modules ($("$ptxas" --version | tail -1))"

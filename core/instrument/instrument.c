@@ -11,7 +11,8 @@
 
 typedef struct {
     size_t at;      /* insert before this offset */
-    size_t seq;     /* insertion order, for equal offsets */
+    uint32_t prio;  /* at equal offsets: the order of the kinds of code (P_*) */
+    size_t seq;     /* insertion order, for equal offsets and priorities */
     char *text;
     size_t len;
 } edit;
@@ -22,8 +23,13 @@ typedef struct {
     int oom;
 } edits;
 
-static void add_edit(edits *E, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add_edit(edits *E, size_t at, const char *fmt, ...)
+/* What may be inserted at one offset, in the order it runs: the count read back after a call
+ * (that ends just there), a run's bounds check, its records, the count stored before a call, the
+ * code at an exit, and the indentation put back before the original statement. */
+enum { P_SYNC_AFTER, P_CHECK, P_RECORD, P_SYNC_BEFORE, P_EXIT, P_FILL };
+
+static void add_edit(edits *E, size_t at, uint32_t prio, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_edit(edits *E, size_t at, uint32_t prio, const char *fmt, ...)
 {
     if (E->oom) return;
     if (E->n == E->cap) {
@@ -47,6 +53,7 @@ static void add_edit(edits *E, size_t at, const char *fmt, ...)
         va_end(ap);
     }
     E->v[E->n].at = at;
+    E->v[E->n].prio = prio;
     E->v[E->n].seq = E->n;
     E->v[E->n].text = s;
     E->v[E->n].len = (size_t)n;
@@ -57,6 +64,7 @@ static int by_offset(const void *a, const void *b)
 {
     const edit *x = a, *y = b;
     if (x->at != y->at) return x->at < y->at ? -1 : 1;
+    if (x->prio != y->prio) return x->prio < y->prio ? -1 : 1;
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -124,25 +132,24 @@ static int name_index_grow(name_index *x)
     return 0;
 }
 
-/* The id of the marker's name, added to t (and the index) when new. */
-static int intern(mh_names *t, name_index *x, const mh_ptx_module *m, const mh_ptx_marker *mk, uint32_t *id,
-                  mh_error *e)
+/* The id of the name (len bytes at s, which must stay valid while the index lives: the module's
+ * text or the probes'), added to t (and the index) when new. */
+static int intern(mh_names *t, name_index *x, const char *s, size_t len, uint32_t *id, mh_error *e)
 {
-    const char *s = m->text + mk->name_off;
     if ((x->n + 1) * 2 > x->cap && name_index_grow(x)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-    name_slot *slot = name_find(x, s, mk->name_len);
+    name_slot *slot = name_find(x, s, len);
     if (slot->s) { *id = slot->id; return 0; }
     if (t->n >= MH_NAME_ID_MAX) return mh_fail(e, MH_E_PTX_UNSUPPORTED, "more than 2^31 region names");
-    char *name = malloc(mk->name_len + 1);
+    char *name = malloc(len + 1);
     if (!name) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-    memcpy(name, s, mk->name_len);
-    name[mk->name_len] = 0;
+    memcpy(name, s, len);
+    name[len] = 0;
     *id = (uint32_t)t->n;
     int rc = mh_names_add(t, name, *id, e);
     free(name);
     if (rc) return rc;
     slot->s = s;
-    slot->len = mk->name_len;
+    slot->len = len;
     slot->id = *id;
     x->n++;
     return 0;
@@ -214,18 +221,24 @@ uint32_t mh_instrumented_line(const mh_instrumented *r, uint32_t line, int *adde
 }
 
 /* The registers every instrumented function gets. */
+/* ---- the code added ------------------------------------------------------------------------
+ * Registers: d0 the trace buffer (the header of trace 0), r0 entries per trace, r2 the trace's
+ * index, p0 "this thread writes the trace", r8 the count (event words so far, also past the
+ * capacity), d2 the trace's base + 4 x count (events go to [d2+12] on), p1 "this run of records
+ * fits".  Only r8, d2, p0 and p1 live through the kernel: the start words are written in the
+ * prologue, and the trace's base (d2 - 4 x count) and calibration record are computed again at
+ * an exit. */
 #define MGPU_REGS                              \
     "\t.reg .pred \t%%__mgpu_p<3>;\n"           \
-    "\t.reg .b32 \t%%__mgpu_r<16>;\n"           \
+    "\t.reg .b32 \t%%__mgpu_r<20>;\n"           \
     "\t.reg .b64 \t%%__mgpu_d<5>;\n"
 
-/* Entry: d0 = the trace buffer, r0 = entries per trace, r1 = capacity. */
+/* Entry: d0 = the trace buffer, r0 = entries per trace. */
 static const char PROLOGUE_HEAD[] =
     "\n\t// @mgpu: trace prologue (added by mgpu-harness)\n" MGPU_REGS
     "\tld.param.u64 \t%%__mgpu_d0, [__mgpu_trace];\n"
     "\tld.param.u32 \t%%__mgpu_r0, [__mgpu_entries];\n"
-    "\tcvta.to.global.u64 \t%%__mgpu_d0, %%__mgpu_d0;\n"
-    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n";
+    "\tcvta.to.global.u64 \t%%__mgpu_d0, %%__mgpu_d0;\n";
 
 /* r2 = this thread's trace index, p0 = it is the trace's writer (lane 0 of
  * the warp, thread 0 of the warpgroup: the lowest thread, also of a last,
@@ -256,20 +269,23 @@ static const char TRACE_SLOT[] =
     "\tmad.lo.s32 \t%%__mgpu_r3, %%__mgpu_r3, %%__mgpu_r4, %%__mgpu_r6;\n"
     "\tmad.lo.s32 \t%%__mgpu_r2, %%__mgpu_r3, %%__mgpu_r5, %%__mgpu_r2;\n";
 
-/* Entry: d1 = the trace's base, d2 = d1 (count 0), d4 = its calibration
- * record, and the start readings r12 (%clock), r9 (%globaltimer_lo). */
+/* Entry: the trace's base d1, its calibration record d4; the start readings
+ * (%clock, %globaltimer_lo) go to the header's first word and the
+ * calibration record now, so nothing of them stays live; count 0. */
 static const char PROLOGUE_TAIL[] =
+    "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
+    "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
+    "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
     "\tld.param.u64 \t%%__mgpu_d3, [__mgpu_calib];\n"
     "\tcvta.to.global.u64 \t%%__mgpu_d3, %%__mgpu_d3;\n"
     "\tmul.wide.u32 \t%%__mgpu_d4, %%__mgpu_r2, 16;\n"
     "\tadd.s64 \t%%__mgpu_d4, %%__mgpu_d3, %%__mgpu_d4;\n"
-    "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
-    "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
-    "\tadd.s64 \t%%__mgpu_d1, %%__mgpu_d0, %%__mgpu_d1;\n"
-    "\tmov.u32 \t%%__mgpu_r8, 0;\n"
-    "\tmov.u64 \t%%__mgpu_d2, %%__mgpu_d1;\n"
     "\tmov.u32 \t%%__mgpu_r12, %%clock;\n"
-    "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n";
+    "\tmov.u32 \t%%__mgpu_r9, %%globaltimer_lo;\n"
+    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1], %%__mgpu_r9;\n"
+    "\t@%%__mgpu_p0 st.global.v2.u32 \t[%%__mgpu_d4], {%%__mgpu_r12, %%__mgpu_r9};\n"
+    "\tmov.u32 \t%%__mgpu_r8, 0;\n"
+    "\tmov.u64 \t%%__mgpu_d2, %%__mgpu_d1;\n";
 
 /* An entry that calls .funcs with markers leaves the trace buffer and its
  * size where they find them (every writer stores the same values). */
@@ -288,8 +304,7 @@ static const char GLOBALS[] =
 static const char FUNC_HEAD[] =
     "\n\t// @mgpu: trace state of this .func (added by mgpu-harness)\n" MGPU_REGS
     "\tld.global.u64 \t%%__mgpu_d0, [__mgpu_g_trace];\n"
-    "\tld.global.u32 \t%%__mgpu_r0, [__mgpu_g_entries];\n"
-    "\tsub.s32 \t%%__mgpu_r1, %%__mgpu_r0, 4;\n";
+    "\tld.global.u32 \t%%__mgpu_r0, [__mgpu_g_entries];\n";
 static const char FUNC_TAIL[] =
     "\tmul.wide.u32 \t%%__mgpu_d1, %%__mgpu_r2, %%__mgpu_r0;\n"
     "\tshl.b64 \t%%__mgpu_d1, %%__mgpu_d1, 2;\n"
@@ -299,43 +314,75 @@ static const char FUNC_TAIL[] =
     "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
     "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;\n";
 
+/* d3 = the trace's base, from d2 and the count. */
+#define TRACE_BASE_D3                                         \
+    "\tmul.wide.u32 \t%%__mgpu_d3, %%__mgpu_r8, 4;\n"         \
+    "\tsub.s64 \t%%__mgpu_d3, %%__mgpu_d2, %%__mgpu_d3;\n"
+
 /* Around a call to a function that records events: the count goes to the
  * header word before, and comes back (with d2) after. */
-static const char SYNC_BEFORE[] = "@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n\t";
+static const char SYNC_BEFORE[] = TRACE_BASE_D3 "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d3+8], %%__mgpu_r8;\n\t";
 static const char SYNC_AFTER[] =
-    "\n\t@%%__mgpu_p0 ld.global.u32 \t%%__mgpu_r8, [%%__mgpu_d1+8];\n"
+    "\n" TRACE_BASE_D3
+    "\t@%%__mgpu_p0 ld.global.u32 \t%%__mgpu_r8, [%%__mgpu_d3+8];\n"
     "\tmul.wide.u32 \t%%__mgpu_d2, %%__mgpu_r8, 4;\n"
-    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d1, %%__mgpu_d2;";
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d3, %%__mgpu_d2;";
 
 /* At a .func's returns: the count, for its caller. */
-static const char FUNC_EXIT[] = "\t// @mgpu: the count back to the caller\n"
-                                "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n";
+static const char FUNC_EXIT[] = "\t// @mgpu: the count back to the caller\n" TRACE_BASE_D3
+                                "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d3+8], %%__mgpu_r8;\n";
 
-/* r1 = capacity (entries - 4, signed), r8 = count, d2 = trace base + 4 x count
- * (advanced with the count, so no address arithmetic per event), p0 = writer */
-static const char RECORD[] =
+/* The start of a run of n records: the count and d2 move past the run at once (nothing reads
+ * them before the run's end: it holds no call or exit), and the run fits when the count now +
+ * 2 < entries, i.e. the count before + 2n + 3 <= entries (r15 = count + 2, r16 or r0 = entries).
+ * printf args: n, plural, 2n, 8n. */
+static const char CHECK_ENTRY[] =
+    "\t// @mgpu: bounds check of the next %u record%s\n"
+    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, %u;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d2, %u;\n"
+    "\tadd.s32 \t%%__mgpu_r15, %%__mgpu_r8, 2;\n"
+    "\tld.param.u32 \t%%__mgpu_r16, [__mgpu_entries];\n"
+    "\tsetp.lt.and.s32 \t%%__mgpu_p1, %%__mgpu_r15, %%__mgpu_r16, %%__mgpu_p0;\n";
+static const char CHECK_FUNC[] =
+    "\t// @mgpu: bounds check of the next %u record%s\n"
+    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, %u;\n"
+    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d2, %u;\n"
+    "\tadd.s32 \t%%__mgpu_r15, %%__mgpu_r8, 2;\n"
+    "\tsetp.lt.and.s32 \t%%__mgpu_p1, %%__mgpu_r15, %%__mgpu_r0, %%__mgpu_p0;\n";
+
+/* Record k of a run of n: (tag, %clock) at [d2 + 12 + 8k - 8n] (d2 is past the run already)
+ * when the run fits.  The aligned layout stores both words at once (the offset is 8-aligned
+ * there); printf args: what, name, tag, tag, offset (the legacy layout: what, name, tag,
+ * offset, tag, offset + 4). */
+static const char RECORD_V2[] =
     "\t// @mgpu: record %s \"%s\" (tag 0x%08x)\n"
-    "\tsetp.lt.and.s32 \t%%__mgpu_p1, %%__mgpu_r8, %%__mgpu_r1, %%__mgpu_p0;\n"
+    "\tmov.u32 \t%%__mgpu_r11, %u;\n"
     "\tmov.u32 \t%%__mgpu_r10, %%clock;\n"
-    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+12], %u;\n"
-    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+16], %%__mgpu_r10;\n"
-    "\tadd.s32 \t%%__mgpu_r8, %%__mgpu_r8, 2;\n"
-    "\tadd.s64 \t%%__mgpu_d2, %%__mgpu_d2, 8;\n";
+    "\t@%%__mgpu_p1 st.global.v2.u32 \t[%%__mgpu_d2+%d], {%%__mgpu_r11, %%__mgpu_r10};\n";
+static const char RECORD_LEGACY[] =
+    "\t// @mgpu: record %s \"%s\" (tag 0x%08x)\n"
+    "\tmov.u32 \t%%__mgpu_r10, %%clock;\n"
+    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+%d], %u;\n"
+    "\t@%%__mgpu_p1 st.global.u32 \t[%%__mgpu_d2+%d], %%__mgpu_r10;\n";
 
-/* d4 = this trace's calibration record: %clock and %globaltimer_lo at the
- * start (r12, r9) and at the exit, for the dump to measure the SM clock. */
-static const char HEADER[] =
+/* At an entry's exit: the header's SM id and count (at the trace's base + 4: 8-aligned in the
+ * aligned layout) and the calibration's exit readings, the record found again from the slot. */
+static const char HEADER_HEAD[] =
     "\t// @mgpu: trace header and clock calibration at exit\n"
     "\tmov.u32 \t%%__mgpu_r13, %%clock;\n"
     "\tmov.u32 \t%%__mgpu_r14, %%globaltimer_lo;\n"
-    "\tmov.u32 \t%%__mgpu_r11, %%smid;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1], %%__mgpu_r9;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+4], %%__mgpu_r11;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d1+8], %%__mgpu_r8;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4], %%__mgpu_r12;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+4], %%__mgpu_r9;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+8], %%__mgpu_r13;\n"
-    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d4+12], %%__mgpu_r14;\n";
+    "\tmov.u32 \t%%__mgpu_r11, %%smid;\n" TRACE_BASE_D3;
+static const char HEADER_V2[] = "\t@%%__mgpu_p0 st.global.v2.u32 \t[%%__mgpu_d3+4], {%%__mgpu_r11, %%__mgpu_r8};\n";
+static const char HEADER_LEGACY[] = "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d3+4], %%__mgpu_r11;\n"
+                                    "\t@%%__mgpu_p0 st.global.u32 \t[%%__mgpu_d3+8], %%__mgpu_r8;\n";
+static const char HEADER_CALIB[] =
+    "\tld.param.u64 \t%%__mgpu_d1, [__mgpu_calib];\n"
+    "\tcvta.to.global.u64 \t%%__mgpu_d1, %%__mgpu_d1;\n"
+    "\tmul.wide.u32 \t%%__mgpu_d4, %%__mgpu_r2, 16;\n"
+    "\tadd.s64 \t%%__mgpu_d4, %%__mgpu_d1, %%__mgpu_d4;\n"
+    "\t@%%__mgpu_p0 st.global.v2.u32 \t[%%__mgpu_d4+8], {%%__mgpu_r13, %%__mgpu_r14};\n";
+
+#define RUN_MAX 32 /* records under one bounds check at most (a longer run is split) */
 
 /* Whether `in` may run a function that records events (traced): a call to
  * one, or a call through a pointer (kept as text), which may call any. */
@@ -345,11 +392,11 @@ static int calls_traced(const mh_ptx_insn *in, const char *traced)
     return call && (in->callee < 0 || traced[in->callee]);
 }
 
-/* What goes before every exit: the header (an entry) or the count (a .func). */
-static void add_at_exit(edits *E, size_t at, int entry)
+/* An instruction after which the straight line ends: a branch, a call, an exit. */
+static int ends_line(const mh_ptx_insn *in)
 {
-    if (entry) add_edit(E, at, HEADER);
-    else add_edit(E, at, FUNC_EXIT);
+    return in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP ||
+           in->op == MH_OP_CALL || (in->op == MH_OP_OPAQUE && (in->mods & MH_MOD_OPAQUE_CALL));
 }
 
 static int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
@@ -365,11 +412,35 @@ static int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code co
     return mh_fail(e, code, "%.200s:%u: %s", m->path, line, msg);
 }
 
+/* ---- record points -------------------------------------------------------------------------
+ * Every marker (and, with probes, every probe's begin and end) is a point of one function's code:
+ * before instruction `insn` on every path into it, after it on its fall-through, or on the exit
+ * path of an exit.  The checks, the runs and the code all work on points. */
+enum { PT_BEFORE, PT_AFTER, PT_EXIT };
+
+typedef struct {
+    uint32_t insn;
+    uint8_t where, end;
+    uint32_t id;       /* region name */
+    size_t at;         /* where its record goes in the text */
+    uint32_t line;     /* for messages */
+    uint32_t seq;      /* order among points at one place */
+} point;
+
+static int by_place(const void *a, const void *b)
+{
+    const point *x = a, *y = b;
+    if (x->insn != y->insn) return x->insn < y->insn ? -1 : 1;
+    if (x->where != y->where) return x->where < y->where ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static const char *pname(const mh_names *names, uint32_t id) { return mh_names_get(names, id)->name; }
+
 /* Region stacks along the control flow of one function: every instruction must
  * be reached with the same stack of open regions from every path, and an
  * end must close the innermost open region.  (Compilers lay loops out with
- * the latch before the header, so the text order of markers proves nothing.)
- * The front end places each marker in the code as an MH_OP_NOP with MH_MOD_MARKER. */
+ * the latch before the header, so the text order of markers proves nothing.) */
 typedef struct { uint32_t *ids; uint32_t n; int set; } region_stack;
 
 static int same_stack(const region_stack *a, const uint32_t *ids, uint32_t n)
@@ -385,6 +456,245 @@ static void describe_stack(const mh_names *names, const uint32_t *ids, uint32_t 
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
+/* Applies point p to the stack cur (depth *d). */
+static int apply_point(const mh_ptx_module *m, const mh_ptx_func *f, const point *p, uint32_t *cur, uint32_t *d,
+                       const mh_names *names, mh_error *e)
+{
+    char a[300];
+    if (!p->end) {
+        cur[(*d)++] = p->id;
+        return 0;
+    }
+    if (*d == 0)
+        return err_at(e, m, p->line, MH_E_PTX_SYNTAX, "end \"%.400s\" without its begin on some path (in %s)",
+                      pname(names, p->id), f->name);
+    if (cur[*d - 1] != p->id) {
+        describe_stack(names, cur, *d, a, sizeof a);
+        return err_at(e, m, p->line, MH_E_PTX_SYNTAX,
+                      "end \"%.200s\" does not close the innermost open region (open: %s): regions must nest and "
+                      "end once", pname(names, p->id), a);
+    }
+    (*d)--;
+    return 0;
+}
+
+/* pts: the function's points sorted by place (by_place). */
+static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const point *pts, size_t npts,
+                      const mh_names *names, int must_close, mh_error *e)
+{
+    uint32_t n = f->ncode;
+    region_stack *st = calloc(n ? n : 1, sizeof *st);
+    uint32_t *work = malloc((n ? n : 1) * sizeof *work), *first = malloc(((size_t)n + 1) * sizeof *first);
+    uint32_t *cur = malloc((npts + 1) * sizeof *cur), *tmp = malloc((npts + 1) * sizeof *tmp);
+    char a[300], b[300];
+    int rc = 0;
+    if (!st || !work || !first || !cur || !tmp) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
+    /* first[i]: the first point at instruction i (points sorted by instruction) */
+    for (uint32_t i = 0, k = 0; i <= n; i++) {
+        while (k < npts && pts[k].insn < i) k++;
+        first[i] = (uint32_t)k;
+    }
+    if (!n) goto done;
+    uint32_t nwork = 0;
+    st[0].set = 1;
+    work[nwork++] = 0;
+    while (nwork && !rc) {
+        uint32_t i = work[--nwork], depth = st[i].n;
+        if (depth) memcpy(cur, st[i].ids, depth * sizeof *cur);
+        uint32_t k = first[i], kend = first[i + 1];
+        for (; !rc && k < kend && pts[k].where == PT_BEFORE; k++) rc = apply_point(m, f, &pts[k], cur, &depth, names, e);
+        /* the fall-through gets the points after the instruction too (tmp, fall_depth) */
+        uint32_t fall_depth = depth;
+        if (depth) memcpy(tmp, cur, depth * sizeof *cur);
+        for (; !rc && k < kend && pts[k].where == PT_AFTER; k++) rc = apply_point(m, f, &pts[k], tmp, &fall_depth, names, e);
+        /* the exit path's points: checked on a copy, they lead nowhere */
+        if (!rc && k < kend) {
+            uint32_t *x = malloc((depth + 1) * sizeof *x), dx = depth;
+            if (!x) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+            else if (depth) memcpy(x, cur, depth * sizeof *cur);
+            for (; !rc && k < kend; k++) rc = apply_point(m, f, &pts[k], x, &dx, names, e);
+            free(x);
+        }
+        if (rc) break;
+        const mh_ptx_insn *in = &f->code[i];
+        if (must_close && depth && (in->op == MH_OP_RET || in->op == MH_OP_EXIT)) {
+            /* a .func's regions end inside it: its caller's own regions must nest around the call */
+            rc = err_at(e, m, in->line, MH_E_PTX_SYNTAX, "region \"%s\" is still open where .func %s returns: a "
+                        ".func's regions must end before it returns", mh_names_get(names, cur[depth - 1])->name,
+                        f->name);
+            break;
+        }
+        int uncond_exit = (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) && in->guard < 0;
+        struct { uint32_t to; const uint32_t *ids; uint32_t n; } succ[2];
+        uint32_t ns = 0;
+        if (in->op == MH_OP_BRA) succ[ns].to = in->o[0].reg, succ[ns].ids = cur, succ[ns++].n = depth;
+        if (!uncond_exit && !(in->op == MH_OP_BRA && in->guard < 0) && i + 1 < n)
+            succ[ns].to = i + 1, succ[ns].ids = tmp, succ[ns++].n = fall_depth;
+        for (uint32_t s2 = 0; s2 < ns && !rc; s2++) {
+            region_stack *t = &st[succ[s2].to];
+            uint32_t dd = succ[s2].n;
+            if (!t->set) {
+                t->ids = malloc((dd ? dd : 1) * sizeof *t->ids);
+                if (!t->ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+                if (dd) memcpy(t->ids, succ[s2].ids, dd * sizeof *t->ids);
+                t->n = dd;
+                t->set = 1;
+                work[nwork++] = succ[s2].to;
+            } else if (!same_stack(t, succ[s2].ids, dd)) {
+                describe_stack(names, t->ids, t->n, a, sizeof a);
+                describe_stack(names, succ[s2].ids, dd, b, sizeof b);
+                rc = err_at(e, m, f->code[succ[s2].to].line, MH_E_PTX_SYNTAX,
+                            "paths into this line of %s have different open regions (%s and %s): a region begins or "
+                            "ends on one branch only", f->name, a, b);
+            }
+        }
+    }
+done:
+    for (uint32_t i = 0; st && i < n; i++) free(st[i].ids);
+    free(st);
+    free(work);
+    free(first);
+    free(cur);
+    free(tmp);
+    return rc;
+}
+
+/* Where instruction i's text begins (the synthetic final ret: at the body's close). */
+static size_t insn_at(const mh_ptx_func *f, uint32_t i)
+{
+    const mh_ptx_insn *in = &f->code[i];
+    return in->text_off == 0 && in->text_end == 0 ? f->body_close : in->text_off;
+}
+
+/* The code of one function's points: runs of records, each under one bounds check.  A run is
+ * at most RUN_MAX points of one straight line of code (no label that is a branch target, no
+ * branch, call or exit between them); its check goes where that line begins, or right after
+ * the previous run of the line, so it overlaps the code before the first record.  Points on
+ * the exit path of a guarded exit are a run of their own in front of its header (exit_code).
+ * seg: each instruction's line number; lone: the line number given to points outside any
+ * (after a call, on a guarded exit path), which then run alone. */
+typedef struct {
+    edits *E;
+    const mh_ptx_module *m;
+    const mh_ptx_func *f;
+    const mh_names *names;
+    int aligned, entry;
+} emit_ctx;
+
+static void emit_check(const emit_ctx *c, size_t at, uint32_t prio, uint32_t count)
+{
+    add_edit(c->E, at, prio, c->entry ? CHECK_ENTRY : CHECK_FUNC, count, count == 1 ? "" : "s", 2 * count, 8 * count);
+}
+
+static void emit_record(const emit_ctx *c, const point *p, uint32_t k, uint32_t count, uint32_t prio)
+{
+    uint32_t tag = p->id | (p->end ? MH_EXIT_BIT : 0);
+    int off = 12 + 8 * (int)k - 8 * (int)count;
+    const char *what = p->end ? "end" : "begin", *name = pname(c->names, p->id);
+    if (c->aligned) add_edit(c->E, p->at, prio, RECORD_V2, what, name, tag, tag, off);
+    else add_edit(c->E, p->at, prio, RECORD_LEGACY, what, name, tag, off, tag, off + 4);
+}
+
+/* The runs of pts[0 .. n) (sorted by place, none on a guarded exit's path). */
+static int emit_runs(const emit_ctx *c, const point *pts, size_t n, mh_error *e)
+{
+    const mh_ptx_func *f = c->f;
+    uint32_t *seg = malloc((f->ncode ? f->ncode : 1) * sizeof *seg);
+    uint32_t *seg_first = malloc(((size_t)f->ncode + 1) * sizeof *seg_first);
+    char *target = calloc(f->ncode ? f->ncode : 1, 1);
+    if (!seg || !seg_first || !target) {
+        free(seg);
+        free(seg_first);
+        free(target);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < f->ncode; i++)
+        if (f->code[i].op == MH_OP_BRA && f->code[i].o[0].reg < f->ncode) target[f->code[i].o[0].reg] = 1;
+    uint32_t ns = 0;
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        if (i == 0 || target[i] || ends_line(&f->code[i - 1])) seg_first[ns++] = i;
+        seg[i] = ns - 1;
+    }
+    uint32_t prev = UINT32_MAX; /* the line of the previous run (UINT32_MAX: none or alone) */
+    for (size_t i = 0; i < n;) {
+        /* a point after a call stands alone: its line begins after the call */
+        int alone = pts[i].where == PT_AFTER && ends_line(&f->code[pts[i].insn]);
+        uint32_t s = alone ? UINT32_MAX : seg[pts[i].insn];
+        size_t j = i + 1;
+        while (!alone && j < n && j - i < RUN_MAX && seg[pts[j].insn] == s &&
+               !(pts[j].where == PT_AFTER && ends_line(&f->code[pts[j].insn])))
+            j++;
+        uint32_t count = (uint32_t)(j - i);
+        if (alone) emit_check(c, pts[i].at, P_RECORD, count);
+        else if (s != prev) emit_check(c, insn_at(f, seg_first[s]), P_CHECK, count); /* where the line begins */
+        else emit_check(c, pts[i - 1].at, P_RECORD, count);                         /* after the previous run */
+        for (size_t k = i; k < j; k++) emit_record(c, &pts[k], (uint32_t)(k - i), count, P_RECORD);
+        prev = s;
+        i = j;
+    }
+    free(seg);
+    free(seg_first);
+    free(target);
+    return 0;
+}
+
+/* The code at an exit instruction i of f, after the exit path's own points xp[0 .. nx) for a
+ * guarded exit.  A .func stores its count back (FUNC_EXIT) there; an entry branches to its one
+ * exit block (exit_block), which writes the header: its ~35 instructions are in the code once,
+ * whatever the number of exits (the original exit instruction stays, unreachable, so the
+ * module's text is kept). */
+static void exit_code(const emit_ctx *c, uint32_t i, const point *xp, size_t nx, size_t exit_label, size_t *label)
+{
+    const mh_ptx_insn *in = &c->f->code[i];
+    size_t at = in->text_off;
+    const char *g = in->guard >= 0 ? c->m->reg_name[in->guard] : "";
+    if (in->guard >= 0 && (nx || !c->entry)) {
+        add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!", g, *label);
+        for (size_t k = 0; k < nx; k += RUN_MAX) {
+            uint32_t count = (uint32_t)(nx - k < RUN_MAX ? nx - k : RUN_MAX);
+            emit_check(c, at, P_EXIT, count);
+            for (uint32_t q = 0; q < count; q++) {
+                point p = xp[k + q];
+                p.at = at;
+                emit_record(c, &p, q, count, P_EXIT);
+            }
+        }
+        if (c->entry) add_edit(c->E, at, P_EXIT, "\tbra \t$__mgpu_exit%zu;\n", exit_label);
+        else add_edit(c->E, at, P_EXIT, FUNC_EXIT);
+        add_edit(c->E, at, P_FILL, "$__mgpu_skip%zu:\n\t", *label);
+        (*label)++;
+    } else if (in->guard >= 0) /* an entry's guarded exit without points of its own */
+        add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_exit%zu;\n\t", in->guard_neg ? "!" : "", g, exit_label);
+    else if (c->entry) add_edit(c->E, at, P_EXIT, "bra \t$__mgpu_exit%zu;\n\t", exit_label);
+    else {
+        add_edit(c->E, at, P_EXIT, FUNC_EXIT);
+        add_edit(c->E, at, P_FILL, "\t");
+    }
+}
+
+/* An entry's exit block, at the end of its body (reached by falling off the end too): the
+ * header's SM id and count, the calibration's exit readings, exit. */
+static void exit_block(const emit_ctx *c, size_t exit_label, unsigned scope)
+{
+    size_t at = c->f->body_close;
+    unsigned lg = scope == MH_SCOPE_WARP ? 5 : 7;
+    add_edit(c->E, at, P_EXIT, "$__mgpu_exit%zu:\n", exit_label);
+    add_edit(c->E, at, P_EXIT, HEADER_HEAD);
+    add_edit(c->E, at, P_EXIT, c->aligned ? HEADER_V2 : HEADER_LEGACY);
+    add_edit(c->E, at, P_EXIT, TRACE_SLOT, scope - 1, lg, scope - 1, lg);
+    add_edit(c->E, at, P_EXIT, HEADER_CALIB);
+    add_edit(c->E, at, P_EXIT, "\texit; \t// @mgpu: the kernel ends here\n");
+}
+
+/* A defined function's body, [open, close) in the text. */
+typedef struct { uint32_t open, close, func; } body;
+
+static int by_open(const void *a, const void *b)
+{
+    uint32_t x = ((const body *)a)->open, y = ((const body *)b)->open;
+    return (x > y) - (x < y);
+}
+
 /* The marker (an index into mk, sorted by offset) at offset off, or nmk. */
 static size_t marker_at(const mh_ptx_marker *mk, size_t nmk, size_t off)
 {
@@ -397,110 +707,57 @@ static size_t marker_at(const mh_ptx_marker *mk, size_t nmk, size_t off)
     return nmk;
 }
 
-static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const mh_ptx_marker *mk, size_t nmk,
-                      const uint32_t *mk_id, const mh_names *names, int must_close, mh_error *e)
+/* The points of function f's markers fmk[0 .. fn) (names ids[]), appended to *pts. */
+static int marker_points(const mh_ptx_module *m, const mh_ptx_func *f, const mh_ptx_marker *fmk, size_t fn,
+                         const uint32_t *ids, point **pts, size_t *npts, size_t *cap, mh_error *e)
 {
-    uint32_t n = f->ncode;
-    region_stack *st = calloc(n, sizeof *st);
-    uint32_t *work = malloc(n * sizeof *work), *at = malloc((nmk ? nmk : 1) * sizeof *at);
-    uint32_t *cur = malloc((nmk + 1) * sizeof *cur), *mk_of = malloc((n ? n : 1) * sizeof *mk_of);
-    char a[300], b[300];
-    int rc = 0;
-    if (!st || !work || !at || !cur || !mk_of) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
-    /* each marker's instruction (the front end's MH_OP_NOP at the comment), and
-     * each instruction's marker (UINT32_MAX: none) */
-    for (size_t k = 0; k < nmk; k++) at[k] = UINT32_MAX;
-    for (uint32_t i = 0; i < n; i++) {
-        mk_of[i] = UINT32_MAX;
+    uint32_t *at = malloc((fn ? fn : 1) * sizeof *at);
+    if (!at) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    /* each marker's instruction: the front end's MH_OP_NOP at the comment */
+    for (size_t k = 0; k < fn; k++) at[k] = UINT32_MAX;
+    for (uint32_t i = 0; i < f->ncode; i++) {
         if (!(f->code[i].mods & MH_MOD_MARKER)) continue;
-        size_t k = marker_at(mk, nmk, f->code[i].text_off);
-        if (k < nmk) at[k] = i;
+        size_t k = marker_at(fmk, fn, f->code[i].text_off);
+        if (k < fn) at[k] = i;
     }
-    for (size_t k = 0; k < nmk; k++) {
+    int rc = 0;
+    for (size_t k = 0; k < fn && !rc; k++) {
         if (at[k] == UINT32_MAX) {
-            rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "marker \"%.*s\" is not between two statements",
-                        MK_NAME(m, &mk[k]));
-            goto done;
-        }
-        mk_of[at[k]] = (uint32_t)k;
-    }
-    uint32_t nwork = 0;
-    st[0].set = 1;
-    work[nwork++] = 0;
-    while (nwork && !rc) {
-        uint32_t i = work[--nwork], depth = st[i].n;
-        if (depth) memcpy(cur, st[i].ids, depth * sizeof *cur);
-        uint32_t k = mk_of[i];
-        if (k != UINT32_MAX) {
-            if (mk[k].kind == MH_MARKER_BEGIN) cur[depth++] = mk_id[k];
-            else if (depth == 0)
-                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX, "end \"%.*s\" without its begin on some path (in %s)",
-                            MK_NAME(m, &mk[k]), f->name);
-            else if (cur[depth - 1] != mk_id[k]) {
-                describe_stack(names, cur, depth, a, sizeof a);
-                rc = err_at(e, m, mk[k].line, MH_E_PTX_SYNTAX,
-                            "end \"%.*s\" does not close the innermost open region (open: %s): regions must nest and "
-                            "end once", MK_NAME(m, &mk[k]), a);
-            } else depth--;
-        }
-        if (rc) break;
-        const mh_ptx_insn *in = &f->code[i];
-        if (must_close && depth && (in->op == MH_OP_RET || in->op == MH_OP_EXIT)) {
-            /* a .func's regions end inside it: its caller's own regions must nest around the call */
-            rc = err_at(e, m, in->line, MH_E_PTX_SYNTAX, "region \"%s\" is still open where .func %s returns: a "
-                        ".func's regions must end before it returns", mh_names_get(names, cur[depth - 1])->name,
-                        f->name);
+            rc = err_at(e, m, fmk[k].line, MH_E_PTX_SYNTAX, "marker \"%.*s\" is not between two statements",
+                        MK_NAME(m, &fmk[k]));
             break;
         }
-        uint32_t succ[2], ns = 0;
-        int uncond_exit = (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) && in->guard < 0;
-        if (in->op == MH_OP_BRA) succ[ns++] = in->o[0].reg;
-        if (!uncond_exit && !(in->op == MH_OP_BRA && in->guard < 0) && i + 1 < n) succ[ns++] = i + 1;
-        for (uint32_t s2 = 0; s2 < ns && !rc; s2++) {
-            region_stack *t = &st[succ[s2]];
-            if (!t->set) {
-                t->ids = malloc((depth ? depth : 1) * sizeof *t->ids);
-                if (!t->ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
-                if (depth) memcpy(t->ids, cur, depth * sizeof *cur);
-                t->n = depth;
-                t->set = 1;
-                work[nwork++] = succ[s2];
-            } else if (!same_stack(t, cur, depth)) {
-                describe_stack(names, t->ids, t->n, a, sizeof a);
-                describe_stack(names, cur, depth, b, sizeof b);
-                rc = err_at(e, m, f->code[succ[s2]].line, MH_E_PTX_SYNTAX,
-                            "paths into this line of %s have different open regions (%s and %s): a region begins or "
-                            "ends on one branch only", f->name, a, b);
-            }
+        if (*npts == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            point *nv = realloc(*pts, nc * sizeof *nv);
+            if (!nv) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+            *pts = nv;
+            *cap = nc;
         }
+        (*pts)[(*npts)++] = (point){at[k], PT_BEFORE, fmk[k].kind == MH_MARKER_END, ids[k],
+                                    fmk[k].eol + (m->text[fmk[k].eol] == '\n'), fmk[k].line, (uint32_t)*npts};
     }
-done:
-    for (uint32_t i = 0; st && i < n; i++) free(st[i].ids);
-    free(st);
-    free(work);
     free(at);
-    free(cur);
-    free(mk_of);
     return rc;
-}
-
-/* A defined function's body, [open, close) in the text. */
-typedef struct { uint32_t open, close, func; } body;
-
-static int by_open(const void *a, const void *b)
-{
-    uint32_t x = ((const body *)a)->open, y = ((const body *)b)->open;
-    return (x > y) - (x < y);
 }
 
 int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
 {
+    mh_instrument_opts o = {.scope = scope};
+    return mh_instrument_with(m, &o, out, e);
+}
+
+int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, mh_instrumented *out, mh_error *e)
+{
     memset(out, 0, sizeof *out);
     mh_names_init(&out->names);
     mh_error_clear(e);
+    mh_scope scope = opts->scope;
     if (scope != MH_SCOPE_WARP && scope != MH_SCOPE_WARPGROUP)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "scope must be warp or warpgroup");
     unsigned lg = scope == MH_SCOPE_WARP ? 5 : 7;
+    out->aligned = opts->aligned != 0;
+    out->trace_shift = out->aligned ? MH_TRACE_SHIFT : 0;
     const mh_ptx_marker *mk = m->markers;
     size_t nmk = m->nmarkers;
     edits E = {0};
@@ -529,6 +786,8 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
     uint32_t nbodies = 0;
     size_t *first = malloc(nf * sizeof *first), *count = calloc(nf, sizeof *count);
     char *marked = calloc(nf, 1), *traced = calloc(nf, 1);
+    point *pts = NULL;
+    size_t npts = 0, cap = 0;
     if (!owner || !bodies || !first || !count || !marked || !traced) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (uint32_t fi = 0; !rc && fi < m->nfuncs; fi++) {
         first[fi] = nmk;
@@ -565,7 +824,7 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
             if (m->funcs[fi].line < first_line) first_line = m->funcs[fi].line;
         size_t at = 0;
         for (uint32_t l = 1; l < first_line && m->text[at]; at++) l += m->text[at] == '\n';
-        add_edit(&E, at, GLOBALS);
+        add_edit(&E, at, P_SYNC_AFTER, GLOBALS);
     }
 
     size_t label = 0;
@@ -576,66 +835,71 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
         size_t fn = count[fi];
         uint32_t *ids = malloc((fn ? fn : 1) * sizeof *ids);
         if (!ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
-        for (size_t i = 0; i < fn && !rc; i++) rc = intern(&out->names, &index, m, &fmk[i], &ids[i], e);
+        for (size_t i = 0; i < fn && !rc; i++)
+            rc = intern(&out->names, &index, m->text + fmk[i].name_off, fmk[i].name_len, &ids[i], e);
         if (!rc) rc = mh_names_finish(&out->names, e);
-        if (!rc) rc = check_flow(m, f, fmk, fn, ids, &out->names, !f->is_entry, e);
-        if (rc) {
-            free(ids);
-            break;
-        }
+        npts = 0;
+        if (!rc) rc = marker_points(m, f, fmk, fn, ids, &pts, &npts, &cap, e);
+        free(ids);
+        if (!rc && npts > 1) qsort(pts, npts, sizeof *pts, by_place);
+        if (!rc) rc = check_flow(m, f, pts, npts, &out->names, !f->is_entry, e);
+        if (rc) break;
+        emit_ctx c = {&E, m, f, &out->names, out->aligned, f->is_entry};
         if (f->is_entry) {
             /* parameters */
             if (f->params_close) {
                 size_t at = f->params_close;
                 while (f->nparams && at > 0 && isspace((unsigned char)m->text[at - 1])) at--; /* after the last parameter */
-                add_edit(&E, at, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib"
+                add_edit(&E, at, P_SYNC_AFTER, f->nparams ? ",\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib"
                                             : "\n\t.param .u64 __mgpu_trace,\n\t.param .u32 __mgpu_entries,\n\t.param .u64 __mgpu_calib\n");
-            } else
+            } else {
                 rc = err_at(e, m, f->line, MH_E_PTX_UNSUPPORTED, "%s has no parameter list to extend", f->name);
-            add_edit(&E, f->body_open, PROLOGUE_HEAD);
-            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
-            add_edit(&E, f->body_open, PROLOGUE_TAIL);
-            if (func_records) add_edit(&E, f->body_open, PUBLISH);
+                break;
+            }
+            add_edit(&E, f->body_open, P_SYNC_AFTER, PROLOGUE_HEAD);
+            add_edit(&E, f->body_open, P_SYNC_AFTER, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
+            add_edit(&E, f->body_open, P_SYNC_AFTER, PROLOGUE_TAIL);
+            if (func_records) add_edit(&E, f->body_open, P_SYNC_AFTER, PUBLISH);
         } else {
-            add_edit(&E, f->body_open, FUNC_HEAD);
-            add_edit(&E, f->body_open, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
-            add_edit(&E, f->body_open, FUNC_TAIL);
+            add_edit(&E, f->body_open, P_SYNC_AFTER, FUNC_HEAD);
+            add_edit(&E, f->body_open, P_SYNC_AFTER, TRACE_SLOT, (unsigned)scope - 1, lg, (unsigned)scope - 1, lg);
+            add_edit(&E, f->body_open, P_SYNC_AFTER, FUNC_TAIL);
         }
-        /* markers: the record after the comment's line (names finished: looked up by id) */
-        for (size_t i = 0; i < fn && !rc; i++) {
-            int end = fmk[i].kind == MH_MARKER_END;
-            uint32_t tag = ids[i] | (end ? MH_EXIT_BIT : 0);
-            size_t next_line = fmk[i].eol + (m->text[fmk[i].eol] == '\n');
-            add_edit(&E, next_line, RECORD, end ? "end" : "begin", mh_names_get(&out->names, ids[i])->name, tag, tag);
-            out->markers++;
-        }
-        free(ids);
+        /* the records, in runs (the points on guarded exits' paths go with those exits) */
+        size_t nrun = 0;
+        point *run_pts = malloc((npts ? npts : 1) * sizeof *run_pts);
+        if (!run_pts) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+        nrun = 0;
+        for (size_t i = 0; i < npts; i++)
+            if (!(pts[i].where == PT_EXIT && f->code[pts[i].insn].guard >= 0)) run_pts[nrun++] = pts[i];
+        rc = emit_runs(&c, run_pts, nrun, e);
+        free(run_pts);
+        out->markers += (uint32_t)fn;
         /* calls to functions that record events: the count through the header */
-        for (uint32_t i = 0; func_records && i < f->ncode; i++) {
+        for (uint32_t i = 0; !rc && func_records && i < f->ncode; i++) {
             const mh_ptx_insn *in = &f->code[i];
             if (!calls_traced(in, traced)) continue;
-            add_edit(&E, in->text_off, SYNC_BEFORE);
-            add_edit(&E, in->text_end, SYNC_AFTER);
+            add_edit(&E, in->text_off, P_SYNC_BEFORE, SYNC_BEFORE);
+            add_edit(&E, in->text_end, P_SYNC_AFTER, SYNC_AFTER);
         }
-        /* the header (an entry) or the count (a .func) at every exit */
+        /* the header (an entry: in its exit block) or the count (a .func) at every exit */
         int ends_with_exit = 0;
-        for (uint32_t i = 0; i < f->ncode; i++) {
+        size_t k = 0, exit_label = label++;
+        for (uint32_t i = 0; !rc && i < f->ncode; i++) {
             const mh_ptx_insn *in = &f->code[i];
             if (in->text_off == 0 && in->text_end == 0) continue; /* the synthetic final ret */
             ends_with_exit = in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_BRA || in->op == MH_OP_TRAP;
             if (in->op != MH_OP_RET && in->op != MH_OP_EXIT) continue;
-            if (in->guard >= 0) {
-                add_edit(&E, in->text_off, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!",
-                         m->reg_name[in->guard], label);
-                add_at_exit(&E, in->text_off, f->is_entry);
-                add_edit(&E, in->text_off, "$__mgpu_skip%zu:\n\t", label);
-                label++;
-            } else {
-                add_at_exit(&E, in->text_off, f->is_entry);
-                add_edit(&E, in->text_off, "\t");
-            }
+            while (k < npts && pts[k].insn < i) k++;
+            size_t x = k;
+            while (x < npts && pts[x].insn == i && pts[x].where != PT_EXIT) x++;
+            size_t xe = x;
+            while (xe < npts && pts[xe].insn == i) xe++;
+            exit_code(&c, i, pts + x, in->guard >= 0 ? xe - x : 0, exit_label, &label);
         }
-        if (!ends_with_exit) add_at_exit(&E, f->body_close, f->is_entry);
+        if (!rc && f->is_entry) exit_block(&c, exit_label, (unsigned)scope);
+        else if (!rc && !ends_with_exit) add_edit(&E, f->body_close, P_EXIT, FUNC_EXIT);
+        if (rc) break;
         if (!f->is_entry) {
             out->nfuncs++;
             continue;
@@ -649,6 +913,7 @@ int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, 
         out->kernels = nk;
         out->nkernels++;
     }
+    free(pts);
     free(owner);
     free(bodies);
     free(first);
@@ -705,4 +970,9 @@ int mh_instrumented_has(const mh_instrumented *r, const char *kernel)
     for (uint32_t i = 0; i < r->nkernels; i++)
         if (!strcmp(r->kernels[i], kernel)) return 1;
     return 0;
+}
+
+uint64_t mh_instrumented_entries(const mh_instrumented *r, uint64_t entries)
+{
+    return r->aligned && (entries & 1) ? entries + 1 : entries;
 }

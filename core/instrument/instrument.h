@@ -3,19 +3,26 @@
  *     // @mgpu begin NAME        ...        // @mgpu end NAME
  * Each entry with markers gets three parameters appended, passed by the
  * harness, never by the user:
- *     .param .u64 __mgpu_trace     the trace buffer (traces x entries uint32)
- *     .param .u32 __mgpu_entries   entries_per_warpgroup (words per trace)
+ *     .param .u64 __mgpu_trace     the trace buffer (traces x entries uint32, Mosaic's layout);
+ *                                  with aligned records, an address 4 mod 8 (MH_TRACE_SHIFT)
+ *     .param .u32 __mgpu_entries   entries_per_warpgroup (words per trace; even with aligned
+ *                                  records: mh_instrumented_entries)
  *     .param .u64 __mgpu_calib     per trace 4 uint32: %clock and %globaltimer_lo
  *                                  at its start and at its exit (clock calibration)
  * The writer of a trace is lane 0 of its warp (scope warp) or thread 0 of its
- * warpgroup; it stores (tag, %clock) for each marker it passes while the
- * trace has room, and counts every event even past the capacity, so the
- * header's count says exactly how many entries the kernel needed.  The
- * header (start %globaltimer_lo, %smid, count) is written at every exit. */
+ * warpgroup (the lowest thread, also of a last, partial one); it stores
+ * (tag, %clock) for each marker it passes while the trace has room, and
+ * counts every event even past the capacity, so the header's count says
+ * exactly how many entries the kernel needed.  The bounds check is made once
+ * per straight-line run of records (all of the run fits, or none of it is
+ * stored; the count is exact either way).  The header's start word is
+ * written in the prologue, its SM id and count at every exit. */
 #ifndef MH_INSTRUMENT_H
 #define MH_INSTRUMENT_H
 
 #define MH_INSTRUMENT_PARAMS 3   /* parameters appended to an instrumented kernel */
+#define MH_TRACE_SHIFT 4         /* aligned records: the kernel's __mgpu_trace is an 8-aligned
+                                  * allocation + 4, where the trace buffer (the dump's words) begins */
 
 #include <stddef.h>
 #include "base/error.h"
@@ -43,7 +50,17 @@ typedef struct mh_instrumented {
     char **kernels;        /* entries that were instrumented */
     uint32_t nkernels;
     uint32_t nfuncs;       /* .funcs with markers that were instrumented */
+    int aligned;           /* records are one st.global.v2.u32 each: the launch hands the kernel a
+                            * trace buffer at trace_shift bytes past an 8-aligned allocation and an
+                            * even entries per trace (mh_instrumented_entries) */
+    uint32_t trace_shift;  /* MH_TRACE_SHIFT when aligned, else 0 */
 } mh_instrumented;
+
+typedef struct mh_instrument_opts {
+    mh_scope scope;
+    int aligned;           /* 1: aligned records (see mh_instrumented.aligned); 0: two st.global.u32
+                            * per record, any alignment and any entries (the default) */
+} mh_instrument_opts;
 
 /* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`.
  * A module without markers comes back unchanged (markers == 0).  Errors
@@ -54,6 +71,11 @@ typedef struct mh_instrumented {
  * leave the count in the trace's header word around the call, and the
  * entries publish the trace buffer in two module variables it reads. */
 int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e);
+/* The same with options (mh_instrument: {scope}, everything else 0). */
+int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *o, mh_instrumented *out, mh_error *e);
+/* The entries per trace to launch r's kernels with for a trace that needs `entries`: rounded
+ * up to even for aligned records (an event's address is then 8-aligned), else `entries`. */
+uint64_t mh_instrumented_entries(const mh_instrumented *r, uint64_t entries);
 void mh_instrumented_free(mh_instrumented *r);
 int mh_instrumented_has(const mh_instrumented *r, const char *kernel);
 /* The original module's line for line `line` of the rewritten text (JIT logs

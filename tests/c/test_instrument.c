@@ -444,10 +444,286 @@ static void partial_blocks(void)
     }
 }
 
+/* ---- the two record layouts on emu (issue 17) ------------------------------------------------
+ * Every kernel of ptx/ and tests/ptx with markers that emu runs, both scopes, instrumented with
+ * the legacy records (two st.global.u32) and the aligned ones (one st.global.v2.u32: the kernel
+ * is handed an 8-aligned allocation + 4 and an even entries): each launched first with 8 entries
+ * (too few), then with exactly what it said it needed, as the launch's retry does.  The outputs
+ * equal the plain kernel's, the first attempt's counts equal the second's (exact past the
+ * capacity), and both layouts give the same traces: counts, tags in order, SM ids, and for
+ * each trace increasing clocks and calibration words; nothing is written outside a trace
+ * buffer. */
+typedef struct {
+    const char *file, *kernel;
+    uint32_t grid, block, smem;
+    const char *args; /* f:N floats, i:N ints, z:N zero words (buffers); u:V u32, g:V f32 (values) */
+    uint32_t timed;   /* arguments (bits) whose buffer holds times (%clock, %globaltimer): not compared */
+} layout_case;
+
+enum { MAX_ARGS = 8, GUARD_WORDS = 16 };
+
+typedef struct {
+    uint32_t nargs;
+    uint64_t ptr[MAX_ARGS], val[MAX_ARGS];
+    uint32_t size[MAX_ARGS], words[MAX_ARGS];
+    uint32_t *init[MAX_ARGS];
+} arg_set;
+
+static void args_parse(arg_set *a, const char *spec)
+{
+    memset(a, 0, sizeof *a);
+    for (const char *p = spec; *p && a->nargs < MAX_ARGS;) {
+        char kind = p[0];
+        const char *v = p + 2;
+        uint32_t i = a->nargs++;
+        if (kind == 'u' || kind == 'g') {
+            a->size[i] = 4;
+            if (kind == 'u') a->val[i] = strtoul(v, NULL, 10);
+            else {
+                float f = strtof(v, NULL);
+                uint32_t bits;
+                memcpy(&bits, &f, 4);
+                a->val[i] = bits;
+            }
+        } else {
+            a->size[i] = 8;
+            a->words[i] = (uint32_t)strtoul(v, NULL, 10);
+            a->init[i] = calloc(a->words[i], 4);
+            for (uint32_t k = 0; kind != 'z' && k < a->words[i]; k++) {
+                float f = (float)(k % 13) * 0.5f - 1.0f;
+                if (kind == 'f') memcpy(&a->init[i][k], &f, 4);
+                else a->init[i][k] = k % 97;
+            }
+        }
+        while (*p && *p != ' ') p++;
+        while (*p == ' ') p++;
+    }
+}
+
+static void args_free(arg_set *a)
+{
+    for (uint32_t i = 0; i < a->nargs; i++) free(a->init[i]);
+}
+
+/* Runs `kernel` of module m with the arguments reset to their initial values, the trace (when
+ * tr) at trace_addr with `entries`; out: the buffers' words after the run, concatenated. */
+static int run_case(mh_emu *d, const mh_ptx_module *m, const layout_case *c, arg_set *a, const uint64_t *buf,
+                    uint64_t trace_addr, unsigned entries, uint64_t calib, uint32_t *out, mh_error *e)
+{
+    mh_emu_arg args[MAX_ARGS + MH_INSTRUMENT_PARAMS];
+    uint32_t n = 0, o = 0;
+    for (uint32_t i = 0; i < a->nargs; i++) {
+        if (a->size[i] == 8) {
+            a->ptr[i] = buf[i];
+            mh_emu_write(d, buf[i], a->init[i], a->words[i] * 4ull, e);
+            args[n++] = (mh_emu_arg){&a->ptr[i], 8};
+        } else args[n++] = (mh_emu_arg){&a->val[i], 4};
+    }
+    uint64_t t = trace_addr, cal = calib;
+    if (trace_addr) {
+        args[n++] = (mh_emu_arg){&t, 8};
+        args[n++] = (mh_emu_arg){&entries, 4};
+        args[n++] = (mh_emu_arg){&cal, 8};
+    }
+    mh_emu_launch l = {{c->grid, 1, 1}, {c->block, 1, 1}, c->smem, args, n, 0};
+    int rc = mh_emu_run(d, m, c->kernel, &l, NULL, e);
+    for (uint32_t i = 0; !rc && i < a->nargs; i++)
+        if (a->size[i] == 8) {
+            mh_emu_read(d, buf[i], out + o, a->words[i] * 4ull, e);
+            if (c->timed >> i & 1) memset(out + o, 0, a->words[i] * 4ull);
+            o += a->words[i];
+        }
+    return rc;
+}
+
+typedef struct {
+    uint32_t count, smid;
+    uint32_t *tags; /* count / 2 */
+} trace_summary;
+
+/* The run of one layout: traces[num_traces] (the second attempt), *required (the first's). */
+static int run_layout(mh_emu *d, const layout_case *c, mh_scope scope, int aligned, arg_set *a, const uint64_t *buf,
+                      const uint32_t *plain_out, uint32_t out_words, trace_summary **traces, uint64_t *ntraces)
+{
+    kernel_pair k;
+    mh_error e;
+    memset(&k, 0, sizeof k);
+    if (parse_file(&k.plain, c->file)) return -1;
+    mh_instrument_opts o = {.scope = scope, .aligned = aligned};
+    if (mh_instrument_with(&k.plain, &o, &k.r, &e) || mh_ptx_parse(&k.inst, k.r.text, k.r.len, c->file, &e)) {
+        fprintf(stderr, "  %s: %s\n", c->file, e.message);
+        return -1;
+    }
+    CHECK(k.r.aligned == aligned && k.r.trace_shift == (aligned ? MH_TRACE_SHIFT : 0u));
+    mh_spec s;
+    mh_spec_init(&s, c->grid, c->block, scope, 8);
+    s.partial = 1;
+    mh_spec_validate(&s, &e);
+    uint64_t T = s.num_traces, need = 0;
+    uint32_t *out = calloc(out_words ? out_words : 1, 4);
+    int rc = 0;
+    unsigned entries = (unsigned)mh_instrumented_entries(&k.r, 8);
+    CHECK(entries == 8);
+    for (int attempt = 0; attempt < 2 && !rc; attempt++) {
+        uint64_t words = T * entries + GUARD_WORDS, alloc, cal;
+        mh_emu_alloc(d, words * 4 + 8, &alloc, &e);
+        mh_emu_alloc(d, (T * MH_CALIB_WORDS + GUARD_WORDS) * 4, &cal, &e);
+        mh_emu_memset(d, alloc, 0xee, words * 4 + 8, &e);
+        mh_emu_memset(d, cal, 0, (T * MH_CALIB_WORDS + GUARD_WORDS) * 4, &e);
+        CHECK(alloc % 8 == 0);
+        uint64_t trace = alloc + k.r.trace_shift; /* where the dump's words begin */
+        mh_emu_memset(d, trace, 0, T * entries * 4, &e);
+        rc = run_case(d, &k.inst, c, a, buf, trace, entries, cal, out, &e);
+        if (rc) { fprintf(stderr, "  %s %s (%s, %s): %s\n", c->file, c->kernel, mh_scope_name(scope), aligned ? "aligned" : "legacy", e.message); break; }
+        CHECK(memcmp(out, plain_out, out_words * 4ull) == 0);
+        for (uint32_t q = 0, shown = 0; q < out_words && shown < 3; q++)
+            if (out[q] != plain_out[q])
+                fprintf(stderr, "  %s %s (%s, %s): output word %u is 0x%x, plain 0x%x\n", c->file, c->kernel,
+                        mh_scope_name(scope), aligned ? "aligned" : "legacy", q, out[q], plain_out[q]), shown++;
+        uint32_t *w = malloc(words * 4 + 8), *cw = malloc((T * MH_CALIB_WORDS + GUARD_WORDS) * 4);
+        mh_emu_read(d, alloc, w, words * 4 + 8, &e);
+        mh_emu_read(d, cal, cw, (T * MH_CALIB_WORDS + GUARD_WORDS) * 4, &e);
+        const uint32_t *tw = w + k.r.trace_shift / 4;
+        int bad = 0;
+        for (uint32_t q = 0; q < k.r.trace_shift / 4; q++) bad += w[q] != 0xeeeeeeeeu; /* before the buffer */
+        for (uint64_t q = T * entries; q < T * entries + GUARD_WORDS; q++) bad += tw[q] != 0xeeeeeeeeu; /* after it */
+        for (uint64_t q = T * MH_CALIB_WORDS; q < T * MH_CALIB_WORDS + GUARD_WORDS; q++) bad += cw[q] != 0;
+        uint64_t most = 0;
+        for (uint64_t t = 0; t < T; t++) {
+            const uint32_t *h = tw + t * entries;
+            if (h[2] > most) most = h[2];
+            if (attempt == 0) continue;
+            trace_summary *ts = &(*traces)[t];
+            if (aligned) { /* the same as the legacy layout's */
+                bad += ts->count != h[2] || ts->smid != h[1];
+                for (uint32_t ev = 0; ev < h[2] / 2 && ev < ts->count / 2; ev++) bad += ts->tags[ev] != h[3 + 2 * ev];
+            } else {
+                ts->count = h[2];
+                ts->smid = h[1];
+                ts->tags = malloc((h[2] / 2 + 1) * 4);
+                for (uint32_t ev = 0; ev < h[2] / 2; ev++) ts->tags[ev] = h[3 + 2 * ev];
+            }
+            for (uint32_t ev = 1; ev < h[2] / 2; ev++) bad += h[4 + 2 * ev] < h[2 + 2 * ev]; /* clocks go up */
+            if (h[2]) bad += cw[t * 4 + 1] != h[0] || cw[t * 4 + 2] <= cw[t * 4] || (h[2] && h[4] < cw[t * 4]);
+        }
+        CHECK(bad == 0);
+        if (bad) fprintf(stderr, "  %s %s (%s, %s, attempt %d): %d bad words\n", c->file, c->kernel, mh_scope_name(scope),
+                         aligned ? "aligned" : "legacy", attempt + 1, bad);
+        if (attempt == 0) {
+            need = 3 + most;
+            entries = (unsigned)mh_instrumented_entries(&k.r, need);
+            CHECK(entries == (aligned ? (need + 1) & ~1u : need));
+            if (!*traces) *traces = calloc(T, sizeof **traces);
+            *ntraces = T;
+        } else CHECK(3 + most == need); /* the count was exact */
+        free(w);
+        free(cw);
+        mh_emu_free(d, alloc, &e);
+        mh_emu_free(d, cal, &e);
+    }
+    free(out);
+    free_pair(&k);
+    return rc;
+}
+
+static void layouts(void)
+{
+    static const layout_case cases[] = {
+        {"ptx/tiled.ptx", "tiled_scale", 2, 128, 512, "f:1280 z:1280 u:1280 g:2.0", 0},
+        {"ptx/tiled.ptx", "tiled_scale_work", 2, 128, 512, "f:1280 z:1280 u:1280 g:0.5 u:3", 0},
+        {"ptx/reduce.ptx", "reduce_sum_f32", 3, 128, 512, "f:3000 z:3 u:3000", 0},
+        {"ptx/copy.ptx", "copy_f32x4", 3, 128, 0, "f:4000 z:4000 u:1000", 0},
+        {"ptx/alu_loop.ptx", "alu_loop", 2, 128, 0, "z:256 u:20", 0},
+        {"ptx/persistent.ptx", "persistent_rows", 2, 128, 0, "i:1024 z:16 z:1 z:2 u:16 u:64", 0},
+        {"ptx/record_cost.ptx", "marker_records", 1, 128, 0, "z:1 u:40", 1},
+        {"ptx/spin.ptx", "spin", 2, 128, 0, "i:2 u:2 u:3 u:0 z:4", 1u << 4},
+        {"tests/ptx/func_markers.ptx", "func_markers", 1, 128, 0, "f:90 z:128 u:90 u:3", 0},
+        {"tests/ptx/func_markers.ptx", "no_own_markers", 1, 128, 0, "f:90 z:128 u:90", 0},
+        {"tests/ptx/llvm_tiled.ptx", "llvm_tiled", 3, 128, 512, "f:1000 z:1000 z:64 u:1000 g:2.0", 0},
+        {"tests/ptx/triton_style.ptx", "vec_add", 2, 128, 0, "f:1000 f:1000 z:1000 u:1000", 0},
+        {"tests/ptx/tiled_debug.ptx", "tiled_scale_work", 3, 128, 512, "f:1280 z:1280 u:1280 g:0.5 u:7", 0},
+        {"tests/ptx/side_effects.ptx", "atomic_sum", 2, 128, 0, "f:1000 z:1 u:1000", 0},
+        {"tests/ptx/side_effects.ptx", "scale_in_place", 2, 128, 0, "f:1000 g:2.0 g:1.0 u:1000", 0},
+        {"tests/ptx/features.ptx", "k_redux", 1, 128, 0, "i:128 z:129", 0},
+        {"tests/ptx/features.ptx", "k_cg", 1, 128, 0, "f:128 z:8", 0},
+        {"tests/ptx/features.ptx", "k_atomics", 1, 128, 0, "z:2 z:256", 2},
+        {"tests/ptx/features.ptx", "k_half", 1, 128, 0, "z:64 z:64", 0},
+    };
+    mh_error e;
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const layout_case *c = &cases[ci];
+        mh_emu *d = mh_emu_create(NULL, &e);
+        arg_set a;
+        args_parse(&a, c->args);
+        uint64_t buf[MAX_ARGS] = {0};
+        uint32_t out_words = 0;
+        for (uint32_t i = 0; i < a.nargs; i++)
+            if (a.size[i] == 8) mh_emu_alloc(d, a.words[i] * 4ull, &buf[i], &e), out_words += a.words[i];
+        uint32_t *plain_out = calloc(out_words ? out_words : 1, 4);
+        mh_ptx_module plain;
+        CHECK(parse_file(&plain, c->file) == 0);
+        int rc = run_case(d, &plain, c, &a, buf, 0, 0, 0, plain_out, &e);
+        CHECK(rc == 0);
+        if (rc) fprintf(stderr, "  %s %s (plain): %s\n", c->file, c->kernel, e.message);
+        mh_ptx_free(&plain);
+        for (int sc = 0; !rc && sc < 2; sc++) {
+            trace_summary *traces = NULL;
+            uint64_t T = 0, events = 0;
+            mh_scope scope = sc ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP;
+            for (int aligned = 0; aligned < 2; aligned++)
+                CHECK(run_layout(d, c, scope, aligned, &a, buf, plain_out, out_words, &traces, &T) == 0);
+            for (uint64_t t = 0; traces && t < T; t++) {
+                events += traces[t].count / 2;
+                free(traces[t].tags);
+            }
+            CHECK(events > 0);
+            free(traces);
+        }
+        free(plain_out);
+        args_free(&a);
+        mh_emu_destroy(d);
+    }
+}
+
+/* test_instrument SRC --emit DIR [FILE.ptx...]: writes DIR/NAME.SCOPE[.aligned].ptx, each module
+ * instrumented in both scopes and both record layouts, for ptxas (tests/ptxas_check.sh) and
+ * the SASS scripts (scripts/sass/); FILE defaults to the modules of ptxas_check.sh. */
+static int emit(const char *dir, int nfiles, char **files)
+{
+    static const char *defaults[] = {"ptx/alu_loop.ptx", "ptx/copy.ptx", "ptx/persistent.ptx", "ptx/record_cost.ptx",
+                                     "ptx/reduce.ptx", "ptx/spin.ptx", "ptx/tiled.ptx", "tests/golden/mini.ptx",
+                                     "tests/ptx/llvm_tiled.ptx", "tests/ptx/tiled_debug.ptx",
+                                     "tests/ptx/struct_param.ptx", "tests/ptx/features.ptx",
+                                     "tests/ptx/triton_style.ptx", "tests/ptx/func_markers.ptx", "tests/ptx/fptr.ptx",
+                                     "tests/ptx/cccl.ptx", "tests/ptx/hopper.ptx"};
+    int n = nfiles ? nfiles : (int)(sizeof defaults / sizeof *defaults), bad = 0;
+    for (int i = 0; i < n; i++) {
+        const char *rel = nfiles ? files[i] : defaults[i];
+        mh_ptx_module m;
+        if (parse_file(&m, rel)) { bad++; continue; }
+        for (int k = 0; k < 4; k++) {
+            mh_instrument_opts o = {.scope = k & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = k >> 1};
+            mh_instrumented r;
+            mh_error e;
+            if (mh_instrument_with(&m, &o, &r, &e)) { fprintf(stderr, "%s: %s\n", rel, e.message); bad++; continue; }
+            const char *base = strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel;
+            char path[1024];
+            snprintf(path, sizeof path, "%s/%.*s.%s%s.ptx", dir, (int)(strlen(base) - 4), base, mh_scope_name(o.scope),
+                     o.aligned ? ".aligned" : "");
+            FILE *f = fopen(path, "wb");
+            if (!f || fwrite(r.text, 1, r.len, f) != r.len || fclose(f)) { perror(path); bad++; }
+            mh_instrumented_free(&r);
+        }
+        mh_ptx_free(&m);
+    }
+    return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
     src = argv[1];
+    if (argc >= 4 && !strcmp(argv[2], "--emit")) return emit(argv[3], argc - 4, argv + 4);
     golden();
     errors();
     nul_byte();
@@ -455,5 +731,6 @@ int main(int argc, char **argv)
     reduce_on_emu();
     overflow_and_retry();
     partial_blocks();
+    layouts();
     return check_report("test_instrument");
 }

@@ -1,8 +1,8 @@
 /* fuzz_instrument.c - libFuzzer target: arbitrary text through the PTX front
  * end and the marker instrumentation, both scopes.  Besides crashes, leaks
  * and sanitizer reports it stops on two broken promises: a module without
- * markers must come back byte for byte, a rewritten module must parse
- * again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
+ * markers must come back byte for byte, a rewritten module (in both record
+ * layouts) must parse again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
  * (one block of 128 threads, 16 entries per trace, an instruction budget).
  * And the front end's marker records must be every marker comment, none dropped:
  * checked against a scan of the text of this file's own. */
@@ -32,6 +32,7 @@ static void run_instrumented(const mh_ptx_module *m, const mh_instrumented *r)
             args[k].data = &vals[k];
             args[k].size = f->params[k].size <= 8 ? f->params[k].size : 8;
         }
+        vals[f->nparams - MH_INSTRUMENT_PARAMS] += r->trace_shift; /* aligned records: the buffer at + 4 */
         vals[f->nparams - MH_INSTRUMENT_PARAMS + 1] = 16; /* __mgpu_entries: 4 traces x 16 x 4 bytes fit */
         mh_emu_launch l = {{1, 1, 1}, {128, 1, 1}, 256, args, f->nparams, 0};
         mh_emu_run(d, m, f->name, &l, NULL, &e);
@@ -79,9 +80,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mh_error e;
     if (mh_ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
     check_records(&m, (const char *)data, size);
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < 4; s++) { /* both scopes, both record layouts */
         mh_instrumented r;
-        if (mh_instrument(&m, s ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e)) continue;
+        mh_instrument_opts io = {.scope = s & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = s >> 1};
+        if (mh_instrument_with(&m, &io, &r, &e)) continue;
         if (!r.markers && (r.len != size || memcmp(r.text, data, size))) {
             fprintf(stderr, "a module without markers changed\n");
             abort();
