@@ -31,6 +31,7 @@ static const char USAGE[] =
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
+    "       mgpu-harness stats POINT.stats.json [--top N]         emu's exact counters, costliest lines first\n"
     "       mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all]\n"
     "                                                            an HTML report with pictures\n"
     "       mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
@@ -487,6 +488,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "report")) /* its main answers --help and unknown options itself */
         return mh_lua_run_builtin("mgpu-harness report", "return require('mgpu.report').main(arg)", argc - 2, argv + 2);
+    if (!strcmp(cmd, "stats")) /* its main answers --help and unknown options itself */
+        return mh_lua_run_builtin("mgpu-harness stats", "return require('mgpu.stats').main(arg)", argc - 2, argv + 2);
     if (!strcmp(cmd, "merge")) {
         if (lua_command_help(argc - 1, argv + 1, MERGE_USAGE)) return 0;
         return mh_lua_run_builtin("mgpu-harness merge", "return require('mgpu.merge').main(arg)", argc - 2, argv + 2);

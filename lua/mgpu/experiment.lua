@@ -32,6 +32,8 @@
 --               region (how many traces are inside it, per bin of the kernel's span)
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
+--   stats       true (emu): exact counters per source line for each point (Nsight Compute's metric
+--               names; mgpu.stats): point-N.stats.json and .csv, the totals in results.csv
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the
 --               sweep goes on (emu stops the launch itself; with workers the worker is killed,
 --               the one way to stop a hung GPU kernel)
@@ -65,7 +67,7 @@ local point_row, worker_plan, probe_device, run_workers -- defined below, used b
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
-  "timeout_s" }
+  "timeout_s", "stats" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
 local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect" }
 
@@ -193,6 +195,7 @@ local function validate(exp)
   if c ~= nil and (type(c) ~= "number" or c < 1 or c > 100000 or c ~= math.floor(c)) then
     bad("experiment.counters must be a number of bins from 1 to 100000")
   end
+  check_type(exp.stats, "experiment.stats", "boolean", "true or false")
   local t = exp.timeout_s
   if t ~= nil and (type(t) ~= "number" or not (t > 0) or t == math.huge) then
     bad("experiment.timeout_s must be a number of seconds above 0, got " .. tostring(t))
@@ -248,7 +251,8 @@ local function attempt_point(ctx, index, point, entries, row)
   check_type(spec.expect, "setup's expect", "table", "a table {region name = count}")
   check_entries(spec.entries, "setup's entries")
   if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
-  local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s }
+  local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s,
+    stats = exp.stats or nil }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
   if exp.instrument then
     -- kernel:launch retries by itself, once, with exactly the entries the kernel
@@ -293,6 +297,12 @@ local function attempt_point(ctx, index, point, entries, row)
   row.time_ns = time_ns
   row.cycles, row.thread_insns = run.cycles, run.thread_insns
   row.entries = run.entries or row.entries
+  if run.stats then -- emu's exact counters of the last measured launch (they are the same each launch)
+    local stats = require "mgpu.stats"
+    stats.write(ctx.dir .. string.format("/point-%d", index), run.stats)
+    row.stats = stats.totals(run.stats)
+    row.stats_file = string.format("point-%d.stats.json", index)
+  end
   if run.trace then
     row.trace = string.format("point-%d.trace.json", index)
     local ok, dumped = pcall(run.trace.dump, run.trace, ctx.dir .. "/" .. row.trace, { counters = exp.counters })

@@ -138,6 +138,9 @@ function M.write_csv(dir, axis_names, rows)
   for _, name in ipairs(regions) do
     for _, stat in ipairs(REGION_STATS) do cols[#cols + 1] = name .. "." .. stat end
   end
+  local stats = require "mgpu.stats"   -- emu's exact counters (experiment stats = true): "stats.NAME"
+  local stat_cols = stats.csv_columns(rows)
+  for _, c in ipairs(stat_cols) do cols[#cols + 1] = c end
   local head = {}
   for i = 1, #cols do head[i] = csv_cell(cols[i]) end
   local lines = { table.concat(head, ",") }
@@ -161,6 +164,8 @@ function M.write_csv(dir, axis_names, rows)
         for _, stat in ipairs(REGION_STATS) do k = k + 1; v[k] = g and g[stat] end
       end
     end
+    for j, x in ipairs(stats.csv_values(r, stat_cols)) do v[k + j] = x end
+    k = k + #stat_cols
     local cells = {}
     for i = 1, #cols do cells[i] = csv_cell(v[i]) end
     lines[#lines + 1] = table.concat(cells, ",")
