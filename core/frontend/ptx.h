@@ -110,15 +110,24 @@ typedef struct mh_ptx_opnd {
     uint8_t kind;        /* mh_ptx_opnd_kind */
     uint8_t neg;         /* !%p for predicate operands */
     uint8_t n;           /* MH_OPK_VEC: number of elements */
-    uint8_t fimm;        /* MH_OPK_IMM written as a float literal: imm holds double bits until decoded */
+    uint8_t fimm;        /* MH_OPK_IMM written as a float literal: imm holds double bits until decoded;
+                          * MH_OPK_VEC: an element is the constant 0 (as vec[k] = UINT32_MAX) */
     uint32_t reg;        /* MH_OPK_REG / base of MH_OPK_ADDR (UINT32_MAX: none) / MH_OPK_SREG id / MH_OPK_LABEL target */
-    uint32_t vec[4];     /* MH_OPK_VEC register indices (UINT32_MAX = sink "_", MH_PTX_VEC_SREG|id = special) */
+    uint32_t vec[4];     /* MH_OPK_VEC register indices (UINT32_MAX = sink "_" as a destination, the
+                          * constant 0 as a source: both read 0; MH_PTX_VEC_SREG|id = special) */
     int64_t imm;         /* MH_OPK_IMM bits, MH_OPK_ADDR offset */
     int32_t sym;         /* MH_OPK_ADDR / MH_OPK_SYM: variable index, -1 none */
     int32_t param;       /* MH_OPK_ADDR: kernel parameter index (ld.param [name]), -1 none */
 } mh_ptx_opnd;
 
 #define MH_PTX_MAX_OPNDS 6
+/* The deepest nesting the front end takes (blocks "{ }", braces in a statement, parentheses in an
+ * initialiser): compiler output nests a few levels (inline asm in a scope); past this the parse
+ * is a ptx_syntax error naming the line, never an overflow of the stack. */
+#define MH_PTX_MAX_NESTING 256
+/* The most registers a module may declare (nvcc -G output of a large kernel has some 10^5):
+ * "%r<1000000>" a few thousand times over would otherwise take the machine's memory. */
+#define MH_PTX_MAX_REGS (1u << 22)
 #define MH_PTX_VEC_SREG 0x80000000u
 
 typedef struct mh_ptx_insn {

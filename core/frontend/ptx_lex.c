@@ -17,6 +17,8 @@ void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len)
     lx->text = lx->p = text;
     lx->end = text + len;
     lx->line = 1;
+    lx->cur.s = NULL;
+    lx->cur.len = 0;
     mh_ptx_lex_next(lx);
 }
 
@@ -100,6 +102,7 @@ void mh_ptx_lex_next(mh_ptx_lexer *lx)
         break;
     }
     mh_ptx_tok *t = &lx->cur;
+    lx->prev_end = t->s ? t->s + t->len : lx->text;
     t->s = p;
     t->line = lx->line;
     if (p >= end) {
@@ -110,8 +113,11 @@ void mh_ptx_lex_next(mh_ptx_lexer *lx)
     }
     unsigned char c = (unsigned char)*p;
     if (ident_start(c)) {
+        /* a directive ends at its next '.': ".reg.b32" is ".reg" ".b32", as ptxas reads it
+         * (cuda_fp16.hpp writes "{.reg.b32 f;"); mnemonics keep theirs ("ld.param.u64") */
         const char *q = p + 1;
         for (;;) {
+            if (q < end && c == '.' && *q == '.') break;
             if (q < end && ident_char((unsigned char)*q)) q++;
             else if (q + 2 < end && q[0] == ':' && q[1] == ':' && isalpha((unsigned char)q[2])) q += 2;
             else break;
@@ -179,22 +185,24 @@ void mh_ptx_lex_free(mh_ptx_lexer *lx)
     lx->nmarkers = lx->cap_markers = 0;
 }
 
-void mh_ptx_lex_skip_statement(mh_ptx_lexer *lx)
+int mh_ptx_lex_skip_statement(mh_ptx_lexer *lx)
 {
     int depth = 0;
     while (lx->cur.kind != MH_TK_EOF) {
-        if (mh_ptx_tok_punct(&lx->cur, '{')) depth++;
-        else if (mh_ptx_tok_punct(&lx->cur, '}')) {
-            if (depth == 0) return;
+        if (mh_ptx_tok_punct(&lx->cur, '{')) {
+            if (++depth > MH_PTX_MAX_NESTING) return -1;
+        } else if (mh_ptx_tok_punct(&lx->cur, '}')) {
+            if (depth == 0) return 0;
             depth--;
             if (depth == 0) {
                 mh_ptx_lex_next(lx);
-                return;
+                return 0;
             }
         } else if (mh_ptx_tok_punct(&lx->cur, ';') && depth == 0) {
             mh_ptx_lex_next(lx);
-            return;
+            return 0;
         }
         mh_ptx_lex_next(lx);
     }
+    return 0;
 }

@@ -22,6 +22,7 @@ typedef struct {
     const char *text, *p, *end;
     uint32_t line;
     mh_ptx_tok cur;     /* the current token */
+    const char *prev_end; /* just after the token before it (where a statement that ended there ends) */
     mh_ptx_marker *markers; /* marker comments seen so far, in text order (a parser that
                              * backs up truncates nmarkers: they are read again) */
     size_t nmarkers, cap_markers;
@@ -35,8 +36,10 @@ void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len);
 void mh_ptx_lex_free(mh_ptx_lexer *lx);
 /* Advances to the next token (lx->cur). */
 void mh_ptx_lex_next(mh_ptx_lexer *lx);
-/* Skips to just after the next ';' at this nesting level, or before '}'. */
-void mh_ptx_lex_skip_statement(mh_ptx_lexer *lx);
+/* Skips to just after the next ';' at this nesting level, or before '}'.  -1:
+ * braces nested deeper than MH_PTX_MAX_NESTING (the current token is the '{'
+ * past the limit). */
+int mh_ptx_lex_skip_statement(mh_ptx_lexer *lx);
 
 static inline int mh_ptx_tok_is(const mh_ptx_tok *t, const char *s)
 {

@@ -18,12 +18,28 @@ typedef struct {
     uint32_t count;     /* 0: a single register */
     uint32_t base;
     int depth;
+    int32_t prev;       /* the declaration this one hides (same name or prefix), -1: none */
 } reg_decl;
+
+/* A hash index of names: (name, scope) -> an int (-1: none), so that looking up a
+ * register, variable, parameter, label or function costs the same in a module of
+ * a hundred thousand of them as in a small one.  Keys point into strings that
+ * outlive the index (the module text, names the module owns). */
+typedef struct {
+    const char *s;      /* NULL: an empty slot */
+    uint32_t len, hash;
+    int32_t scope, val;
+} name_ent;
+typedef struct {
+    name_ent *e;
+    size_t cap, n;      /* cap: a power of two (or 0), at most half full */
+} name_index;
 
 typedef struct {
     const char *name;
     size_t len;
     uint32_t insn;
+    uint32_t func;      /* calls: the calling function */
 } label_ref;
 
 typedef struct {
@@ -38,13 +54,79 @@ typedef struct {
     size_t ncode, cap_code;
     label_ref *labels, *fixups;
     size_t nlabels, cap_labels, nfixups, cap_fixups;
-    label_ref *calls;      /* call sites: name of the callee; insn = function << 20 | index */
+    label_ref *calls;      /* call sites: name of the callee, the calling function and the call's index */
     size_t ncalls, cap_calls;
     const char *last_close;  /* the '}' that ended the last block */
     size_t next_marker;      /* markers of the lexer already placed */
+    size_t cap_funcs, cap_vars; /* capacities of m->funcs and m->vars (they grow geometrically) */
+    name_index regs;         /* register declarations in scope: (name, 0) single, (prefix, 1) range -> decl */
+    name_index vars;         /* (name, function or -1) -> the latest variable */
+    name_index params;       /* the function's (name, 0) parameters, (name, 1) return parameters -> index */
+    name_index labels_ix;    /* the function's (label, 0) -> its first definition in P->labels */
+    name_index funcs;        /* (name, 0) -> the first function of that name, (name, 1) -> the last defined */
 } parser;
 
 /* ---- helpers ------------------------------------------------------------ */
+
+static uint32_t name_hash(const char *s, size_t n, int32_t scope)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)scope;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static name_ent *index_find(const name_index *x, const char *s, size_t n, int32_t scope, uint32_t h)
+{
+    if (!x->cap) return NULL;
+    for (size_t i = h & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+        name_ent *e = &x->e[i];
+        if (!e->s) return e;
+        if (e->hash == h && e->scope == scope && e->len == n && !memcmp(e->s, s, n)) return e;
+    }
+}
+
+/* The value slot of (s, scope) if it is there (no allocation), else NULL. */
+static int32_t *index_slot(const name_index *x, const char *s, size_t n, int32_t scope)
+{
+    name_ent *e = index_find(x, s, n, scope, name_hash(s, n, scope));
+    return e && e->s ? &e->val : NULL;
+}
+
+static int32_t index_get(const name_index *x, const char *s, size_t n, int32_t scope)
+{
+    const int32_t *v = index_slot(x, s, n, scope);
+    return v ? *v : -1;
+}
+
+/* The value slot of (s, scope), made (with the value -1) if new; NULL: out of memory. */
+static int32_t *index_put(name_index *x, const char *s, size_t n, int32_t scope)
+{
+    if (n > UINT32_MAX) return NULL;
+    if (2 * (x->n + 1) > x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        name_ent *ne = cap <= SIZE_MAX / sizeof *ne ? calloc(cap, sizeof *ne) : NULL;
+        if (!ne) return NULL;
+        name_index nx = {ne, cap, x->n};
+        for (size_t i = 0; i < x->cap; i++)
+            if (x->e[i].s) *index_find(&nx, x->e[i].s, x->e[i].len, x->e[i].scope, x->e[i].hash) = x->e[i];
+        free(x->e);
+        *x = nx;
+    }
+    uint32_t h = name_hash(s, n, scope);
+    name_ent *e = index_find(x, s, n, scope, h);
+    if (!e->s) {
+        *e = (name_ent){s, (uint32_t)n, h, scope, -1};
+        x->n++;
+    }
+    return &e->val;
+}
+
+static void index_free(name_index *x)
+{
+    free(x->e);
+    x->e = NULL;
+    x->cap = x->n = 0;
+}
 
 static int perr(parser *P, uint32_t line, mh_code code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -239,6 +321,8 @@ static int strstr_n(const char *s, size_t n, const char *needle)
 static int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *out)
 {
     mh_ptx_module *m = P->m;
+    if (m->nregs >= MH_PTX_MAX_REGS)
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "more than %u registers in the module", MH_PTX_MAX_REGS);
     size_t cap = m->nregs; /* capacity tracked by powers of two */
     if ((m->nregs & (m->nregs - 1)) == 0 || m->nregs == 0) {
         size_t c = m->nregs ? m->nregs * 2 : 64;
@@ -259,23 +343,41 @@ static int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint3
     return 0;
 }
 
+/* The register a name means: the latest declaration in scope that covers it, a single
+ * one of that name or a range "prefix<N>" with the name's number below N (the number
+ * without leading zeros).  Through the index: the single name, and each way of splitting
+ * the name's trailing digits off as a range's number, walking the hidden declarations
+ * of a prefix (at most one per enclosing scope) until one covers the number. */
 static int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
 {
-    for (size_t i = P->ndecls; i-- > 0;) {
-        reg_decl *d = &P->decls[i];
-        if (d->count == 0) {
-            if (d->len == n && !memcmp(d->name, s, n)) { *out = d->base; return 0; }
-        } else if (n > d->len && !memcmp(d->name, s, d->len)) {
-            uint64_t v = 0;
-            size_t k = d->len;
-            for (; k < n && s[k] >= '0' && s[k] <= '9' && v < UINT32_MAX; k++) v = v * 10 + (uint64_t)(s[k] - '0');
-            if (k == n && v < d->count && (n == d->len + 1 || s[d->len] != '0')) {
-                *out = d->base + (uint32_t)v;
-                return 0;
+    int32_t best = index_get(&P->regs, s, n, 0);
+    uint32_t at = best >= 0 ? P->decls[best].base : 0;
+    size_t k = n;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    for (size_t p = k; p < n; p++) { /* the prefix s[0, p), the number s[p, n) */
+        if ((s[p] == '0' && n - p > 1) || n - p > 10) continue;
+        uint64_t v = 0;
+        for (size_t q = p; q < n; q++) v = v * 10 + (uint64_t)(s[q] - '0');
+        for (int32_t d = index_get(&P->regs, s, p, 1); d > best; d = P->decls[d].prev)
+            if (v < P->decls[d].count) {
+                best = d;
+                at = P->decls[d].base + (uint32_t)v;
+                break;
             }
-        }
     }
-    return -1;
+    if (best < 0) return -1;
+    *out = at;
+    return 0;
+}
+
+/* Ends the scopes of the declarations past the first n: the index shows what they hid. */
+static void decls_truncate(parser *P, size_t n)
+{
+    while (P->ndecls > n) {
+        reg_decl *d = &P->decls[--P->ndecls];
+        int32_t *slot = index_slot(&P->regs, d->name, d->len, d->count ? 1 : 0);
+        if (slot && *slot == (int32_t)P->ndecls) *slot = d->prev;
+    }
 }
 
 static const struct { const char *name; mh_ptx_sreg id; } sreg_names[] = {
@@ -337,23 +439,35 @@ const char *mh_ptx_sreg_name(int id, char *buf, size_t len)
     return buf;
 }
 
+/* The latest variable of that name in the function being parsed, else at module scope. */
 static int find_var(parser *P, const char *s, size_t n)
 {
-    for (uint32_t i = P->m->nvars; i-- > 0;) {
-        mh_ptx_var *v = &P->m->vars[i];
-        if ((v->func == -1 || v->func == P->func) && strlen(v->name) == n && !memcmp(v->name, s, n)) return (int)i;
-    }
-    return -1;
+    int v = P->func >= 0 ? index_get(&P->vars, s, n, P->func) : -1;
+    return v >= 0 ? v : index_get(&P->vars, s, n, -1);
 }
 
+/* A parameter of the function being parsed (its index), or a return parameter (-2 - index). */
 static int find_param(parser *P, const char *s, size_t n)
 {
-    mh_ptx_func *f = &P->m->funcs[P->func];
-    for (uint32_t i = 0; i < f->nparams; i++)
-        if (strlen(f->params[i].name) == n && !memcmp(f->params[i].name, s, n)) return (int)i;
-    for (uint32_t i = 0; i < f->nrets; i++)
-        if (strlen(f->rets[i].name) == n && !memcmp(f->rets[i].name, s, n)) return -2 - (int)i;
-    return -1;
+    int i = index_get(&P->params, s, n, 0);
+    if (i >= 0) return i;
+    i = index_get(&P->params, s, n, 1);
+    return i >= 0 ? -2 - i : -1;
+}
+
+/* Indexes the parameters of the function being parsed (the first of a name wins). */
+static int index_params(parser *P)
+{
+    const mh_ptx_func *f = &P->m->funcs[P->func];
+    index_free(&P->params);
+    for (int r = 0; r < 2; r++)
+        for (uint32_t i = 0; i < (r ? f->nrets : f->nparams); i++) {
+            const char *name = r ? f->rets[i].name : f->params[i].name;
+            int32_t *slot = index_put(&P->params, name, strlen(name), r);
+            if (!slot) return -1;
+            if (*slot < 0) *slot = (int32_t)i;
+        }
+    return 0;
 }
 
 /* ---- declarations ------------------------------------------------------- */
@@ -388,11 +502,17 @@ static int parse_reg_decl(parser *P)
         }
         if (grow((void **)&P->decls, &P->cap_decls, P->ndecls + 1, sizeof *P->decls))
             return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        int32_t hidden = index_get(&P->regs, name, len, count ? 1 : 0);
+        if (hidden >= 0 && P->decls[hidden].depth == P->depth) /* (ptxas: "Duplicate definition") */
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "register '%.*s%s' declared twice in the same scope",
+                        (int)(len < 64 ? len : 64), name, count ? "<>" : "");
         reg_decl *d = &P->decls[P->ndecls++];
         d->name = name;
         d->len = len;
         d->count = count;
         d->depth = P->depth;
+        d->prev = hidden;
+        d->base = 0;
         uint32_t first = 0;
         if (count == 0) {
             if (new_reg(P, name, len, t, &first)) return -1;
@@ -406,6 +526,9 @@ static int parse_reg_decl(parser *P)
             }
         }
         d->base = first;
+        int32_t *slot = index_put(&P->regs, name, len, count ? 1 : 0);
+        if (!slot) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        *slot = (int32_t)(P->ndecls - 1);
         if (mh_ptx_tok_punct(TOK, ',')) { NEXT(); continue; }
         return expect_punct(P, ';');
     }
@@ -448,8 +571,10 @@ static int parse_init(parser *P, mh_ptx_var *v, mh_ptx_type t)
             int depth = 0;
             while (TOK->kind != MH_TK_EOF && !(depth == 0 && (mh_ptx_tok_punct(TOK, ',') || mh_ptx_tok_punct(TOK, '}') ||
                                                            mh_ptx_tok_punct(TOK, ';')))) {
-                if (mh_ptx_tok_punct(TOK, '(')) depth++;
-                else if (mh_ptx_tok_punct(TOK, ')')) depth--;
+                if (mh_ptx_tok_punct(TOK, '(') && ++depth > MH_PTX_MAX_NESTING)
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, "parentheses nested deeper than %d", MH_PTX_MAX_NESTING);
+                else if (mh_ptx_tok_punct(TOK, ')') && --depth < 0)
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, "')' without its '(' in an initialiser");
                 NEXT();
             }
             at += (uint64_t)esize;
@@ -533,11 +658,19 @@ static int parse_var(parser *P, int is_extern)
     }
     if (expect_punct(P, ';')) { free(v.name); free(v.init); return -1; }
     if ((int)v.space < 0) { free(v.name); free(v.init); return perr(P, line, MH_E_PTX_SYNTAX, "bad state space"); }
-    /* variables are few: grow one at a time */
-    mh_ptx_var *nv = realloc(P->m->vars, (P->m->nvars + 1) * sizeof *nv);
-    if (!nv) { free(v.name); free(v.init); return perr(P, line, MH_E_NO_MEMORY, "out of memory"); }
-    P->m->vars = nv;
-    nv[P->m->nvars++] = v;
+    if (grow((void **)&P->m->vars, &P->cap_vars, (size_t)P->m->nvars + 1, sizeof *P->m->vars)) {
+        free(v.name);
+        free(v.init);
+        return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    }
+    int32_t *slot = v.name ? index_put(&P->vars, v.name, strlen(v.name), v.func) : NULL;
+    if (!slot) {
+        free(v.name);
+        free(v.init);
+        return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    }
+    *slot = (int32_t)P->m->nvars; /* the latest of a name in a scope is the one in force */
+    P->m->vars[P->m->nvars++] = v;
     return 0;
 }
 
@@ -586,6 +719,7 @@ static int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t
 {
     if (expect_punct(P, '(')) return -1;
     uint32_t off = 0;
+    size_t cap = *n; /* the list starts empty: its capacity is what it holds */
     while (!mh_ptx_tok_punct(TOK, ')')) {
         mh_ptx_param p;
         if (parse_param(P, &p)) {
@@ -595,10 +729,12 @@ static int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t
         off = (off + p.align - 1) / p.align * p.align;
         p.offset = off;
         off += p.size;
-        mh_ptx_param *np = realloc(*out, (*n + 1) * sizeof *np);
-        if (!np) { free(p.name); return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory"); }
-        *out = np;
-        np[(*n)++] = p;
+        if (off > UINT32_MAX / 2) { free(p.name); return perr(P, TOK->line, MH_E_PTX_SYNTAX, "parameter list too large"); }
+        if (grow((void **)out, &cap, (size_t)*n + 1, sizeof **out)) {
+            free(p.name);
+            return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        }
+        (*out)[(*n)++] = p;
         if (mh_ptx_tok_punct(TOK, ',')) NEXT();
         else if (!mh_ptx_tok_punct(TOK, ')'))
             return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ')' in a parameter list");
@@ -610,6 +746,8 @@ static int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t
 
 /* ---- instructions --------------------------------------------------------- */
 
+/* One operand.  1: a vector the operand form cannot hold (more than 4 elements, a
+ * constant other than 0 among them): the instruction is to be kept as text. */
 static int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
 {
     memset(o, 0, sizeof *o);
@@ -652,11 +790,24 @@ static int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
         NEXT();
         o->kind = MH_OPK_VEC;
         while (!mh_ptx_tok_punct(TOK, '}')) {
-            if (o->n == 4) return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "vectors of more than 4 elements");
+            if (o->n == 4) { /* more than 4 elements: the instruction is kept as text (from past the '}') */
+                while (TOK->kind != MH_TK_EOF && !mh_ptx_tok_punct(TOK, '}') && !mh_ptx_tok_punct(TOK, ';')) NEXT();
+                if (mh_ptx_tok_punct(TOK, '}')) NEXT();
+                return 1;
+            }
             uint32_t r;
             int sr;
+            uint64_t z;
             if (mh_ptx_tok_is(TOK, "_")) r = UINT32_MAX;
-            else if (TOK->kind == MH_TK_IDENT && !lookup_reg(P, TOK->s, TOK->len, &r))
+            else if (TOK->kind == MH_TK_INT) { /* "mov.b32 f, {0, h}" (cuda_bf16.hpp): the constant 0 */
+                if (parse_u64(TOK, &z) || z) { /* another constant: kept as text (from past the '}') */
+                    while (TOK->kind != MH_TK_EOF && !mh_ptx_tok_punct(TOK, '}') && !mh_ptx_tok_punct(TOK, ';')) NEXT();
+                    if (mh_ptx_tok_punct(TOK, '}')) NEXT();
+                    return 1;
+                }
+                r = UINT32_MAX;
+                o->fimm = 1; /* (a constant among the elements: not a destination) */
+            } else if (TOK->kind == MH_TK_IDENT && !lookup_reg(P, TOK->s, TOK->len, &r))
                 ;
             else if (TOK->kind == MH_TK_IDENT && (sr = sreg_of(TOK->s, TOK->len)) >= 0)
                 r = MH_PTX_VEC_SREG | (uint32_t)sr;
@@ -691,6 +842,12 @@ static int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
     if (neg) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "'-' before '%.*s'", (int)TOK->len, TOK->s);
     if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad operand '%.*s'", (int)TOK->len, TOK->s);
     if (mh_ptx_tok_is(TOK, "_")) { o->kind = MH_OPK_SINK; NEXT(); return 0; }
+    if (mh_ptx_tok_is(TOK, "WARP_SZ")) { /* PTX's predefined constant (cuda_fp16.hpp's shuffles use it): 32 */
+        o->kind = MH_OPK_IMM;
+        o->imm = 32;
+        NEXT();
+        return 0;
+    }
     uint32_t r;
     int v;
     if (TOK->s[0] == '%') {
@@ -735,13 +892,12 @@ static int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
         NEXT();
         return 0;
     }
-    for (uint32_t k = 0; k < P->m->nfuncs; k++) /* a function's address (mov.u64 %rd, f): a function pointer */
-        if (strlen(P->m->funcs[k].name) == TOK->len && !memcmp(P->m->funcs[k].name, TOK->s, TOK->len)) {
-            o->kind = MH_OPK_FUNC;
-            o->reg = k;
-            NEXT();
-            return 0;
-        }
+    if ((v = index_get(&P->funcs, TOK->s, TOK->len, 0)) >= 0) { /* a function's address (mov.u64 %rd, f): a function pointer */
+        o->kind = MH_OPK_FUNC;
+        o->reg = (uint32_t)v;
+        NEXT();
+        return 0;
+    }
     return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s'", (int)TOK->len, TOK->s);
 }
 
@@ -918,7 +1074,8 @@ static int skip_opaque(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
 {
     int depth = 0;
     while (TOK->kind != MH_TK_EOF && !(depth == 0 && mh_ptx_tok_punct(TOK, ';'))) {
-        if (mh_ptx_tok_punct(TOK, '{')) depth++;
+        if (mh_ptx_tok_punct(TOK, '{') && ++depth > MH_PTX_MAX_NESTING)
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
         else if (mh_ptx_tok_punct(TOK, '}') && --depth < 0) break;
         NEXT();
     }
@@ -957,7 +1114,8 @@ static int parse_call(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
         return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
     P->calls[P->ncalls].name = TOK->s;
     P->calls[P->ncalls].len = TOK->len;
-    P->calls[P->ncalls].insn = (uint32_t)P->func << 20 | (uint32_t)P->ncode;
+    P->calls[P->ncalls].insn = (uint32_t)P->ncode;
+    P->calls[P->ncalls].func = (uint32_t)P->func;
     P->ncalls++;
     NEXT();
     if (mh_ptx_tok_punct(TOK, ',')) {
@@ -1024,6 +1182,7 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
     else if (op == MH_OP_BRA && in->o[0].kind != MH_OPK_LABEL) what = "the target must be a label";
     else if ((op == MH_OP_LD || op == MH_OP_ST) && in->vec > 1 && in->o[op == MH_OP_LD ? 0 : 1].kind != MH_OPK_VEC)
         what = "a vector access needs a {...} register list";
+    else if (in->o[0].kind == MH_OPK_VEC && writes && in->o[0].fimm) what = "a constant cannot be written";
     else if (in->o[0].kind == MH_OPK_VEC && writes)
         for (int k = 0; k < in->o[0].n; k++)
             if (in->o[0].vec[k] != UINT32_MAX && (in->o[0].vec[k] & MH_PTX_VEC_SREG)) what = "a special register cannot be written";
@@ -1082,7 +1241,8 @@ static int parse_instruction(parser *P)
     if (in.op == MH_OP_MEMBAR || in.op == MH_OP_PREFETCH) {
         const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
         in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;
-        mh_ptx_lex_skip_statement(&P->lx); /* ordering and hints: no operands the emulator uses */
+        if (mh_ptx_lex_skip_statement(&P->lx)) /* ordering and hints: no operands the emulator uses */
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
     } else if (in.op == MH_OP_CALL) {
         if (parse_call(P, &in, &mn)) return -1;
         if (in.op == MH_OP_OPAQUE) return push_insn(P, first_marker, &in); /* a call kept as text: nothing to validate */
@@ -1090,7 +1250,13 @@ static int parse_instruction(parser *P)
         while (!mh_ptx_tok_punct(TOK, ';')) {
             if (in.nopnds == MH_PTX_MAX_OPNDS)
                 return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn.len, mn.s);
-            if (parse_operand(P, &in, &in.o[in.nopnds])) return -1;
+            int rc = parse_operand(P, &in, &in.o[in.nopnds]);
+            if (rc > 0) { /* not representable: kept as text, like an instruction not decoded */
+                memset(&in, 0, offsetof(mh_ptx_insn, guard));
+                in.op = MH_OP_OPAQUE;
+                return skip_opaque(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
+            }
+            if (rc) return -1;
             in.nopnds++;
             if (in.nopnds == 1 && mh_ptx_tok_punct(TOK, '|')) {
                 NEXT();
@@ -1113,6 +1279,64 @@ static int parse_instruction(parser *P)
 }
 
 static int parse_block(parser *P);
+
+/* A marker comment inside a directive or a label (before its last token, which
+ * the lexer's prev_end ends), like one inside an instruction, would have the
+ * instrumentation's code inserted into the middle of it. */
+static int marker_inside_span(parser *P, size_t first_marker, const mh_ptx_tok *start, const char *what)
+{
+    size_t from = (size_t)(start->s - P->m->text), to = (size_t)(P->lx.prev_end - P->m->text);
+    for (size_t k = first_marker; k < P->lx.nmarkers; k++) {
+        size_t off = P->lx.markers[k].off;
+        if (off > from && off < to)
+            return perr(P, P->lx.markers[k].line, MH_E_PTX_SYNTAX, "a marker inside the %s '%.*s' that starts on line %u",
+                        what, (int)(start->len < 64 ? start->len : 64), start->s, start->line);
+    }
+    return 0;
+}
+
+/* .loc FILE LINE COLUMN [, function_name LABEL [+ N]] [, inlined_at FILE LINE COLUMN]
+ * (the current token is .loc).  No ';' ends it (ptxas refuses one), and it may span
+ * lines: the grammar, not the line, says where it ends. */
+static int skip_loc(parser *P)
+{
+    uint32_t line = TOK->line;
+    NEXT();
+    for (int i = 0; i < 3; i++) {
+        if (TOK->kind != MH_TK_INT)
+            return perr(P, TOK->kind == MH_TK_EOF ? line : TOK->line, MH_E_PTX_SYNTAX,
+                        ".loc needs a file, a line and a column, found '%.*s'", (int)TOK->len, TOK->s);
+        NEXT();
+    }
+    while (mh_ptx_tok_punct(TOK, ',')) {
+        NEXT();
+        if (mh_ptx_tok_is(TOK, "function_name")) {
+            NEXT();
+            if (TOK->kind != MH_TK_IDENT)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, ".loc: function_name needs a label, found '%.*s'",
+                            (int)TOK->len, TOK->s);
+            NEXT();
+            if (mh_ptx_tok_punct(TOK, '+')) {
+                NEXT();
+                if (TOK->kind != MH_TK_INT)
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, ".loc: an offset after '+' expected, found '%.*s'",
+                                (int)TOK->len, TOK->s);
+                NEXT();
+            }
+        } else if (mh_ptx_tok_is(TOK, "inlined_at")) {
+            NEXT();
+            for (int i = 0; i < 3; i++) {
+                if (TOK->kind != MH_TK_INT)
+                    return perr(P, TOK->line, MH_E_PTX_SYNTAX, ".loc: inlined_at needs a file, a line and a column, "
+                                "found '%.*s'", (int)TOK->len, TOK->s);
+                NEXT();
+            }
+        } else {
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown .loc attribute '%.*s'", (int)TOK->len, TOK->s);
+        }
+    }
+    return 0;
+}
 
 /* parse_block, also giving where its closing '}' is. */
 static int parse_block_at(parser *P, const char **close_at)
@@ -1154,11 +1378,15 @@ static int parse_block(parser *P)
         if (mh_ptx_tok_punct(TOK, '}')) break;
         if (TOK->kind == MH_TK_EOF) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected end of file inside a function");
         if (mh_ptx_tok_punct(TOK, '{')) {
+            if (P->depth >= MH_PTX_MAX_NESTING)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "blocks nested deeper than %d", MH_PTX_MAX_NESTING);
             NEXT();
             if (parse_block(P)) return -1;
             continue;
         }
         if (TOK->kind == MH_TK_IDENT && TOK->s[0] == '.') {
+            mh_ptx_tok dir = *TOK;
+            size_t first_marker = P->lx.nmarkers;
             if (mh_ptx_tok_is(TOK, ".reg")) {
                 if (parse_reg_decl(P)) return -1;
             } else if (mh_ptx_tok_is(TOK, ".shared") || mh_ptx_tok_is(TOK, ".local") || mh_ptx_tok_is(TOK, ".global") ||
@@ -1167,9 +1395,10 @@ static int parse_block(parser *P)
             } else if (mh_ptx_tok_is(TOK, ".param")) {
                 /* a call sequence's argument or return variable */
                 if (parse_var(P, 0)) return -1;
-            } else if (mh_ptx_tok_is(TOK, ".loc") || mh_ptx_tok_is(TOK, ".pragma") || mh_ptx_tok_is(TOK, ".maxnreg") ||
-                       mh_ptx_tok_is(TOK, ".file")) {
-                /* debug info, hints */
+            } else if (mh_ptx_tok_is(TOK, ".loc")) { /* debug info: no ';' ends it */
+                if (skip_loc(P)) return -1;
+            } else if (mh_ptx_tok_is(TOK, ".pragma") || mh_ptx_tok_is(TOK, ".maxnreg") || mh_ptx_tok_is(TOK, ".file")) {
+                /* hints */
                 uint32_t line = TOK->line;
                 while (TOK->kind != MH_TK_EOF && TOK->line == line && !mh_ptx_tok_punct(TOK, ';')) NEXT();
                 if (mh_ptx_tok_punct(TOK, ';')) NEXT();
@@ -1181,6 +1410,7 @@ static int parse_block(parser *P)
                 return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "directive '%.*s' inside a function is not supported",
                             (int)TOK->len, TOK->s);
             }
+            if (marker_inside_span(P, first_marker, &dir, "directive")) return -1;
             continue;
         }
         /* label? */
@@ -1194,11 +1424,15 @@ static int parse_block(parser *P)
             NEXT();
             if (mh_ptx_tok_punct(TOK, ':')) {
                 NEXT();
+                if (marker_inside_span(P, save_markers, &name, "label")) return -1;
                 if (grow((void **)&P->labels, &P->cap_labels, P->nlabels + 1, sizeof *P->labels))
                     return perr(P, name.line, MH_E_NO_MEMORY, "out of memory");
                 P->labels[P->nlabels].name = name.s;
                 P->labels[P->nlabels].len = name.len;
                 P->labels[P->nlabels].insn = (uint32_t)P->ncode;
+                int32_t *slot = index_put(&P->labels_ix, name.s, name.len, 0);
+                if (!slot) return perr(P, name.line, MH_E_NO_MEMORY, "out of memory");
+                if (*slot < 0) *slot = (int32_t)P->nlabels; /* the first definition of a label counts */
                 P->nlabels++;
                 continue;
             }
@@ -1212,7 +1446,7 @@ static int parse_block(parser *P)
     P->last_close = TOK->s;
     NEXT();
     P->depth--;
-    P->ndecls = decls_at_entry; /* registers declared in this scope go out of scope */
+    decls_truncate(P, decls_at_entry); /* registers declared in this scope go out of scope */
     return 0;
 }
 
@@ -1221,10 +1455,8 @@ static int resolve_labels(parser *P, mh_ptx_func *f)
     for (size_t i = 0; i < P->nfixups; i++) {
         label_ref *r = &P->fixups[i];
         mh_ptx_insn *in = &P->code[r->insn];
-        size_t k = 0;
-        for (; k < P->nlabels; k++)
-            if (P->labels[k].len == r->len && !memcmp(P->labels[k].name, r->name, r->len)) break;
-        if (k == P->nlabels) {
+        int32_t k = index_get(&P->labels_ix, r->name, r->len, 0);
+        if (k < 0) {
             if (in->op == MH_OP_CALL) continue;
             return perr(P, in->line, MH_E_PTX_SYNTAX, "branch to undefined label '%.*s'", (int)r->len, r->name);
         }
@@ -1235,24 +1467,44 @@ static int resolve_labels(parser *P, mh_ptx_func *f)
     return 0;
 }
 
-/* nvcc does not mark pointer parameters (.ptr); a .u64/.b64 parameter whose
- * loaded value is converted with cvta or used as an address is one. */
-static void infer_pointers(mh_ptx_module *m, mh_ptx_func *f)
+/* A use of register r as an address: the parameters loaded into it before are pointers. */
+static void mark_loads(mh_ptx_func *f, int32_t *head, const int32_t *next, uint32_t r)
 {
-    for (uint32_t i = 0; i < f->ncode; i++) {
-        const mh_ptx_insn *ld = &f->code[i];
-        if (ld->op != MH_OP_LD || ld->space != MH_SP_PARAM || ld->o[1].param < 0 || ld->o[0].kind != MH_OPK_REG) continue;
-        mh_ptx_param *p = &f->params[ld->o[1].param];
-        if (p->is_ptr || mh_ptx_type_bits(p->type) != 64 || mh_ptx_type_is_float(p->type)) continue;
-        uint32_t r = ld->o[0].reg;
-        for (uint32_t j = i + 1; j < f->ncode && !p->is_ptr; j++) {
-            const mh_ptx_insn *u = &f->code[j];
-            if (u->op == MH_OP_CVTA && u->o[1].kind == MH_OPK_REG && u->o[1].reg == r) p->is_ptr = 1;
-            for (int k = 0; k < u->nopnds; k++)
-                if (u->o[k].kind == MH_OPK_ADDR && u->o[k].reg == r && u->space != MH_SP_PARAM) p->is_ptr = 1;
-        }
+    if (r < f->first_reg || r - f->first_reg >= f->nregs) return;
+    for (int32_t j = head[r - f->first_reg]; j >= 0; j = next[j]) f->params[f->code[j].o[1].param].is_ptr = 1;
+    head[r - f->first_reg] = -1;
+}
+
+/* nvcc does not mark pointer parameters (.ptr); a .u64/.b64 parameter whose
+ * loaded value is converted with cvta or used as an address (by a later
+ * instruction) is one.  One pass: each register keeps the list of such loads
+ * into it so far, which a use as an address marks and empties.  -1: out of memory. */
+static int infer_pointers(mh_ptx_module *m, mh_ptx_func *f)
+{
+    int32_t *head = malloc(((size_t)f->nregs + 1) * sizeof *head), *next = malloc(((size_t)f->ncode + 1) * sizeof *next);
+    if (!head || !next) {
+        free(head);
+        free(next);
+        return -1;
     }
+    memset(head, 0xff, ((size_t)f->nregs + 1) * sizeof *head);
+    for (uint32_t i = 0; i < f->ncode; i++) {
+        const mh_ptx_insn *u = &f->code[i];
+        if (u->op == MH_OP_CVTA && u->o[1].kind == MH_OPK_REG) mark_loads(f, head, next, u->o[1].reg);
+        for (int k = 0; k < u->nopnds; k++)
+            if (u->o[k].kind == MH_OPK_ADDR && u->space != MH_SP_PARAM) mark_loads(f, head, next, u->o[k].reg);
+        if (u->op != MH_OP_LD || u->space != MH_SP_PARAM || u->o[1].param < 0 || u->o[0].kind != MH_OPK_REG) continue;
+        const mh_ptx_param *p = &f->params[u->o[1].param];
+        uint32_t r = u->o[0].reg;
+        if (p->is_ptr || mh_ptx_type_bits(p->type) != 64 || mh_ptx_type_is_float(p->type)) continue;
+        if (r < f->first_reg || r - f->first_reg >= f->nregs) continue;
+        next[i] = head[r - f->first_reg];
+        head[r - f->first_reg] = (int32_t)i;
+    }
+    free(head);
+    free(next);
     (void)m;
+    return 0;
 }
 
 /* [.visible|.extern|.weak] .entry|.func [(rets)] name (params) [perf directives] { body } | ; */
@@ -1268,9 +1520,8 @@ static int parse_function(parser *P, int visible)
     f.visible = visible;
     f.line = line;
     f.first_reg = m->nregs;
-    mh_ptx_func *nf = realloc(m->funcs, (m->nfuncs + 1) * sizeof *nf);
-    if (!nf) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
-    m->funcs = nf;
+    if (grow((void **)&m->funcs, &P->cap_funcs, (size_t)m->nfuncs + 1, sizeof *m->funcs))
+        return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     P->func = (int)m->nfuncs;
     m->nfuncs++;
     mh_ptx_func *F = &m->funcs[P->func];
@@ -1280,6 +1531,9 @@ static int parse_function(parser *P, int visible)
     }
     if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a function name");
     F->name = tokdup(TOK);
+    int32_t *first = F->name ? index_put(&P->funcs, F->name, strlen(F->name), 0) : NULL;
+    if (!first) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    if (*first < 0) *first = P->func;
     NEXT();
     if (mh_ptx_tok_punct(TOK, '(')) {
         if (parse_param_list(P, &F->params, &F->nparams, &F->param_bytes)) return -1;
@@ -1311,7 +1565,9 @@ static int parse_function(parser *P, int visible)
     F->body_open = (uint32_t)(TOK->s - m->text) + 1;
     NEXT();
     P->ncode = P->nlabels = P->nfixups = 0;
-    P->ndecls = 0;
+    decls_truncate(P, 0);
+    index_free(&P->labels_ix);
+    if (index_params(P)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     P->depth = 0;
     const char *close_at = NULL;
     if (parse_block_at(P, &close_at)) return -1;
@@ -1332,7 +1588,10 @@ static int parse_function(parser *P, int visible)
     F->ncode = (uint32_t)P->ncode;
     F->nregs = m->nregs - F->first_reg;
     F->defined = 1;
-    if (F->is_entry) infer_pointers(m, F);
+    if (F->is_entry && infer_pointers(m, F)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    int32_t *defined = index_put(&P->funcs, F->name, strlen(F->name), 1);
+    if (!defined) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    *defined = P->func; /* the last definition of a name is the one calls reach */
     P->func = -1;
     return 0;
 }
@@ -1344,22 +1603,44 @@ static void place(mh_ptx_var *v, uint64_t *at)
     *at += v->size;
 }
 
-static void layout_vars(mh_ptx_module *m)
+/* Offsets of the variables.  Each function's layout takes the module's shared
+ * variables and its own, in text order; the variables are bucketed by function
+ * first, so the work is the variables plus functions x module-scope shared
+ * variables, not functions x all variables.  -1: out of memory. */
+static int layout_vars(mh_ptx_module *m)
 {
+    uint32_t nf = m->nfuncs, nv = m->nvars;
+    /* by[start[f + 1] .. start[f + 2]): the variables of function f (f = -1: module scope), in order */
+    uint32_t *start = calloc((size_t)nf + 3, sizeof *start), *by = malloc(((size_t)nv + 1) * sizeof *by);
+    if (!start || !by) {
+        free(start);
+        free(by);
+        return -1;
+    }
+    for (uint32_t i = 0; i < nv; i++) start[m->vars[i].func + 2]++;
+    for (uint32_t f = 0; f < nf + 2; f++) start[f + 1] += start[f];
+    for (uint32_t i = 0; i < nv; i++) by[start[m->vars[i].func + 1]++] = i;
+    for (uint32_t f = nf + 2; f > 0; f--) start[f] = start[f - 1];
+    start[0] = 0;
+    const uint32_t *mod = by + start[0], *mod_end = by + start[1];
     /* .local: one layout for the whole module, the module's variables and then
      * each function's after the previous ones, so a kernel and the .funcs it
      * calls never share bytes (calls cannot recurse) and every launch gets
      * room for all of them per thread */
     uint64_t local = 0;
-    for (int fi = -1; fi < (int)m->nfuncs; fi++)
-        for (uint32_t i = 0; i < m->nvars; i++)
-            if (m->vars[i].func == fi && m->vars[i].space == MH_SP_LOCAL && m->vars[i].size) place(&m->vars[i], &local);
-    /* module-scope shared/const/global variables first, then each function's */
-    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+    for (uint32_t k = 0; k < nv; k++)
+        if (m->vars[by[k]].space == MH_SP_LOCAL && m->vars[by[k]].size) place(&m->vars[by[k]], &local);
+    /* the module-scope shared variables, in order */
+    uint32_t nsh = 0;
+    for (const uint32_t *q = mod; q < mod_end; q++)
+        if (m->vars[*q].space == MH_SP_SHARED) by[start[0] + nsh++] = *q; /* compacted in place: mod stays sorted */
+    mod_end = mod + nsh;
+    /* module-scope shared variables and each function's own shared and call-area (.param) ones */
+    for (uint32_t fi = 0; fi < nf; fi++) {
         uint64_t shared = 0;
-        for (uint32_t i = 0; i < m->nvars; i++) {
-            mh_ptx_var *v = &m->vars[i];
-            if (v->func != -1 && v->func != (int)fi) continue;
+        const uint32_t *own = by + start[fi + 1], *own_end = by + start[fi + 2], *q = mod, *o = own;
+        while (q < mod_end || o < own_end) {
+            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
             uint64_t *at = v->space == MH_SP_SHARED ? &shared
                          : v->space == MH_SP_PARAM && v->func == (int)fi ? &m->funcs[fi].callarea_bytes : NULL;
             if (!at || v->size == 0) continue;
@@ -1367,9 +1648,9 @@ static void layout_vars(mh_ptx_module *m)
         }
         /* unsized (dynamic) shared arrays start after the static ones */
         uint64_t dyn = shared;
-        for (uint32_t i = 0; i < m->nvars; i++) {
-            mh_ptx_var *v = &m->vars[i];
-            if ((v->func == -1 || v->func == (int)fi) && v->space == MH_SP_SHARED && v->size == 0) {
+        for (q = mod, o = own; q < mod_end || o < own_end;) {
+            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
+            if (v->space == MH_SP_SHARED && v->size == 0) {
                 uint64_t a = v->align > 16 ? v->align : 16;
                 dyn = (shared + a - 1) / a * a;
                 v->offset = dyn;
@@ -1378,6 +1659,8 @@ static void layout_vars(mh_ptx_module *m)
         m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
         m->funcs[fi].local_bytes = local;
     }
+    free(start);
+    free(by);
     /* global/const variables: offsets in a module data segment */
     uint64_t data = 0;
     for (uint32_t i = 0; i < m->nvars; i++) {
@@ -1385,6 +1668,7 @@ static void layout_vars(mh_ptx_module *m)
         if (v->space != MH_SP_GLOBAL && v->space != MH_SP_CONST) continue;
         place(v, &data);
     }
+    return 0;
 }
 
 int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *path, mh_error *e)
@@ -1445,16 +1729,20 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
             if (a != 64) rc = perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, ".address_size %llu (only 64 is supported)",
                                    (unsigned long long)a);
             NEXT();
-        } else if (mh_ptx_tok_is(TOK, ".file") || mh_ptx_tok_is(TOK, ".loc")) {
+        } else if (mh_ptx_tok_is(TOK, ".file")) {
             uint32_t line = TOK->line;
             while (TOK->kind != MH_TK_EOF && TOK->line == line) NEXT();
+        } else if (mh_ptx_tok_is(TOK, ".loc")) {
+            rc = skip_loc(P);
         } else if (mh_ptx_tok_is(TOK, ".section")) {
             NEXT();
             NEXT();
-            mh_ptx_lex_skip_statement(&P->lx);
+            if (mh_ptx_lex_skip_statement(&P->lx))
+                rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
         } else if (mh_ptx_tok_is(TOK, ".alias")) { /* .alias f2, f1; a second name of a function */
             NEXT();
-            mh_ptx_lex_skip_statement(&P->lx);
+            if (mh_ptx_lex_skip_statement(&P->lx))
+                rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
         } else if (mh_ptx_tok_is(TOK, ".visible") || mh_ptx_tok_is(TOK, ".extern") || mh_ptx_tok_is(TOK, ".weak") ||
                    mh_ptx_tok_is(TOK, ".common")) { /* linkage: .common is a .weak that may differ in size */
             int vis = mh_ptx_tok_is(TOK, ".visible"), ext = mh_ptx_tok_is(TOK, ".extern");
@@ -1472,23 +1760,26 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
     }
     for (size_t i = 0; !rc && i < P->ncalls; i++) {
         label_ref *r = &P->calls[i];
-        mh_ptx_insn *in = &m->funcs[r->insn >> 20].code[r->insn & 0xfffff];
-        for (uint32_t k = 0; k < m->nfuncs; k++)
-            if (strlen(m->funcs[k].name) == r->len && !memcmp(m->funcs[k].name, r->name, r->len)) {
-                /* prefer the definition over a prototype */
-                if (in->callee < 0 || m->funcs[k].defined) in->callee = (int32_t)k;
-            }
+        mh_ptx_insn *in = &m->funcs[r->func].code[r->insn];
+        /* the (last) definition over a prototype, else the first declaration */
+        int32_t k = index_get(&P->funcs, r->name, r->len, 1);
+        in->callee = k >= 0 ? k : index_get(&P->funcs, r->name, r->len, 0);
         if (in->callee < 0) rc = perr(P, in->line, MH_E_PTX_SYNTAX, "call to undeclared function '%.*s'", (int)r->len, r->name);
     }
     if (P->lx.nomem) /* a marker the lexer could not record ended the tokens: whatever failed after is its doing */
         rc = perr(P, P->lx.nomem_line, MH_E_NO_MEMORY, "out of memory for the marker records");
     if (!rc) {
-        layout_vars(m);
+        if (layout_vars(m)) rc = perr(P, 0, MH_E_NO_MEMORY, "out of memory");
         m->markers = P->lx.markers; /* the records, read once, go with the module */
         m->nmarkers = P->lx.nmarkers;
         P->lx.markers = NULL;
         P->lx.nmarkers = P->lx.cap_markers = 0;
     }
+    index_free(&P->regs);
+    index_free(&P->vars);
+    index_free(&P->params);
+    index_free(&P->labels_ix);
+    index_free(&P->funcs);
     free(P->decls);
     free(P->code);
     free(P->labels);

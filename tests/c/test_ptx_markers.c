@@ -1,7 +1,6 @@
 /* test_ptx_markers.c - the marker records of the PTX front end: what the lexer
  * reads from each "// @mgpu" comment (kind, name, line, offsets), which
- * comments are markers and which are not (strings, block comments), a marker
- * read twice by the parser's look-ahead recorded once, a failed allocation of
+ * comments are markers and which are not (strings, block comments), a failed allocation of
  * the records reported as MH_E_NO_MEMORY by the parse (this test is linked with
  * --wrap=realloc to make one fail), and the instrumentation on a module with
  * many markers and names: every marker rewritten, names in order of first
@@ -59,7 +58,8 @@ static void records(void)
         ".visible .entry k()\n{\n"                        /* 6, 7 */
         "/* // @mgpu begin in_a_block_comment\n*/\n"      /* 8, 9 */
         "//@mgpu begin  a b \r\n"                         /* 10: name "a b" (white space trimmed) */
-        "L1\n// @mgpu end\ta b\n:\n"                       /* 11-13: between a label and its ':' */
+        "L1:\n// @mgpu end\ta b\n\n"                       /* 11-13: after a label (one between a label and
+                                                          * its ':' is refused: test_ptx_limits) */
         "\t// @mgpux y\n"                                  /* 14: bad verb */
         "// @mgpu beginx y\n"                              /* 15: bad verb (not the word begin) */
         "// @mgpu begin   \n"                              /* 16: no name */

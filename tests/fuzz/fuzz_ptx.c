@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             args[k].data = &vals[k];
             args[k].size = f->params[k].size <= 8 ? f->params[k].size : 8;
         }
-        mh_emu_launch l = {{2, 1, 1}, {64, 1, 1}, 256, args, f->nparams, 0};
+        mh_emu_launch l = {.grid = {2, 1, 1}, .block = {64, 1, 1}, .dynamic_smem = 256, .args = args, .nargs = f->nparams};
         mh_emu_run(d, &m, f->name, &l, NULL, &e);
     }
     mh_emu_destroy(d);
