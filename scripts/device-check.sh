@@ -49,8 +49,8 @@ case $out in /*) ;; *) [ -d "$(dirname "$out")" ] && out=$(cd "$(dirname "$out")
 cd "$src" || exit 2
 backend=${MGPU_CHECK_BACKEND:-cuda}
 budget=${MGPU_CHECK_BUDGET_S:-480}
-want_steps=",${MGPU_CHECK_STEPS:-check,launch,launch_lua,record_cost,overhead,accuracy},"
-all_steps=(info check launch launch_lua record_cost overhead accuracy)
+want_steps=",${MGPU_CHECK_STEPS:-check,launch,launch_lua,record_cost,overhead,accuracy,ncu_stats},"
+all_steps=(info check launch launch_lua record_cost overhead accuracy ncu_stats)
 
 mkdir -p "$out" || { echo "device-check.sh: cannot make $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
@@ -67,11 +67,12 @@ title=([info]="devices and driver (mgpu-harness info)" [check]="correctness (scr
        [launch]="launch overhead (build/launchbench)" [launch_lua]="launch cost through Lua (scripts/device/launch.lua)"
        [record_cost]="cost per recorded event (scripts/device/record_cost.lua)"
        [overhead]="instrumented slowdown (scripts/device/overhead.lua)"
-       [accuracy]="time accuracy (scripts/device/accuracy.lua)")
+       [accuracy]="time accuracy (scripts/device/accuracy.lua)"
+       [ncu_stats]="emu's counters vs Nsight Compute (scripts/device/ncu_stats.lua)")
 # the figures each step must produce: the start of a RESULT row's measure
 expected=([check]="correctness checks" [launch]="launch path vs bare|smallest event-timed"
           [launch_lua]="event times" [record_cost]="cost per event" [overhead]="instrumented tiled kernel slowdown"
-          [accuracy]="time accuracy")
+          [accuracy]="time accuracy" [ncu_stats]="emu counters vs ncu")
 ran=()
 device="(unknown device)"
 notrun=""
@@ -212,6 +213,7 @@ lua_step launch_lua 120 launch.lua "$backend" 20000
 lua_step record_cost 90 record_cost.lua "$backend"
 lua_step overhead 180 overhead.lua "$backend" 51
 lua_step accuracy 120 accuracy.lua "$backend" "$raw/accuracy"
+lua_step ncu_stats 180 ncu_stats.lua "$raw/ncu" "$backend"
 
 package
 rc=$?

@@ -626,6 +626,10 @@ local function run_locked(exp, opts, dir, script, state)
     nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind)
   end
   local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind)
+  if exp.stats and dev.backend ~= "emu" then
+    bad("experiment.stats: exact counters are emu's (on " .. dev.backend .. ", Nsight Compute counts: "
+      .. "scripts/device/ncu_stats.lua); run with --backend emu, or leave stats out")
+  end
   if old and old.backend and (dev.backend ~= old.backend or (old.device and dev.name ~= old.device)) then
     bad(string.format("%s: the run was on %s (%s), this is %s (%s): its rows would mix devices; resume on the same "
       .. "device, or start a new folder", what, old.backend, tostring(old.device), dev.backend, dev.name))
