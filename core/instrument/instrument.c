@@ -414,9 +414,11 @@ static int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code co
 
 /* ---- record points -------------------------------------------------------------------------
  * Every marker (and, with probes, every probe's begin and end) is a point of one function's code:
- * before instruction `insn` on every path into it, after it on its fall-through, or on the exit
- * path of an exit.  The checks, the runs and the code all work on points. */
-enum { PT_BEFORE, PT_AFTER, PT_EXIT };
+ * before instruction `insn` on every path into it, after it on its fall-through, on the exit
+ * path of an exit, or on the taken edge of a guarded branch (code reached through a trampoline
+ * the branch is sent to).  The checks, the runs and the code all work on points. */
+enum { PT_BEFORE, PT_AFTER, PT_EXIT, PT_EDGE }; /* PT_EDGE: on a guarded branch's taken edge */
+#define SEQ_MARKER 0x40000000u /* markers' order at one place: after the probes' (see probe_seq) */
 
 typedef struct {
     uint32_t insn;
@@ -486,9 +488,10 @@ static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const point 
     region_stack *st = calloc(n ? n : 1, sizeof *st);
     uint32_t *work = malloc((n ? n : 1) * sizeof *work), *first = malloc(((size_t)n + 1) * sizeof *first);
     uint32_t *cur = malloc((npts + 1) * sizeof *cur), *tmp = malloc((npts + 1) * sizeof *tmp);
+    uint32_t *tmp2 = malloc((npts + 1) * sizeof *tmp2);
     char a[300], b[300];
     int rc = 0;
-    if (!st || !work || !first || !cur || !tmp) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
+    if (!st || !work || !first || !cur || !tmp || !tmp2) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); goto done; }
     /* first[i]: the first point at instruction i (points sorted by instruction) */
     for (uint32_t i = 0, k = 0; i <= n; i++) {
         while (k < npts && pts[k].insn < i) k++;
@@ -507,14 +510,17 @@ static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const point 
         uint32_t fall_depth = depth;
         if (depth) memcpy(tmp, cur, depth * sizeof *cur);
         for (; !rc && k < kend && pts[k].where == PT_AFTER; k++) rc = apply_point(m, f, &pts[k], tmp, &fall_depth, names, e);
-        /* the exit path's points: checked on a copy, they lead nowhere */
+        /* the exit path's points: checked on a copy, they lead nowhere; the taken edge's go to
+         * the branch target (taken, taken_depth) */
+        uint32_t taken_depth = depth;
         if (!rc && k < kend) {
-            uint32_t *x = malloc((depth + 1) * sizeof *x), dx = depth;
-            if (!x) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-            else if (depth) memcpy(x, cur, depth * sizeof *cur);
-            for (; !rc && k < kend; k++) rc = apply_point(m, f, &pts[k], x, &dx, names, e);
-            free(x);
+            uint32_t dx = depth;
+            if (depth) memcpy(tmp2, cur, depth * sizeof *cur);
+            for (; !rc && k < kend && pts[k].where == PT_EXIT; k++) rc = apply_point(m, f, &pts[k], tmp2, &dx, names, e);
+            if (depth) memcpy(tmp2, cur, depth * sizeof *cur);
+            for (; !rc && k < kend; k++) rc = apply_point(m, f, &pts[k], tmp2, &taken_depth, names, e);
         }
+        int has_edge = first[i] < kend && pts[kend - 1].where == PT_EDGE;
         if (rc) break;
         const mh_ptx_insn *in = &f->code[i];
         if (must_close && depth && (in->op == MH_OP_RET || in->op == MH_OP_EXIT)) {
@@ -527,7 +533,8 @@ static int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const point 
         int uncond_exit = (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) && in->guard < 0;
         struct { uint32_t to; const uint32_t *ids; uint32_t n; } succ[2];
         uint32_t ns = 0;
-        if (in->op == MH_OP_BRA) succ[ns].to = in->o[0].reg, succ[ns].ids = cur, succ[ns++].n = depth;
+        if (in->op == MH_OP_BRA)
+            succ[ns].to = in->o[0].reg, succ[ns].ids = has_edge ? tmp2 : cur, succ[ns++].n = has_edge ? taken_depth : depth;
         if (!uncond_exit && !(in->op == MH_OP_BRA && in->guard < 0) && i + 1 < n)
             succ[ns].to = i + 1, succ[ns].ids = tmp, succ[ns++].n = fall_depth;
         for (uint32_t s2 = 0; s2 < ns && !rc; s2++) {
@@ -556,6 +563,7 @@ done:
     free(first);
     free(cur);
     free(tmp);
+    free(tmp2);
     return rc;
 }
 
@@ -735,10 +743,562 @@ static int marker_points(const mh_ptx_module *m, const mh_ptx_func *f, const mh_
             *cap = nc;
         }
         (*pts)[(*npts)++] = (point){at[k], PT_BEFORE, fmk[k].kind == MH_MARKER_END, ids[k],
-                                    fmk[k].eol + (m->text[fmk[k].eol] == '\n'), fmk[k].line, (uint32_t)*npts};
+                                    fmk[k].eol + (m->text[fmk[k].eol] == '\n'), fmk[k].line,
+                                    SEQ_MARKER + (uint32_t)k};
     }
     free(at);
     return rc;
+}
+
+/* ---- probes (issue 15) -----------------------------------------------------------------------
+ * Each probe becomes points of an entry's code, from its control-flow graph at instruction
+ * level: dominators (Cooper, Harvey and Kennedy's iteration over the reverse postorder) and
+ * natural loops (a back edge u -> h where h dominates u; the loop is h and what reaches u
+ * without passing h; loops with one header are one loop).  A region ends on an edge: a
+ * branch's only edge (before it), a fall-through (after the instruction), or a guarded
+ * branch's taken edge (PT_EDGE: the branch is sent to a trampoline that records and branches
+ * on). */
+
+/* The order of points at one place: probes' ends, innermost first, then their begins,
+ * outermost first (rank: larger is further in), then markers in text order (SEQ_MARKER on): a
+ * loop's iteration begins before a marker at its header and ends after one at its latch. */
+#define RANK_MAX 0xffffu
+enum { RANK_KERNEL = 0, RANK_RANGE = 1, RANK_AROUND = 10000 };
+static uint32_t probe_seq(int end, uint32_t rank) { return end ? RANK_MAX - rank : RANK_MAX + 1 + rank; }
+
+typedef struct {
+    const mh_ptx_module *m;
+    const mh_ptx_func *f;
+    uint32_t n;
+    uint32_t (*succ)[2];  /* UINT32_MAX: none */
+    uint32_t *pred_at, *preds;
+    uint32_t *rpo, *order, nreach; /* order[i]: i's place in rpo (UINT32_MAX: unreachable) */
+    uint32_t *idom;
+} cfg;
+
+static void cfg_free(cfg *g)
+{
+    free(g->succ);
+    free(g->pred_at);
+    free(g->preds);
+    free(g->rpo);
+    free(g->order);
+    free(g->idom);
+}
+
+static int cfg_build(cfg *g, const mh_ptx_module *m, const mh_ptx_func *f, mh_error *e)
+{
+    memset(g, 0, sizeof *g);
+    g->m = m;
+    g->f = f;
+    uint32_t n = g->n = f->ncode;
+    g->succ = malloc((n ? n : 1) * sizeof *g->succ);
+    g->pred_at = calloc((size_t)n + 2, sizeof *g->pred_at);
+    g->preds = malloc(((size_t)n * 2 + 1) * sizeof *g->preds);
+    g->rpo = malloc((n ? n : 1) * sizeof *g->rpo);
+    g->order = malloc((n ? n : 1) * sizeof *g->order);
+    g->idom = malloc((n ? n : 1) * sizeof *g->idom);
+    uint32_t *stack = malloc((n ? n : 1) * sizeof *stack), *next = calloc(n ? n : 1, sizeof *next);
+    if (!g->succ || !g->pred_at || !g->preds || !g->rpo || !g->order || !g->idom || !stack || !next) {
+        free(stack);
+        free(next);
+        cfg_free(g);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const mh_ptx_insn *in = &f->code[i];
+        int uncond_exit = (in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) && in->guard < 0;
+        g->succ[i][0] = g->succ[i][1] = UINT32_MAX;
+        uint32_t k = 0;
+        if (in->op == MH_OP_BRA) g->succ[i][k++] = in->o[0].reg;
+        if (!uncond_exit && !(in->op == MH_OP_BRA && in->guard < 0) && i + 1 < n &&
+            !(k && g->succ[i][0] == i + 1))
+            g->succ[i][k++] = i + 1;
+        for (uint32_t j = 0; j < k; j++) g->pred_at[g->succ[i][j] + 1]++;
+    }
+    for (uint32_t i = 0; i < n; i++) g->pred_at[i + 1] += g->pred_at[i];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t j = 0; j < 2; j++)
+            if (g->succ[i][j] != UINT32_MAX) {
+                uint32_t v = g->succ[i][j];
+                g->preds[g->pred_at[v] + next[v]++] = i;
+            }
+    /* postorder by an iterative DFS from 0, then reversed */
+    for (uint32_t i = 0; i < n; i++) g->order[i] = UINT32_MAX, next[i] = 0;
+    uint32_t sp = 0, npost = 0;
+    if (n) {
+        stack[sp++] = 0;
+        g->order[0] = 0; /* on the stack */
+    }
+    while (sp) {
+        uint32_t u = stack[sp - 1];
+        if (next[u] < 2) {
+            uint32_t v = g->succ[u][next[u]++];
+            if (v != UINT32_MAX && g->order[v] == UINT32_MAX) {
+                g->order[v] = 0;
+                stack[sp++] = v;
+            }
+            continue;
+        }
+        g->rpo[npost++] = u;
+        sp--;
+    }
+    for (uint32_t i = 0; i < npost / 2; i++) {
+        uint32_t t = g->rpo[i];
+        g->rpo[i] = g->rpo[npost - 1 - i];
+        g->rpo[npost - 1 - i] = t;
+    }
+    g->nreach = npost;
+    for (uint32_t i = 0; i < n; i++) g->order[i] = UINT32_MAX, g->idom[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < npost; i++) g->order[g->rpo[i]] = i;
+    if (n) g->idom[0] = 0;
+    for (int changed = 1; changed && n;) {
+        changed = 0;
+        for (uint32_t r = 1; r < npost; r++) {
+            uint32_t b = g->rpo[r], nd = UINT32_MAX;
+            for (uint32_t q = g->pred_at[b]; q < g->pred_at[b + 1]; q++) {
+                uint32_t p = g->preds[q];
+                if (g->idom[p] == UINT32_MAX) continue;
+                if (nd == UINT32_MAX) { nd = p; continue; }
+                uint32_t x = p, y = nd;
+                while (x != y) {
+                    while (g->order[x] > g->order[y]) x = g->idom[x];
+                    while (g->order[y] > g->order[x]) y = g->idom[y];
+                }
+                nd = x;
+            }
+            if (nd != UINT32_MAX && g->idom[b] != nd) g->idom[b] = nd, changed = 1;
+        }
+    }
+    free(stack);
+    free(next);
+    return 0;
+}
+
+static int dominates(const cfg *g, uint32_t a, uint32_t b)
+{
+    if (g->order[a] == UINT32_MAX || g->order[b] == UINT32_MAX) return 0;
+    while (b != a && b != 0) b = g->idom[b];
+    return b == a;
+}
+
+typedef struct {
+    uint32_t header;
+    uint32_t *body, nbody; /* sorted */
+    uint32_t depth;        /* loops whose body holds the header, this one included */
+} nat_loop;
+
+static int in_loop(const nat_loop *l, uint32_t v)
+{
+    uint32_t lo = 0, hi = l->nbody;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (l->body[mid] == v) return 1;
+        if (l->body[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return 0;
+}
+
+static int by_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void loops_free(nat_loop *L, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) free(L[i].body);
+    free(L);
+}
+
+/* The natural loops of g, in order of their headers. */
+static int find_loops(const cfg *g, nat_loop **out, uint32_t *nout, mh_error *e)
+{
+    uint32_t n = g->n, nl = 0;
+    nat_loop *L = NULL;
+    uint32_t *stamp = malloc((n ? n : 1) * sizeof *stamp), *work = malloc((n ? n : 1) * sizeof *work);
+    int *loop_of = malloc((n ? n : 1) * sizeof *loop_of);
+    int rc = 0;
+    if (!stamp || !work || !loop_of) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; !rc && i < n; i++) stamp[i] = UINT32_MAX, loop_of[i] = -1;
+    for (uint32_t r = 0; !rc && r < g->nreach; r++) {
+        uint32_t u = g->rpo[r];
+        for (uint32_t j = 0; !rc && j < 2; j++) {
+            uint32_t h = g->succ[u][j];
+            if (h == UINT32_MAX || !dominates(g, h, u)) continue;
+            /* a back edge u -> h: h's loop gets what reaches u without passing h */
+            if (loop_of[h] < 0) {
+                nat_loop *nv = realloc(L, (nl + 1) * sizeof *nv);
+                if (!nv) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+                L = nv;
+                L[nl] = (nat_loop){h, NULL, 0, 0};
+                loop_of[h] = (int)nl++;
+            }
+            nat_loop *l = &L[loop_of[h]];
+            uint32_t id = (uint32_t)loop_of[h], nw = 0;
+            for (uint32_t q = 0; q < l->nbody; q++) stamp[l->body[q]] = id;
+            uint32_t cap = l->nbody + 16;
+            uint32_t *nb = realloc(l->body, cap * sizeof *nb);
+            if (!nb) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+            l->body = nb;
+            if (stamp[h] != id) stamp[h] = id, l->body[l->nbody++] = h;
+            if (stamp[u] != id) stamp[u] = id, l->body[l->nbody++] = u, work[nw++] = u;
+            while (nw && !rc) {
+                uint32_t v = work[--nw];
+                for (uint32_t q = g->pred_at[v]; q < g->pred_at[v + 1]; q++) {
+                    uint32_t p = g->preds[q];
+                    if (stamp[p] == id || g->order[p] == UINT32_MAX) continue;
+                    stamp[p] = id;
+                    if (l->nbody == cap) {
+                        cap *= 2;
+                        nb = realloc(l->body, cap * sizeof *nb);
+                        if (!nb) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
+                        l->body = nb;
+                    }
+                    l->body[l->nbody++] = p;
+                    work[nw++] = p;
+                }
+            }
+            /* stamps of this loop stay: the next back edge to h adds to the same body (ids are
+             * unique per loop, so another loop's stamps never collide) */
+        }
+    }
+    for (uint32_t i = 0; !rc && i < nl; i++) qsort(L[i].body, L[i].nbody, sizeof *L[i].body, by_u32);
+    for (uint32_t i = 0; !rc && i < nl; i++)
+        for (uint32_t j = 0; j < nl; j++) L[j].depth += in_loop(&L[i], L[j].header);
+    if (!rc && nl > 1) {
+        /* in order of their headers */
+        for (uint32_t i = 1; i < nl; i++)
+            for (uint32_t j = i; j > 0 && L[j - 1].header > L[j].header; j--) {
+                nat_loop t = L[j];
+                L[j] = L[j - 1];
+                L[j - 1] = t;
+            }
+    }
+    free(stamp);
+    free(work);
+    free(loop_of);
+    if (rc) {
+        loops_free(L, nl);
+        return rc;
+    }
+    *out = L;
+    *nout = nl;
+    return 0;
+}
+
+/* What probe_points collects for one entry. */
+typedef struct {
+    const mh_ptx_module *m;
+    const mh_ptx_func *f;
+    cfg g;
+    nat_loop *loops;
+    uint32_t nloops;
+    point *pts;
+    size_t n, cap;
+    mh_names *names;
+    name_index *index;
+    char ***strings;  /* names made here (NAME@LINE), kept until the index is gone */
+    size_t *nstrings;
+    uint32_t *locs, *loc_lines, nlocs; /* .loc directives of the body: offsets and lines */
+} probe_ctx;
+
+static int add_point(probe_ctx *c, uint32_t insn, uint8_t where, int end, uint32_t id, uint32_t rank, mh_error *e)
+{
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        point *nv = realloc(c->pts, nc * sizeof *nv);
+        if (!nv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        c->pts = nv;
+        c->cap = nc;
+    }
+    const mh_ptx_insn *in = &c->f->code[insn];
+    size_t at = where == PT_AFTER ? in->text_end : insn_at(c->f, insn);
+    c->pts[c->n++] = (point){insn, where, (uint8_t)(end != 0), id, at, in->line ? in->line : c->f->line,
+                             probe_seq(end, rank)};
+    return 0;
+}
+
+/* A region (id, rank) that ends on the edge u -> v. */
+static int end_on_edge(probe_ctx *c, uint32_t u, uint32_t v, uint32_t id, uint32_t rank, mh_error *e)
+{
+    const mh_ptx_insn *in = &c->f->code[u];
+    if (in->op == MH_OP_BRA && v == (uint32_t)in->o[0].reg && v != u + 1)
+        return add_point(c, u, in->guard >= 0 ? PT_EDGE : PT_BEFORE, 1, id, rank, e);
+    return add_point(c, u, PT_AFTER, 1, id, rank, e);
+}
+
+static int begin_on_edge(probe_ctx *c, uint32_t u, uint32_t v, uint32_t id, uint32_t rank, mh_error *e)
+{
+    const mh_ptx_insn *in = &c->f->code[u];
+    if (in->op == MH_OP_BRA && v == (uint32_t)in->o[0].reg && v != u + 1)
+        return add_point(c, u, in->guard >= 0 ? PT_EDGE : PT_BEFORE, 0, id, rank, e);
+    return add_point(c, u, PT_AFTER, 0, id, rank, e);
+}
+
+static int name_id(probe_ctx *c, const char *s, size_t len, uint32_t *id, mh_error *e)
+{
+    return intern(c->names, c->index, s, len, id, e);
+}
+
+/* The id of a made name (kept in c->strings while the index points into it). */
+static int made_name_id(probe_ctx *c, const char *fmt, const char *a, uint32_t b, uint32_t *id, mh_error *e)
+{
+    int len = snprintf(NULL, 0, fmt, a, b);
+    char *s = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    char **nv = s ? realloc(*c->strings, (*c->nstrings + 1) * sizeof *nv) : NULL;
+    if (!nv) {
+        free(s);
+        return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    }
+    *c->strings = nv;
+    snprintf(s, (size_t)len + 1, fmt, a, b);
+    nv[(*c->nstrings)++] = s;
+    return name_id(c, s, (size_t)len, id, e);
+}
+
+/* The source line of instruction i: the last .loc before it in the body, else 0. */
+static uint32_t source_line(const probe_ctx *c, uint32_t i)
+{
+    size_t off = insn_at(c->f, i);
+    uint32_t lo = 0, hi = c->nlocs;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (c->locs[mid] < off) lo = mid + 1; else hi = mid;
+    }
+    return lo ? c->loc_lines[lo - 1] : 0;
+}
+
+static int scan_locs(probe_ctx *c, mh_error *e)
+{
+    const char *t = c->m->text;
+    uint32_t cap = 0;
+    for (size_t p = c->f->body_open; p + 5 < c->f->body_close; p++) {
+        if (memcmp(t + p, ".loc", 4) || !(t[p + 4] == ' ' || t[p + 4] == '\t') || (p && !isspace((unsigned char)t[p - 1])))
+            continue;
+        /* .loc FILE LINE COL */
+        const char *q = t + p + 4;
+        char *endp;
+        strtoul(q, &endp, 10);
+        if (endp == q) continue;
+        unsigned long line = strtoul(endp, &endp, 10);
+        if (c->nlocs == cap) {
+            cap = cap ? cap * 2 : 64;
+            uint32_t *a = realloc(c->locs, cap * sizeof *a), *b = a ? realloc(c->loc_lines, cap * sizeof *b) : NULL;
+            if (a) c->locs = a;
+            if (b) c->loc_lines = b;
+            if (!a || !b) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        }
+        c->locs[c->nlocs] = (uint32_t)p;
+        c->loc_lines[c->nlocs++] = (uint32_t)line;
+    }
+    return 0;
+}
+
+/* The instruction at label `name` of the body (the first after "name:"), or UINT32_MAX. */
+static uint32_t label_insn(const probe_ctx *c, const char *name)
+{
+    const char *t = c->m->text;
+    size_t len = strlen(name);
+    if (!len) return UINT32_MAX;
+    for (size_t p = c->f->body_open; p + len < c->f->body_close; p++) {
+        if (memcmp(t + p, name, len) || t[p + len] != ':') continue;
+        char before = p > c->f->body_open ? t[p - 1] : '\n';
+        if (!(before == '\n' || before == ' ' || before == '\t' || before == '{' || before == ';' || before == '}')) continue;
+        for (uint32_t i = 0; i < c->f->ncode; i++)
+            if (insn_at(c->f, i) > p) return i;
+        return c->f->ncode ? c->f->ncode - 1 : UINT32_MAX;
+    }
+    return UINT32_MAX;
+}
+
+/* Whether instruction i's mnemonic starts with prefix, up to a '.' or its end. */
+static int mnemonic_is(const mh_ptx_module *m, const mh_ptx_insn *in, const char *prefix)
+{
+    if (in->text_off == 0 && in->text_end == 0) return 0;
+    const char *p = m->text + in->text_off, *end = m->text + in->text_end;
+    if (*p == '@') {
+        while (p < end && !isspace((unsigned char)*p)) p++;
+        while (p < end && isspace((unsigned char)*p)) p++;
+    }
+    size_t len = strlen(prefix);
+    if ((size_t)(end - p) < len || memcmp(p, prefix, len)) return 0;
+    char next = p + len < end ? p[len] : ' ';
+    return next == '.' || isspace((unsigned char)next) || next == ';' || prefix[len - 1] == '.';
+}
+
+/* Records: a region per iteration of loop l (or per whole loop), named id. */
+static int loop_region(probe_ctx *c, const nat_loop *l, uint32_t id, int whole, uint32_t rank, const char *pn,
+                       mh_error *e)
+{
+    const mh_ptx_func *f = c->f;
+    int rc = 0;
+    if (whole) {
+        if (l->header == 0)
+            return err_at(e, c->m, f->code[0].line, MH_E_PTX_UNSUPPORTED, "probe \"%.100s\": the loop of %s starts at "
+                          "its first instruction, so it has no way in to record its begin on", pn, f->name);
+        for (uint32_t q = c->g.pred_at[l->header]; !rc && q < c->g.pred_at[l->header + 1]; q++) {
+            uint32_t u = c->g.preds[q];
+            if (!in_loop(l, u) && c->g.order[u] != UINT32_MAX) rc = begin_on_edge(c, u, l->header, id, rank, e);
+        }
+    } else rc = add_point(c, l->header, PT_BEFORE, 0, id, rank, e);
+    for (uint32_t b = 0; !rc && b < l->nbody; b++) {
+        uint32_t u = l->body[b];
+        const mh_ptx_insn *in = &f->code[u];
+        for (uint32_t j = 0; !rc && j < 2; j++) {
+            uint32_t v = c->g.succ[u][j];
+            if (v == UINT32_MAX) continue;
+            if (!in_loop(l, v) || (!whole && v == l->header)) rc = end_on_edge(c, u, v, id, rank, e);
+        }
+        /* a guarded exit inside the loop leaves it on its exit path */
+        if (!rc && (in->op == MH_OP_RET || in->op == MH_OP_EXIT) && in->guard >= 0)
+            rc = add_point(c, u, PT_EXIT, 1, id, rank, e);
+    }
+    return rc;
+}
+
+/* The points of every probe in entry f, appended to c->pts; *matched[k] set for the probes
+ * that matched something here. */
+static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char *matched, int kernel_default,
+                        mh_error *e)
+{
+    const mh_ptx_module *m = c->m;
+    const mh_ptx_func *f = c->f;
+    int rc = 0;
+    for (uint32_t k = 0; !rc && k < np + (kernel_default != 0); k++) {
+        static const mh_probe kernel_probe = {MH_PROBE_KERNEL, "kernel", NULL, 0, NULL, NULL, NULL, 0, 0};
+        const mh_probe *p = k < np ? &probes[k] : &kernel_probe;
+        const char *pn = p->name;
+        uint32_t id;
+        switch (p->kind) {
+        case MH_PROBE_KERNEL:
+            rc = name_id(c, pn, strlen(pn), &id, e);
+            if (!rc) rc = add_point(c, 0, PT_BEFORE, 0, id, RANK_KERNEL, e);
+            for (uint32_t i = 0; !rc && i < f->ncode; i++) {
+                const mh_ptx_insn *in = &f->code[i];
+                int synthetic = in->text_off == 0 && in->text_end == 0;
+                if ((in->op != MH_OP_RET && in->op != MH_OP_EXIT) || (synthetic && c->g.order[i] == UINT32_MAX)) continue;
+                rc = add_point(c, i, PT_EXIT, 1, id, RANK_KERNEL, e);
+            }
+            if (k < np) matched[k] = 1;
+            break;
+        case MH_PROBE_LOOP:
+            for (uint32_t li = 0; !rc && li < c->nloops; li++) {
+                const nat_loop *l = &c->loops[li];
+                if (p->loop && label_insn(c, p->loop) != l->header) continue;
+                uint32_t line = source_line(c, l->header);
+                rc = made_name_id(c, "%s@%u", pn, line ? line : f->code[l->header].line, &id, e);
+                if (!rc) rc = loop_region(c, l, id, p->per_loop, 10 * l->depth + (p->per_loop ? 2 : 5), pn, e);
+                matched[k] = 1;
+            }
+            if (!rc && p->loop && !matched[k] && label_insn(c, p->loop) != UINT32_MAX)
+                rc = err_at(e, m, f->code[label_insn(c, p->loop)].line, MH_E_BAD_ARGUMENT, "probe \"%.100s\": label "
+                            "%.100s of %s is not the header of a loop", pn, p->loop, f->name);
+            break;
+        case MH_PROBE_AROUND: {
+            int spin = !strncmp(p->around, "mbarrier.try_wait", 17) || !strncmp(p->around, "mbarrier.test_wait", 18) ||
+                       !strcmp(p->around, "mbarrier");
+            char *done = c->nloops ? calloc(c->nloops, 1) : NULL;
+            if (c->nloops && !done) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+            rc = name_id(c, pn, strlen(pn), &id, e);
+            for (uint32_t i = 0; !rc && i < f->ncode; i++) {
+                const mh_ptx_insn *in = &f->code[i];
+                if ((in->mods & MH_MOD_MARKER) || !mnemonic_is(m, in, p->around)) continue;
+                matched[k] = 1;
+                if (in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) {
+                    rc = err_at(e, m, in->line, MH_E_BAD_ARGUMENT, "probe \"%.100s\": around = \"%.100s\" matches a "
+                                "branch or exit of %s: a region cannot go around one", pn, p->around, f->name);
+                    break;
+                }
+                int waits = spin && (mnemonic_is(m, in, "mbarrier.try_wait") || mnemonic_is(m, in, "mbarrier.test_wait"));
+                uint32_t best = UINT32_MAX;
+                for (uint32_t li = 0; waits && li < c->nloops; li++)
+                    if (in_loop(&c->loops[li], i) && (best == UINT32_MAX || c->loops[li].depth > c->loops[best].depth))
+                        best = li;
+                if (best != UINT32_MAX) { /* the wait is polled: the region is the loop */
+                    if (!done[best]) rc = loop_region(c, &c->loops[best], id, 1, 10 * c->loops[best].depth + 2, pn, e);
+                    done[best] = 1;
+                    continue;
+                }
+                rc = add_point(c, i, PT_BEFORE, 0, id, RANK_AROUND, e);
+                if (!rc) rc = add_point(c, i, PT_AFTER, 1, id, RANK_AROUND, e);
+            }
+            free(done);
+            break;
+        }
+        case MH_PROBE_RANGE: {
+            uint32_t a = UINT32_MAX, b = UINT32_MAX;
+            if (p->from) a = label_insn(c, p->from);
+            else
+                for (uint32_t i = 0; i < f->ncode && a == UINT32_MAX; i++)
+                    if (f->code[i].line >= p->from_line && !(f->code[i].text_off == 0 && f->code[i].text_end == 0)) a = i;
+            if (p->to) b = label_insn(c, p->to);
+            else
+                for (uint32_t i = 0; i < f->ncode && b == UINT32_MAX; i++)
+                    if (f->code[i].line > p->to_line || (f->code[i].text_off == 0 && f->code[i].text_end == 0)) b = i;
+            if (a == UINT32_MAX || b == UINT32_MAX) break; /* not in this entry */
+            if (!p->from && (f->code[a].line > p->to_line || (f->code[a].text_off == 0 && f->code[a].text_end == 0)))
+                break; /* nothing of the lines is in this entry */
+            matched[k] = 1;
+            char fa[120], tb[120];
+            if (p->from) snprintf(fa, sizeof fa, "%.100s", p->from); else snprintf(fa, sizeof fa, "line %u", p->from_line);
+            if (p->to) snprintf(tb, sizeof tb, "%.100s", p->to); else snprintf(tb, sizeof tb, "line %u", p->to_line);
+            if (a == b || !dominates(&c->g, a, b)) {
+                rc = err_at(e, m, f->code[b].line ? f->code[b].line : f->line, MH_E_BAD_ARGUMENT,
+                            "probe \"%.100s\": from %s does not dominate its to %s in %s: some path reaches the to "
+                            "without passing the from", pn, fa, tb, f->name);
+                break;
+            }
+            rc = name_id(c, pn, strlen(pn), &id, e);
+            if (!rc) rc = add_point(c, a, PT_BEFORE, 0, id, RANK_RANGE, e);
+            if (!rc) rc = add_point(c, b, PT_BEFORE, 1, id, RANK_RANGE, e);
+            break;
+        }
+        }
+    }
+    return rc;
+}
+
+/* The text of branch i's target label (the last word before its ';'). */
+static void branch_target(const mh_ptx_module *m, const mh_ptx_insn *in, const char **s, int *len)
+{
+    const char *b = m->text + in->text_off, *p = m->text + in->text_end;
+    while (p > b && (p[-1] == ';' || isspace((unsigned char)p[-1]))) p--;
+    const char *q = p;
+    while (q > b && !isspace((unsigned char)q[-1]) && q[-1] != ',') q--;
+    *s = q;
+    *len = (int)(p - q);
+}
+
+/* The taken edges of guarded branches with points: before the branch, the same guard sends
+ * control to a trampoline after the exit block, which records and branches to the target. */
+static void trampolines(const emit_ctx *c, const point *pts, size_t n, size_t *label)
+{
+    for (size_t i = 0; i < n;) {
+        if (pts[i].where != PT_EDGE) { i++; continue; }
+        size_t j = i;
+        while (j < n && pts[j].insn == pts[i].insn && pts[j].where == PT_EDGE) j++;
+        const mh_ptx_insn *in = &c->f->code[pts[i].insn];
+        const char *t;
+        int tl;
+        branch_target(c->m, in, &t, &tl);
+        add_edit(c->E, in->text_off, P_SYNC_BEFORE, "@%s%s bra \t$__mgpu_edge%zu;\n\t", in->guard_neg ? "!" : "",
+                 c->m->reg_name[in->guard], *label);
+        size_t at = c->f->body_close;
+        add_edit(c->E, at, P_EXIT, "$__mgpu_edge%zu:\t// @mgpu: the edge to %.*s\n", *label, tl, t);
+        for (size_t k = i; k < j; k += RUN_MAX) {
+            uint32_t count = (uint32_t)(j - k < RUN_MAX ? j - k : RUN_MAX);
+            emit_check(c, at, P_EXIT, count);
+            for (uint32_t q = 0; q < count; q++) {
+                point p = pts[k + q];
+                p.at = at;
+                emit_record(c, &p, q, count, P_EXIT);
+            }
+        }
+        add_edit(c->E, at, P_EXIT, "\tbra \t%.*s;\n", tl, t);
+        (*label)++;
+        i = j;
+    }
 }
 
 int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
@@ -827,18 +1387,62 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
         add_edit(&E, at, P_SYNC_AFTER, GLOBALS);
     }
 
+    /* the probes' points of each entry (before the markers' names: their ids come first) */
+    point **fpts = calloc(nf, sizeof *fpts);
+    size_t *fnpts = calloc(nf, sizeof *fnpts);
+    char **made = NULL;
+    size_t nmade = 0;
+    char *matched = calloc(opts->nprobes + 1, 1);
+    if (!rc && (!fpts || !fnpts || !matched)) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (uint32_t fi = 0; !rc && (opts->nprobes || opts->kernel_probe) && fi < m->nfuncs; fi++) {
+        const mh_ptx_func *f = &m->funcs[fi];
+        if (!f->is_entry || !f->defined) continue;
+        probe_ctx c = {.m = m, .f = f, .names = &out->names, .index = &index, .strings = &made, .nstrings = &nmade};
+        rc = cfg_build(&c.g, m, f, e);
+        if (rc) break;
+        rc = find_loops(&c.g, &c.loops, &c.nloops, e);
+        if (!rc) rc = scan_locs(&c, e);
+        if (!rc) rc = probe_points(&c, opts->probes, opts->nprobes, matched, 0, e);
+        if (!rc && !c.n && opts->kernel_probe && !traced[fi]) rc = probe_points(&c, NULL, 0, matched, 1, e);
+        fpts[fi] = c.pts;
+        fnpts[fi] = c.n;
+        if (c.n) traced[fi] = 1;
+        cfg_free(&c.g);
+        loops_free(c.loops, c.nloops);
+        free(c.locs);
+        free(c.loc_lines);
+    }
+    for (uint32_t k = 0; !rc && k < opts->nprobes; k++) {
+        const mh_probe *p = &opts->probes[k];
+        if (matched[k]) continue;
+        char what[260];
+        if (p->kind == MH_PROBE_AROUND) snprintf(what, sizeof what, "around = \"%.200s\"", p->around);
+        else if (p->kind == MH_PROBE_LOOP) snprintf(what, sizeof what, "loop%s%.200s", p->loop ? " = " : " (no natural loop)", p->loop ? p->loop : "");
+        else if (p->from || p->to) snprintf(what, sizeof what, "from %.100s to %.100s (labels of one kernel)", p->from ? p->from : "(a line)", p->to ? p->to : "(a line)");
+        else snprintf(what, sizeof what, "from line %u to line %u", p->from_line, p->to_line);
+        rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s: probe \"%.100s\": %s matches nothing in any kernel", m->path, p->name, what);
+    }
+
     size_t label = 0;
     for (uint32_t fi = 0; fi < m->nfuncs && !rc; fi++) {
         const mh_ptx_func *f = &m->funcs[fi];
         if (!traced[fi] || !f->defined || (!f->is_entry && !marked[fi])) continue;
-        const mh_ptx_marker *fmk = mk + first[fi];
         size_t fn = count[fi];
+        const mh_ptx_marker *fmk = fn ? mk + first[fi] : NULL;
         uint32_t *ids = malloc((fn ? fn : 1) * sizeof *ids);
         if (!ids) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
         for (size_t i = 0; i < fn && !rc; i++)
             rc = intern(&out->names, &index, m->text + fmk[i].name_off, fmk[i].name_len, &ids[i], e);
         if (!rc) rc = mh_names_finish(&out->names, e);
         npts = 0;
+        if (!rc && fnpts[fi] > cap) {
+            point *nv = realloc(pts, fnpts[fi] * sizeof *nv);
+            if (!nv) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+            else pts = nv, cap = fnpts[fi];
+        }
+        if (!rc && fnpts[fi]) memcpy(pts, fpts[fi], fnpts[fi] * sizeof *pts);
+        npts = fnpts[fi];
+        out->probe_points += (uint32_t)npts;
         if (!rc) rc = marker_points(m, f, fmk, fn, ids, &pts, &npts, &cap, e);
         free(ids);
         if (!rc && npts > 1) qsort(pts, npts, sizeof *pts, by_place);
@@ -871,7 +1475,8 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
         if (!run_pts) { rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory"); break; }
         nrun = 0;
         for (size_t i = 0; i < npts; i++)
-            if (!(pts[i].where == PT_EXIT && f->code[pts[i].insn].guard >= 0)) run_pts[nrun++] = pts[i];
+            if (!(pts[i].where == PT_EXIT && f->code[pts[i].insn].guard >= 0) && pts[i].where != PT_EDGE)
+                run_pts[nrun++] = pts[i];
         rc = emit_runs(&c, run_pts, nrun, e);
         free(run_pts);
         out->markers += (uint32_t)fn;
@@ -897,7 +1502,10 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
             while (xe < npts && pts[xe].insn == i) xe++;
             exit_code(&c, i, pts + x, in->guard >= 0 ? xe - x : 0, exit_label, &label);
         }
-        if (!rc && f->is_entry) exit_block(&c, exit_label, (unsigned)scope);
+        if (!rc && f->is_entry) {
+            exit_block(&c, exit_label, (unsigned)scope);
+            trampolines(&c, pts, npts, &label);
+        }
         else if (!rc && !ends_with_exit) add_edit(&E, f->body_close, P_EXIT, FUNC_EXIT);
         if (rc) break;
         if (!f->is_entry) {
@@ -914,6 +1522,10 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
         out->nkernels++;
     }
     free(pts);
+    for (uint32_t fi = 0; fpts && fi < m->nfuncs; fi++) free(fpts[fi]);
+    free(fpts);
+    free(fnpts);
+    free(matched);
     free(owner);
     free(bodies);
     free(first);
@@ -921,6 +1533,8 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
     free(marked);
     free(traced);
     free(index.v);
+    for (size_t i = 0; i < nmade; i++) free(made[i]);
+    free(made);
     if (!rc && nmk && !out->nkernels)
         rc = mh_fail(e, MH_E_PTX_SYNTAX, "%s: markers found but no kernel to instrument", m->path);
     if (!rc && E.oom) rc = mh_fail(e, MH_E_NO_MEMORY, "out of memory");

@@ -54,16 +54,46 @@ typedef struct mh_instrumented {
                             * trace buffer at trace_shift bytes past an 8-aligned allocation and an
                             * even entries per trace (mh_instrumented_entries) */
     uint32_t trace_shift;  /* MH_TRACE_SHIFT when aligned, else 0 */
+    uint32_t probe_points; /* records placed by probes (markers counts the markers) */
 } mh_instrumented;
+
+/* A probe: regions placed by the instrumentation in any entry's code, no markers needed (issue
+ * 15).  Probes apply to the module's entries (their bodies; a .func's code is not probed: a
+ * .func reached by calls keeps its markers).  A probe that matches nothing in any entry is an
+ * error, as is one whose regions would not nest with the others or with the markers. */
+typedef enum {
+    MH_PROBE_KERNEL, /* a begin at entry, an end before every exit (guarded exits too) */
+    MH_PROBE_LOOP,   /* the natural loops: a region per iteration named NAME@LINE (the header's
+                      * source line from .loc, else its PTX line); nested loops nest */
+    MH_PROBE_AROUND, /* a region around each instruction whose mnemonic starts with `around` at a
+                      * '.' ("bar.sync", "ld.global"); a wait that is polled in a loop
+                      * (mbarrier.try_wait, mbarrier.test_wait) gets the whole loop */
+    MH_PROBE_RANGE,  /* from a label (or line) to a label (or line): from must dominate to */
+} mh_probe_kind;
+
+typedef struct mh_probe {
+    mh_probe_kind kind;
+    const char *name;            /* the region name (loops: the prefix of NAME@LINE) */
+    const char *loop;            /* LOOP: NULL every loop, else the header's label */
+    int per_loop;                /* LOOP: one region per whole loop instead of per iteration */
+    const char *around;          /* AROUND: the mnemonic prefix */
+    const char *from, *to;       /* RANGE: labels ("$L__BB0_3"), or NULL for a line: */
+    uint32_t from_line, to_line; /* RANGE: PTX lines; the region holds lines from_line .. to_line */
+} mh_probe;
 
 typedef struct mh_instrument_opts {
     mh_scope scope;
     int aligned;           /* 1: aligned records (see mh_instrumented.aligned); 0: two st.global.u32
                             * per record, any alignment and any entries (the default) */
+    const mh_probe *probes; /* probes[0 .. nprobes) */
+    uint32_t nprobes;
+    int kernel_probe;      /* 1: an entry with neither markers nor probes of its own (and no call
+                            * to a .func with markers) gets the kernel probe, named "kernel" */
 } mh_instrument_opts;
 
-/* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`.
- * A module without markers comes back unchanged (markers == 0).  Errors
+/* Instruments every entry of m that has markers or calls a .func that has, for traces of `scope`
+ * (and, with mh_instrument_with, every entry the probes reach).
+ * A module without markers (or probes) comes back unchanged (markers == probe_points == 0).  Errors
  * (MH_E_PTX_SYNTAX / MH_E_PTX_UNSUPPORTED) name the file and line: an end
  * without its begin, an end that closes another region than the innermost
  * open one, a region a .func leaves open when it returns, a malformed marker.

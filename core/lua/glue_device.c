@@ -107,13 +107,68 @@ typedef struct {
     const char *instrument, *sig_ptx;
     mh_scope scope;
     int opt_level, max_regs;
+    const mh_probe *probes; /* probes = {...} (issue 15), read by read_probes; on the stack */
+    uint32_t nprobes;
 } load_opts;
+
+/* probes = {{name=, kernel = true | loop = true or "LABEL" [, per = "loop"] | around = "mnemonic" |
+ * from =, to = (labels, or PTX lines)}, ...}: into a userdata left on the stack (the strings stay
+ * in the table, which the caller's stack holds too). */
+static const mh_probe *read_probes(lua_State *L, int t, uint32_t *n)
+{
+    static const char *const keys[] = {"name", "kernel", "loop", "per", "around", "from", "to", NULL};
+    if (!lua_istable(L, t)) glue_bad(L, "%s", "load: probes must be a list of tables {name =, kernel = true | loop = | around = | from =, to =}");
+    size_t len = lua_rawlen(L, t);
+    if (len > 4096) glue_bad(L, "%s", "load: more than 4096 probes");
+    mh_probe *p = lua_newuserdatauv(L, (len ? len : 1) * sizeof *p, 0);
+    for (size_t i = 0; i < len; i++) {
+        char what[40];
+        snprintf(what, sizeof what, "probes[%zu]", i + 1);
+        lua_rawgeti(L, t, (lua_Integer)i + 1);
+        int q = lua_gettop(L);
+        if (!lua_istable(L, q)) glue_bad(L, "load: %s must be a table {name =, ...}", what);
+        glue_check_keys(L, q, what, keys);
+        memset(&p[i], 0, sizeof p[i]);
+        p[i].name = glue_opt_string(L, q, what, "name", NULL);
+        if (!p[i].name || !*p[i].name || strpbrk(p[i].name, "\n\r\"")) glue_bad(L, "load: %s.name must be a region name (one line, no quotes)", what);
+        int kinds = 0;
+        lua_getfield(L, q, "kernel");
+        if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_KERNEL, kinds++;
+        lua_getfield(L, q, "loop");
+        if (lua_type(L, -1) == LUA_TSTRING) p[i].kind = MH_PROBE_LOOP, p[i].loop = lua_tostring(L, -1), kinds++;
+        else if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_LOOP, kinds++;
+        lua_pop(L, 2);
+        const char *per = glue_opt_string(L, q, what, "per", NULL);
+        if (per && strcmp(per, "loop") && strcmp(per, "iteration")) glue_bad(L, "load: %s.per must be \"loop\" or \"iteration\"", what);
+        p[i].per_loop = per && !strcmp(per, "loop");
+        if ((p[i].around = glue_opt_string(L, q, what, "around", NULL))) p[i].kind = MH_PROBE_AROUND, kinds++;
+        for (int k = 0; k < 2; k++) {
+            lua_getfield(L, q, k ? "to" : "from");
+            if (lua_type(L, -1) == LUA_TNUMBER) {
+                lua_Integer v = lua_tointeger(L, -1);
+                if (v < 1 || v > UINT32_MAX) glue_bad(L, "load: %s.%s must be a label or a line number", what, k ? "to" : "from");
+                *(k ? &p[i].to_line : &p[i].from_line) = (uint32_t)v;
+            } else if (!lua_isnil(L, -1)) *(k ? &p[i].to : &p[i].from) = glue_opt_string(L, q, what, k ? "to" : "from", NULL);
+            lua_pop(L, 1);
+        }
+        int range = p[i].from || p[i].from_line || p[i].to || p[i].to_line;
+        if (range) p[i].kind = MH_PROBE_RANGE, kinds++;
+        if (range && (!(p[i].from || p[i].from_line) || !(p[i].to || p[i].to_line) || !p[i].from != !p[i].to))
+            glue_bad(L, "load: %s: from and to must both be labels or both be lines", what);
+        if (kinds != 1) glue_bad(L, "load: %s must have one of kernel = true, loop =, around =, from = / to =", what);
+        if (per && p[i].kind != MH_PROBE_LOOP) glue_bad(L, "load: %s.per is for loop probes", what);
+        lua_pop(L, 1);
+    }
+    *n = (uint32_t)len;
+    return p;
+}
 
 static void read_load_opts(lua_State *L, int t, int in_source_table, load_opts *o)
 {
-    static const char *const keys[] = {"instrument", "ptx", "opt_level", "max_registers", "arch", "nvcc_flags", NULL},
+    static const char *const keys[] = {"instrument", "ptx", "opt_level", "max_registers", "arch", "nvcc_flags", "probes",
+                                       NULL},
                              *const src_keys[] = {"source", "name", "instrument", "ptx", "opt_level", "max_registers",
-                                                  NULL},
+                                                  "probes", NULL},
                              *const scopes[] = {"warp", "warpgroup", NULL};
     memset(o, 0, sizeof *o);
     o->opt_level = 4;
@@ -128,6 +183,12 @@ static void read_load_opts(lua_State *L, int t, int in_source_table, load_opts *
     o->sig_ptx = glue_opt_string(L, t, "load", "ptx", NULL);
     o->opt_level = (int)glue_opt_integer(L, t, "load", "opt_level", 4, 0, 4);      /* cuda JIT */
     o->max_regs = (int)glue_opt_integer(L, t, "load", "max_registers", 0, 0, 255); /* cuda JIT, 0 = no cap */
+    lua_getfield(L, t, "probes"); /* stays on the stack (with the probes read from it) while the load runs */
+    if (lua_isnil(L, -1)) lua_pop(L, 1);
+    else {
+        if (!o->instrument) glue_bad(L, "%s", "load: probes need instrument = \"warp\" or \"warpgroup\"");
+        o->probes = read_probes(L, lua_gettop(L), &o->nprobes);
+    }
 }
 
 /* A .cu file: nvcc makes the PTX (lua/mgpu/nvcc.lua); pushes its path and text. */
@@ -157,14 +218,16 @@ static const char *compile_cu(lua_State *L, int opts, size_t *len, const char **
 }
 
 /* Rewrites the markers of m and parses the rewritten text in its place. */
-static void instrument_module(lua_State *L, l_module *m, mh_scope scope, const char *path)
+static void instrument_module(lua_State *L, l_module *m, const load_opts *o, const char *path)
 {
     mh_error e;
     mh_error_clear(&e);
-    if (mh_instrument(&m->m, scope, &m->r, &e)) glue_raise(L, &e);
+    /* a kernel with neither markers nor probes gets the kernel probe (issue 15) */
+    mh_instrument_opts io = {.scope = o->scope, .probes = o->probes, .nprobes = o->nprobes, .kernel_probe = 1};
+    if (mh_instrument_with(&m->m, &io, &m->r, &e)) glue_raise(L, &e);
     m->instrumented = 1;
-    m->scope = scope;
-    if (!m->r.markers) return;
+    m->scope = o->scope;
+    if (!m->r.markers && !m->r.probe_points) return;
     mh_ptx_module inst;
     if (mh_ptx_parse(&inst, m->r.text, m->r.len, path, &e)) glue_raise(L, &e);
     /* messages (emu faults, strict mode) name lines of the file the user has */
@@ -179,7 +242,7 @@ static void instrument_module(lua_State *L, l_module *m, mh_scope scope, const c
  * which line of the user's file that is. */
 static void map_build_error(const l_module *m, mh_error *e)
 {
-    if (!m->instrumented || !m->r.markers || e->line <= 0) return;
+    if (!m->instrumented || (!m->r.markers && !m->r.probe_points) || e->line <= 0) return;
     int added;
     uint32_t orig = mh_instrumented_line(&m->r, (uint32_t)e->line, &added);
     char note[160];
@@ -232,7 +295,7 @@ static int l_device_load(lua_State *L)
     mh_error_clear(&e);
     if (mh_ptx_parse(&m->m, source, len, path, &e)) return glue_raise(L, &e);
     m->loaded = 1;
-    if (o.instrument) instrument_module(L, m, o.scope, path);
+    if (o.instrument) instrument_module(L, m, &o, path);
     mh_module_source src = {.ptx = &m->m, .image = image, .image_len = image_len, .opt_level = o.opt_level,
                             .max_regs = o.max_regs};
     /* emu builds nothing: each kernel is checked when it is taken (module:kernel), so one it

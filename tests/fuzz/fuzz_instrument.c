@@ -2,7 +2,7 @@
  * end and the marker instrumentation, both scopes.  Besides crashes, leaks
  * and sanitizer reports it stops on two broken promises: a module without
  * markers must come back byte for byte, a rewritten module (in both record
- * layouts) must parse again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
+ * layouts, with probes or without) must parse again, and its lines must map back into the original in order.  Every instrumented kernel is then run on emu with a trace buffer
  * (one block of 128 threads, 16 entries per trace, an instruction budget).
  * And the front end's marker records must be every marker comment, none dropped:
  * checked against a scan of the text of this file's own. */
@@ -80,11 +80,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mh_error e;
     if (mh_ptx_parse(&m, (const char *)data, size, "fuzz.ptx", &e)) return 0;
     check_records(&m, (const char *)data, size);
-    for (int s = 0; s < 4; s++) { /* both scopes, both record layouts */
+    /* probes on whatever the input is: the kernel probe by default, every loop, the barriers */
+    static const mh_probe probes[] = {{MH_PROBE_LOOP, "loop", NULL, 0, NULL, NULL, NULL, 0, 0},
+                                      {MH_PROBE_LOOP, "whole", NULL, 1, NULL, NULL, NULL, 0, 0},
+                                      {MH_PROBE_AROUND, "sync", NULL, 0, "bar.sync", NULL, NULL, 0, 0}};
+    for (int s = 0; s < 8; s++) { /* both scopes, both record layouts, without and with probes */
         mh_instrumented r;
-        mh_instrument_opts io = {.scope = s & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = s >> 1};
+        mh_instrument_opts io = {.scope = s & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = (s >> 1) & 1};
+        if (s >= 4) io.kernel_probe = 1, io.probes = probes + (s & 2 ? 2 : 0), io.nprobes = s & 2 ? 1 : 2;
         if (mh_instrument_with(&m, &io, &r, &e)) continue;
-        if (!r.markers && (r.len != size || memcmp(r.text, data, size))) {
+        if (!r.markers && !r.probe_points && (r.len != size || memcmp(r.text, data, size))) {
             fprintf(stderr, "a module without markers changed\n");
             abort();
         }
@@ -101,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             prev = o;
         }
         mh_ptx_module again;
-        if (r.markers) {
+        if (r.markers || r.probe_points) {
             if (mh_ptx_parse(&again, r.text, r.len, "fuzz.ptx", &e)) {
                 fprintf(stderr, "the rewritten module does not parse: %s\n", e.message);
                 abort();
