@@ -62,6 +62,21 @@ describe("probes", function()
     assert.same({ copy = 2 }, counts(r))
   end)
 
+  it("show the waves of a grid larger than one wave with the default kernel probe", function()
+    -- 100 KB of shared memory a block: at most 2 blocks on each of emu's 132 SMs at once, so 1200
+    -- blocks run in waves, one after another: the traces in flight stay below 264 and the
+    -- kernel's span is several times one block's time
+    local k = dev:load(triton, { instrument = "warpgroup" }):kernel("row_sum")
+    local rows, n = 1200, 256
+    local run = k:launch { grid = rows, block = 128, smem = 100000,
+      args = { dev:array("f32", rows * n), dev:array("f32", rows), n, dev:array("u8", 16), dev:array("u8", 16) } }
+    local r, timeline = run.trace:summary()
+    assert.equal("kernel", r[1].name)
+    assert.equal(rows, r[1].count)
+    assert.is_true(r[1].concurrency <= 2 * timeline.sms, tostring(r[1].concurrency))
+    assert.is_true(timeline.span >= 4 * r[1].mean, string.format("span %s, mean %s", timeline.span, r[1].mean))
+  end)
+
   it("profile the JAX Mosaic GPU kernel as JAX made it, beside the trace it writes itself", function()
     local m = dev:load(h.fixtures .. "/copy_bounds_wg.ptx", { instrument = "warpgroup",
       probes = { { name = "kernel", kernel = true }, { name = "sync", around = "bar.sync" } } })
