@@ -16,7 +16,7 @@ static int l_spec(lua_State *L)
     mh_spec s;
     mh_error e;
     luaL_checktype(L, 1, LUA_TTABLE);
-    static const char *const keys[] = {"grid", "block", "scope", "entries", NULL};
+    static const char *const keys[] = {"grid", "block", "scope", "entries", "partial", NULL};
     glue_check_keys(L, 1, "spec", keys);
     memset(&s, 0, sizeof s);
     glue_opt_dims(L, 1, NULL, "grid", s.grid);
@@ -27,6 +27,7 @@ static int l_spec(lua_State *L)
     if (!(entries >= 0) || entries != (double)(uint64_t)entries)
         glue_bad(L, "%s must be a non-negative integer", "entries");
     s.entries = (uint64_t)entries;
+    s.partial = glue_opt_boolean(L, 1, "spec", "partial", 0); /* a last, partial warp/warpgroup has a trace */
     mh_error_clear(&e);
     if (mh_spec_validate(&s, &e)) return glue_raise(L, &e);
     lua_createtable(L, 0, 6);
@@ -281,6 +282,7 @@ static int l_trace_save(lua_State *L)
                                                   (json_int_t)t->spec.block[2]));
     json_object_set_new(meta, "entries_per_warpgroup", json_integer((json_int_t)t->spec.entries));
     json_object_set_new(meta, "trace_scope", json_string(mh_scope_name(t->spec.scope)));
+    if (t->spec.partial) json_object_set_new(meta, "partial", json_true()); /* an instrumented kernel's */
     json_object_set_new(meta, "names", names);
     if (t->clock_ghz > 0) json_object_set_new(meta, "clock_ghz", json_real(t->clock_ghz));
     char *text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

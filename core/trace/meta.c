@@ -50,6 +50,12 @@ static int parse_root(mh_meta *m, json_t *root, mh_error *e)
     if (v && (!json_is_string(v) || mh_scope_parse(json_string_value(v), &m->spec.scope)))
         return mh_fail(e, MH_E_BAD_META, "field \"trace_scope\" must be \"warp\" or \"warpgroup\"");
 
+    /* "partial": true (trace:save of an instrumented kernel): a block's last, partial warp or
+     * warpgroup has a trace too (mh_spec.partial); absent: blocks must be whole, as in JAX */
+    v = json_object_get(root, "partial");
+    if (v && !json_is_boolean(v)) return mh_fail(e, MH_E_BAD_META, "field \"partial\" must be true or false");
+    m->spec.partial = v && json_is_true(v);
+
     v = json_object_get(root, "clock_ghz");
     if (v) {
         if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))

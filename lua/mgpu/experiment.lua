@@ -32,6 +32,8 @@
 --               region (how many traces are inside it, per bin of the kernel's span)
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
+--   probes      with instrument: probes instead of (or beside) markers, as dev:load takes them
+--               ({name=, kernel = true | loop = | around = | from =, to =}; README "probes")
 --   stats       true (emu): exact counters per source line for each point (Nsight Compute's metric
 --               names; mgpu.stats): point-N.stats.json and .csv, the totals in results.csv
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the
@@ -67,7 +69,7 @@ local point_row, worker_plan, probe_device, run_workers -- defined below, used b
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
-  "timeout_s", "stats" }
+  "timeout_s", "stats", "probes" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
 local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect" }
 
@@ -171,6 +173,13 @@ local function validate(exp)
     bad("experiment.profile must be a table {scope=, entries=, names=} or a function(point) returning one, got "
       .. type(exp.profile))
   end
+  if exp.probes ~= nil and type(exp.probes) ~= "table" then
+    bad("experiment.probes must be a list of probe tables {name =, kernel = true | loop = | around = | from =, to =}, got "
+      .. type(exp.probes))
+  end
+  if exp.probes ~= nil and exp.instrument == nil then
+    bad("experiment.probes go with instrument = \"warp\" or \"warpgroup\" (the scope the probes' traces have)")
+  end
   if exp.instrument ~= nil and exp.instrument ~= "warp" and exp.instrument ~= "warpgroup" then
     bad(string.format("experiment.instrument must be \"warp\" or \"warpgroup\", got %s", tostring(exp.instrument)))
   end
@@ -259,7 +268,8 @@ local function attempt_point(ctx, index, point, entries, row)
     -- counted, calling setup's before first (the first run changed the inputs)
     launch.profile = { entries = entries or exp.entries or 259, retry = exp.retry ~= false, reset = spec.before }
     -- the trace must fit in device memory: refuse before launching
-    local s = core.spec { grid = spec.grid, block = spec.block, scope = exp.instrument, entries = launch.profile.entries }
+    local s = core.spec { grid = spec.grid, block = spec.block, scope = exp.instrument, entries = launch.profile.entries,
+      partial = true } -- the instrumented code traces a last, partial warp or warpgroup too
     if s.bytes > ctx.dev.memory / 2 then
       error(errors.new("launch_failed", string.format("the trace needs %.0f bytes (%d traces x %d entries x 4): more "
         .. "than half of the device's %.0f bytes", s.bytes, s.num_traces, launch.profile.entries, ctx.dev.memory),
@@ -663,7 +673,7 @@ local function run_locked(exp, opts, dir, script, state)
   end
   local kernel
   if not nworkers then
-    kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil):kernel(exp.kernel)
+    kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
   end
 
   -- what a resumed folder holds: its ok points are done; a torn last line
@@ -827,7 +837,7 @@ function M.worker(exp, opts)
     load_path = files.absolute((require("mgpu.nvcc").compile(load_path, { arch = c.arch or dev.arch,
       nvcc_flags = c.nvcc_flags })))
   end
-  local kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument } or nil):kernel(exp.kernel)
+  local kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
   local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = true, tty = false, t0 = core.now() }
   for line in io.lines() do
     local msg = core.json_decode(line, "worker input")

@@ -155,3 +155,28 @@ describe("a clock rate", function()
     h.rmdir(dir)
   end)
 end)
+
+describe("a block that is not a whole number of warps", function()
+  it("is traced whole, saved and dumped again, and sized in an experiment", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(h.src .. "/ptx/copy.ptx", { instrument = "warp" }):kernel("copy_f32x4")
+    local a, b = dev:array("f32", 400, { fill = "ramp" }), dev:array("f32", 400)
+    local run = k:launch { grid = 2, block = 100, args = { a, b, 100 } }
+    assert.equal(0, b:compare(a).mismatches)
+    local dir = h.tmpdir()
+    local files = run.trace:save(dir .. "/t")
+    local d = core.dump { buffer = files.buffer, meta = files.meta, out = dir .. "/t.json", summary = true }
+    assert.equal(8, d.traces) -- 2 blocks x (3 warps + the last 4 threads)
+    assert.equal(8, d.summary[1].count)
+    assert.equal(8, core.spec { grid = 2, block = 100, scope = "warp", entries = 9, partial = true }.num_traces)
+    local ok = pcall(core.spec, { grid = 2, block = 100, scope = "warp", entries = 9 })
+    assert.is_false(ok) -- without partial, as in JAX's meta files
+    local r = mgpu.run({ name = "partial", module = h.src .. "/ptx/copy.ptx", kernel = "copy_f32x4",
+      instrument = "warp", probes = { { name = "kernel", kernel = true } }, axes = { b = { 100 } },
+      warmup = 0, repeats = 1, setup = function(p, dv)
+        return { grid = 2, block = p.b, args = { dv:array("f32", 400), dv:array("f32", 400), 100 } }
+      end }, { out = dir .. "/r", quiet = true })
+    assert.equal(1, r.ok)
+    h.rmdir(dir)
+  end)
+end)
