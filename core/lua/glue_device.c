@@ -223,7 +223,9 @@ static void instrument_module(lua_State *L, l_module *m, const load_opts *o, con
     mh_error e;
     mh_error_clear(&e);
     /* a kernel with neither markers nor probes gets the kernel probe (issue 15) */
-    mh_instrument_opts io = {.scope = o->scope, .probes = o->probes, .nprobes = o->nprobes, .kernel_probe = 1};
+    /* aligned records: one st.global.v2.u32 per event (the launch hands the buffer at 8-aligned + 4) */
+    mh_instrument_opts io = {.scope = o->scope, .probes = o->probes, .nprobes = o->nprobes, .kernel_probe = 1,
+                             .aligned = 1};
     if (mh_instrument_with(&m->m, &io, &m->r, &e)) glue_raise(L, &e);
     m->instrumented = 1;
     m->scope = o->scope;

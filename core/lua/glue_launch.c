@@ -162,6 +162,8 @@ static void prepare_trace(lua_State *L, launch_state *s)
         if (lua_isnil(L, -1)) lua_pop(L, 1);
         else s->reset_idx = lua_gettop(L);
     }
+    /* aligned records need an even entries per trace (every event's address 8-aligned) */
+    tr->spec.entries = mh_instrumented_entries(&s->m->r, tr->spec.entries);
     mh_error e;
     mh_error_clear(&e);
     if (mh_spec_validate(&tr->spec, &e) || glue_names_copy(&tr->names, &s->m->r.names, &e)) glue_raise(L, &e);
@@ -245,7 +247,14 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
         free(tr->words);
         tr->words = calloc(tr->spec.words ? tr->spec.words : 1, 4);
         if (!tr->words) return mh_fail(e, MH_E_NO_MEMORY, "out of memory for the trace buffer");
-        rc = take_buffer(s, 0, (uint32_t)s->trace_at, tr->spec.bytes, e);
+        /* aligned records: the trace buffer (the dump's words) begins trace_shift bytes into an
+         * 8-aligned allocation, so that each event lands 8-aligned */
+        uint32_t shift = s->inst ? s->m->r.trace_shift : 0;
+        rc = take_buffer(s, 0, (uint32_t)s->trace_at, tr->spec.bytes + shift, e);
+        if (!rc) {
+            s->args[s->trace_at].ptr += shift;
+            s->args[s->trace_at].bytes -= shift;
+        }
         if (!rc && s->inst) {
             s->args[s->trace_at + 1].i = (int64_t)tr->spec.entries;
             rc = take_buffer(s, 1, (uint32_t)s->trace_at + 2, tr->spec.num_traces * MH_CALIB_WORDS * 4, e);
@@ -260,7 +269,8 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
         rc = mh_device_launch(&s->d->dev, s->m->bm, &s->m->m, s->k->f, &s->desc, st, e);
         if (rc && e->code == MH_E_INTERRUPTED) mh_stop_clear(); /* this error is the Ctrl-C: not raised twice */
     }
-    if (!rc && tr) rc = mh_device_read(&s->d->dev, s->owned[0], tr->words, tr->spec.bytes, e);
+    if (!rc && tr)
+        rc = mh_device_read(&s->d->dev, s->owned[0] + (s->inst ? s->m->r.trace_shift : 0), tr->words, tr->spec.bytes, e);
     if (!rc && tr && s->inst)
         rc = mh_device_read(&s->d->dev, s->owned[1], tr->calib, tr->spec.num_traces * MH_CALIB_WORDS * 4, e);
     release(s);
@@ -529,7 +539,8 @@ int glue_kernel_launch(lua_State *L)
         }
         if (!(s.inst && s.retry && n == 1 && need > s.tr->spec.entries)) break;
         drop_extras(&st); /* the retry prints and counts again */
-        s.tr->spec.entries = need; /* the kernel counted past the capacity: exactly what it needed */
+        /* the kernel counted past the capacity: exactly what it needed (even, for aligned records) */
+        s.tr->spec.entries = mh_instrumented_entries(&s.m->r, need);
         if (mh_spec_validate(&s.tr->spec, &e)) return glue_raise(L, &e);
         if (s.reset_idx) {
             lua_pushvalue(L, s.reset_idx);

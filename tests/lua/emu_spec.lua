@@ -18,7 +18,7 @@ describe("mgpu on emu", function()
     -- blocks go round the virtual SMs: block 5 runs on SM 1 of 4
     local k = small:load(h.src .. "/ptx/reduce.ptx", { instrument = "warp" }):kernel("reduce_sum_f32")
     local run = k:launch { grid = 6, block = 32, smem = 128, args = { small:array("f32", 192), small:array("f32", 6), 192 } }
-    assert.equal(1, run.trace:words()[5 * 259 + 2])
+    assert.equal(1, run.trace:words()[5 * run.entries + 2])
     local info = small:load(h.src .. "/ptx/reduce.ptx"):kernel("reduce_sum_f32"):info()
     assert.equal("emu", info.backend)
     assert.equal(1024, info.max_threads)
