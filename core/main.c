@@ -2,6 +2,7 @@
  * replay, compare: the last two in Lua) and, for anything ending in .lua, the
  * embedded Lua runner (lua/runner.c).  Every command answers --help and
  * refuses an option it does not take (exit status 2, with its usage). */
+#include "base/read_file.h"
 #include "trace/counters.h"
 #include "trace/dump_file.h"
 #include "backends.h"
@@ -253,45 +254,6 @@ static int cmd_dump(int argc, char **argv)
     return status;
 }
 
-/* Reads a whole file until its end (a pipe or /dev/stdin too: no size is
- * taken from fseek/ftell); NULL with e set on failure. */
-static char *read_all(const char *path, size_t *len, mh_error *e)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        mh_fail(e, MH_E_IO, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *s = malloc(cap + 1);
-    while (s) {
-        n += fread(s + n, 1, cap - n, f);
-        if (n < cap) break;
-        char *t = cap < SIZE_MAX / 4 ? realloc(s, 2 * cap + 1) : NULL;
-        if (!t) {
-            free(s);
-            s = NULL;
-            break;
-        }
-        s = t;
-        cap *= 2;
-    }
-    int bad = s && ferror(f), err = errno;
-    fclose(f);
-    if (!s) {
-        mh_fail(e, MH_E_NO_MEMORY, "%s: out of memory reading it", path);
-        return NULL;
-    }
-    if (bad) {
-        free(s);
-        mh_fail(e, MH_E_IO, "%s: read failed: %s", path, strerror(err));
-        return NULL;
-    }
-    s[n] = 0;
-    *len = n;
-    return s;
-}
-
 static const char INSTRUMENT_USAGE[] =
     "usage: mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
     "\n"
@@ -345,7 +307,7 @@ static int cmd_instrument(int argc, char **argv)
         return usage_error_of(INSTRUMENT_USAGE, "--names and -o name the same file (%s): one would overwrite the other",
                               names_path);
     size_t len;
-    char *text = read_all(argv[optind], &len, &e);
+    char *text = mh_read_file(argv[optind], 0, &len, &e);
     if (!text) return report(&e, NULL);
     mh_ptx_module m;
     mh_instrumented r;

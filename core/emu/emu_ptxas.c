@@ -1,5 +1,6 @@
 /* emu_ptxas.c - ptxas -v for emu's kernel facts and residency (see emu_ptxas.h). */
 #include "emu/emu_ptxas.h"
+#include "base/read_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -79,28 +80,6 @@ static uint64_t fnv1a(uint64_t h, const void *data, size_t n)
     const unsigned char *p = data;
     for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
     return h;
-}
-
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4097 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            char *nb = realloc(buf, cap);
-            if (!nb) { free(buf); fclose(f); return NULL; }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 4096, f);
-        n += got;
-        if (got < 4096) break;
-    }
-    fclose(f);
-    buf[n] = 0;
-    return buf;
 }
 
 static int write_all(const char *path, const char *s, size_t n)
@@ -193,7 +172,7 @@ static char *run_ptxas(const char *ptxas, const char *arch, const char *ptx, siz
             snprintf(why, wn, "ptxas (%.200s) could not be started", ptxas);
         } else {
             while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-            res = read_all(log);
+            res = mh_read_file(log, 0, NULL, NULL);
             *ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
             if (!res) snprintf(why, wn, "ptxas wrote nothing");
         }
@@ -223,7 +202,7 @@ void mh_ptxas_info_get(const char *ptx, size_t len, const char *target, mh_ptxas
     char dir[900], path[1024];
     cache_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/ptxas-%016llx.txt", dir, (unsigned long long)h);
-    char *log = read_all(path);
+    char *log = mh_read_file(path, 0, NULL, NULL);
     int ok = 1;
     if (log) {
         ok = strncmp(log, "FAILED\n", 7) != 0;

@@ -10,6 +10,7 @@
 #include "launch/args.h"
 #include "launch/launch_shape.h"
 #include "launch/writes.h"
+#include "base/read_file.h"
 #include "base/stop.h"
 
 #include <stdio.h>
@@ -308,28 +309,8 @@ static void lines_of(src_lines *s, const char *text)
     }
 }
 
-static char *read_small_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 4096 + 1 > cap) {
-            cap = cap ? cap * 2 : 8192;
-            if (cap > (64u << 20)) break; /* a source file, not a data file */
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 4096, f);
-        n += got;
-        if (got < 4096) break;
-    }
-    fclose(f);
-    if (buf) buf[n] = 0;
-    return buf;
-}
+/* a source file's text (not a data file's: up to 64 MB), or NULL */
+static char *read_small_file(const char *path) { return mh_read_file(path, 64u << 20, NULL, NULL); }
 
 /* A source file as the PTX names it, else a file of its base name beside the PTX (nvcc writes
  * absolute paths: a module that moved with its sources still finds them). */
