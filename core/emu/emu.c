@@ -80,10 +80,19 @@ typedef struct {
     uint8_t sched;          /* W_RUN, W_WAIT, W_PARK, W_DONE */
     uint8_t sp;             /* its sub-partition */
     uint16_t slot;          /* its warp slot on the SM (ties between equally ready warps) */
+    /* the grid-wide stall check: the addresses its loads touched since the last progress */
+    uint64_t ld_lo, ld_hi;
+    uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
+    uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
 } warp;
 
-/* A block resident on the virtual SM: its memory and warps. */
+typedef struct vsm vsm;
+
+/* A block resident on a virtual SM (a slot of it): its memory and warps. */
 struct blk {
+    vsm *sm;                /* the SM whose slot it is */
+    int busy;               /* holds a block now */
+    int vacant;             /* its block finished at `end` and the next block of the grid is owed to it */
     uint32_t ctaid[3];
     unsigned char *shared, *local, *frames;
     uint64_t *regs;
@@ -108,6 +117,17 @@ typedef struct {
     uint64_t free;          /* the first cycle it can issue again */
     warp *best;             /* the one it issues next (NULL: to be found) */
 } subpart;
+
+/* A virtual SM: its sub-partitions and resident slots. */
+struct vsm {
+    subpart sps[SUBPARTS];
+    blk *blks;              /* `resident` slots, their memory allocated on first use */
+    uint32_t id;
+    uint64_t clock0;        /* its %clock at the launch's start */
+    uint64_t end;           /* when its last block ended */
+    uint64_t vacant_at;     /* the earliest vacant slot's end (UINT64_MAX: none) */
+    uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
+};
 
 typedef struct {
     mh_emu *d;
@@ -135,11 +155,18 @@ typedef struct {
     warp *warps;
     uint32_t *bar_arrived;
     int released;           /* a counted barrier completed: warps of the block may go on */
-    /* the virtual SM running: its sub-partitions and resident blocks */
-    subpart sps[SUBPARTS];
-    blk *blks;
-    uint32_t resident;      /* blocks it holds at once */
-    uint64_t nblocks, sm_next, sm_end; /* blocks of the grid; the next block for this SM; its last block's end */
+    /* the device: every SM, run in virtual-time order (the scheduler below) */
+    vsm *sms;
+    uint32_t nsms;          /* SMs that get blocks: min(SMs, blocks of the grid) */
+    vsm *cs;                /* the SM running */
+    uint32_t resident;      /* blocks an SM holds at once */
+    uint64_t nblocks, next_block; /* blocks of the grid; the next one to dispatch (blockIdx order) */
+    /* the grid-wide stall check (progress: a store, an atomic that changed memory, a barrier
+     * arrival, an exit; the scheduler checks it between quanta) */
+    uint64_t progress, seen_progress;
+    uint32_t epoch;         /* moves on with each progress the scheduler sees */
+    uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
+    uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
     int slow;               /* strict mode or counting: the checks around each instruction */
     uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
     mh_outbuf out;          /* what the kernel printed */
@@ -1767,18 +1794,23 @@ static inline void enter_block(ctx *c, blk *b)
     c->warps = b->warps;
     c->bar_arrived = b->bar_arrived;
     memcpy(c->ctaid, b->ctaid, sizeof c->ctaid);
+    c->cs = b->sm;
+    c->sm = b->sm->id;
+    c->clock0 = b->sm->clock0;
 }
 
 static void sp_add(ctx *c, warp *w)
 {
-    subpart *s = &c->sps[w->sp];
+    (void)c;
+    subpart *s = &w->b->sm->sps[w->sp];
     s->w[s->n++] = w;
     s->best = NULL;
 }
 
 static void sp_remove(ctx *c, warp *w)
 {
-    subpart *s = &c->sps[w->sp];
+    (void)c;
+    subpart *s = &w->b->sm->sps[w->sp];
     for (uint32_t i = 0; i < s->n; i++)
         if (s->w[i] == w) {
             s->w[i] = s->w[--s->n];
@@ -1836,8 +1868,29 @@ static void unpark(ctx *c, blk *b, uint64_t when)
     b->park_writes = c->writes;
 }
 
-static void start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
+/* The memory of slot b, allocated when the slot first gets a block. */
+static int slot_memory(ctx *c, blk *b)
 {
+    if (b->warps) return 0;
+    uint32_t nregs = c->m->nregs ? c->m->nregs : 1;
+    b->shared = calloc(1, c->shared_size ? c->shared_size : 1);
+    b->local = calloc(1, c->local_stride * c->nwarps * WARP + 1);
+    b->frames = calloc((size_t)c->nwarps * WARP, c->frame_bytes ? c->frame_bytes : 1);
+    b->regs = calloc((size_t)c->nwarps * nregs * WARP, sizeof *b->regs);
+    b->written = c->d->strict ? calloc((size_t)c->nwarps * nregs, sizeof *b->written) : NULL;
+    b->warps = calloc(c->nwarps, sizeof *b->warps);
+    if (b->shared && b->local && b->frames && b->regs && (!c->d->strict || b->written) && b->warps) return 0;
+    free(b->warps);
+    b->warps = NULL;
+    mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for block %llu's registers and memory (%u warps)",
+            (unsigned long long)c->next_block, c->nwarps);
+    c->faulted = 1;
+    return -1;
+}
+
+static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
+{
+    if (slot_memory(c, b)) return -1;
     uint32_t nregs = c->m->nregs ? c->m->nregs : 1, entry = (uint32_t)(c->f - c->m->funcs);
     /* blocks in CUDA's order: x fastest */
     b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
@@ -1853,7 +1906,9 @@ static void start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->stalled = 0;
     b->park_writes = b->round_writes = c->writes;
     b->end = when;
-    uint32_t slot0 = (uint32_t)(b - c->blks) * c->nwarps;
+    b->busy = 1;
+    b->vacant = 0;
+    uint32_t slot0 = (uint32_t)(b - b->sm->blks) * c->nwarps;
     for (uint32_t i = 0; i < c->nwarps; i++) {
         warp *w = &b->warps[i];
         w->r = b->regs + (size_t)i * nregs * WARP;
@@ -1872,17 +1927,21 @@ static void start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         }
         sp_add(c, w);
     }
+    return 0;
 }
 
 /* Block b has no warp that can issue. */
 static int block_stuck(ctx *c, blk *b)
 {
     uint64_t when = c->now + c->cost;
-    if (!b->live) { /* finished: the SM's next block takes its place */
-        if (b->end > c->sm_end) c->sm_end = b->end;
-        if (c->sm_next < c->nblocks) {
-            start_block(c, b, c->sm_next, b->end);
-            c->sm_next += c->d->nsm;
+    if (!b->live) { /* finished: the grid's next block is owed to this slot (the scheduler dispatches) */
+        vsm *sm = b->sm;
+        b->busy = 0;
+        c->progress++;
+        if (b->end > sm->end) sm->end = b->end;
+        if (c->next_block < c->nblocks) {
+            b->vacant = 1;
+            if (b->end < sm->vacant_at) sm->vacant_at = b->end;
         }
         return 0;
     }
@@ -2054,33 +2113,79 @@ static int step_warp(ctx *c, warp *w)
     }
 }
 
-/* Runs the blocks of SM `sm` (sm, sm + nsm, ...) through the issue model; its last
- * block's end is in c->sm_end. */
-static int run_sm(ctx *c, uint32_t sm)
+
+/* ---- the device: every SM in virtual-time order ----------------------------------- */
+/* Every SM with work advances in turn: the one whose next event (an instruction's issue or a
+ * slot's dispatch) comes first runs for a quantum, until it passes the next SM's time by
+ * QUANTUM cycles, so a block spinning on a flag another SM's block stores sees the store
+ * about when a GPU would (within QUANTUM cycles).  Blocks are dispatched in blockIdx order:
+ * the first wave block j to SM j % SMs at cycle j (one block a cycle, round the SMs), then
+ * each next block to the slot that freed first (the lower SM on a tie), decided only once
+ * every SM has reached that cycle, so the order is the GPU's and the same every run.  An SM
+ * stops issuing at a vacancy until it is dispatched, so one SM's issue order is exactly what
+ * the per-SM issue model gives: a launch's trace does not depend on the quantum. */
+#define QUANTUM 256
+
+/* Cycles and warp instructions without progress anywhere before emu looks for a grid-wide
+ * stall; and the span of addresses a waiting warp's loads may cover (a poll of flags). */
+#define STALL_CYCLES (1ull << 16)
+#define STALL_INSNS (1ull << 20)
+#define POLL_SPAN 4096
+
+/* The cycle of SM sm's next event: its next issue or its earliest vacancy. */
+static uint64_t sm_next_event(vsm *sm)
 {
-    c->sm = sm;
-    c->clock0 = (uint64_t)sm * 1000003ull; /* SMs' %clock values are not aligned */
-    c->sm_end = 0;
-    c->cb = NULL;
-    memset(c->sps, 0, sizeof c->sps);
-    c->sm_next = sm;
-    for (uint32_t s = 0; s < c->resident && c->sm_next < c->nblocks; s++) {
-        /* the first wave: the GPU hands out one block a cycle, round the SMs */
-        start_block(c, &c->blks[s], c->sm_next, c->sm_next);
-        c->sm_next += c->d->nsm;
+    uint64_t t = sm->vacant_at;
+    for (int i = 0; i < SUBPARTS; i++) {
+        subpart *p = &sm->sps[i];
+        if (!p->n) continue;
+        warp *w = p->best ? p->best : sp_find(p);
+        uint64_t ti = w->ready > p->free ? w->ready : p->free;
+        if (ti < t) t = ti;
     }
+    return t;
+}
+
+/* The grid's next block to SM sm's earliest vacant slot. */
+static int dispatch(ctx *c, vsm *sm)
+{
+    blk *b = NULL;
+    for (uint32_t s = 0; s < c->resident; s++) {
+        blk *x = &sm->blks[s];
+        if (x->vacant && (!b || x->end < b->end)) b = x;
+    }
+    int rc = 0;
+    if (b && c->next_block < c->nblocks) rc = start_block(c, b, c->next_block++, b->end);
+    if (c->next_block >= c->nblocks) /* nothing more to hand out: the vacancies stay empty */
+        for (uint32_t s = 0; s < c->resident; s++) sm->blks[s].vacant = 0;
+    else if (b)
+        b->vacant = 0;
+    sm->vacant_at = UINT64_MAX;
+    for (uint32_t s = 0; s < c->resident; s++)
+        if (sm->blks[s].vacant && sm->blks[s].end < sm->vacant_at) sm->vacant_at = sm->blks[s].end;
+    c->cb = NULL;
+    return rc;
+}
+
+/* Runs SM sm through the issue model until its next issue would pass `limit` or reach a
+ * vacancy; sm->next is then its next event. */
+static int run_sm(ctx *c, vsm *sm, uint64_t limit)
+{
     for (;;) {
         /* the sub-partition that issues first, and its warp */
         uint64_t t = UINT64_MAX;
         subpart *s = NULL;
         for (int i = 0; i < SUBPARTS; i++) {
-            subpart *p = &c->sps[i];
+            subpart *p = &sm->sps[i];
             if (!p->n) continue;
             warp *w = p->best ? p->best : sp_find(p);
             uint64_t ti = w->ready > p->free ? w->ready : p->free;
             if (ti < t) { t = ti; s = p; }
         }
-        if (!s) return 0; /* every block finished */
+        if (!s || t >= sm->vacant_at || t > limit) {
+            sm->next = t < sm->vacant_at ? t : sm->vacant_at;
+            return 0;
+        }
         warp *w = s->best;
         blk *b = w->b;
         c->now = t;
@@ -2100,6 +2205,128 @@ static int run_sm(ctx *c, uint32_t sm)
         if (rc != 1 && settle(c, w)) return -1;
         if (b->parked && c->writes != b->park_writes) unpark(c, b, t + c->cost);
     }
+}
+
+/* A waiting warp: at a barrier or an mbarrier, or polling a few addresses since the last progress. */
+static int warp_waits(const ctx *c, const warp *w)
+{
+    if (w->sched == W_WAIT || w->sched == W_PARK) return 1;
+    return w->ld_epoch == c->epoch && w->ld_hi - w->ld_lo <= POLL_SPAN;
+}
+
+/* Where warp w waits: the pc of its poll, or of its first waiting lane. */
+static uint32_t wait_pc(const warp *w)
+{
+    if (w->sched == W_RUN) return w->ld_pc;
+    for (int l = 0; l < WARP; l++)
+        if (w->st[l] != LANE_EXITED) return w->pc[l];
+    return w->pc[0];
+}
+
+/* No progress for a stretch: a deadlock when every live warp waits.  The fault names the
+ * lines the blocks wait at (up to 6 of them, with their first blocks) and the blocks not
+ * yet resident. */
+static int grid_stalled(ctx *c, uint64_t now)
+{
+    uint32_t lines[6], nblk[6], nl = 0, waiting = 0;
+    char who[6][160];
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            const warp *rep = NULL;
+            for (uint32_t k = 0; k < c->nwarps; k++) {
+                const warp *w = &b->warps[k];
+                if (w->sched == W_DONE) continue;
+                if (!warp_waits(c, w)) return 0;
+                if (!rep || (rep->sched != W_RUN && w->sched == W_RUN)) rep = w;
+            }
+            if (!rep) continue;
+            waiting++;
+            uint32_t pc = wait_pc(rep), line = pc < c->ncode ? c->code[pc].line : 0, j = 0;
+            while (j < nl && lines[j] != line) j++;
+            if (j == nl && nl < 6) {
+                lines[nl] = line;
+                nblk[nl] = 0;
+                who[nl][0] = 0;
+                const char *op = pc < c->ncode ? mh_ptx_op_name((mh_ptx_op)c->code[pc].op) : "?";
+                snprintf(who[nl], sizeof who[nl], "%s", op);
+                nl++;
+            }
+            if (j < nl) {
+                size_t n = strlen(who[j]);
+                if (nblk[j] < 4)
+                    snprintf(who[j] + n, sizeof who[j] - n, "%s(%u,%u,%u)", nblk[j] ? ", " : ") block ",
+                             b->ctaid[0], b->ctaid[1], b->ctaid[2]);
+                nblk[j]++;
+            }
+        }
+    if (!waiting) return 0;
+    char msg[1400];
+    size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
+                                "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
+                                (unsigned long long)(now - c->progress_t));
+    for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %.200s:%u (%s%s (%u block%s)", j ? ";" : "", c->m->path,
+                              lines[j], who[j], nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    if (c->next_block < c->nblocks && n < sizeof msg)
+        snprintf(msg + n, sizeof msg - n, "; %llu blocks of the grid are not resident yet (an SM holds %u at once, "
+                 "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",
+                 (unsigned long long)(c->nblocks - c->next_block), c->resident, c->nsms);
+    c->e->line = nl ? lines[0] : 0;
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->name, msg);
+    c->faulted = 1;
+    return 1;
+}
+
+/* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
+ * SM's end in *longest. */
+static int run_grid(ctx *c, uint64_t *longest)
+{
+    uint64_t first = c->nblocks < (uint64_t)c->nsms * c->resident ? c->nblocks : (uint64_t)c->nsms * c->resident;
+    for (uint32_t i = 0; i < c->nsms; i++) {
+        vsm *sm = &c->sms[i];
+        sm->id = i;
+        sm->clock0 = (uint64_t)i * 1000003ull; /* SMs' %clock values are not aligned */
+        sm->vacant_at = UINT64_MAX;
+        for (uint32_t s = 0; s < c->resident; s++) sm->blks[s].sm = sm;
+    }
+    for (uint64_t j = 0; j < first; j++) /* the first wave: one block a cycle, round the SMs */
+        if (start_block(c, &c->sms[j % c->nsms].blks[j / c->nsms], j, j)) return -1;
+    c->next_block = first;
+    c->epoch = 1;
+    for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+    for (;;) {
+        vsm *a = NULL;
+        uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX;
+        for (uint32_t i = 0; i < c->nsms; i++) {
+            uint64_t n = c->sms[i].next;
+            if (n < t1) { t2 = t1; t1 = n; a = &c->sms[i]; }
+            else if (n < t2) t2 = n;
+        }
+        if (!a) break;
+        if (a->vacant_at <= t1) {
+            if (dispatch(c, a)) return -1;
+            a->next = sm_next_event(a);
+            continue;
+        }
+        if (run_sm(c, a, t2 == UINT64_MAX ? UINT64_MAX : t2 + QUANTUM)) return -1;
+        if (c->progress != c->seen_progress) {
+            c->seen_progress = c->progress;
+            c->epoch++;
+            c->progress_t = t1;
+            c->progress_insns = c->warp_insns;
+        } else if (t1 - c->progress_t > STALL_CYCLES && c->warp_insns - c->progress_insns > STALL_INSNS) {
+            if (grid_stalled(c, t1)) return -1;
+            c->epoch++; /* some warp works: look again after another stretch */
+            c->progress_t = t1;
+            c->progress_insns = c->warp_insns;
+        }
+    }
+    *longest = 0;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
+    return 0;
 }
 
 /* 1 when function f reaches itself through calls (recursion needs register
@@ -2353,31 +2580,18 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     uint64_t per_sm = (c.nblocks + d->nsm - 1) / d->nsm;
     c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
     if (c.resident > per_sm) c.resident = (uint32_t)per_sm;
-    uint32_t nregs = m->nregs ? m->nregs : 1;
     if (link_code(&c, e)) { rc = -1; goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
-    c.blks = calloc(c.resident, sizeof *c.blks);
+    c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;
+    c.sms = calloc(c.nsms ? c.nsms : 1, sizeof *c.sms);
+    int slots_ok = c.sms != NULL;
+    for (uint32_t i = 0; c.sms && i < c.nsms; i++)
+        if (!(c.sms[i].blks = calloc(c.resident, sizeof *c.sms[i].blks))) slots_ok = 0;
     if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
-    if (!c.icache || !c.blks || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
-    for (uint32_t s = 0; s < c.resident; s++) {
-        blk *b = &c.blks[s];
-        b->shared = calloc(1, c.shared_size ? c.shared_size : 1);
-        b->local = calloc(1, c.local_stride * c.nwarps * WARP + 1);
-        b->frames = calloc((size_t)c.nwarps * WARP, c.frame_bytes ? c.frame_bytes : 1);
-        b->warps = calloc(c.nwarps, sizeof *b->warps);
-        b->regs = calloc((size_t)c.nwarps * nregs * WARP, sizeof *b->regs);
-        b->written = d->strict ? calloc((size_t)c.nwarps * nregs, sizeof *b->written) : NULL;
-        if (!b->shared || !b->local || !b->frames || !b->warps || !b->regs || (d->strict && !b->written)) {
-            rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
-            goto done;
-        }
-    }
+    if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
     uint64_t longest = 0;
-    for (uint32_t s = 0; s < d->nsm && s < c.nblocks && !rc; s++) {
-        rc = run_sm(&c, s) ? -1 : 0;
-        if (c.sm_end > longest) longest = c.sm_end;
-    }
+    rc = run_grid(&c, &longest) ? -1 : 0;
     d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
     if (st) {
         st->warp_insns = c.warp_insns;
@@ -2396,15 +2610,19 @@ done:
     free(c.counts);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
     free(c.params);
-    for (uint32_t s = 0; c.blks && s < c.resident; s++) {
-        free(c.blks[s].shared);
-        free(c.blks[s].local);
-        free(c.blks[s].frames);
-        free(c.blks[s].warps);
-        free(c.blks[s].regs);
-        free(c.blks[s].written);
+    for (uint32_t i = 0; c.sms && i < c.nsms; i++) {
+        for (uint32_t s = 0; c.sms[i].blks && s < c.resident; s++) {
+            blk *b = &c.sms[i].blks[s];
+            free(b->shared);
+            free(b->local);
+            free(b->frames);
+            free(b->warps);
+            free(b->regs);
+            free(b->written);
+        }
+        free(c.sms[i].blks);
     }
-    free(c.blks);
+    free(c.sms);
     free(c.icache);
     free(c.code);
     free(c.insn_func);

@@ -457,7 +457,8 @@ typedef struct {
     const char *file, *kernel;
     uint32_t grid, block, smem;
     const char *args; /* f:N floats, i:N ints, z:N zero words (buffers); u:V u32, g:V f32 (values) */
-    uint32_t timed;   /* arguments (bits) whose buffer holds times (%clock, %globaltimer): not compared */
+    uint32_t timed;   /* arguments (bits) whose buffer holds times (%clock, %globaltimer) or what timing decides
+                       * (which block took which item of a work queue): not compared */
 } layout_case;
 
 enum { MAX_ARGS = 8, GUARD_WORDS = 16 };
@@ -634,7 +635,7 @@ static void layouts(void)
         {"ptx/reduce.ptx", "reduce_sum_f32", 3, 128, 512, "f:3000 z:3 u:3000", 0},
         {"ptx/copy.ptx", "copy_f32x4", 3, 128, 0, "f:4000 z:4000 u:1000", 0},
         {"ptx/alu_loop.ptx", "alu_loop", 2, 128, 0, "z:256 u:20", 0},
-        {"ptx/persistent.ptx", "persistent_rows", 2, 128, 0, "i:1024 z:16 z:1 z:2 u:16 u:64", 0},
+        {"ptx/persistent.ptx", "persistent_rows", 2, 128, 0, "i:1024 z:16 z:1 z:2 u:16 u:64", 1u << 3},
         {"ptx/record_cost.ptx", "marker_records", 1, 128, 0, "z:1 u:40", 1},
         {"ptx/spin.ptx", "spin", 2, 128, 0, "i:2 u:2 u:3 u:0 z:4", 1u << 4},
         {"tests/ptx/func_markers.ptx", "func_markers", 1, 128, 0, "f:90 z:128 u:90 u:3", 0},
