@@ -170,7 +170,8 @@ int mh_cuda_load(const char *lib, mh_cuda **out, mh_error *e)
     if (!c->f.cuEventElapsedTime) SYM(cuEventElapsedTime);
     SYM(cuEventDestroy_v2); SYM(cuGetErrorName); SYM(cuGetErrorString);
 #undef SYM
-    *(void **)&c->f.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx"); /* optional: clusters need it */
+    *(void **)&c->f.cuLaunchKernelEx = dlsym(h, "cuLaunchKernelEx"); /* optional: clusters and cooperative launches */
+    *(void **)&c->f.cuOccupancyMaxActiveBlocksPerMultiprocessor = dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     *(void **)&c->f.cuTensorMapEncodeTiled = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: TMA descriptors */
     CUresult r = c->f.cuInit(0);
     if (r) {
@@ -501,8 +502,41 @@ static int smem_limit(mh_cuda_dev *d, CUfunction f, const char *name, unsigned s
     return 0;
 }
 
+/* A cooperative grid must be resident at once: the driver's occupancy of the kernel times the SMs. */
+static int coop_fits(mh_cuda_dev *d, CUfunction f, const char *name, const unsigned grid[3], const unsigned block[3],
+                     unsigned smem, mh_error *e)
+{
+    mh_cuda *c = d->c;
+    int ok = 0, sms = 0, per_sm = 0;
+    CUresult r;
+    if (!c->f.cuLaunchKernelEx || !c->f.cuOccupancyMaxActiveBlocksPerMultiprocessor)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative launch needs cuLaunchKernelEx and the occupancy "
+                       "calculator (a CUDA 12 driver)", name);
+    if ((r = c->f.cuDeviceGetAttribute(&ok, MH_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, d->dev)) ||
+        (r = c->f.cuDeviceGetAttribute(&sms, MH_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, d->dev)))
+        return sticky(r) ? fail_dev(d, r, e, "cuDeviceGetAttribute") : fail_cu(c, r, e, "cuDeviceGetAttribute");
+    if (!ok) return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: this device does not support cooperative launches", name);
+    unsigned long long threads = (unsigned long long)block[0] * block[1] * block[2];
+    if ((r = c->f.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, (int)threads, smem)))
+        return sticky(r) ? fail_dev(d, r, e, "cuOccupancyMaxActiveBlocksPerMultiprocessor")
+                         : fail_cu(c, r, e, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
+    if (blocks > (unsigned long long)per_sm * (unsigned long long)sms)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative grid of %llu blocks cannot be resident at once: %d "
+                       "blocks per SM x %d SMs = %lld (blocks of %llu threads, %u bytes of dynamic shared memory)",
+                       name, blocks, per_sm, sms, (long long)per_sm * sms, threads, smem);
+    return 0;
+}
+
 int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
                      const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, float *ms, mh_error *e)
+{
+    return mh_cuda_launch_ex(d, fn, name, grid, block, cluster, smem, params, repeat, 0, ms, e);
+}
+
+int mh_cuda_launch_ex(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                      const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, int cooperative,
+                      float *ms, mh_error *e)
 {
     REFUSE_IF_LOST(d, e);
     if (repeat < 1) repeat = 1;
@@ -519,9 +553,12 @@ int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned 
     CUfunction f = fn;
     CUresult r;
     if (smem && smem_limit(d, f, name, smem, e)) return (int)e->code;
-    mh_CUlaunchAttribute attr;
+    if (cooperative && coop_fits(d, f, name, grid, block, smem, e)) return (int)e->code;
+    mh_CUlaunchAttribute attr[2];
     mh_CUlaunchConfig cfg;
+    unsigned nattr = 0;
     memset(&cfg, 0, sizeof cfg);
+    memset(attr, 0, sizeof attr);
     if (clustered) {
         /* more blocks than sm_90's portable cluster size must be allowed first, on the function */
         unsigned long long blocks = (unsigned long long)cluster[0] * cluster[1] * cluster[2];
@@ -532,12 +569,20 @@ int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned 
                            "%s (%d): %s", name, blocks, MH_CU_PORTABLE_CLUSTER_BLOCKS, err_name(c, r), r,
                            err_text(c, r));
         }
-        memset(&attr, 0, sizeof attr);
-        attr.id = MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-        attr.value.clusterDim.x = cluster[0];
-        attr.value.clusterDim.y = cluster[1];
-        attr.value.clusterDim.z = cluster[2];
-        mh_CUlaunchConfig cf = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, &attr, 1};
+        attr[nattr].id = MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        attr[nattr].value.clusterDim.x = cluster[0];
+        attr[nattr].value.clusterDim.y = cluster[1];
+        attr[nattr].value.clusterDim.z = cluster[2];
+        nattr++;
+    }
+    if (cooperative) { /* the grid may wait on itself: cg::this_grid().sync() */
+        attr[nattr].id = MH_CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+        attr[nattr].value.cooperative = 1;
+        nattr++;
+    }
+    int ex = nattr > 0;
+    if (ex) {
+        mh_CUlaunchConfig cf = {grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, attr, nattr};
         cfg = cf;
     }
     for (int i = 0; ms && i < 2; i++)
@@ -556,7 +601,7 @@ int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned 
     if (ms) r = c->f.cuEventRecord(ev[0], NULL);
     unsigned done = 0;
     for (; !r && done < repeat; done++) {
-        if (clustered) r = c->f.cuLaunchKernelEx(&cfg, f, params, NULL);
+        if (ex) r = c->f.cuLaunchKernelEx(&cfg, f, params, NULL);
         else r = c->f.cuLaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL, params, NULL);
     }
     int at_launch = r != 0; /* refused (or failed) by a launch call, not found at the synchronise */

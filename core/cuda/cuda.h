@@ -100,6 +100,12 @@ int mh_cuda_launch(mh_cuda_dev *d, void *fn, const char *name, const unsigned gr
  * resolution is about 0.5 us, cuda.h says). */
 int mh_cuda_launch_n(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
                      const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, float *ms, mh_error *e);
+/* The same, cooperative when asked (cuLaunchKernelEx with CU_LAUNCH_ATTRIBUTE_COOPERATIVE, so that
+ * cg::this_grid().sync() works): a grid that cannot be resident at once (the driver's occupancy
+ * of the kernel x the SMs) is bad_argument naming that limit, before launching. */
+int mh_cuda_launch_ex(mh_cuda_dev *d, void *fn, const char *name, const unsigned grid[3], const unsigned block[3],
+                      const unsigned cluster[3], unsigned smem, void **params, unsigned repeat, int cooperative,
+                      float *ms, mh_error *e);
 
 /* A TMA descriptor (CUtensorMap) for the tiled layout s, from the driver's
  * cuTensorMapEncodeTiled after mh_tensor_map_check: bad_argument with the

@@ -71,10 +71,11 @@ enum {
     MH_CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
     MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
     MH_CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+    MH_CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
     MH_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
-enum { MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
+enum { MH_CU_LAUNCH_ATTRIBUTE_COOPERATIVE = 2, MH_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 };
 
 /* cuLaunchKernelEx's configuration (layout checked against cuda.h by test_cuda_abi). */
 typedef struct mh_CUlaunchAttribute {
@@ -83,6 +84,7 @@ typedef struct mh_CUlaunchAttribute {
     union {
         char pad[64];
         struct { unsigned x, y, z; } clusterDim;
+        int cooperative;
         void *align_;
     } value;
 } mh_CUlaunchAttribute;
@@ -139,6 +141,7 @@ typedef struct mh_cuda_fns {
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                CUstream, void **, void **);
     CUresult (*cuLaunchKernelEx)(const mh_CUlaunchConfig *, CUfunction, void **, void **); /* NULL: driver < 12.0 */
+    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
     /* (CUtensorMap *, data type, rank, address, dims, strides, box, element strides, interleave, swizzle,
      *  L2 promotion, OOB fill); NULL: driver < 12.0 */
     CUresult (*cuTensorMapEncodeTiled)(void *, int, unsigned, void *, const unsigned long long *,

@@ -155,8 +155,8 @@ static int cuda_launch(void *p, void *mod, const mh_ptx_module *ptx, const mh_pt
     if (l->nparams > MH_LAUNCH_MAX_PARAMS) return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: too many parameters", f->name);
     for (uint32_t i = 0; i < l->nparams; i++) params[i] = (void *)l->params[i];
     float ms = 0;
-    int rc = mh_cuda_launch_n(d->dev, fn, f->name, l->grid, l->block, l->cluster, l->dynamic_smem, params, l->repeat,
-                              l->timed ? &ms : NULL, e);
+    int rc = mh_cuda_launch_ex(d->dev, fn, f->name, l->grid, l->block, l->cluster, l->dynamic_smem, params, l->repeat,
+                               l->cooperative, l->timed ? &ms : NULL, e);
     st->time_ns = l->timed ? (double)ms * 1e6 : -1;
     return rc;
 }

@@ -84,6 +84,8 @@ typedef struct {
     uint64_t ld_lo, ld_hi;
     uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
     uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
+    uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
+    uint32_t spins;         /* polls in a row at ld_pc with the same registers */
 } warp;
 
 typedef struct vsm vsm;
@@ -166,7 +168,10 @@ typedef struct {
     uint64_t progress, seen_progress;
     uint32_t epoch;         /* moves on with each progress the scheduler sees */
     uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
+    int verify;             /* a stall is being verified: polls compare the warps' registers */
+    uint64_t verify_insns;  /* the warp instructions when the verification began */
     uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
+    int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
     int slow;               /* strict mode or counting: the checks around each instruction */
     uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
     mh_outbuf out;          /* what the kernel printed */
@@ -180,6 +185,8 @@ typedef struct {
     /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
     uint64_t *frame_off;    /* per function, inside a thread's frame */
     uint64_t frame_bytes;   /* per thread */
+    /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
+    uint32_t reg_lo, nregs;
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -355,7 +362,7 @@ static int poll_stop(ctx *c)
 /* Strict mode: a register read before any instruction wrote it. */
 static void uninitialised(ctx *c, const warp *w, uint32_t reg, int lane)
 {
-    fault(c, w, lane, "read of register %s, which no instruction has written (strict mode)", c->m->reg_name[reg]);
+    fault(c, w, lane, "read of register %s, which no instruction has written (strict mode)", c->m->reg_name[reg + c->reg_lo]);
 }
 
 /* Describes the allocation nearest to a (for out-of-range messages). */
@@ -508,6 +515,8 @@ static uint64_t sreg(ctx *c, const warp *w, uint32_t id, int lane)
     case MH_SR_DYNAMIC_SMEM_SIZE: return c->dyn_smem;
     case MH_SR_TOTAL_SMEM_SIZE: return c->shared_size;
     case MH_SR_AGGR_SMEM_SIZE: return c->shared_size; /* no reserved shared memory on emu */
+    case MH_SR_ENVREG0 + 1: c->envreg_read = 1; return c->grid_ws >> 32;         /* the grid workspace, as the */
+    case MH_SR_ENVREG0 + 2: c->envreg_read = 1; return c->grid_ws & 0xffffffffu; /* driver hands it over */
     default: return 0;
     }
 }
@@ -1177,6 +1186,24 @@ static int extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     return 0;
 }
 
+/* The grid-wide stall check's record of a load (or an atomic that changed nothing): the
+ * span of addresses the warp's loads touched since the last progress, and where it is. */
+static void spin_observe(ctx *c, warp *w, uint32_t pc);
+
+static inline void note_load(ctx *c, warp *w, int space, uint64_t a)
+{
+    if (__builtin_expect(c->verify, 0)) spin_observe(c, w, (uint32_t)(c->cur - c->code));
+    if (space == MH_SP_SHARED) a += SHARED_WIN;
+    if (w->ld_epoch != c->epoch) {
+        w->ld_epoch = c->epoch;
+        w->ld_lo = w->ld_hi = a;
+    } else {
+        if (a < w->ld_lo) w->ld_lo = a;
+        if (a > w->ld_hi) w->ld_hi = a;
+    }
+    w->ld_pc = (uint32_t)(c->cur - c->code);
+}
+
 /* Returns -1 on a fault; 1 when every lane of mask went on to the same
  * *next pc (and none left the active state); 0 otherwise. */
 static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t *next)
@@ -1241,6 +1268,8 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
                 put(c, w, o[0].reg, l, ld_elem(p, eb), t);
             }
         }
+        if (emask && in->space != MH_SP_PARAM && in->space != MH_SP_CONST)
+            note_load(c, w, in->space, address(c, w, &o[1], __builtin_ctz(emask)));
         break;
     }
     case MH_OP_ST: {
@@ -1262,6 +1291,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
                 memcpy(p, &v, (size_t)eb);
             }
         }
+        c->progress += in->space != MH_SP_PARAM;
         break;
     }
     case MH_OP_CVTA:
@@ -1393,6 +1423,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         LANES {
             if (!w->depth[l]) {
                 w->st[l] = LANE_EXITED;
+                c->progress++;
                 continue;
             }
             const call_frame *cf = &w->stack[l][--w->depth[l]];
@@ -1409,9 +1440,11 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         break;
     case MH_OP_EXIT:
         LANES w->st[l] = LANE_EXITED;
+        c->progress++;
         break;
     case MH_OP_BAR:
         if (in->cmp == 1) break; /* bar.warp.sync: lanes already run together */
+        c->progress++;
         if (in->cmp == 2 || in->nopnds > 1) { /* a thread count: bar.sync a, b / bar.arrive a, b */
             if (bar_counted(c, w, in, emask)) return -1;
             break;
@@ -1419,6 +1452,10 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
         LANES w->st[l] = LANE_BARRIER;
         break;
     case MH_OP_TRAP:
+        if (c->envreg_read && !c->grid_ws)
+            LANES return fault(c, w, l, "trap instruction: the kernel reads the grid workspace of cooperative groups "
+                               "(%%envreg1/%%envreg2), which only a cooperative launch has (launch{cooperative = "
+                               "true}): cg::this_grid() traps without it, as on a GPU"), -1;
         LANES return fault(c, w, l, "trap instruction"), -1;
         break;
     case MH_OP_MBARRIER_INIT:
@@ -1428,9 +1465,11 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
             uint64_t n = val(c, w, &o[1], l) & MH_MB_FIELD;
             mb_store(p, (mbar){.pending = (int64_t)n, .expected = (int64_t)n});
         }
+        c->progress++;
         break;
     case MH_OP_MBARRIER:
         if (exec_mbarrier(c, w, in, emask)) return -1;
+        c->progress += in->cmp != MH_MB_TEST_WAIT && in->cmp != MH_MB_TRY_WAIT;
         break;
     case MH_OP_CP_ASYNC: {
         /* cp.async.{ca,cg}.shared.global [dst], [src], size{, src-size | ignore-src}: copied at
@@ -1438,7 +1477,7 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
          * reads before its wait_group sees the data early: emu cannot show that race) */
         c->cost += 8;
         uint32_t size = (uint32_t)o[2].imm;
-        int pred4 = in->nopnds > 3 && o[3].kind == MH_OPK_REG && c->m->reg_type[o[3].reg] == MH_PT_PRED;
+        int pred4 = in->nopnds > 3 && o[3].kind == MH_OPK_REG && c->m->reg_type[o[3].reg + c->reg_lo] == MH_PT_PRED;
         LANES {
             uint32_t src_size = size;
             if (in->nopnds > 3 && !pred4) src_size = (uint32_t)val(c, w, &o[3], l);
@@ -1455,10 +1494,12 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
             }
             memset(d + src_size, 0, size - src_size);
         }
+        c->progress++;
         break;
     }
     case MH_OP_ATOM:
-    case MH_OP_RED:
+    case MH_OP_RED: {
+        int changed = 0;
         c->cost += in->space == MH_SP_SHARED ? 4 : 16;
         LANES {
             const mh_ptx_opnd *ao = in->op == MH_OP_ATOM ? &o[1] : &o[0];
@@ -1467,9 +1508,13 @@ static int exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint
             if (!p) return -1;
             uint64_t old = atomic((mh_ptx_aop)in->cmp, t, p, val(c, w, bo, l),
                                   in->cmp == AOP_CAS ? val(c, w, bo + 1, l) : 0);
+            changed |= old != ld_elem(p, elem_bytes(t));
             if (in->op == MH_OP_ATOM) put(c, w, o[0].reg, l, old, t);
         }
+        if (changed) c->progress++; /* a failed compare-and-swap is a poll, as a load is */
+        else if (emask) note_load(c, w, in->space, address(c, w, in->op == MH_OP_ATOM ? &o[1] : &o[0], __builtin_ctz(emask)));
         break;
+    }
     case MH_OP_SHFL: {
         uint64_t src[WARP];
         for (int l = 0; l < WARP; l++) src[l] = o[1].kind == MH_OPK_REG ? REG(w, o[1].reg, l) : val(c, w, &o[1], l);
@@ -1725,7 +1770,7 @@ static __attribute__((noinline)) void count_insn(ctx *c, warp *w, const mh_ptx_i
     uint8_t sl[WARP];
     uint32_t ng = 0, ns = 0, nl = 0;
     int pred4 = kind == MH_OP_CP_ASYNC && in->nopnds > 3 && in->o[3].kind == MH_OPK_REG &&
-                c->m->reg_type[in->o[3].reg] == MH_PT_PRED;
+                c->m->reg_type[in->o[3].reg + c->reg_lo] == MH_PT_PRED;
     for (int l = 0; l < WARP; l++) {
         if (!(em >> l & 1)) continue;
         if (kind == MH_OP_CP_ASYNC && in->nopnds > 3) { /* a source size of 0 (or ignore-src) reads nothing */
@@ -1872,7 +1917,7 @@ static void unpark(ctx *c, blk *b, uint64_t when)
 static int slot_memory(ctx *c, blk *b)
 {
     if (b->warps) return 0;
-    uint32_t nregs = c->m->nregs ? c->m->nregs : 1;
+    uint32_t nregs = c->nregs;
     b->shared = calloc(1, c->shared_size ? c->shared_size : 1);
     b->local = calloc(1, c->local_stride * c->nwarps * WARP + 1);
     b->frames = calloc((size_t)c->nwarps * WARP, c->frame_bytes ? c->frame_bytes : 1);
@@ -1891,7 +1936,7 @@ static int slot_memory(ctx *c, blk *b)
 static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
 {
     if (slot_memory(c, b)) return -1;
-    uint32_t nregs = c->m->nregs ? c->m->nregs : 1, entry = (uint32_t)(c->f - c->m->funcs);
+    uint32_t nregs = c->nregs, entry = (uint32_t)(c->f - c->m->funcs);
     /* blocks in CUDA's order: x fastest */
     b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
@@ -2127,9 +2172,12 @@ static int step_warp(ctx *c, warp *w)
 #define QUANTUM 256
 
 /* Cycles and warp instructions without progress anywhere before emu looks for a grid-wide
- * stall; and the span of addresses a waiting warp's loads may cover (a poll of flags). */
-#define STALL_CYCLES (1ull << 16)
-#define STALL_INSNS (1ull << 20)
+ * stall; and the span of addresses a waiting warp's loads may cover (a poll of flags).  A
+ * stall is a deadlock when every live warp waits at a barrier or an mbarrier or spins: polls
+ * twice more at one pc with all its registers unchanged (checked for at most STALL_INSNS
+ * more warp instructions; a loop over a small tile changes its registers and is not one). */
+#define STALL_CYCLES (1ull << 14)
+#define STALL_INSNS (1ull << 18)
 #define POLL_SPAN 4096
 
 /* The cycle of SM sm's next event: its next issue or its earliest vacancy. */
@@ -2207,11 +2255,39 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
     }
 }
 
-/* A waiting warp: at a barrier or an mbarrier, or polling a few addresses since the last progress. */
-static int warp_waits(const ctx *c, const warp *w)
+/* A warp that may wait: at a barrier or an mbarrier, or polling a few addresses since the last
+ * progress; `confirmed` asks more of a polling warp: it polled at the same pc twice more with the
+ * same registers (a spin: a loop whose state does not change, not a loop over a small tile). */
+static int warp_waits(const ctx *c, const warp *w, int confirmed)
 {
     if (w->sched == W_WAIT || w->sched == W_PARK) return 1;
-    return w->ld_epoch == c->epoch && w->ld_hi - w->ld_lo <= POLL_SPAN;
+    if (!(w->ld_epoch == c->epoch && w->ld_hi - w->ld_lo <= POLL_SPAN)) return 0;
+    return !confirmed || w->spins >= 2;
+}
+
+/* During a verification: warp w polls at pc; its registers (every lane) the same as at its last poll there? */
+static void spin_observe(ctx *c, warp *w, uint32_t pc)
+{
+    uint32_t nregs = c->nregs;
+    uint64_t h = 1469598103934665603ull ^ pc;
+    for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
+    for (int l = 0; l < WARP; l++) h = (h ^ w->pc[l] ^ (uint64_t)w->st[l] << 32) * 1099511628211ull;
+    if (pc == w->ld_pc && h == w->spin_hash) w->spins++;
+    else w->spins = 0;
+    w->spin_hash = h;
+}
+
+/* Whether every live warp of the resident blocks waits (confirmed: see warp_waits). */
+static int all_wait(const ctx *c, int confirmed)
+{
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            const blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            for (uint32_t k = 0; k < c->nwarps; k++)
+                if (b->warps[k].sched != W_DONE && !warp_waits(c, &b->warps[k], confirmed)) return 0;
+        }
+    return 1;
 }
 
 /* Where warp w waits: the pc of its poll, or of its first waiting lane. */
@@ -2223,22 +2299,20 @@ static uint32_t wait_pc(const warp *w)
     return w->pc[0];
 }
 
-/* No progress for a stretch: a deadlock when every live warp waits.  The fault names the
- * lines the blocks wait at (up to 6 of them, with their first blocks) and the blocks not
- * yet resident. */
-static int grid_stalled(ctx *c, uint64_t now)
+/* A deadlock, verified: the fault names the lines the blocks wait at (up to 6 of them, with
+ * their first blocks) and the blocks not yet resident. */
+static int deadlock(ctx *c, uint64_t now)
 {
     uint32_t lines[6], nblk[6], nl = 0, waiting = 0;
     char who[6][160];
-    for (uint32_t i = 0; i < c->nsms; i++)
-        for (uint32_t s = 0; s < c->resident; s++) {
+    for (uint32_t s = 0; s < c->resident; s++) /* slot by slot: the first wave in blockIdx order */
+        for (uint32_t i = 0; i < c->nsms; i++) {
             blk *b = &c->sms[i].blks[s];
             if (!b->busy) continue;
             const warp *rep = NULL;
             for (uint32_t k = 0; k < c->nwarps; k++) {
                 const warp *w = &b->warps[k];
                 if (w->sched == W_DONE) continue;
-                if (!warp_waits(c, w)) return 0;
                 if (!rep || (rep->sched != W_RUN && w->sched == W_RUN)) rep = w;
             }
             if (!rep) continue;
@@ -2316,11 +2390,28 @@ static int run_grid(ctx *c, uint64_t *longest)
             c->epoch++;
             c->progress_t = t1;
             c->progress_insns = c->warp_insns;
+            c->verify = 0;
+        } else if (c->verify) {
+            if (all_wait(c, 1)) return deadlock(c, t1), -1;
+            if (c->warp_insns - c->verify_insns > STALL_INSNS) { /* some warp's state changes: it works */
+                c->verify = 0;
+                c->epoch++;
+                c->progress_t = t1;
+                c->progress_insns = c->warp_insns;
+            }
         } else if (t1 - c->progress_t > STALL_CYCLES && c->warp_insns - c->progress_insns > STALL_INSNS) {
-            if (grid_stalled(c, t1)) return -1;
-            c->epoch++; /* some warp works: look again after another stretch */
-            c->progress_t = t1;
-            c->progress_insns = c->warp_insns;
+            if (all_wait(c, 0)) { /* every warp seems to wait: verify that the pollers spin */
+                c->verify = 1;
+                c->verify_insns = c->warp_insns;
+                for (uint32_t i = 0; i < c->nsms; i++)
+                    for (uint32_t s = 0; s < c->resident; s++)
+                        for (uint32_t k = 0; c->sms[i].blks[s].busy && k < c->nwarps; k++)
+                            c->sms[i].blks[s].warps[k].spins = 0;
+            } else { /* some warp works: look again after another stretch */
+                c->epoch++;
+                c->progress_t = t1;
+                c->progress_insns = c->warp_insns;
+            }
         }
     }
     *longest = 0;
@@ -2417,7 +2508,7 @@ static int check_function(const mh_ptx_module *m, uint32_t fi, mh_error *e)
             } else if (o->kind == MH_OPK_FUNC) {
                 snprintf(why, sizeof why, "takes the address of function %s: function pointers are not supported by "
                          "emu (the cuda backend runs them)", m->funcs[o->reg].name);
-            } else if (sr >= MH_SR_NOT_ON_EMU_) {
+            } else if (sr >= MH_SR_NOT_ON_EMU_ && sr != MH_SR_ENVREG0 + 1 && sr != MH_SR_ENVREG0 + 2) {
                 char name[32];
                 snprintf(why, sizeof why, "special register %s is not available on emu (the cuda backend runs it)",
                          mh_ptx_sreg_name(sr, name, sizeof name));
@@ -2474,8 +2565,52 @@ int mh_emu_check_kernel(const mh_ptx_module *m, const mh_ptx_func *f, mh_error *
     return rc;
 }
 
+/* The registers of the kernel and the functions it calls, [*lo, *hi) of the module's numbering
+ * (each function's registers are one range). */
+static int kernel_regs(ctx *c, uint32_t *lo, uint32_t *hi)
+{
+    const mh_ptx_module *m = c->m;
+    unsigned char *seen = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+    uint32_t *todo = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *todo), n = 0;
+    if (!seen || !todo) { free(seen); free(todo); return -1; }
+    *lo = UINT32_MAX;
+    *hi = 0;
+    todo[n++] = (uint32_t)(c->f - m->funcs);
+    seen[todo[0]] = 1;
+    while (n) {
+        const mh_ptx_func *F = &m->funcs[todo[--n]];
+        if (F->nregs && F->first_reg < *lo) *lo = F->first_reg;
+        if (F->nregs && F->first_reg + F->nregs > *hi) *hi = F->first_reg + F->nregs;
+        for (uint32_t i = 0; i < F->ncode; i++)
+            if (F->code[i].op == MH_OP_CALL && F->code[i].callee >= 0 && !seen[F->code[i].callee]) {
+                seen[F->code[i].callee] = 1;
+                todo[n++] = (uint32_t)F->code[i].callee;
+            }
+    }
+    if (*lo > *hi) *lo = *hi = 0;
+    free(seen);
+    free(todo);
+    return 0;
+}
+
+/* An instruction's registers renumbered from the kernel's first (instructions of functions the
+ * kernel does not reach never run; their numbers may fall outside). */
+static void renumber(mh_ptx_insn *in, uint32_t lo)
+{
+    if (in->guard >= 0) in->guard -= (int32_t)lo;
+    if (in->dst2 >= 0) in->dst2 -= (int32_t)lo;
+    for (int k = 0; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        mh_ptx_opnd *o = &in->o[k];
+        if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) o->reg -= lo;
+        if (o->kind == MH_OPK_VEC)
+            for (int j = 0; j < o->n && j < 4; j++)
+                if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG)) o->vec[j] -= lo;
+    }
+}
+
 /* Lays every defined function's code end to end, with branch targets made
- * global, and sizes the per-thread parameter frames. */
+ * global and registers the kernel's own (from 0), and sizes the per-thread
+ * parameter frames. */
 static int link_code(ctx *c, mh_error *e)
 {
     const mh_ptx_module *m = c->m;
@@ -2486,6 +2621,9 @@ static int link_code(ctx *c, mh_error *e)
     c->base = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *c->base);
     c->frame_off = calloc(m->nfuncs ? m->nfuncs : 1, sizeof *c->frame_off);
     if (!c->code || !c->insn_func || !c->base || !c->frame_off) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    uint32_t hi;
+    if (kernel_regs(c, &c->reg_lo, &hi)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    c->nregs = hi > c->reg_lo ? hi - c->reg_lo : 1;
     uint32_t at = 0;
     for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
         const mh_ptx_func *F = &m->funcs[fi];
@@ -2497,7 +2635,8 @@ static int link_code(ctx *c, mh_error *e)
         for (uint32_t i = 0; i < F->ncode; i++) {
             c->insn_func[at + i] = fi;
             mh_ptx_insn *in = &c->code[at + i];
-            if (in->op == MH_OP_BRA) in->o[0].reg += at;
+            if (in->op == MH_OP_BRA) in->o[0].reg += at; /* a label: renumber leaves it */
+            if (c->reg_lo) renumber(in, c->reg_lo);
         }
         at += F->ncode;
     }
@@ -2579,6 +2718,18 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     mh_occupancy_sm90(x->regs_per_thread, c.shared_size, c.nthreads, &occ);
     uint64_t per_sm = (c.nblocks + d->nsm - 1) / d->nsm;
     c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
+    if (x->cooperative && c.nblocks > (uint64_t)c.resident * d->nsm) {
+        rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative grid of %llu blocks cannot be resident at once: %u "
+                       "blocks per SM x %u SMs = %llu (blocks of %u threads, %llu bytes of shared memory%s)", name,
+                       (unsigned long long)c.nblocks, c.resident, d->nsm, (unsigned long long)c.resident * d->nsm,
+                       c.nthreads, (unsigned long long)c.shared_size,
+                       x->regs_per_thread ? ", the registers ptxas gives" : "");
+        goto done;
+    }
+    if (x->cooperative) { /* the driver's grid workspace: {size, barrier} (cooperative_groups/details/driver_abi.h) */
+        uint32_t ws[4] = {8, 0, 0, 0};
+        if (mh_emu_alloc(d, sizeof ws, &c.grid_ws, e) || mh_emu_write(d, c.grid_ws, ws, sizeof ws, e)) { rc = -1; goto done; }
+    }
     if (c.resident > per_sm) c.resident = (uint32_t)per_sm;
     if (link_code(&c, e)) { rc = -1; goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
@@ -2609,6 +2760,7 @@ done:
     }
     free(c.counts);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
+    if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);
     for (uint32_t i = 0; c.sms && i < c.nsms; i++) {
         for (uint32_t s = 0; c.sms[i].blks && s < c.resident; s++) {

@@ -72,6 +72,8 @@ typedef struct mh_emu_launch {
 typedef struct mh_emu_extra {
     int regs_per_thread;         /* registers per thread (ptxas) for the SM's residency, 0: not known */
     int stats;                   /* count instructions and memory traffic per source line (st->counts) */
+    int cooperative;             /* the whole grid resident at once (bad_argument when it cannot be), with the
+                                  * driver's grid workspace behind %envreg1/%envreg2 (cg::this_grid().sync()) */
 } mh_emu_extra;
 
 /* Checks the whole module, or one kernel and the functions it calls, for

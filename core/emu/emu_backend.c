@@ -145,7 +145,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.args = args;
     el.nargs = l->nparams;
     el.timeout_s = l->timeout_s;
-    mh_emu_extra x = {.stats = l->stats};
+    mh_emu_extra x = {.stats = l->stats, .cooperative = l->cooperative};
     if (mod) { /* the SM holds as many blocks as the registers ptxas gives allow */
         const mh_ptxas_info *pi = ptxas_of(mod);
         const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;

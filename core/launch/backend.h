@@ -75,6 +75,8 @@ typedef struct mh_launch_desc {
                                   * time_ns their mean, for kernels shorter than the host's submission gap;
                                   * emu runs it once (its virtual time is the same each run) */
     int stats;                   /* emu: count memory traffic and instructions per source line (stats->counts) */
+    int cooperative;             /* a cooperative launch: the whole grid resident at once (bad_argument before
+                                  * launching when it cannot be), cg::this_grid().sync() works */
 } mh_launch_desc;
 
 /* Exact counters of one launch (emu with desc.stats): totals under Nsight Compute's metric

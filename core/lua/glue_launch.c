@@ -66,6 +66,7 @@ static void read_shape(lua_State *L, launch_state *s)
     l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
     l->timeout_s = glue_opt_number(L, 2, "launch", "timeout_s", 0); /* emu: a launch running longer is stopped */
     l->stats = glue_opt_boolean(L, 2, "launch", "stats", 0);         /* emu: exact counters per source line */
+    l->cooperative = glue_opt_boolean(L, 2, "launch", "cooperative", 0); /* the grid resident at once: grid.sync() */
     s->echo_printf = glue_opt_boolean(L, 2, "launch", "printf", 1);  /* false: run.printf only */
     /* cuda: launches back to back between one pair of events, time_ns their mean (short kernels:
      * the host's submission gap is not counted); emu runs once */
@@ -461,9 +462,12 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     }
 }
 
-/* k:launch{grid=, block=, cluster=, smem=, time=, timeout_s=, stats=, printf=, repeat=, args={...}, profile={...}} -> run
+/* k:launch{grid=, block=, cluster=, smem=, time=, timeout_s=, stats=, printf=, repeat=, cooperative=, args={...},
+ * profile={...}} -> run
  * stats = true (emu): run.stats, exact counters per source line; printf = false: what the kernel
- * printed is in run.printf only, not also on stdout.
+ * printed is in run.printf only, not also on stdout; cooperative = true: a cooperative launch (the
+ * whole grid resident at once, cg::this_grid().sync() works; a grid that cannot be is bad_argument
+ * naming blocks per SM x SMs, on both backends, before the launch).
  * Kernels that write their own trace take mgpu.TRACE in args and profile = {scope=, entries=,
  * names=}.  Kernels instrumented from markers take only their own args; profile = {entries=,
  * retry=, reset=, restore=} (defaults 259, true, none, true): when a trace needed more entries
@@ -475,7 +479,7 @@ int glue_kernel_launch(lua_State *L)
 {
     static const char *const keys[] = {"grid", "block", "cluster", "smem", "time", "timeout_s", "repeat", "args",
                                        "profile", "stats",
-                                       "printf", NULL};
+                                       "printf", "cooperative", NULL};
     launch_state s;
     memset(&s, 0, sizeof s);
     s.k = luaL_checkudata(L, 1, KERNEL_MT);

@@ -15,13 +15,14 @@
 --               events in dynamic shared memory (Mosaic GPU), which is sized for
 --               them on top of smem_extra bytes
 --   axes        parameter axes (see mgpu.axes); filter = function(point) -> bool
---   setup       function(point, device, entries) -> {grid=, block=, smem=, args={...},
+--   setup       function(point, device, entries) -> {grid=, block=, smem=, args={...}, cooperative=,
 --               entries = per trace, estimate = events per trace (sizes the trace),
 --               check = function() -> ok, msg,
 --               before = function() called before every launch (reset counters: warm-up
 --               launches, repeats and the launch's retry all run the kernel again),
 --               expect = {NAME = count, ...}: how many regions of each name the trace must
---               close (all traces together; a function(count) -> ok may stand for a count)}
+--               close (all traces together; a function(count) -> ok may stand for a count),
+--               cooperative = true: a cooperative launch (cg::this_grid().sync())}
 --   warmup, repeats   launches before / measured (default 1 / 3)
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
@@ -71,7 +72,7 @@ local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
   "timeout_s", "stats", "probes" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
-local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect" }
+local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative" }
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
@@ -261,7 +262,7 @@ local function attempt_point(ctx, index, point, entries, row)
   check_entries(spec.entries, "setup's entries")
   if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
   local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s,
-    stats = exp.stats or nil }
+    stats = exp.stats or nil, cooperative = spec.cooperative }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
   if exp.instrument then
     -- kernel:launch retries by itself, once, with exactly the entries the kernel

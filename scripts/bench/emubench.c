@@ -62,7 +62,7 @@ int main(int argc, char **argv)
     mh_emu_alloc(d, (uint64_t)n4 * 16, &din, &e);
     mh_emu_alloc(d, (uint64_t)n4 * 16, &dout, &e);
     mh_emu_arg cargs[] = {{&din, 8}, {&dout, 8}, {&n4, 4}};
-    mh_emu_launch cl = {{264, 1, 1}, {256, 1, 1}, 0, cargs, 3, 0};
+    mh_emu_launch cl = {.grid = {264, 1, 1}, .block = {256, 1, 1}, .args = cargs, .nargs = 3};
     mh_emu_stats st;
     double t0 = now();
     if (mh_emu_run(d, &copy, "copy_f32x4", &cl, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
     uint64_t dres;
     mh_emu_alloc(d, threads * 4, &dres, &e);
     mh_emu_arg aargs[] = {{&dres, 8}, {&iters, 4}};
-    mh_emu_launch al = {{264, 1, 1}, {256, 1, 1}, 0, aargs, 2, 0};
+    mh_emu_launch al = {.grid = {264, 1, 1}, .block = {256, 1, 1}, .args = aargs, .nargs = 2};
     t0 = now();
     if (mh_emu_run(d, &alu, "alu_loop", &al, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
     t = now() - t0;

@@ -248,6 +248,18 @@ int main(int argc, char **argv)
     CHECK(last[0] == 16 && get_attr && get_attr(&np, 14, fc) == 0 && np == 1);
     CHECK(mh_cuda_launch(d, fc, "wide_clusters", g16, b, cl32, 0, NULL, &ms, &e) == MH_E_LAUNCH_FAILED);
     CHECK_CONTAINS(e.message, "launching wide_clusters: CUDA_ERROR_INVALID_CLUSTER_SIZE (912)");
+    /* a cooperative launch: cuLaunchKernelEx with the cooperative attribute, after the occupancy check
+     * (the fake: 2048 threads an SM, 132 SMs); a grid that cannot be resident at once is refused first */
+    int *coop = dlsym(lib, "fake_last_cooperative");
+    unsigned gc[3] = {132 * 32, 1, 1}, gc_big[3] = {132 * 32 + 1, 1, 1}, b32[3] = {32, 1, 1};
+    CHECK(mh_cuda_launch_ex(d, fn, "k", gc, b32, NULL, 0, NULL, 1, 1, &ms, &e) == 0 && coop && *coop == 1);
+    CHECK(mh_cuda_launch_ex(d, fn, "k", g2, b, cl, 0, NULL, 1, 1, &ms, &e) == 0 && *coop == 1 && last[0] == 2);
+    CHECK(mh_cuda_launch_ex(d, fn, "k", gc, b32, NULL, 0, NULL, 1, 0, &ms, &e) == 0); /* plain: cuLaunchKernel */
+    CHECK(mh_cuda_launch(d, fc, "wide_clusters", g16, b, cl8, 0, NULL, &ms, &e) == 0 && *coop == 0);
+    *coop = 7;
+    CHECK(mh_cuda_launch_ex(d, fn, "k", gc_big, b32, NULL, 0, NULL, 1, 1, &ms, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "k: a cooperative grid of 4225 blocks cannot be resident at once: 32 blocks per SM x 132 SMs = 4224");
+    CHECK(*coop == 7); /* refused before launching */
     mh_cuda_unload_module(m);
     int *refs = dlsym(lib, "fake_ctx_refs");
     CHECK(refs && *refs == 2); /* the open's retain, and the one after the reset */

@@ -111,6 +111,7 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int d)
     case 16: *v = 132; break;      /* SMs */
     case 13: *v = 1980000; break;  /* clock kHz */
     case 97: *v = 232448; break;   /* smem opt-in */
+    case 95: *v = 1; break;        /* cooperative launches */
     case 8: *v = 49152; break;     /* smem per block without opting in */
     case 1: *v = 1024; break;
     default: *v = 0;
@@ -235,8 +236,21 @@ static int next_event;
 typedef struct { int id; char pad[4]; union { char pad[64]; struct { unsigned x, y, z; } dim; } v; } fake_attr;
 typedef struct { unsigned gx, gy, gz, bx, by, bz, smem; void *stream; fake_attr *attrs; unsigned nattrs; } fake_cfg;
 unsigned fake_last_cluster[3]; /* what the last cuLaunchKernelEx asked for */
+int fake_last_cooperative;     /* and whether it was cooperative */
+/* the fake's occupancy: 2048 threads an SM, at most 32 blocks */
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, void *f, int threads, size_t smem)
+{
+    (void)f; (void)smem;
+    STICKY();
+    *n = threads > 0 ? 2048 / threads : 0;
+    if (*n > 32) *n = 32;
+    return 0;
+}
 CUresult cuLaunchKernelEx(const fake_cfg *cfg, void *f, void **params, void **extra)
 {
+    fake_last_cooperative = 0;
+    for (unsigned i = 0; i < cfg->nattrs; i++)
+        if (cfg->attrs[i].id == 2) fake_last_cooperative = *(const int *)&cfg->attrs[i].v;
     for (unsigned i = 0; i < cfg->nattrs; i++)
         if (cfg->attrs[i].id == 4) {
             fake_last_cluster[0] = cfg->attrs[i].v.dim.x;

@@ -1,0 +1,235 @@
+/* test_emu_grid.c - emu runs the whole device at once (issue 21): blocks that wait on
+ * blocks of other SMs (a scan chained by blockIdx over ten waves, a single-pass scan with
+ * decoupled look-back, a persistent queue of atomic tickets and flags) finish with the
+ * host's answer; a cooperative launch runs cg::this_grid().sync(), a grid that cannot be
+ * resident at once is refused before it runs, and a grid-wide spin is reported as a
+ * deadlock naming its line within seconds; the same launch gives the same cycles. */
+#include <time.h>
+#include "check.h"
+#include "dump_util.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
+
+static mh_ptx_module grid_ptx;
+
+static double seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static mh_emu *device(uint32_t sms)
+{
+    mh_emu_opts o = {.num_sms = sms, .max_warp_insns = 0};
+    mh_error e;
+    mh_emu *d = mh_emu_create(&o, &e);
+    CHECK(d != NULL);
+    return d;
+}
+
+static uint64_t upload(mh_emu *d, const void *host, uint64_t bytes)
+{
+    uint64_t a = 0;
+    mh_error e;
+    CHECK(mh_emu_alloc(d, bytes, &a, &e) == 0);
+    if (host) CHECK(mh_emu_write(d, a, host, bytes, &e) == 0);
+    else CHECK(mh_emu_memset(d, a, 0, bytes, &e) == 0);
+    return a;
+}
+
+static int run(mh_emu *d, const char *kernel, uint32_t grid, uint32_t block, const mh_emu_arg *args, uint32_t n,
+               int cooperative, mh_emu_stats *st, mh_error *e)
+{
+    mh_emu_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}, .args = args, .nargs = n, .timeout_s = 60};
+    mh_emu_extra x = {.cooperative = cooperative};
+    mh_emu_stats s;
+    int rc = mh_emu_run_ex(d, &grid_ptx, kernel, &l, &x, st ? st : &s, e) ? (int)e->code : 0;
+    if (rc) fprintf(stderr, "  %s: %s\n", kernel, e->message);
+    free((st ? st : &s)->output);
+    if ((st ? st : &s)->counts) (st ? st : &s)->counts->release((st ? st : &s)->counts);
+    return rc;
+}
+
+/* block b waits for block b-1: 4 SMs x 2 blocks of 1024 threads, 80 blocks (ten waves) */
+static void chained_scan(void)
+{
+    mh_emu *d = device(4);
+    enum { B = 1024, G = 80 };
+    int *x = malloc(sizeof(int) * B * G), prefix[G];
+    for (int i = 0; i < B * G; i++) x[i] = (i * 7) % 13 - 6;
+    uint64_t dx = upload(d, x, sizeof(int) * B * G), dp = upload(d, NULL, sizeof prefix), dr = upload(d, NULL, 4 * G);
+    mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dr, 8}};
+    mh_emu_stats st;
+    mh_error e;
+    CHECK(run(d, "chained_scan", G, B, a, 3, 0, &st, &e) == 0);
+    CHECK(st.blocks_per_sm == 2);
+    mh_emu_read(d, dp, prefix, sizeof prefix, &e);
+    int want = 0, ok = 1;
+    for (int b = 0; b < G; b++) {
+        for (int t = 0; t < B; t++) want += x[b * B + t];
+        ok &= prefix[b] == want;
+    }
+    CHECK(ok);
+    /* the same launch again: the same virtual time */
+    uint64_t cycles = st.cycles;
+    mh_emu_memset(d, dr, 0, 4 * G, &e);
+    CHECK(run(d, "chained_scan", G, B, a, 3, 0, &st, &e) == 0 && st.cycles == cycles);
+    free(x);
+    mh_emu_destroy(d);
+}
+
+/* the issue's shape: 133 blocks of 64 threads on 132 SMs */
+static void chained_scan_default_device(void)
+{
+    mh_emu *d = device(0);
+    enum { B = 64, G = 133 };
+    int x[B * G], prefix[G];
+    for (int i = 0; i < B * G; i++) x[i] = i % 5;
+    uint64_t dx = upload(d, x, sizeof x), dp = upload(d, NULL, sizeof prefix), dr = upload(d, NULL, 4 * G);
+    mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dr, 8}};
+    mh_error e;
+    double t0 = seconds();
+    CHECK(run(d, "chained_scan", G, B, a, 3, 0, NULL, &e) == 0);
+    printf("  chained_scan, 133 blocks of 64 on 132 SMs: %.2f s\n", seconds() - t0);
+    mh_emu_read(d, dp, prefix, sizeof prefix, &e);
+    int want = 0, ok = 1;
+    for (int b = 0; b < G; b++) {
+        for (int t = 0; t < B; t++) want += x[b * B + t];
+        ok &= prefix[b] == want;
+    }
+    CHECK(ok);
+    mh_emu_destroy(d);
+}
+
+/* decoupled look-back: 4 SMs x 8 blocks of 256, 320 blocks (ten waves) */
+static void lookback_scan(void)
+{
+    mh_emu *d = device(4);
+    enum { B = 256, G = 320, N = B * G };
+    int *x = malloc(sizeof(int) * N), *out = malloc(sizeof(int) * N);
+    for (int i = 0; i < N; i++) x[i] = (i * 31) % 17 - 8;
+    uint64_t dx = upload(d, x, sizeof(int) * N), dout = upload(d, NULL, sizeof(int) * N), ds = upload(d, NULL, 8 * G);
+    mh_emu_arg a[] = {{&dx, 8}, {&dout, 8}, {&ds, 8}};
+    mh_emu_stats st;
+    mh_error e;
+    CHECK(run(d, "lookback_scan", G, B, a, 3, 0, &st, &e) == 0);
+    CHECK(st.blocks_per_sm == 8);
+    mh_emu_read(d, dout, out, sizeof(int) * N, &e);
+    int want = 0, bad = -1;
+    for (int i = 0; i < N; i++) {
+        want += x[i];
+        if (out[i] != want && bad < 0) bad = i;
+    }
+    CHECK(bad < 0);
+    if (bad >= 0) fprintf(stderr, "  lookback_scan: out[%d] = %d\n", bad, out[bad]);
+    free(x);
+    free(out);
+    mh_emu_destroy(d);
+}
+
+/* a persistent queue: 8 blocks take 500 items by ticket; each waits for the item before it */
+static void persistent_queue(void)
+{
+    mh_emu *d = device(4);
+    enum { G = 8, B = 128, N = 500 };
+    int x[N], out[N];
+    unsigned taken[G], n = N;
+    for (int i = 0; i < N; i++) x[i] = i % 9 - 4;
+    uint64_t dx = upload(d, x, sizeof x), dout = upload(d, NULL, sizeof out), dr = upload(d, NULL, 4 * N),
+             dt = upload(d, NULL, 4), dk = upload(d, NULL, sizeof taken);
+    mh_emu_arg a[] = {{&dx, 8}, {&dout, 8}, {&dr, 8}, {&dt, 8}, {&n, 4}, {&dk, 8}};
+    mh_error e;
+    CHECK(run(d, "persistent_queue", G, B, a, 6, 0, NULL, &e) == 0);
+    mh_emu_read(d, dout, out, sizeof out, &e);
+    mh_emu_read(d, dk, taken, sizeof taken, &e);
+    int want = 0, ok = 1;
+    unsigned all = 0, blocks = 0;
+    for (int i = 0; i < N; i++) ok &= out[i] == (want += x[i]);
+    for (int b = 0; b < G; b++) all += taken[b], blocks += taken[b] > 0;
+    CHECK(ok && all == N);
+    CHECK(blocks > 1); /* the blocks shared the work: they ran at once */
+    mh_emu_destroy(d);
+}
+
+/* cooperative groups: grid.sync() twice; refused without a cooperative launch (the kernel traps,
+ * as on a GPU) and when the grid cannot be resident at once */
+static void cooperative(void)
+{
+    mh_emu *d = device(4);
+    enum { B = 256, G = 32, N = B * G - 100 };
+    float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), total = 0;
+    double sum = 0;
+    for (int i = 0; i < N; i++) sum += x[i] = (float)(i % 10 + 1);
+    uint64_t dx = upload(d, x, sizeof(float) * N), dp = upload(d, NULL, 4 * (G + 1)), dt = upload(d, NULL, 4);
+    unsigned n = N;
+    mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dt, 8}, {&n, 4}};
+    mh_error e;
+    CHECK(run(d, "grid_normalise", G, B, a, 4, 1, NULL, &e) == 0);
+    mh_emu_read(d, dt, &total, 4, &e);
+    mh_emu_read(d, dx, y, sizeof(float) * N, &e);
+    int ok = total == (float)sum;
+    for (int i = 0; i < N; i++) ok &= y[i] == x[i] / total;
+    CHECK(ok);
+    /* not cooperative: the grid workspace is missing and the kernel traps */
+    CHECK(mh_emu_run_ex(d, &grid_ptx, "grid_normalise", &(mh_emu_launch){.grid = {G, 1, 1}, .block = {B, 1, 1},
+                        .args = a, .nargs = 4}, NULL, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "only a cooperative launch has (launch{cooperative = true})");
+    /* 33 blocks of 256 threads: 8 an SM x 4 SMs = 32 at once */
+    CHECK(run(d, "grid_normalise", G + 1, B, a, 4, 1, NULL, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "grid_normalise: a cooperative grid of 33 blocks cannot be resident at once: 8 blocks "
+                              "per SM x 4 SMs = 32");
+    free(x);
+    free(y);
+    mh_emu_destroy(d);
+}
+
+/* every block spins on a flag nothing sets: a deadlock, in seconds, naming the line; with more
+ * blocks than fit, the message says how many wait for a slot */
+static void deadlock(void)
+{
+    mh_emu *d = device(0);
+    uint64_t flag = upload(d, NULL, 4), out = upload(d, NULL, 4 * 1000);
+    mh_emu_arg a[] = {{&flag, 8}, {&out, 8}};
+    mh_error e;
+    double t0 = seconds();
+    CHECK(run(d, "spin_forever", 264, 64, a, 2, 0, NULL, &e) == MH_E_KERNEL_FAULT);
+    double t = seconds() - t0;
+    printf("  deadlock of 264 blocks found in %.2f s\n", t);
+    CHECK(t < 5);
+    CHECK_CONTAINS(e.message, "deadlock: no warp has made progress");
+    CHECK_CONTAINS(e.message, "tests/ptx/grid.ptx:");
+    CHECK_CONTAINS(e.message, "(ld) block (0,0,0), (1,0,0), (2,0,0), (3,0,0), ... (264 blocks)");
+    CHECK_CONTAINS(e.message, "(264 blocks)");
+    CHECK(e.line > 0 && strstr(grid_ptx.text, "ld.volatile.global") != NULL);
+    /* 1000 blocks of 1024 threads: 2 an SM at once, the rest never get a slot */
+    t0 = seconds();
+    CHECK(run(d, "spin_forever", 1000, 1024, a, 2, 0, NULL, &e) == MH_E_KERNEL_FAULT);
+    printf("  deadlock of 1000 blocks (264 resident) found in %.2f s\n", seconds() - t0);
+    CHECK(seconds() - t0 < 5);
+    CHECK_CONTAINS(e.message, "736 blocks of the grid are not resident yet (an SM holds 2 at once, 132 SMs");
+    mh_emu_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = argc > 1 ? argv[1] : ".";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/ptx/grid.ptx", root);
+    size_t n;
+    char *text = read_file_all(path, &n);
+    mh_error e;
+    if (!text || mh_ptx_parse(&grid_ptx, text, n, "tests/ptx/grid.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
+    chained_scan();
+    chained_scan_default_device();
+    lookback_scan();
+    persistent_queue();
+    cooperative();
+    deadlock();
+    mh_ptx_free(&grid_ptx);
+    return check_report("test_emu_grid");
+}
