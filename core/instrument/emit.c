@@ -249,6 +249,21 @@ static int emit_runs(const emit_ctx *c, const point *pts, size_t n, mh_error *e)
     return 0;
 }
 
+/* The records of pts[0 .. n) all at offset `at` (an exit path, a trampoline), in runs of at
+ * most RUN_MAX under one bounds check each. */
+static void emit_records_at(const emit_ctx *c, size_t at, const point *pts, size_t n)
+{
+    for (size_t k = 0; k < n; k += RUN_MAX) {
+        uint32_t count = (uint32_t)(n - k < RUN_MAX ? n - k : RUN_MAX);
+        emit_check(c, at, P_EXIT, count);
+        for (uint32_t q = 0; q < count; q++) {
+            point p = pts[k + q];
+            p.at = at;
+            emit_record(c, &p, q, count, P_EXIT);
+        }
+    }
+}
+
 /* The code at an exit instruction i of f, after the exit path's own points xp[0 .. nx) for a
  * guarded exit.  A .func stores its count back (FUNC_EXIT) there; an entry branches to its one
  * exit block (exit_block), which writes the header: its ~35 instructions are in the code once,
@@ -261,15 +276,7 @@ static void exit_code(const emit_ctx *c, uint32_t i, const point *xp, size_t nx,
     const char *g = in->guard >= 0 ? c->m->reg_name[in->guard] : "";
     if (in->guard >= 0 && (nx || !c->entry)) {
         add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!", g, *label);
-        for (size_t k = 0; k < nx; k += RUN_MAX) {
-            uint32_t count = (uint32_t)(nx - k < RUN_MAX ? nx - k : RUN_MAX);
-            emit_check(c, at, P_EXIT, count);
-            for (uint32_t q = 0; q < count; q++) {
-                point p = xp[k + q];
-                p.at = at;
-                emit_record(c, &p, q, count, P_EXIT);
-            }
-        }
+        emit_records_at(c, at, xp, nx);
         if (c->entry) add_edit(c->E, at, P_EXIT, "\tbra \t$__mgpu_exit%zu;\n", exit_label);
         else add_edit(c->E, at, P_EXIT, FUNC_EXIT);
         add_edit(c->E, at, P_FILL, "$__mgpu_skip%zu:\n\t", *label);
@@ -324,15 +331,7 @@ static void trampolines(const emit_ctx *c, const point *pts, size_t n, size_t *l
                  c->m->reg_name[in->guard], *label);
         size_t at = c->f->body_close;
         add_edit(c->E, at, P_EXIT, "$__mgpu_edge%zu:\t// @mgpu: the edge to %.*s\n", *label, tl, t);
-        for (size_t k = i; k < j; k += RUN_MAX) {
-            uint32_t count = (uint32_t)(j - k < RUN_MAX ? j - k : RUN_MAX);
-            emit_check(c, at, P_EXIT, count);
-            for (uint32_t q = 0; q < count; q++) {
-                point p = pts[k + q];
-                p.at = at;
-                emit_record(c, &p, q, count, P_EXIT);
-            }
-        }
+        emit_records_at(c, at, pts + i, j - i);
         add_edit(c->E, at, P_EXIT, "\tbra \t%.*s;\n", tl, t);
         (*label)++;
         i = j;
