@@ -11,8 +11,8 @@
 #   script_errors  a Lua error in a script is script_error (exit 7) with its traceback; an error
 #                  value names the script line that made it; an unreadable script is io_error (1)
 #   options        every command takes --help; an unknown option is exit 2 with the usage; the
-#                  top-level usage lists every option of every command; README's exit-code list
-#                  names every error code of core/ and lua/
+#                  top-level usage lists every option of every command; the exit-code list
+#                  (docs/cli.md) names every error code of core/ and lua/
 #   full_traces    a trace with no room left for another event is reported as possibly truncated
 #                  (CLI stderr, mgpu.dump's warnings); not with -q, not one with room, not an
 #                  instrumented one (--calib)
@@ -295,14 +295,14 @@ options)
     grep -qE -- "(^|[^[:alnum:]-])$opt([^[:alnum:]-]|$)" top.txt || fail "mgpu-harness --help does not list the experiment option $opt"
     grep -qE -- "(^|[^[:alnum:]-])$opt([^[:alnum:]-]|$)" help-exp.lua.txt || fail "SCRIPT.lua --help does not list $opt"
   done
-  # README's exit-code list names every code the harness can raise
-  readme=$(sed -n '/^### Exit codes/,/^## /p' "$src/README.md")
+  # the exit-code list (docs/cli.md, its last section) names every code the harness can raise
+  readme=$(sed -n '/^## Exit codes/,$p' "$src/docs/cli.md")
   codes=$( (grep -oE '\] = "[a-z_]+"' "$src/core/base/error.c" | grep -oE '"[a-z_]+"' | tr -d '"';
             grep -rhoE 'errors\.new\("[a-z_]+"|code = "[a-z_]+"' "$src/lua" | grep -oE '"[a-z_]+"' | tr -d '"') |
           grep -vx ok | sort -u)
   for c in $codes; do
     ok
-    grep -qF "\`$c\`" <<<"$readme" || fail "README's Exit codes do not name the error code $c"
+    grep -qF "\`$c\`" <<<"$readme" || fail "docs/cli.md's Exit codes do not name the error code $c"
   done
   ;;
 

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "dump_util.h"
 #include "emu/emu.h"
+#include "emu_util.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
 
@@ -18,16 +19,7 @@ static char *slurp(const char *rel, size_t *n)
     return read_file_all(path, n);
 }
 
-static int parse_file(mh_ptx_module *m, const char *rel)
-{
-    size_t n;
-    char *t = slurp(rel, &n);
-    mh_error e;
-    int rc = t ? mh_ptx_parse(m, t, n, rel, &e) : -1;
-    if (rc && t) fprintf(stderr, "  %s\n", e.message);
-    free(t);
-    return rc;
-}
+static int parse_file(mh_ptx_module *m, const char *rel) { return parse_ptx_file(m, src, rel); }
 
 static void golden(void)
 {
@@ -461,80 +453,15 @@ typedef struct {
                        * (which block took which item of a work queue): not compared */
 } layout_case;
 
-enum { MAX_ARGS = 8, GUARD_WORDS = 16 };
-
-typedef struct {
-    uint32_t nargs;
-    uint64_t ptr[MAX_ARGS], val[MAX_ARGS];
-    uint32_t size[MAX_ARGS], words[MAX_ARGS];
-    uint32_t *init[MAX_ARGS];
-} arg_set;
-
-static void args_parse(arg_set *a, const char *spec)
-{
-    memset(a, 0, sizeof *a);
-    for (const char *p = spec; *p && a->nargs < MAX_ARGS;) {
-        char kind = p[0];
-        const char *v = p + 2;
-        uint32_t i = a->nargs++;
-        if (kind == 'u' || kind == 'g') {
-            a->size[i] = 4;
-            if (kind == 'u') a->val[i] = strtoul(v, NULL, 10);
-            else {
-                float f = strtof(v, NULL);
-                uint32_t bits;
-                memcpy(&bits, &f, 4);
-                a->val[i] = bits;
-            }
-        } else {
-            a->size[i] = 8;
-            a->words[i] = (uint32_t)strtoul(v, NULL, 10);
-            a->init[i] = calloc(a->words[i], 4);
-            for (uint32_t k = 0; kind != 'z' && k < a->words[i]; k++) {
-                float f = (float)(k % 13) * 0.5f - 1.0f;
-                if (kind == 'f') memcpy(&a->init[i][k], &f, 4);
-                else a->init[i][k] = k % 97;
-            }
-        }
-        while (*p && *p != ' ') p++;
-        while (*p == ' ') p++;
-    }
-}
-
-static void args_free(arg_set *a)
-{
-    for (uint32_t i = 0; i < a->nargs; i++) free(a->init[i]);
-}
+enum { GUARD_WORDS = 16 };
 
 /* Runs `kernel` of module m with the arguments reset to their initial values, the trace (when
  * tr) at trace_addr with `entries`; out: the buffers' words after the run, concatenated. */
-static int run_case(mh_emu *d, const mh_ptx_module *m, const layout_case *c, arg_set *a, const uint64_t *buf,
-                    uint64_t trace_addr, unsigned entries, uint64_t calib, uint32_t *out, mh_error *e)
+static int run_case(mh_emu *d, const mh_ptx_module *m, const layout_case *c, arg_set *a, uint64_t trace_addr,
+                    unsigned entries, uint64_t calib, uint32_t *out, mh_error *e)
 {
-    mh_emu_arg args[MAX_ARGS + MH_INSTRUMENT_PARAMS];
-    uint32_t n = 0, o = 0;
-    for (uint32_t i = 0; i < a->nargs; i++) {
-        if (a->size[i] == 8) {
-            a->ptr[i] = buf[i];
-            mh_emu_write(d, buf[i], a->init[i], a->words[i] * 4ull, e);
-            args[n++] = (mh_emu_arg){&a->ptr[i], 8};
-        } else args[n++] = (mh_emu_arg){&a->val[i], 4};
-    }
-    uint64_t t = trace_addr, cal = calib;
-    if (trace_addr) {
-        args[n++] = (mh_emu_arg){&t, 8};
-        args[n++] = (mh_emu_arg){&entries, 4};
-        args[n++] = (mh_emu_arg){&cal, 8};
-    }
-    mh_emu_launch l = {{c->grid, 1, 1}, {c->block, 1, 1}, c->smem, args, n, 0};
-    int rc = mh_emu_run(d, m, c->kernel, &l, NULL, e);
-    for (uint32_t i = 0; !rc && i < a->nargs; i++)
-        if (a->size[i] == 8) {
-            mh_emu_read(d, buf[i], out + o, a->words[i] * 4ull, e);
-            if (c->timed >> i & 1) memset(out + o, 0, a->words[i] * 4ull);
-            o += a->words[i];
-        }
-    return rc;
+    emu_kernel k = {c->kernel, c->grid, c->block, c->smem, c->timed};
+    return emu_run_args(d, m, &k, a, trace_addr, entries, calib, out, e);
 }
 
 typedef struct {
@@ -543,7 +470,7 @@ typedef struct {
 } trace_summary;
 
 /* The run of one layout: traces[num_traces] (the second attempt), *required (the first's). */
-static int run_layout(mh_emu *d, const layout_case *c, mh_scope scope, int aligned, arg_set *a, const uint64_t *buf,
+static int run_layout(mh_emu *d, const layout_case *c, mh_scope scope, int aligned, arg_set *a,
                       const uint32_t *plain_out, uint32_t out_words, trace_summary **traces, uint64_t *ntraces)
 {
     kernel_pair k;
@@ -574,7 +501,7 @@ static int run_layout(mh_emu *d, const layout_case *c, mh_scope scope, int align
         CHECK(alloc % 8 == 0);
         uint64_t trace = alloc + k.r.trace_shift; /* where the dump's words begin */
         mh_emu_memset(d, trace, 0, T * entries * 4, &e);
-        rc = run_case(d, &k.inst, c, a, buf, trace, entries, cal, out, &e);
+        rc = run_case(d, &k.inst, c, a, trace, entries, cal, out, &e);
         if (rc) { fprintf(stderr, "  %s %s (%s, %s): %s\n", c->file, c->kernel, mh_scope_name(scope), aligned ? "aligned" : "legacy", e.message); break; }
         CHECK(memcmp(out, plain_out, out_words * 4ull) == 0);
         for (uint32_t q = 0, shown = 0; q < out_words && shown < 3; q++)
@@ -656,14 +583,13 @@ static void layouts(void)
         mh_emu *d = mh_emu_create(NULL, &e);
         arg_set a;
         args_parse(&a, c->args);
-        uint64_t buf[MAX_ARGS] = {0};
         uint32_t out_words = 0;
         for (uint32_t i = 0; i < a.nargs; i++)
-            if (a.size[i] == 8) mh_emu_alloc(d, a.words[i] * 4ull, &buf[i], &e), out_words += a.words[i];
+            if (a.size[i] == 8) mh_emu_alloc(d, a.words[i] * 4ull, &a.buf[i], &e), out_words += a.words[i];
         uint32_t *plain_out = calloc(out_words ? out_words : 1, 4);
         mh_ptx_module plain;
         CHECK(parse_file(&plain, c->file) == 0);
-        int rc = run_case(d, &plain, c, &a, buf, 0, 0, 0, plain_out, &e);
+        int rc = run_case(d, &plain, c, &a, 0, 0, 0, plain_out, &e);
         CHECK(rc == 0);
         if (rc) fprintf(stderr, "  %s %s (plain): %s\n", c->file, c->kernel, e.message);
         mh_ptx_free(&plain);
@@ -672,7 +598,7 @@ static void layouts(void)
             uint64_t T = 0, events = 0;
             mh_scope scope = sc ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP;
             for (int aligned = 0; aligned < 2; aligned++)
-                CHECK(run_layout(d, c, scope, aligned, &a, buf, plain_out, out_words, &traces, &T) == 0);
+                CHECK(run_layout(d, c, scope, aligned, &a, plain_out, out_words, &traces, &T) == 0);
             for (uint64_t t = 0; traces && t < T; t++) {
                 events += traces[t].count / 2;
                 free(traces[t].tags);

@@ -12,65 +12,16 @@
 #include "check.h"
 #include "dump_util.h"
 #include "emu/emu.h"
+#include "emu_util.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
 
 static const char *src;
 static char ptxas[600];
 
-static int parse_file(mh_ptx_module *m, const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", src, rel);
-    size_t n;
-    char *t = read_file_all(path, &n);
-    mh_error e;
-    int rc = t ? mh_ptx_parse(m, t, n, rel, &e) : -1;
-    if (rc && t) fprintf(stderr, "  %s\n", e.message);
-    free(t);
-    return rc;
-}
+static int parse_file(mh_ptx_module *m, const char *rel) { return parse_ptx_file(m, src, rel); }
 
-/* ---- arguments: f:N floats, i:N ints, z:N zero words (buffers); u:V u32, g:V f32 ---- */
-enum { MAX_ARGS = 8, MAX_PROBES = 6, MAX_COUNTS = 8 };
-
-typedef struct {
-    uint32_t nargs;
-    uint64_t ptr[MAX_ARGS], val[MAX_ARGS], buf[MAX_ARGS];
-    uint32_t size[MAX_ARGS], words[MAX_ARGS];
-    uint32_t *init[MAX_ARGS];
-} arg_set;
-
-static void args_parse(arg_set *a, const char *spec)
-{
-    memset(a, 0, sizeof *a);
-    for (const char *p = spec; *p && a->nargs < MAX_ARGS;) {
-        char kind = p[0];
-        const char *v = p + 2;
-        uint32_t i = a->nargs++;
-        if (kind == 'u' || kind == 'g') {
-            a->size[i] = 4;
-            if (kind == 'u') a->val[i] = strtoul(v, NULL, 10);
-            else {
-                float f = strtof(v, NULL);
-                uint32_t bits;
-                memcpy(&bits, &f, 4);
-                a->val[i] = bits;
-            }
-        } else {
-            a->size[i] = 8;
-            a->words[i] = (uint32_t)strtoul(v, NULL, 10);
-            a->init[i] = calloc(a->words[i] ? a->words[i] : 1, 4);
-            for (uint32_t k = 0; kind != 'z' && k < a->words[i]; k++) {
-                float f = (float)(k % 13) * 0.5f - 1.0f;
-                if (kind == 'f') memcpy(&a->init[i][k], &f, 4);
-                else a->init[i][k] = k % 97;
-            }
-        }
-        while (*p && *p != ' ') p++;
-        while (*p == ' ') p++;
-    }
-}
+enum { MAX_PROBES = 6, MAX_COUNTS = 8 };
 
 typedef struct { const char *name; uint64_t count; } want_count;
 
@@ -90,30 +41,8 @@ typedef struct {
 static int run(mh_emu *d, const mh_ptx_module *m, const probe_case *c, arg_set *a, uint64_t trace, unsigned entries,
                uint64_t calib, uint32_t *out, mh_error *e)
 {
-    mh_emu_arg args[MAX_ARGS + MH_INSTRUMENT_PARAMS];
-    uint32_t n = 0, o = 0;
-    for (uint32_t i = 0; i < a->nargs; i++) {
-        if (a->size[i] == 8) {
-            a->ptr[i] = a->buf[i];
-            mh_emu_write(d, a->buf[i], a->init[i], a->words[i] * 4ull, e);
-            args[n++] = (mh_emu_arg){&a->ptr[i], 8};
-        } else args[n++] = (mh_emu_arg){&a->val[i], 4};
-    }
-    uint64_t t = trace, cal = calib;
-    if (trace) {
-        args[n++] = (mh_emu_arg){&t, 8};
-        args[n++] = (mh_emu_arg){&entries, 4};
-        args[n++] = (mh_emu_arg){&cal, 8};
-    }
-    mh_emu_launch l = {{c->grid, 1, 1}, {c->block, 1, 1}, c->smem, args, n, 0};
-    int rc = mh_emu_run(d, m, c->kernel, &l, NULL, e);
-    for (uint32_t i = 0; !rc && i < a->nargs; i++)
-        if (a->size[i] == 8) {
-            mh_emu_read(d, a->buf[i], out + o, a->words[i] * 4ull, e);
-            if (c->timed >> i & 1) memset(out + o, 0, a->words[i] * 4ull);
-            o += a->words[i];
-        }
-    return rc;
+    emu_kernel k = {c->kernel, c->grid, c->block, c->smem, c->timed};
+    return emu_run_args(d, m, &k, a, trace, entries, calib, out, e);
 }
 
 /* Writes text to a temporary file and runs ptxas on it for the module's target; 1 when it passes
@@ -236,7 +165,7 @@ static void run_case(const probe_case *c, mh_scope scope, int aligned)
     mh_instrumented_free(&r);
 out_plain:
     mh_ptx_free(&plain);
-    for (uint32_t i = 0; i < a.nargs; i++) free(a.init[i]);
+    args_free(&a);
     free(plain_out);
     free(out);
     mh_emu_destroy(d);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include "check.h"
 #include "emu/emu.h"
+#include "emu_util.h"
 #include "frontend/ptx.h"
 
 typedef long double ld;
@@ -462,6 +463,27 @@ static char *cat(const char *a, const char *b)
     return s; /* (kept for the test's life) */
 }
 
+/* One kernel of a format: its name, a printf format of `sub` (bf: the name for bfloat16, where it
+ * is not the same format's), then what add() takes.  Rows are added in their order (a kernel's
+ * inputs are seeded by its place in the table). */
+typedef struct {
+    const char *n, *bf, *in;
+    ref_fn ref;
+    sop op;
+    int arg;
+    uint8_t cmp, tol, init;
+} krow;
+
+static void add_rows(const char *P, const fmt *f, const char *sub, int arg, const krow *rows, int nrows)
+{
+    for (int k = 0; k < nrows; k++) {
+        const krow *r = &rows[k];
+        char n[64];
+        snprintf(n, sizeof n, f == &BF && r->bf ? r->bf : r->n, sub);
+        add(cat(P, n), f, r->in, r->ref, r->op, r->arg + arg, r->cmp, r->tol, r->init);
+    }
+}
+
 static void table(void)
 {
     static const char *const cmps[] = {"eq", "ne", "le", "ge", "lt", "gt", "equ", "neu", "leu", "geu", "ltu", "gtu"};
@@ -495,20 +517,16 @@ static void table(void)
             add(cat(P, n2), f, strdup(in2), r_p, bin[k].op, 0, C_X2, bin[k].tol, O_ZERO);
         }
         add(cat(P, "__hcmadd"), f, "ppp", r_cmadd, NULL, 0, C_X2, 0, O_ZERO);
-        for (int k = 0; k < 12; k++) {
-            char n[32];
-            snprintf(n, sizeof n, "__h%s2", cmps[k]);
-            add(cat(P, n), f, "pp0", r_cmp2, NULL, k, C_BITS, 0, O_ZERO);
-            snprintf(n, sizeof n, "__h%s2_mask", cmps[k]);
-            add(cat(P, n), f, "pp0", r_cmp2_mask, NULL, k, C_BITS, 0, O_ZERO);
-            snprintf(n, sizeof n, "__hb%s2", cmps[k]);
-            add(cat(P, n), f, "pp0", r_cmpb2, NULL, k, C_BITS, 0, O_ZERO);
-            snprintf(n, sizeof n, "__h%s", cmps[k]);
-            add(cat(P, n), f, "xx0", r_cmp, NULL, k, C_BITS, 0, O_ZERO);
-        }
-        add(cat(P, "__hisnan"), f, "x00", r_isnan, NULL, 0, C_BITS, 0, O_ZERO);
-        add(cat(P, "__hisnan2"), f, "p00", r_isnan2, NULL, 0, C_BITS, 0, O_ZERO);
-        add(cat(P, "__hisinf"), f, "x00", r_isinf, NULL, 0, C_BITS, 0, O_ZERO);
+        static const krow cmp_rows[] = {
+            {"__h%s2", 0, "pp0", r_cmp2, NULL, 0, C_BITS, 0, 0}, {"__h%s2_mask", 0, "pp0", r_cmp2_mask, NULL, 0, C_BITS, 0, 0},
+            {"__hb%s2", 0, "pp0", r_cmpb2, NULL, 0, C_BITS, 0, 0}, {"__h%s", 0, "xx0", r_cmp, NULL, 0, C_BITS, 0, 0},
+        };
+        for (int k = 0; k < 12; k++) add_rows(P, f, cmps[k], k, cmp_rows, N_(cmp_rows)); /* arg: the comparison */
+        static const krow class_rows[] = {
+            {"__hisnan", 0, "x00", r_isnan, NULL, 0, C_BITS, 0, 0}, {"__hisnan2", 0, "p00", r_isnan2, NULL, 0, C_BITS, 0, 0},
+            {"__hisinf", 0, "x00", r_isinf, NULL, 0, C_BITS, 0, 0},
+        };
+        add_rows(P, f, "", 0, class_rows, N_(class_rows));
         static const struct { const char *n; sop op; int tol; } math[] = {
             {"sqrt", s_sqrt, 1}, {"rsqrt", s_rsqrt, 1}, {"rcp", s_rcp, 1}, {"log", s_log, 1}, {"log2", s_log2, 1},
             {"log10", s_log10, 1}, {"exp", s_exp, 1}, {"exp2", s_exp2, 1}, {"exp10", s_exp10, 1}, {"cos", s_cos, 2},
@@ -522,32 +540,32 @@ static void table(void)
             snprintf(n, sizeof n, "h2%s", math[k].n);
             add(cat(P, n), f, "q00", r_p, math[k].op, 0, C_X2, math[k].tol, O_ZERO);
         }
-        add(cat(P, "__shfl_sync"), f, "xl0", r_shfl, NULL, SH(3, 32, 0), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_up_sync"), f, "xl0", r_shfl, NULL, SH(0, 32, 0), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_down_sync"), f, "xl0", r_shfl, NULL, SH(1, 32, 0), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_xor_sync"), f, "xl0", r_shfl, NULL, SH(2, 32, 0), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_sync2"), f, "pl0", r_shfl, NULL, SH(3, 16, 1), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_up_sync2"), f, "pl0", r_shfl, NULL, SH(0, 16, 1), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_down_sync2"), f, "pl0", r_shfl, NULL, SH(1, 8, 1), C_BITS, 0, O_ZERO);
-        add(cat(P, "__shfl_xor_sync2"), f, "pl0", r_shfl, NULL, SH(2, 32, 1), C_BITS, 0, O_ZERO);
+        static const krow shfl_rows[] = {
+            {"__shfl_sync", 0, "xl0", r_shfl, NULL, SH(3, 32, 0), C_BITS, 0, 0},
+            {"__shfl_up_sync", 0, "xl0", r_shfl, NULL, SH(0, 32, 0), C_BITS, 0, 0},
+            {"__shfl_down_sync", 0, "xl0", r_shfl, NULL, SH(1, 32, 0), C_BITS, 0, 0},
+            {"__shfl_xor_sync", 0, "xl0", r_shfl, NULL, SH(2, 32, 0), C_BITS, 0, 0},
+            {"__shfl_sync2", 0, "pl0", r_shfl, NULL, SH(3, 16, 1), C_BITS, 0, 0},
+            {"__shfl_up_sync2", 0, "pl0", r_shfl, NULL, SH(0, 16, 1), C_BITS, 0, 0},
+            {"__shfl_down_sync2", 0, "pl0", r_shfl, NULL, SH(1, 8, 1), C_BITS, 0, 0},
+            {"__shfl_xor_sync2", 0, "pl0", r_shfl, NULL, SH(2, 32, 1), C_BITS, 0, 0},
+        };
+        add_rows(P, f, "", 0, shfl_rows, N_(shfl_rows));
         static const char *const lds[] = {"ldg", "ldcg", "ldca", "ldcs", "ldlu", "ldcv"};
-        for (int k = 0; k < 6; k++) {
-            char n[32];
-            snprintf(n, sizeof n, "__%s", lds[k]);
-            add(cat(P, n), f, "p00", r_ubits16, NULL, 0, C_BITS, 0, O_ZERO);
-            snprintf(n, sizeof n, "__%s2", lds[k]);
-            add(cat(P, n), f, "p00", r_bits32, NULL, 0, C_BITS, 0, O_ZERO);
-        }
+        static const krow ld_rows[] = {
+            {"__%s", 0, "p00", r_ubits16, NULL, 0, C_BITS, 0, 0}, {"__%s2", 0, "p00", r_bits32, NULL, 0, C_BITS, 0, 0},
+        };
+        for (int k = 0; k < 6; k++) add_rows(P, f, lds[k], 0, ld_rows, N_(ld_rows));
         static const char *const sts[] = {"stwb", "stcg", "stcs", "stwt"};
-        for (int k = 0; k < 4; k++) {
-            char n[32];
-            snprintf(n, sizeof n, "__%s", sts[k]);
-            add(cat(P, n), f, "p00", r_store, NULL, 0, C_BITS, 0, O_PATTERN);
-            snprintf(n, sizeof n, "__%s2", sts[k]);
-            add(cat(P, n), f, "p00", r_store, NULL, 1, C_BITS, 0, O_PATTERN);
-        }
-        add(cat(P, "atomicAdd"), f, "x0x", r_atomic, NULL, 0, C_BITS, 0, O_ATOM16);
-        add(cat(P, "atomicAdd2"), f, "p0p", r_atomic, NULL, 1, C_BITS, 0, O_ATOM32);
+        static const krow st_rows[] = {
+            {"__%s", 0, "p00", r_store, NULL, 0, C_BITS, 0, O_PATTERN}, {"__%s2", 0, "p00", r_store, NULL, 1, C_BITS, 0, O_PATTERN},
+        };
+        for (int k = 0; k < 4; k++) add_rows(P, f, sts[k], 0, st_rows, N_(st_rows));
+        static const krow atomic_rows[] = {
+            {"atomicAdd", 0, "x0x", r_atomic, NULL, 0, C_BITS, 0, O_ATOM16},
+            {"atomicAdd2", 0, "p0p", r_atomic, NULL, 1, C_BITS, 0, O_ATOM32},
+        };
+        add_rows(P, f, "", 0, atomic_rows, N_(atomic_rows));
         /* conversions */
         const char *X = t ? "bfloat16" : "half";
         for (int md = 0; md < 4; md++)
@@ -558,59 +576,39 @@ static void table(void)
                 snprintf(n, sizeof n, "__%s2%s_%s", types[ty], X, modes[md]);
                 add(cat(P, n), f, ty >= I64 ? "LL0" : "i00", r_fromint, NULL, md | ty << 2, C_X, 0, O_ZERO);
             }
-        char n[64];
-        snprintf(n, sizeof n, "__%s2char_rz", X);
-        add(cat(P, n), f, "x00", r_toint, NULL, RZ | I8 << 2, C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__%s2uchar_rz", X);
-        add(cat(P, n), f, "x00", r_toint, NULL, RZ | U8 << 2, C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__double2%s", X);
-        add(cat(P, n), f, "DD0", r_fromd, NULL, 0, C_X, 0, O_ZERO);
-        snprintf(n, sizeof n, "__float2%s", X);
-        add(cat(P, n), f, "f00", r_fromf, NULL, RN, C_X, 0, O_ZERO);
-        for (int md = 0; md < 4; md++) {
-            snprintf(n, sizeof n, "__float2%s_%s", X, modes[md]);
-            add(cat(P, n), f, "f00", r_fromf, NULL, md, C_X, 0, O_ZERO);
-        }
-        snprintf(n, sizeof n, "__%s2float", X);
-        add(cat(P, n), f, "x00", r_tof, NULL, 0, C_F, 0, O_ZERO);
-        snprintf(n, sizeof n, "__float2%s2_rn", X);
-        add(cat(P, n), f, "f00", r_fromf2, NULL, 0, C_X2, 0, O_ZERO);
-        snprintf(n, sizeof n, "__floats2%s2_rn", X);
-        add(cat(P, n), f, "ff0", r_fromff, NULL, 0, C_X2, 0, O_ZERO);
-        snprintf(n, sizeof n, "__float22%s2_rn", X);
-        add(cat(P, n), f, "ff0", r_fromff, NULL, 0, C_X2, 0, O_ZERO);
-        snprintf(n, sizeof n, t ? "__bfloat1622float2" : "__half22float2");
-        add(cat(P, n), f, "p00", r_tof2, NULL, 0, C_F2, 0, O_ZERO);
-        add(cat(P, "__low2float"), f, "p00", r_tof, NULL, 0, C_F, 0, O_ZERO);
-        add(cat(P, "__high2float"), f, "p00", r_tof_hi, NULL, 0, C_F, 0, O_ZERO);
-        /* moves */
-        snprintf(n, sizeof n, t ? "__bfloat162bfloat162" : "__half2half2");
-        add(cat(P, n), f, "x00", r_move, NULL, MV(0, 0), C_BITS, 0, O_ZERO);
-        add(cat(P, "__lowhigh2highlow"), f, "p00", r_move, NULL, MV(1, 0), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__lows2%s2", X);
-        add(cat(P, n), f, "pp0", r_move, NULL, MV(0, 2), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__highs2%s2", X);
-        add(cat(P, n), f, "pp0", r_move, NULL, MV(1, 3), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__high2%s", X);
-        add(cat(P, n), f, "p00", r_move, NULL, MV1(1), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__low2%s", X);
-        add(cat(P, n), f, "p00", r_move, NULL, MV1(0), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__halves2%s2", t ? "bfloat16" : "half");
-        add(cat(P, n), f, "xx0", r_move, NULL, MV(0, 2), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__low2%s2", X);
-        add(cat(P, n), f, "p00", r_move, NULL, MV(0, 0), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__high2%s2", X);
-        add(cat(P, n), f, "p00", r_move, NULL, MV(1, 1), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, t ? "make_bfloat162" : "make_half2");
-        add(cat(P, n), f, "xx0", r_move, NULL, MV(0, 2), C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__%s_as_short", X);
-        add(cat(P, n), f, "x00", r_bits16, NULL, 0, C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__%s_as_ushort", X);
-        add(cat(P, n), f, "x00", r_ubits16, NULL, 0, C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__short_as_%s", X);
-        add(cat(P, n), f, "i00", r_ubits16, NULL, 0, C_BITS, 0, O_ZERO);
-        snprintf(n, sizeof n, "__ushort_as_%s", X);
-        add(cat(P, n), f, "i00", r_ubits16, NULL, 0, C_BITS, 0, O_ZERO);
+        static const krow conv_rows[] = {
+            {"__%s2char_rz", 0, "x00", r_toint, NULL, RZ | I8 << 2, C_BITS, 0, 0},
+            {"__%s2uchar_rz", 0, "x00", r_toint, NULL, RZ | U8 << 2, C_BITS, 0, 0},
+            {"__double2%s", 0, "DD0", r_fromd, NULL, 0, C_X, 0, 0},
+            {"__float2%s", 0, "f00", r_fromf, NULL, RN, C_X, 0, 0},
+            {"__float2%s_rn", 0, "f00", r_fromf, NULL, 0, C_X, 0, 0}, /* arg: the mode (modes[]) */
+            {"__float2%s_rz", 0, "f00", r_fromf, NULL, 1, C_X, 0, 0},
+            {"__float2%s_rd", 0, "f00", r_fromf, NULL, 2, C_X, 0, 0},
+            {"__float2%s_ru", 0, "f00", r_fromf, NULL, 3, C_X, 0, 0},
+            {"__%s2float", 0, "x00", r_tof, NULL, 0, C_F, 0, 0},
+            {"__float2%s2_rn", 0, "f00", r_fromf2, NULL, 0, C_X2, 0, 0},
+            {"__floats2%s2_rn", 0, "ff0", r_fromff, NULL, 0, C_X2, 0, 0},
+            {"__float22%s2_rn", 0, "ff0", r_fromff, NULL, 0, C_X2, 0, 0},
+            {"__half22float2", "__bfloat1622float2", "p00", r_tof2, NULL, 0, C_F2, 0, 0},
+            {"__low2float", 0, "p00", r_tof, NULL, 0, C_F, 0, 0},
+            {"__high2float", 0, "p00", r_tof_hi, NULL, 0, C_F, 0, 0},
+            /* moves */
+            {"__half2half2", "__bfloat162bfloat162", "x00", r_move, NULL, MV(0, 0), C_BITS, 0, 0},
+            {"__lowhigh2highlow", 0, "p00", r_move, NULL, MV(1, 0), C_BITS, 0, 0},
+            {"__lows2%s2", 0, "pp0", r_move, NULL, MV(0, 2), C_BITS, 0, 0},
+            {"__highs2%s2", 0, "pp0", r_move, NULL, MV(1, 3), C_BITS, 0, 0},
+            {"__high2%s", 0, "p00", r_move, NULL, MV1(1), C_BITS, 0, 0},
+            {"__low2%s", 0, "p00", r_move, NULL, MV1(0), C_BITS, 0, 0},
+            {"__halves2%s2", 0, "xx0", r_move, NULL, MV(0, 2), C_BITS, 0, 0},
+            {"__low2%s2", 0, "p00", r_move, NULL, MV(0, 0), C_BITS, 0, 0},
+            {"__high2%s2", 0, "p00", r_move, NULL, MV(1, 1), C_BITS, 0, 0},
+            {"make_half2", "make_bfloat162", "xx0", r_move, NULL, MV(0, 2), C_BITS, 0, 0},
+            {"__%s_as_short", 0, "x00", r_bits16, NULL, 0, C_BITS, 0, 0},
+            {"__%s_as_ushort", 0, "x00", r_ubits16, NULL, 0, C_BITS, 0, 0},
+            {"__short_as_%s", 0, "i00", r_ubits16, NULL, 0, C_BITS, 0, 0},
+            {"__ushort_as_%s", 0, "i00", r_ubits16, NULL, 0, C_BITS, 0, 0},
+        };
+        add_rows(P, f, X, 0, conv_rows, N_(conv_rows));
         /* operators, scalar and pair */
         for (int pr = 0; pr < 2; pr++) {
             const char *Q = pr ? P2 : P, *in2 = pr ? "pp0" : "xx0", *in3 = pr ? "ppp" : "xxx", *in1 = pr ? "p00" : "x00";
@@ -694,24 +692,6 @@ static int same(const kcase *k, uint64_t got, uint64_t want)
 
 /* ---- running ---------------------------------------------------------------------------------------- */
 
-static char *read_all(const char *path, size_t *n)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp) return NULL;
-    fseek(fp, 0, SEEK_END);
-    long sz = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *s = malloc((size_t)sz + 1);
-    if (s && fread(s, 1, (size_t)sz, fp) != (size_t)sz) {
-        free(s);
-        s = NULL;
-    }
-    fclose(fp);
-    if (s) s[sz] = 0;
-    *n = (size_t)sz;
-    return s;
-}
-
 static int listed(const char *const *list, const char *name)
 {
     for (int k = 0; list[k]; k++)
@@ -722,21 +702,11 @@ static int listed(const char *const *list, const char *name)
 int main(int argc, char **argv)
 {
     const char *srcdir = argc > 1 ? argv[1] : ".";
-    char path[4096];
-    snprintf(path, sizeof path, "%s/tests/ptx/fp16_headers.ptx", srcdir);
-    size_t n;
-    char *text = read_all(path, &n);
-    CHECK(text != NULL);
-    if (!text) return check_report("test_ptx_fp16");
     mh_ptx_module m;
     mh_error e;
-    int rc = mh_ptx_parse(&m, text, n, "fp16_headers.ptx", &e);
-    free(text);
+    int rc = parse_ptx_file(&m, srcdir, "tests/ptx/fp16_headers.ptx");
     CHECK(rc == 0);
-    if (rc) {
-        fprintf(stderr, "  %s\n", e.message);
-        return check_report("test_ptx_fp16");
-    }
+    if (rc) return check_report("test_ptx_fp16");
     table();
     /* every kernel of the module has a reference, and every reference a kernel */
     int kernels = 0;
@@ -793,12 +763,7 @@ int main(int argc, char **argv)
         mh_emu_write(d, dC, C, sizeof C, &e);
         mh_emu_write(d, dO, O, sizeof O, &e);
         mh_emu_arg args[4] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dO, 8}};
-        mh_emu_launch l;
-        memset(&l, 0, sizeof l);
-        l.grid[0] = l.grid[1] = l.grid[2] = 1;
-        l.block[0] = T, l.block[1] = l.block[2] = 1;
-        l.args = args;
-        l.nargs = 4;
+        mh_emu_launch l = {{1, 1, 1}, {T, 1, 1}, 0, args, 4, 0};
         rc = mh_emu_run(d, &m, kc->name, &l, NULL, &e);
         CHECK(rc == 0);
         if (rc) {

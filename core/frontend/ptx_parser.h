@@ -1,0 +1,109 @@
+/* ptx_parser.h - what the parts of the PTX parser share (internal to core/frontend): the parser's
+ * state, the name index, and the functions one part of the parser calls in another: ptx_parse.c
+ * (the module's directives and functions, token helpers), ptx_decl.c (declarations),
+ * ptx_insn.c (instructions, operands and blocks), ptx_tables.c (the module's tables). */
+#ifndef MH_PTX_PARSER_H
+#define MH_PTX_PARSER_H
+
+#include "frontend/ptx.h"
+#include "frontend/ptx_lex.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *name;   /* prefix for ranges, whole name otherwise */
+    size_t len;
+    uint32_t count;     /* 0: a single register */
+    uint32_t base;
+    int depth;
+    int32_t prev;       /* the declaration this one hides (same name or prefix), -1: none */
+} reg_decl;
+
+/* A hash index of names: (name, scope) -> an int (-1: none), so that looking up a
+ * register, variable, parameter, label or function costs the same in a module of
+ * a hundred thousand of them as in a small one.  Keys point into strings that
+ * outlive the index (the module text, names the module owns). */
+typedef struct {
+    const char *s;      /* NULL: an empty slot */
+    uint32_t len, hash;
+    int32_t scope, val;
+} name_ent;
+typedef struct {
+    name_ent *e;
+    size_t cap, n;      /* cap: a power of two (or 0), at most half full */
+} name_index;
+
+typedef struct {
+    const char *name;
+    size_t len;
+    uint32_t insn;
+    uint32_t func;      /* calls: the calling function */
+} label_ref;
+
+typedef struct {
+    mh_ptx_lexer lx;
+    mh_ptx_module *m;
+    mh_error *e;
+    reg_decl *decls;
+    size_t ndecls, cap_decls;
+    int depth;
+    int func;              /* index of the function being parsed */
+    mh_ptx_insn *code;
+    size_t ncode, cap_code;
+    label_ref *labels, *fixups;
+    size_t nlabels, cap_labels, nfixups, cap_fixups;
+    label_ref *calls;      /* call sites: name of the callee, the calling function and the call's index */
+    size_t ncalls, cap_calls;
+    const char *last_close;  /* the '}' that ended the last block */
+    size_t next_marker;      /* markers of the lexer already placed */
+    size_t cap_funcs, cap_vars; /* capacities of m->funcs and m->vars (they grow geometrically) */
+    name_index regs;         /* register declarations in scope: (name, 0) single, (prefix, 1) range -> decl */
+    name_index vars;         /* (name, function or -1) -> the latest variable */
+    name_index params;       /* the function's (name, 0) parameters, (name, 1) return parameters -> index */
+    name_index labels_ix;    /* the function's (label, 0) -> its first definition in P->labels */
+    name_index funcs;        /* (name, 0) -> the first function of that name, (name, 1) -> the last defined */
+} parser;
+
+#define TOK (&P->lx.cur)
+#define NEXT() mh_ptx_lex_next(&P->lx)
+
+/* ptx_parse.c: messages ("path:line: ..."; -1), token helpers */
+int perr(parser *P, uint32_t line, mh_code code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int grow(void **v, size_t *cap, size_t need, size_t elem);
+char *tokdup(const mh_ptx_tok *t);
+int expect_punct(parser *P, char c);
+int parse_u64(const mh_ptx_tok *t, uint64_t *out);
+double parse_float(const mh_ptx_tok *t);
+int skip_loc(parser *P);
+
+/* ptx_tables.c: the name index, types, spaces, opcodes, special registers, registers in scope,
+ * variables and parameters, the variables' layout */
+int32_t index_get(const name_index *x, const char *s, size_t n, int32_t scope);
+int32_t *index_put(name_index *x, const char *s, size_t n, int32_t scope);
+void index_free(name_index *x);
+mh_ptx_type type_of(const char *s, size_t n);
+int space_of(const char *s, size_t n);
+int op_of(const char *s, size_t n);
+int sreg_of(const char *s, size_t n);
+int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *out);
+int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out);
+void decls_truncate(parser *P, size_t n);
+int find_var(parser *P, const char *s, size_t n);
+int find_param(parser *P, const char *s, size_t n);
+int index_params(parser *P);
+int layout_vars(mh_ptx_module *m);
+
+/* ptx_decl.c: .reg declarations, variables, parameter lists */
+int parse_reg_decl(parser *P);
+int parse_var(parser *P, int is_extern);
+int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t *bytes);
+
+/* ptx_insn.c: a function body (its instructions and nested blocks), its labels, its pointer
+ * parameters */
+int parse_block_at(parser *P, const char **close_at);
+int resolve_labels(parser *P, mh_ptx_func *f);
+int infer_pointers(mh_ptx_module *m, mh_ptx_func *f);
+
+#endif

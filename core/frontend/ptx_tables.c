@@ -1,0 +1,402 @@
+/* ptx_tables.c - the module's tables: the name index (registers, variables, parameters, labels,
+ * functions), type, space, opcode and special-register names, registers in scope, variables
+ * and parameters by name, the variables' layout, and mh_ptx_free / mh_ptx_find. */
+#include "frontend/ptx_parser.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t name_hash(const char *s, size_t n, int32_t scope)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)scope;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h;
+}
+
+static name_ent *index_find(const name_index *x, const char *s, size_t n, int32_t scope, uint32_t h)
+{
+    if (!x->cap) return NULL;
+    for (size_t i = h & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+        name_ent *e = &x->e[i];
+        if (!e->s) return e;
+        if (e->hash == h && e->scope == scope && e->len == n && !memcmp(e->s, s, n)) return e;
+    }
+}
+
+/* The value slot of (s, scope) if it is there (no allocation), else NULL. */
+static int32_t *index_slot(const name_index *x, const char *s, size_t n, int32_t scope)
+{
+    name_ent *e = index_find(x, s, n, scope, name_hash(s, n, scope));
+    return e && e->s ? &e->val : NULL;
+}
+
+int32_t index_get(const name_index *x, const char *s, size_t n, int32_t scope)
+{
+    const int32_t *v = index_slot(x, s, n, scope);
+    return v ? *v : -1;
+}
+
+/* The value slot of (s, scope), made (with the value -1) if new; NULL: out of memory. */
+int32_t *index_put(name_index *x, const char *s, size_t n, int32_t scope)
+{
+    if (n > UINT32_MAX) return NULL;
+    if (2 * (x->n + 1) > x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        name_ent *ne = cap <= SIZE_MAX / sizeof *ne ? calloc(cap, sizeof *ne) : NULL;
+        if (!ne) return NULL;
+        name_index nx = {ne, cap, x->n};
+        for (size_t i = 0; i < x->cap; i++)
+            if (x->e[i].s) *index_find(&nx, x->e[i].s, x->e[i].len, x->e[i].scope, x->e[i].hash) = x->e[i];
+        free(x->e);
+        *x = nx;
+    }
+    uint32_t h = name_hash(s, n, scope);
+    name_ent *e = index_find(x, s, n, scope, h);
+    if (!e->s) {
+        *e = (name_ent){s, (uint32_t)n, h, scope, -1};
+        x->n++;
+    }
+    return &e->val;
+}
+
+void index_free(name_index *x)
+{
+    free(x->e);
+    x->e = NULL;
+    x->cap = x->n = 0;
+}
+
+/* ---- types, spaces, names --------------------------------------------- */
+
+static const struct { const char *name; mh_ptx_type t; } type_names[] = {
+    {"b8", MH_PT_B8}, {"b16", MH_PT_B16}, {"b32", MH_PT_B32}, {"b64", MH_PT_B64},
+    {"u8", MH_PT_U8}, {"u16", MH_PT_U16}, {"u32", MH_PT_U32}, {"u64", MH_PT_U64},
+    {"s8", MH_PT_S8}, {"s16", MH_PT_S16}, {"s32", MH_PT_S32}, {"s64", MH_PT_S64},
+    {"f16", MH_PT_F16}, {"f16x2", MH_PT_F16X2}, {"bf16", MH_PT_BF16}, {"bf16x2", MH_PT_BF16X2},
+    {"f32", MH_PT_F32}, {"f64", MH_PT_F64}, {"pred", MH_PT_PRED},
+};
+
+mh_ptx_type type_of(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (strlen(type_names[i].name) == n && !memcmp(type_names[i].name, s, n)) return type_names[i].t;
+    return MH_PT_NONE;
+}
+
+const char *mh_ptx_type_name(mh_ptx_type t)
+{
+    for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
+        if (type_names[i].t == t) return type_names[i].name;
+    return "?";
+}
+
+/* ".shared", "shared::cta" ... -> space; -1 if not a space name. */
+int space_of(const char *s, size_t n)
+{
+    size_t k = 0;
+    while (k < n && s[k] != ':') k++;
+#define SP(str, v) if (k == sizeof(str) - 1 && !memcmp(s, str, k)) return v
+    SP("global", MH_SP_GLOBAL);
+    SP("shared", MH_SP_SHARED);
+    SP("local", MH_SP_LOCAL);
+    SP("param", MH_SP_PARAM);
+    SP("const", MH_SP_CONST);
+#undef SP
+    return -1;
+}
+
+static const char *const op_names[MH_OP_COUNT_] = {
+    [MH_OP_NOP] = "nop", [MH_OP_MOV] = "mov", [MH_OP_LD] = "ld", [MH_OP_ST] = "st", [MH_OP_CVTA] = "cvta", [MH_OP_CVT] = "cvt",
+    [MH_OP_ADD] = "add", [MH_OP_SUB] = "sub", [MH_OP_MUL] = "mul", [MH_OP_MAD] = "mad", [MH_OP_FMA] = "fma", [MH_OP_DIV] = "div",
+    [MH_OP_REM] = "rem", [MH_OP_ABS] = "abs", [MH_OP_NEG] = "neg", [MH_OP_MIN] = "min", [MH_OP_MAX] = "max", [MH_OP_AND] = "and",
+    [MH_OP_OR] = "or", [MH_OP_XOR] = "xor", [MH_OP_NOT] = "not", [MH_OP_CNOT] = "cnot", [MH_OP_SHL] = "shl", [MH_OP_SHR] = "shr",
+    [MH_OP_SETP] = "setp", [MH_OP_SELP] = "selp", [MH_OP_SET] = "set", [MH_OP_SQRT] = "sqrt", [MH_OP_RSQRT] = "rsqrt",
+    [MH_OP_RCP] = "rcp", [MH_OP_EX2] = "ex2", [MH_OP_LG2] = "lg2", [MH_OP_SIN] = "sin", [MH_OP_COS] = "cos", [MH_OP_TANH] = "tanh",
+    [MH_OP_CLZ] = "clz", [MH_OP_POPC] = "popc", [MH_OP_BREV] = "brev", [MH_OP_BFE] = "bfe", [MH_OP_BFI] = "bfi",
+    [MH_OP_PRMT] = "prmt", [MH_OP_LOP3] = "lop3", [MH_OP_MUL24] = "mul24", [MH_OP_MAD24] = "mad24", [MH_OP_SAD] = "sad",
+    [MH_OP_COPYSIGN] = "copysign", [MH_OP_TESTP] = "testp", [MH_OP_BRA] = "bra", [MH_OP_RET] = "ret", [MH_OP_EXIT] = "exit",
+    [MH_OP_BAR] = "bar", [MH_OP_MEMBAR] = "membar", [MH_OP_ATOM] = "atom", [MH_OP_RED] = "red", [MH_OP_SHFL] = "shfl",
+    [MH_OP_VOTE] = "vote", [MH_OP_ACTIVEMASK] = "activemask", [MH_OP_MBARRIER_INIT] = "mbarrier.init", [MH_OP_CP_ASYNC] = "cp.async",
+    [MH_OP_PREFETCH] = "prefetch", [MH_OP_TRAP] = "trap", [MH_OP_CALL] = "call", [MH_OP_REDUX] = "redux",
+    [MH_OP_MBARRIER] = "mbarrier",
+    [MH_OP_MATCH] = "match",
+    /* MH_OP_OPAQUE has no name: no mnemonic decodes to it */
+};
+
+const char *mh_ptx_op_name(mh_ptx_op op) { return (unsigned)op < MH_OP_COUNT_ && op_names[op] ? op_names[op] : "?"; }
+
+int op_of(const char *s, size_t n)
+{
+    if (n == 7 && !memcmp(s, "barrier", 7)) return MH_OP_BAR;
+    if (n == 5 && !memcmp(s, "fence", 5)) return MH_OP_MEMBAR;
+    /* nanosleep sleeps "about t ns, in [0, 2t]": no sleep at all is a valid one */
+    if (n == 9 && !memcmp(s, "nanosleep", 9)) return MH_OP_MEMBAR;
+    if (n == 3 && !memcmp(s, "ldu", 3)) return MH_OP_LD;
+    for (int i = 0; i < MH_OP_COUNT_; i++)
+        if (op_names[i] && strlen(op_names[i]) == n && !memcmp(op_names[i], s, n)) return i;
+    return -1;
+}
+
+/* ---- registers and names ---------------------------------------------- */
+
+int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *out)
+{
+    mh_ptx_module *m = P->m;
+    if (m->nregs >= MH_PTX_MAX_REGS)
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "more than %u registers in the module", MH_PTX_MAX_REGS);
+    size_t cap = m->nregs; /* capacity tracked by powers of two */
+    if ((m->nregs & (m->nregs - 1)) == 0 || m->nregs == 0) {
+        size_t c = m->nregs ? m->nregs * 2 : 64;
+        (void)cap;
+        mh_ptx_type *rt = realloc(m->reg_type, c * sizeof *rt);
+        if (rt) m->reg_type = rt;
+        char **rn = realloc(m->reg_name, c * sizeof *rn);
+        if (rn) m->reg_name = rn;
+        if (!rt || !rn) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory for registers");
+    }
+    char *nm = malloc(len + 1);
+    if (!nm) return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory for registers");
+    memcpy(nm, name, len);
+    nm[len] = 0;
+    m->reg_type[m->nregs] = t;
+    m->reg_name[m->nregs] = nm;
+    *out = m->nregs++;
+    return 0;
+}
+
+/* The register a name means: the latest declaration in scope that covers it, a single
+ * one of that name or a range "prefix<N>" with the name's number below N (the number
+ * without leading zeros).  Through the index: the single name, and each way of splitting
+ * the name's trailing digits off as a range's number, walking the hidden declarations
+ * of a prefix (at most one per enclosing scope) until one covers the number. */
+int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
+{
+    int32_t best = index_get(&P->regs, s, n, 0);
+    uint32_t at = best >= 0 ? P->decls[best].base : 0;
+    size_t k = n;
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
+    for (size_t p = k; p < n; p++) { /* the prefix s[0, p), the number s[p, n) */
+        if ((s[p] == '0' && n - p > 1) || n - p > 10) continue;
+        uint64_t v = 0;
+        for (size_t q = p; q < n; q++) v = v * 10 + (uint64_t)(s[q] - '0');
+        for (int32_t d = index_get(&P->regs, s, p, 1); d > best; d = P->decls[d].prev)
+            if (v < P->decls[d].count) {
+                best = d;
+                at = P->decls[d].base + (uint32_t)v;
+                break;
+            }
+    }
+    if (best < 0) return -1;
+    *out = at;
+    return 0;
+}
+
+/* Ends the scopes of the declarations past the first n: the index shows what they hid. */
+void decls_truncate(parser *P, size_t n)
+{
+    while (P->ndecls > n) {
+        reg_decl *d = &P->decls[--P->ndecls];
+        int32_t *slot = index_slot(&P->regs, d->name, d->len, d->count ? 1 : 0);
+        if (slot && *slot == (int32_t)P->ndecls) *slot = d->prev;
+    }
+}
+
+static const struct { const char *name; mh_ptx_sreg id; } sreg_names[] = {
+    {"%tid.x", MH_SR_TID_X}, {"%tid.y", MH_SR_TID_Y}, {"%tid.z", MH_SR_TID_Z},
+    {"%ntid.x", MH_SR_NTID_X}, {"%ntid.y", MH_SR_NTID_Y}, {"%ntid.z", MH_SR_NTID_Z},
+    {"%ctaid.x", MH_SR_CTAID_X}, {"%ctaid.y", MH_SR_CTAID_Y}, {"%ctaid.z", MH_SR_CTAID_Z},
+    {"%nctaid.x", MH_SR_NCTAID_X}, {"%nctaid.y", MH_SR_NCTAID_Y}, {"%nctaid.z", MH_SR_NCTAID_Z},
+    {"%laneid", MH_SR_LANEID}, {"%warpid", MH_SR_WARPID}, {"%nwarpid", MH_SR_NWARPID}, {"%smid", MH_SR_SMID},
+    {"%nsmid", MH_SR_NSMID}, {"%clock", MH_SR_CLOCK}, {"%clock_hi", MH_SR_CLOCK_HI}, {"%clock64", MH_SR_CLOCK64},
+    {"%globaltimer", MH_SR_GLOBALTIMER}, {"%globaltimer_lo", MH_SR_GLOBALTIMER_LO},
+    {"%globaltimer_hi", MH_SR_GLOBALTIMER_HI}, {"%lanemask_eq", MH_SR_LANEMASK_EQ}, {"%lanemask_lt", MH_SR_LANEMASK_LT},
+    {"%lanemask_le", MH_SR_LANEMASK_LE}, {"%lanemask_gt", MH_SR_LANEMASK_GT}, {"%lanemask_ge", MH_SR_LANEMASK_GE},
+    {"%dynamic_smem_size", MH_SR_DYNAMIC_SMEM_SIZE}, {"%total_smem_size", MH_SR_TOTAL_SMEM_SIZE},
+    {"%gridid", MH_SR_GRIDID}, {"%aggr_smem_size", MH_SR_AGGR_SMEM_SIZE},
+    {"%clusterid.x", MH_SR_CLUSTERID_X}, {"%clusterid.y", MH_SR_CLUSTERID_Y}, {"%clusterid.z", MH_SR_CLUSTERID_Z},
+    {"%nclusterid.x", MH_SR_NCLUSTERID_X}, {"%nclusterid.y", MH_SR_NCLUSTERID_Y}, {"%nclusterid.z", MH_SR_NCLUSTERID_Z},
+    {"%cluster_ctaid.x", MH_SR_CLUSTER_CTAID_X}, {"%cluster_ctaid.y", MH_SR_CLUSTER_CTAID_Y},
+    {"%cluster_ctaid.z", MH_SR_CLUSTER_CTAID_Z}, {"%cluster_nctaid.x", MH_SR_CLUSTER_NCTAID_X},
+    {"%cluster_nctaid.y", MH_SR_CLUSTER_NCTAID_Y}, {"%cluster_nctaid.z", MH_SR_CLUSTER_NCTAID_Z},
+    {"%cluster_ctarank", MH_SR_CLUSTER_CTARANK}, {"%cluster_nctarank", MH_SR_CLUSTER_NCTARANK},
+    {"%is_explicit_cluster", MH_SR_IS_EXPLICIT_CLUSTER},
+    {"%reserved_smem_offset_begin", MH_SR_RESERVED_SMEM_BEGIN}, {"%reserved_smem_offset_end", MH_SR_RESERVED_SMEM_END},
+    {"%reserved_smem_offset_cap", MH_SR_RESERVED_SMEM_CAP}, {"%reserved_smem_offset_0", MH_SR_RESERVED_SMEM_0},
+    {"%reserved_smem_offset_1", MH_SR_RESERVED_SMEM_1}, {"%current_graph_exec", MH_SR_CURRENT_GRAPH_EXEC},
+};
+
+/* "%envreg0".."%envreg31", "%pm0".."%pm7", "%pm0_64".."%pm7_64": numbered families */
+static int numbered_sreg(const char *s, size_t n)
+{
+    static const struct { const char *prefix, *suffix; int base, count; } fam[] = {
+        {"%envreg", "", MH_SR_ENVREG0, 32}, {"%pm", "_64", MH_SR_PM0_64, 8}, {"%pm", "", MH_SR_PM0, 8},
+    };
+    for (size_t f = 0; f < sizeof fam / sizeof *fam; f++) {
+        size_t pl = strlen(fam[f].prefix), sl = strlen(fam[f].suffix);
+        if (n <= pl + sl || memcmp(s, fam[f].prefix, pl) || memcmp(s + n - sl, fam[f].suffix, sl)) continue;
+        int v = 0;
+        size_t i = pl;
+        for (; i < n - sl && isdigit((unsigned char)s[i]) && v < 100; i++) v = v * 10 + (s[i] - '0');
+        if (i == n - sl && i > pl && (i == pl + 1 || s[pl] != '0') && v < fam[f].count) return fam[f].base + v;
+    }
+    return -1;
+}
+
+int sreg_of(const char *s, size_t n)
+{
+    for (size_t i = 0; i < sizeof sreg_names / sizeof *sreg_names; i++)
+        if (strlen(sreg_names[i].name) == n && !memcmp(sreg_names[i].name, s, n)) return (int)sreg_names[i].id;
+    return numbered_sreg(s, n);
+}
+
+const char *mh_ptx_sreg_name(int id, char *buf, size_t len)
+{
+    for (size_t i = 0; i < sizeof sreg_names / sizeof *sreg_names; i++)
+        if ((int)sreg_names[i].id == id) return sreg_names[i].name;
+    if (id >= MH_SR_ENVREG0 && id < MH_SR_PM0) snprintf(buf, len, "%%envreg%d", id - MH_SR_ENVREG0);
+    else if (id >= MH_SR_PM0 && id < MH_SR_PM0_64) snprintf(buf, len, "%%pm%d", id - MH_SR_PM0);
+    else if (id >= MH_SR_PM0_64 && id < MH_SR_COUNT_) snprintf(buf, len, "%%pm%d_64", id - MH_SR_PM0_64);
+    else snprintf(buf, len, "special register %d", id);
+    return buf;
+}
+
+/* The latest variable of that name in the function being parsed, else at module scope. */
+int find_var(parser *P, const char *s, size_t n)
+{
+    int v = P->func >= 0 ? index_get(&P->vars, s, n, P->func) : -1;
+    return v >= 0 ? v : index_get(&P->vars, s, n, -1);
+}
+
+/* A parameter of the function being parsed (its index), or a return parameter (-2 - index). */
+int find_param(parser *P, const char *s, size_t n)
+{
+    int i = index_get(&P->params, s, n, 0);
+    if (i >= 0) return i;
+    i = index_get(&P->params, s, n, 1);
+    return i >= 0 ? -2 - i : -1;
+}
+
+/* Indexes the parameters of the function being parsed (the first of a name wins). */
+int index_params(parser *P)
+{
+    const mh_ptx_func *f = &P->m->funcs[P->func];
+    index_free(&P->params);
+    for (int r = 0; r < 2; r++)
+        for (uint32_t i = 0; i < (r ? f->nrets : f->nparams); i++) {
+            const char *name = r ? f->rets[i].name : f->params[i].name;
+            int32_t *slot = index_put(&P->params, name, strlen(name), r);
+            if (!slot) return -1;
+            if (*slot < 0) *slot = (int32_t)i;
+        }
+    return 0;
+}
+
+static void place(mh_ptx_var *v, uint64_t *at)
+{
+    *at = (*at + v->align - 1) / v->align * v->align;
+    v->offset = *at;
+    *at += v->size;
+}
+
+/* Offsets of the variables.  Each function's layout takes the module's shared
+ * variables and its own, in text order; the variables are bucketed by function
+ * first, so the work is the variables plus functions x module-scope shared
+ * variables, not functions x all variables.  -1: out of memory. */
+int layout_vars(mh_ptx_module *m)
+{
+    uint32_t nf = m->nfuncs, nv = m->nvars;
+    /* by[start[f + 1] .. start[f + 2]): the variables of function f (f = -1: module scope), in order */
+    uint32_t *start = calloc((size_t)nf + 3, sizeof *start), *by = malloc(((size_t)nv + 1) * sizeof *by);
+    if (!start || !by) {
+        free(start);
+        free(by);
+        return -1;
+    }
+    for (uint32_t i = 0; i < nv; i++) start[m->vars[i].func + 2]++;
+    for (uint32_t f = 0; f < nf + 2; f++) start[f + 1] += start[f];
+    for (uint32_t i = 0; i < nv; i++) by[start[m->vars[i].func + 1]++] = i;
+    for (uint32_t f = nf + 2; f > 0; f--) start[f] = start[f - 1];
+    start[0] = 0;
+    const uint32_t *mod = by + start[0], *mod_end = by + start[1];
+    /* .local: one layout for the whole module, the module's variables and then
+     * each function's after the previous ones, so a kernel and the .funcs it
+     * calls never share bytes (calls cannot recurse) and every launch gets
+     * room for all of them per thread */
+    uint64_t local = 0;
+    for (uint32_t k = 0; k < nv; k++)
+        if (m->vars[by[k]].space == MH_SP_LOCAL && m->vars[by[k]].size) place(&m->vars[by[k]], &local);
+    /* the module-scope shared variables, in order */
+    uint32_t nsh = 0;
+    for (const uint32_t *q = mod; q < mod_end; q++)
+        if (m->vars[*q].space == MH_SP_SHARED) by[start[0] + nsh++] = *q; /* compacted in place: mod stays sorted */
+    mod_end = mod + nsh;
+    /* module-scope shared variables and each function's own shared and call-area (.param) ones */
+    for (uint32_t fi = 0; fi < nf; fi++) {
+        uint64_t shared = 0;
+        const uint32_t *own = by + start[fi + 1], *own_end = by + start[fi + 2], *q = mod, *o = own;
+        while (q < mod_end || o < own_end) {
+            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
+            uint64_t *at = v->space == MH_SP_SHARED ? &shared
+                         : v->space == MH_SP_PARAM && v->func == (int)fi ? &m->funcs[fi].callarea_bytes : NULL;
+            if (!at || v->size == 0) continue;
+            place(v, at);
+        }
+        /* unsized (dynamic) shared arrays start after the static ones */
+        uint64_t dyn = shared;
+        for (q = mod, o = own; q < mod_end || o < own_end;) {
+            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
+            if (v->space == MH_SP_SHARED && v->size == 0) {
+                uint64_t a = v->align > 16 ? v->align : 16;
+                dyn = (shared + a - 1) / a * a;
+                v->offset = dyn;
+            }
+        }
+        m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
+        m->funcs[fi].local_bytes = local;
+    }
+    free(start);
+    free(by);
+    /* global/const variables: offsets in a module data segment */
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        mh_ptx_var *v = &m->vars[i];
+        if (v->space != MH_SP_GLOBAL && v->space != MH_SP_CONST) continue;
+        place(v, &data);
+    }
+    return 0;
+}
+
+void mh_ptx_free(mh_ptx_module *m)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++) {
+        mh_ptx_func *f = &m->funcs[i];
+        free(f->name);
+        for (uint32_t k = 0; k < f->nparams; k++) free(f->params[k].name);
+        for (uint32_t k = 0; k < f->nrets; k++) free(f->rets[k].name);
+        free(f->params);
+        free(f->rets);
+        free(f->code);
+    }
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        free(m->vars[i].name);
+        free(m->vars[i].init);
+    }
+    for (uint32_t i = 0; i < m->nregs; i++) free(m->reg_name[i]);
+    free(m->reg_name);
+    free(m->reg_type);
+    free(m->funcs);
+    free(m->vars);
+    free(m->markers);
+    free(m->path);
+    free(m->text);
+    memset(m, 0, sizeof *m);
+}
+
+const mh_ptx_func *mh_ptx_find(const mh_ptx_module *m, const char *name)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        if (m->funcs[i].name && !strcmp(m->funcs[i].name, name) && m->funcs[i].defined) return &m->funcs[i];
+    return NULL;
+}
