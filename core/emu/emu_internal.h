@@ -1,0 +1,379 @@
+/* emu_internal.h - what the parts of emu share (emu.c, emu_memory.c, emu_exec.c,
+ * emu_sync.c, emu_slowpath.c, emu_sched.c, emu_check.c): the state of a launch
+ * (the device, its SMs, their resident blocks and warps), the small helpers the
+ * interpreter inlines, and the functions one part calls in another.  Not a public
+ * header: nothing outside core/emu includes it. */
+#ifndef MH_EMU_INTERNAL_H
+#define MH_EMU_INTERNAL_H
+
+#include "emu/emu.h"
+#include "emu/emu_printf.h"
+#include "base/fp16.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#define WARP 32
+#define GLOBAL_BASE 0x0000100000000000ull  /* first device allocation */
+#define ALLOC_GAP 0x10000ull               /* unmapped bytes between allocations */
+#define SHARED_WIN 0x00007e0000000000ull   /* generic window of shared memory */
+#define LOCAL_WIN 0x00007f0000000000ull    /* generic window of local memory */
+#define WIN_SIZE 0x0000010000000000ull
+
+/* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
+ * vote.sync, bar.warp.sync) and waiting for the rest of its member mask. */
+/* LANE_NBARRIER: waiting at a barrier with a thread count (bar.sync a, b), released when b
+ * threads have arrived at barrier a, whatever the other warps do (named barriers of
+ * warp-specialized kernels); LANE_BARRIER: at a barrier of the whole block. */
+enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD, LANE_NBARRIER };
+#define NUM_BARRIERS 16
+
+typedef struct {
+    uint64_t addr, size;
+    unsigned char *host;
+} alloc;
+
+struct mh_emu {
+    alloc *a;
+    size_t n, cap;
+    uint64_t next_addr;
+    uint32_t nsm;
+    uint64_t max_warp_insns;
+    int strict;
+    uint64_t timer_ns;      /* %globaltimer at the next launch's start */
+};
+
+#define MAX_CALL_DEPTH 32
+
+typedef struct {
+    uint32_t ret_pc;
+    int32_t retvar;         /* caller's .param variable receiving the return value, -1 none */
+    uint32_t callee;
+} call_frame;
+
+typedef struct blk blk;
+
+typedef struct {
+    uint64_t *r;            /* registers: module registers x 32 lanes */
+    uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
+    uint32_t pc[WARP];
+    uint8_t st[WARP];
+    uint8_t depth[WARP];    /* call depth per lane */
+    uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
+    call_frame stack[WARP][MAX_CALL_DEPTH];
+    uint32_t index;         /* warp index in the block */
+    /* the issue model (emu_sched below) */
+    blk *b;                 /* its block */
+    uint64_t ready;         /* the first cycle it may issue its next instruction */
+    uint32_t kpc, kmask;    /* known: every active lane is at kpc, kmask is them */
+    uint8_t known;
+    uint8_t sched;          /* W_RUN, W_WAIT, W_PARK, W_DONE */
+    uint8_t sp;             /* its sub-partition */
+    uint16_t slot;          /* its warp slot on the SM (ties between equally ready warps) */
+    /* the grid-wide stall check: the addresses its loads touched since the last progress */
+    uint64_t ld_lo, ld_hi;
+    uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
+    uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
+    uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
+    uint32_t spins;         /* polls in a row at ld_pc with the same registers */
+} warp;
+
+typedef struct vsm vsm;
+
+/* A block resident on a virtual SM (a slot of it): its memory and warps. */
+struct blk {
+    vsm *sm;                /* the SM whose slot it is */
+    int busy;               /* holds a block now */
+    int vacant;             /* its block finished at `end` and the next block of the grid is owed to it */
+    uint32_t ctaid[3];
+    unsigned char *shared, *local, *frames;
+    uint64_t *regs;
+    uint32_t *written;
+    warp *warps;
+    uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
+    uint32_t running;       /* warps that can issue (W_RUN) */
+    uint32_t parked;        /* warps whose lanes all wait at an incomplete mbarrier phase (W_PARK) */
+    uint32_t live;          /* warps not finished */
+    uint64_t park_writes;   /* memory writes when a parked warp last looked */
+    uint64_t round_writes;  /* memory writes at the last round in which every warp waited */
+    uint64_t stalled;       /* such rounds in a row without a write */
+    uint64_t end;           /* when its last warp finished */
+};
+
+#define SUBPARTS 4          /* sub-partitions of an SM, each issuing one warp instruction per cycle */
+#define SM_MAX_WARPS 64     /* sm_90: 2048 threads */
+
+typedef struct {
+    warp *w[SM_MAX_WARPS];  /* its warps that can issue */
+    uint32_t n;
+    uint64_t free;          /* the first cycle it can issue again */
+    warp *best;             /* the one it issues next (NULL: to be found) */
+} subpart;
+
+/* A virtual SM: its sub-partitions and resident slots. */
+struct vsm {
+    subpart sps[SUBPARTS];
+    blk *blks;              /* `resident` slots, their memory allocated on first use */
+    uint32_t id;
+    uint64_t clock0;        /* its %clock at the launch's start */
+    uint64_t end;           /* when its last block ended */
+    uint64_t vacant_at;     /* the earliest vacant slot's end (UINT64_MAX: none) */
+    uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
+};
+
+typedef struct {
+    mh_emu *d;
+    const mh_ptx_module *m;
+    const mh_ptx_func *f;
+    mh_error *e;
+    unsigned char *params;
+    uint64_t shared_size;
+    uint64_t local_stride;
+    uint64_t data_addr;     /* module .global/.const segment */
+    unsigned char *data_host;
+    uint64_t data_size;
+    uint32_t grid[3], block[3], nthreads, nwarps, dyn_smem;
+    uint32_t ctaid[3], sm;  /* the block of the instruction running, and its SM */
+    uint64_t clock0;        /* the SM's %clock at the launch's start */
+    uint64_t now;           /* the cycle the running instruction issued at (SM time since the launch began) */
+    uint64_t cost;          /* cycles the running instruction keeps its warp from issuing again */
+    int faulted;
+    double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
+    uint64_t warp_insns, thread_insns;
+    uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
+    const mh_ptx_insn *cur;    /* for fault messages */
+    blk *cb;                /* the block of the instruction running; its memory and warps: */
+    unsigned char *shared, *local, *frames;
+    warp *warps;
+    uint32_t *bar_arrived;
+    int released;           /* a counted barrier completed: warps of the block may go on */
+    /* the device: every SM, run in virtual-time order (the scheduler below) */
+    vsm *sms;
+    uint32_t nsms;          /* SMs that get blocks: min(SMs, blocks of the grid) */
+    vsm *cs;                /* the SM running */
+    uint32_t resident;      /* blocks an SM holds at once */
+    uint64_t nblocks, next_block; /* blocks of the grid; the next one to dispatch (blockIdx order) */
+    /* the grid-wide stall check (progress: a store, an atomic that changed memory, a barrier
+     * arrival, an exit; the scheduler checks it between quanta) */
+    uint64_t progress, seen_progress;
+    uint32_t epoch;         /* moves on with each progress the scheduler sees */
+    uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
+    int verify;             /* a stall is being verified: polls compare the warps' registers */
+    uint64_t verify_insns;  /* the warp instructions when the verification began */
+    uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
+    int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
+    int slow;               /* strict mode or counting: the checks around each instruction */
+    uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
+    mh_outbuf out;          /* what the kernel printed */
+    const alloc *last;      /* the allocation of the previous global access */
+    const alloc **icache;   /* per instruction: the allocation it last accessed */
+    /* all defined functions' code, one after another (pcs are global) */
+    mh_ptx_insn *code;
+    uint32_t ncode;
+    uint32_t *insn_func;    /* function of each pc */
+    uint32_t *base;         /* first pc of each function */
+    /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
+    uint64_t *frame_off;    /* per function, inside a thread's frame */
+    uint64_t frame_bytes;   /* per thread */
+    /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
+    uint32_t reg_lo, nregs;
+} ctx;
+
+static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
+
+
+/* the issue model's states of a warp (emu_sched.c) */
+enum { W_RUN, W_WAIT, W_PARK, W_DONE };
+
+/* ---- faults and stops (emu.c) ---- */
+void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+int emu_poll_stop(ctx *c);
+void emu_uninitialised(ctx *c, const warp *w, uint32_t reg, int lane);
+double emu_monotonic_s(void);
+uint64_t emu_sreg(ctx *c, const warp *w, uint32_t id, int lane);
+uint64_t emu_sym_addr(ctx *c, int v);
+
+/* ---- memory (emu_memory.c) ---- */
+alloc *emu_find_alloc(mh_emu *d, uint64_t a, uint64_t n);
+const char *emu_space_name(int s);
+unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write);
+
+/* ---- instructions (emu_exec.c, emu_sync.c) ---- */
+int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t *next);
+uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, uint64_t cv);
+int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+
+/* ---- strict mode and counting (emu_slowpath.c) ---- */
+int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+
+/* ---- the scheduler (emu_sched.c) ---- */
+int emu_run_grid(ctx *c, uint64_t *longest);
+void emu_spin_observe(ctx *c, warp *w, uint32_t pc);
+
+/* ---- inline helpers of the interpreter ---- */
+static inline void thread_of(ctx *c, const warp *w, int lane, uint32_t t[3])
+{
+    uint32_t lin = w->index * WARP + (uint32_t)lane;
+    t[0] = lin % c->block[0];
+    t[1] = lin / c->block[0] % c->block[1];
+    t[2] = lin / (c->block[0] * c->block[1]);
+}
+
+/* ---- values --------------------------------------------------------------- */
+
+#define REG(W_, R_, L_) ((W_)->r[(size_t)(R_) * WARP + (size_t)(L_)])
+
+static inline uint64_t mask_bits(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+static inline int64_t sext(uint64_t v, int bits)
+{
+    return bits >= 64 || bits <= 0 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+
+
+static inline uint64_t val(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
+{
+    uint64_t v;
+    if (__builtin_expect(o->kind == MH_OPK_REG && !o->neg, 1)) return REG(w, o->reg, lane);
+    switch (o->kind) {
+    case MH_OPK_REG: v = REG(w, o->reg, lane); break;
+    case MH_OPK_IMM: v = (uint64_t)o->imm; break;
+    case MH_OPK_SREG: v = emu_sreg(c, w, o->reg, lane); break;
+    case MH_OPK_SYM: v = emu_sym_addr(c, o->sym); break;
+    default: v = 0;
+    }
+    return o->neg ? !v : v;
+}
+
+static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, mh_ptx_type t)
+{
+    (void)c;
+    int bits = mh_ptx_type_bits(t);
+    if (t == MH_PT_PRED) v = v != 0;
+    else if (mh_ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
+    else v &= mask_bits(bits);
+    REG(w, reg, lane) = v;
+}
+
+static inline double fget(uint64_t v, mh_ptx_type t)
+{
+    switch (t) {
+    case MH_PT_F32: return mh_f32_from_bits((uint32_t)v);
+    case MH_PT_F64: return mh_f64_from_bits(v);
+    case MH_PT_F16: return mh_half_to_float((uint16_t)v);
+    case MH_PT_BF16: return mh_bf16_to_float((uint16_t)v);
+    default: return 0;
+    }
+}
+
+static inline uint64_t fput(double d, mh_ptx_type t)
+{
+    switch (t) {
+    case MH_PT_F32: return mh_f32_bits((float)d);
+    case MH_PT_F64: return mh_f64_bits(d);
+    case MH_PT_F16: return mh_double_to_half(d);
+    case MH_PT_BF16: return mh_double_to_bf16(d);
+    default: return 0;
+    }
+}
+
+
+/* The common case inline: an aligned global (or generic, below the windows)
+ * access inside the allocation of the previous one. */
+static inline unsigned char *mem_fast(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size,
+                                      int write)
+{
+    /* each instruction remembers the allocation it last touched */
+    const alloc **slot = &c->icache[c->cur - c->code];
+    const alloc *al = *slot;
+    if (al && (space == MH_SP_GLOBAL || (space == MH_SP_GENERIC && addr < SHARED_WIN)) && !(addr & (size - 1)) &&
+        addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
+        return al->host + (addr - al->addr);
+    unsigned char *p = emu_mem(c, w, lane, space, addr, size, write);
+    if (p && (space == MH_SP_GLOBAL || (space == MH_SP_GENERIC && addr < SHARED_WIN))) *slot = c->last;
+    return p;
+}
+
+static inline uint64_t ld_elem(const unsigned char *p, int bytes)
+{
+    switch (bytes) { /* fixed sizes: single loads, no memcpy call */
+    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
+    default: return *p;
+    }
+}
+
+static inline int elem_bytes(mh_ptx_type t)
+{
+    int b = mh_ptx_type_bits(t) / 8;
+    return b ? b : 1;
+}
+
+static inline uint64_t address(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
+{
+    uint64_t base = 0;
+    if (o->reg != UINT32_MAX) base = REG(w, o->reg, lane);
+    else if (o->sym >= 0) base = emu_sym_addr(c, o->sym);
+    else if (o->param >= 0) base = c->f->params[o->param].offset;
+    return base + (uint64_t)o->imm;
+}
+
+/* Frame regions of function fi for one thread: formal params, returns,
+ * the .param variables of its call sequences. */
+static inline unsigned char *frame(ctx *c, const warp *w, int lane, uint32_t fi, int part)
+{
+    const mh_ptx_func *F = &c->m->funcs[fi];
+    uint64_t off = c->frame_off[fi];
+    if (part >= 1) off += align16(F->param_bytes);
+    if (part >= 2) off += align16(F->ret_bytes);
+    return c->frames + (w->index * WARP + (uint64_t)lane) * c->frame_bytes + off;
+}
+
+/* An mbarrier object (8 bytes in shared memory): its phase, the arrivals
+ * pending and expected per phase, and the transaction bytes still to come
+ * (a 21-bit two's-complement field: complete_tx may come before expect_tx).
+ * The layout is emu's own; kernels treat the object as opaque. */
+#define MH_MB_FIELD 0x1FFFFFull
+typedef struct { int phase; int64_t pending, expected, tx; } mbar;
+
+static inline mbar mb_load(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    int64_t tx = (int64_t)(v >> 42 & MH_MB_FIELD);
+    if (tx & 0x100000) tx -= 0x200000;
+    return (mbar){.phase = (int)(v >> 63), .pending = (int64_t)(v & MH_MB_FIELD), .expected = (int64_t)(v >> 21 & MH_MB_FIELD),
+                  .tx = tx};
+}
+
+static inline void mb_store(unsigned char *p, mbar b)
+{
+    uint64_t v = (uint64_t)b.phase << 63 | ((uint64_t)b.tx & MH_MB_FIELD) << 42 | ((uint64_t)b.expected & MH_MB_FIELD) << 21 |
+                 ((uint64_t)b.pending & MH_MB_FIELD);
+    memcpy(p, &v, 8);
+}
+
+
+/* The grid-wide stall check's record of a load (or an atomic that changed nothing): the
+ * span of addresses the warp's loads touched since the last progress, and where it is. */
+static inline void note_load(ctx *c, warp *w, int space, uint64_t a)
+{
+    if (__builtin_expect(c->verify, 0)) emu_spin_observe(c, w, (uint32_t)(c->cur - c->code));
+    if (space == MH_SP_SHARED) a += SHARED_WIN;
+    if (w->ld_epoch != c->epoch) {
+        w->ld_epoch = c->epoch;
+        w->ld_lo = w->ld_hi = a;
+    } else {
+        if (a < w->ld_lo) w->ld_lo = a;
+        if (a > w->ld_hi) w->ld_hi = a;
+    }
+    w->ld_pc = (uint32_t)(c->cur - c->code);
+}
+
+
+#endif

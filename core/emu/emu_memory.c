@@ -1,0 +1,210 @@
+/* emu_memory.c - emu's device memory: allocations with device-like addresses
+ * (each one apart from the next by an unmapped gap), and the checked access of
+ * a kernel's loads and stores in every state space (global, shared, local,
+ * param, const, and generic addresses into them), naming the nearest
+ * allocation when an access falls outside. */
+#include "emu/emu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- device memory -------------------------------------------------------- */
+
+mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
+{
+    mh_emu *d = calloc(1, sizeof *d);
+    if (!d) {
+        mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    d->next_addr = GLOBAL_BASE;
+    d->nsm = opts && opts->num_sms ? opts->num_sms : MH_EMU_DEFAULT_SMS;
+    d->max_warp_insns = opts ? opts->max_warp_insns : 0;
+    d->strict = opts ? opts->strict : 0;
+    d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
+    return d;
+}
+
+uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
+
+void mh_emu_destroy(mh_emu *d)
+{
+    if (!d) return;
+    for (size_t i = 0; i < d->n; i++) free(d->a[i].host);
+    free(d->a);
+    free(d);
+}
+
+int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+{
+    if (bytes == 0) bytes = 1;
+    if (bytes > (1ull << 40)) return mh_fail(e, MH_E_NO_MEMORY, "emu: allocation of %llu bytes refused", (unsigned long long)bytes);
+    if (d->n == d->cap) {
+        size_t c = d->cap ? d->cap * 2 : 16;
+        alloc *na = realloc(d->a, c * sizeof *na);
+        if (!na) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        d->a = na;
+        d->cap = c;
+    }
+    unsigned char *h = calloc(1, bytes);
+    if (!h) return mh_fail(e, MH_E_NO_MEMORY, "emu: out of host memory for %llu bytes", (unsigned long long)bytes);
+    alloc *al = &d->a[d->n++];
+    al->addr = d->next_addr;
+    al->size = bytes;
+    al->host = h;
+    d->next_addr += (bytes + ALLOC_GAP + 255) & ~255ull;
+    *addr = al->addr;
+    return 0;
+}
+
+/* Allocation containing [a, a+n), or NULL. Allocations are sorted by address. */
+alloc *emu_find_alloc(mh_emu *d, uint64_t a, uint64_t n)
+{
+    size_t lo = 0, hi = d->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (d->a[mid].addr <= a) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == 0) return NULL;
+    alloc *al = &d->a[lo - 1];
+    return a - al->addr <= al->size && n <= al->size - (a - al->addr) ? al : NULL;
+}
+
+int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e)
+{
+    for (size_t i = 0; i < d->n; i++)
+        if (d->a[i].addr == addr) {
+            free(d->a[i].host);
+            memmove(&d->a[i], &d->a[i + 1], (d->n - i - 1) * sizeof *d->a);
+            d->n--;
+            return 0;
+        }
+    return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: 0x%llx is not an allocation", (unsigned long long)addr);
+}
+
+static int host_range(mh_emu *d, uint64_t addr, uint64_t bytes, unsigned char **p, mh_error *e)
+{
+    alloc *al = emu_find_alloc(d, addr, bytes);
+    if (!al) return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: [0x%llx, +%llu) is not inside one allocation",
+                            (unsigned long long)addr, (unsigned long long)bytes);
+    *p = al->host + (addr - al->addr);
+    return 0;
+}
+
+void *mh_emu_host(mh_emu *d, uint64_t addr, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    return host_range(d, addr, bytes, &p, e) ? NULL : p;
+}
+
+int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memcpy(p, src, bytes);
+    return 0;
+}
+
+int mh_emu_read(mh_emu *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memcpy(dst, p, bytes);
+    return 0;
+}
+
+int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e)
+{
+    unsigned char *p = NULL;
+    if (host_range(d, addr, bytes, &p, e)) return -1;
+    memset(p, byte, bytes);
+    return 0;
+}
+
+/* Describes the allocation nearest to a (for out-of-range messages). */
+static void nearest(mh_emu *d, uint64_t a, char *buf, size_t n)
+{
+    const alloc *best = NULL;
+    uint64_t dist = UINT64_MAX;
+    for (size_t i = 0; i < d->n; i++) {
+        const alloc *al = &d->a[i];
+        uint64_t dd = a < al->addr ? al->addr - a : a >= al->addr + al->size ? a - (al->addr + al->size) + 1 : 0;
+        if (dd < dist) { dist = dd; best = al; }
+    }
+    if (!best) { snprintf(buf, n, "no allocations exist"); return; }
+    if (a < best->addr)
+        snprintf(buf, n, "nearest allocation [0x%llx, 0x%llx) of %llu bytes starts %llu bytes after it",
+                 (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
+                 (unsigned long long)best->size, (unsigned long long)(best->addr - a));
+    else
+        snprintf(buf, n, "nearest allocation [0x%llx, 0x%llx) of %llu bytes ends %llu bytes before it",
+                 (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
+                 (unsigned long long)best->size, (unsigned long long)(a - (best->addr + best->size)));
+}
+
+/* ---- memory access ---------------------------------------------------------- */
+
+const char *emu_space_name(int s)
+{
+    static const char *const n[] = {"generic", "global", "shared", "local", "param", "const"};
+    return s >= 0 && s < 6 ? n[s] : "?";
+}
+
+/* Host pointer for `size` bytes at `addr` in `space`, or NULL after a fault. */
+unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write)
+{
+    const char *verb = write ? "write" : "read";
+    c->writes += (uint64_t)write;
+    if (size > 1 && (addr & (size - 1)))
+        return emu_fault(c, w, lane, "misaligned %s %s of %u bytes at 0x%llx", emu_space_name(space), verb, size,
+                     (unsigned long long)addr);
+    if (space == MH_SP_GENERIC) {
+        if (addr - SHARED_WIN < WIN_SIZE) { space = MH_SP_SHARED; addr -= SHARED_WIN; }
+        else if (addr - LOCAL_WIN < WIN_SIZE) {
+            uint64_t lin = w->index * WARP + (uint64_t)lane;
+            space = MH_SP_LOCAL;
+            addr -= LOCAL_WIN;
+            if (addr / (c->local_stride ? c->local_stride : 1) != lin)
+                return emu_fault(c, w, lane, "generic %s at 0x%llx is another thread's local memory", verb,
+                             (unsigned long long)(addr + LOCAL_WIN));
+            addr %= c->local_stride ? c->local_stride : 1;
+        } else space = MH_SP_GLOBAL;
+    }
+    switch (space) {
+    case MH_SP_GLOBAL: {
+        const alloc *al = c->last;
+        if (al && addr - al->addr <= al->size && size <= al->size - (addr - al->addr))
+            return al->host + (addr - al->addr);
+        al = c->last = emu_find_alloc(c->d, addr, size);
+        if (al) return al->host + (addr - al->addr);
+        char nb[200];
+        nearest(c->d, addr, nb, sizeof nb);
+        return emu_fault(c, w, lane, "out-of-range global %s of %u bytes at 0x%llx: %s", verb, size,
+                     (unsigned long long)addr, nb);
+    }
+    case MH_SP_SHARED:
+        if (addr < c->shared_size && size <= c->shared_size - addr) return c->shared + addr;
+        return emu_fault(c, w, lane, "out-of-range shared %s of %u bytes at offset 0x%llx: the block has %llu bytes of "
+                     "shared memory (static + dynamic)", verb, size, (unsigned long long)addr,
+                     (unsigned long long)c->shared_size);
+    case MH_SP_LOCAL: {
+        uint64_t lin = w->index * WARP + (uint64_t)lane;
+        if (addr < c->local_stride && size <= c->local_stride - addr) return c->local + lin * c->local_stride + addr;
+        return emu_fault(c, w, lane, "out-of-range local %s of %u bytes at offset 0x%llx (%llu bytes per thread)", verb,
+                     size, (unsigned long long)addr, (unsigned long long)c->local_stride);
+    }
+    case MH_SP_PARAM:
+        if (!write && addr < c->f->param_bytes && size <= c->f->param_bytes - addr) return c->params + addr;
+        return emu_fault(c, w, lane, "param %s of %u bytes at offset %llu outside the %u parameter bytes", verb, size,
+                     (unsigned long long)addr, c->f->param_bytes);
+    case MH_SP_CONST:
+        if (!write && addr < c->data_size && size <= c->data_size - addr) return c->data_host + addr;
+        return emu_fault(c, w, lane, "const %s of %u bytes at offset %llu outside the module's constants", verb, size,
+                     (unsigned long long)addr);
+    default:
+        return emu_fault(c, w, lane, "access to an unknown state space");
+    }
+}
+
+

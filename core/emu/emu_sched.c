@@ -1,0 +1,617 @@
+/* emu_sched.c - emu's scheduler: the issue model of one SM (resident blocks,
+ * four sub-partitions issuing the warp ready longest, barriers and mbarrier
+ * waits, warp-synchronous groups), the device's SMs advanced in virtual-time
+ * order with blocks dispatched in blockIdx order, and the grid-wide stall
+ * check that turns a deadlock into a fault naming its lines. */
+#include "emu/emu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* ---- the issue model ------------------------------------------------------------ */
+/* A virtual SM holds as many blocks as a GPU's would (threads, warps, blocks, shared
+ * memory and, where ptxas told them, registers per SM: emu_occupancy.c); the rest of
+ * its blocks wait for one to finish, so a large grid runs in waves.  Its warps sit in
+ * 4 sub-partitions (warp slot % 4); each cycle every sub-partition issues one
+ * instruction of the warp that has been ready longest, and that instruction's cost
+ * (1 cycle, more for memory: see exec_insn) delays only its warp's next issue.
+ * Instructions run in the order of their issue cycles (sub-partition number breaks a
+ * tie), so the warps of an SM interleave as on a GPU, deterministically.  A block's
+ * warps start one a cycle; which SM gets which block, and when, is the device
+ * scheduler's (below). */
+
+/* Rounds of mbarrier waits in a row without a memory write before emu calls it
+ * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
+#define STALLED_ROUNDS 10000
+
+static inline void enter_block(ctx *c, blk *b)
+{
+    if (c->cb == b) return;
+    c->cb = b;
+    c->shared = b->shared;
+    c->local = b->local;
+    c->frames = b->frames;
+    c->warps = b->warps;
+    c->bar_arrived = b->bar_arrived;
+    memcpy(c->ctaid, b->ctaid, sizeof c->ctaid);
+    c->cs = b->sm;
+    c->sm = b->sm->id;
+    c->clock0 = b->sm->clock0;
+}
+
+static void sp_add(ctx *c, warp *w)
+{
+    (void)c;
+    subpart *s = &w->b->sm->sps[w->sp];
+    s->w[s->n++] = w;
+    s->best = NULL;
+}
+
+static void sp_remove(ctx *c, warp *w)
+{
+    (void)c;
+    subpart *s = &w->b->sm->sps[w->sp];
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->w[i] == w) {
+            s->w[i] = s->w[--s->n];
+            break;
+        }
+    s->best = NULL;
+}
+
+/* The warp that has waited longest (the earliest ready; the lower slot on a tie). */
+static warp *sp_find(subpart *s)
+{
+    warp *best = s->w[0];
+    for (uint32_t i = 1; i < s->n; i++) {
+        warp *w = s->w[i];
+        if (w->ready < best->ready || (w->ready == best->ready && w->slot < best->slot)) best = w;
+    }
+    return s->best = best;
+}
+
+static void wake(ctx *c, warp *w, uint64_t when)
+{
+    w->sched = W_RUN;
+    w->known = 0;
+    if (w->ready < when) w->ready = when;
+    w->b->running++;
+    sp_add(c, w);
+}
+
+/* Warps of block b waiting at a barrier that now have lanes going on (a counted barrier
+ * completed by another warp) issue again from `when`. */
+static void wake_released(ctx *c, blk *b, uint64_t when)
+{
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_ACTIVE) {
+                wake(c, w, when);
+                break;
+            }
+    }
+}
+
+/* Parked warps (all their lanes at an incomplete mbarrier phase) try again. */
+static void unpark(ctx *c, blk *b, uint64_t when)
+{
+    for (uint32_t i = 0; i < c->nwarps && b->parked; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_PARK) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_YIELD) w->st[l] = LANE_ACTIVE;
+        b->parked--;
+        wake(c, w, when);
+    }
+    b->park_writes = c->writes;
+}
+
+/* The memory of slot b, allocated when the slot first gets a block. */
+static int slot_memory(ctx *c, blk *b)
+{
+    if (b->warps) return 0;
+    uint32_t nregs = c->nregs;
+    b->shared = calloc(1, c->shared_size ? c->shared_size : 1);
+    b->local = calloc(1, c->local_stride * c->nwarps * WARP + 1);
+    b->frames = calloc((size_t)c->nwarps * WARP, c->frame_bytes ? c->frame_bytes : 1);
+    b->regs = calloc((size_t)c->nwarps * nregs * WARP, sizeof *b->regs);
+    b->written = c->d->strict ? calloc((size_t)c->nwarps * nregs, sizeof *b->written) : NULL;
+    b->warps = calloc(c->nwarps, sizeof *b->warps);
+    if (b->shared && b->local && b->frames && b->regs && (!c->d->strict || b->written) && b->warps) return 0;
+    free(b->warps);
+    b->warps = NULL;
+    mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for block %llu's registers and memory (%u warps)",
+            (unsigned long long)c->next_block, c->nwarps);
+    c->faulted = 1;
+    return -1;
+}
+
+static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
+{
+    if (slot_memory(c, b)) return -1;
+    uint32_t nregs = c->nregs, entry = (uint32_t)(c->f - c->m->funcs);
+    /* blocks in CUDA's order: x fastest */
+    b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
+    b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
+    b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
+    memset(b->shared, 0, c->shared_size);
+    memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
+    if (b->written) memset(b->written, 0, (size_t)c->nwarps * nregs * sizeof *b->written);
+    memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
+    memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->running = b->live = c->nwarps;
+    b->parked = 0;
+    b->stalled = 0;
+    b->park_writes = b->round_writes = c->writes;
+    b->end = when;
+    b->busy = 1;
+    b->vacant = 0;
+    uint32_t slot0 = (uint32_t)(b - b->sm->blks) * c->nwarps;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        w->r = b->regs + (size_t)i * nregs * WARP;
+        w->written = b->written ? b->written + (size_t)i * nregs : NULL;
+        w->index = i;
+        w->b = b;
+        w->ready = when + i; /* the SM launches a block's warps one a cycle */
+        w->known = 0;
+        w->sched = W_RUN;
+        w->slot = (uint16_t)(slot0 + i);
+        w->sp = (uint8_t)((slot0 + i) % SUBPARTS);
+        for (int ln = 0; ln < WARP; ln++) {
+            w->pc[ln] = c->base[entry];
+            w->depth[ln] = 0;
+            w->st[ln] = i * WARP + (uint32_t)ln < c->nthreads ? LANE_ACTIVE : LANE_EXITED;
+        }
+        sp_add(c, w);
+    }
+    return 0;
+}
+
+/* Block b has no warp that can issue. */
+static int block_stuck(ctx *c, blk *b)
+{
+    uint64_t when = c->now + c->cost;
+    if (!b->live) { /* finished: the grid's next block is owed to this slot (the scheduler dispatches) */
+        vsm *sm = b->sm;
+        b->busy = 0;
+        c->progress++;
+        if (b->end > sm->end) sm->end = b->end;
+        if (c->next_block < c->nblocks) {
+            b->vacant = 1;
+            if (b->end < sm->vacant_at) sm->vacant_at = b->end;
+        }
+        return 0;
+    }
+    if (b->parked) {
+        /* lanes that found an mbarrier phase incomplete try again first; a bar.sync
+         * opens only when no lane can go on otherwise (every live lane is at it) */
+        b->stalled = c->writes == b->round_writes ? b->stalled + 1 : 0;
+        b->round_writes = c->writes;
+        if (b->stalled > STALLED_ROUNDS) {
+            for (uint32_t i = 0; i < c->nwarps; i++)
+                for (int l = 0; l < WARP; l++)
+                    if (b->warps[i].st[l] == LANE_YIELD)
+                        return emu_fault(c, &b->warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
+                                     "completes, or a bar.sync the waiting warps never reach)"), -1;
+        }
+        unpark(c, b, when);
+        return 0;
+    }
+    /* no lane can go on: a block-wide bar.sync opens, from the last warp's arrival */
+    int any = 0;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_BARRIER) {
+                any = 1;
+                if (w->ready > when) when = w->ready;
+                break;
+            }
+    }
+    if (!any) /* only counted barriers, short of their counts: nothing will come */
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (int l = 0; l < WARP; l++)
+                if (b->warps[i].st[l] == LANE_NBARRIER)
+                    return emu_fault(c, &b->warps[i], l, "deadlock: waiting at barrier %u, where %u threads have "
+                                 "arrived and no other thread can run", b->warps[i].bar[l],
+                                 b->bar_arrived[b->warps[i].bar[l]]), -1;
+    for (uint32_t i = 0; i < c->nwarps; i++) {
+        warp *w = &b->warps[i];
+        if (w->sched != W_WAIT) continue;
+        int go = 0;
+        for (int l = 0; l < WARP; l++)
+            if (w->st[l] == LANE_BARRIER) {
+                w->st[l] = LANE_ACTIVE;
+                go = 1;
+            }
+        if (go) wake(c, w, when);
+    }
+    return 0;
+}
+
+/* A warp with no active lane: it waits (a barrier), is parked (mbarrier waits), has
+ * finished, or goes on (lanes at a warp-synchronous instruction it can release). */
+static int settle(ctx *c, warp *w)
+{
+    int yield = 0, wsync = 0, live = 0;
+    for (int l = 0; l < WARP; l++) {
+        uint8_t s = w->st[l];
+        if (s == LANE_ACTIVE) return 0;
+        yield |= s == LANE_YIELD;
+        wsync |= s == LANE_WSYNC;
+        live |= s != LANE_EXITED;
+    }
+    if (wsync && !yield) return 0;
+    blk *b = w->b;
+    sp_remove(c, w);
+    b->running--;
+    if (yield) {
+        w->sched = W_PARK;
+        b->parked++;
+        b->park_writes = c->writes;
+    } else if (!live) {
+        w->sched = W_DONE;
+        b->live--;
+        if (w->ready > b->end) b->end = w->ready;
+    } else {
+        w->sched = W_WAIT;
+    }
+    return b->running ? 0 : block_stuck(c, b);
+}
+
+/* Issues warp w's next instruction: 1 when it did and the warp has active lanes left,
+ * 2 when it did and has none, 0 when it had none to issue, -1 on a fault. */
+static int step_warp(ctx *c, warp *w)
+{
+    const mh_ptx_insn *code = c->code;
+    for (;;) {
+        int forced = 0; /* a warp-synchronous group released without all members */
+        uint32_t pc = w->kpc, mask = w->kmask;
+        if (!w->known) {
+            pc = UINT32_MAX;
+            mask = 0;
+            for (int l = 0; l < WARP; l++) {
+                if (w->st[l] != LANE_ACTIVE) continue;
+                if (w->pc[l] < pc) { pc = w->pc[l]; mask = 1u << l; }
+                else if (w->pc[l] == pc) mask |= 1u << l;
+            }
+        }
+        if (!mask) {
+            /* nothing can run: lanes still waiting at a warp-synchronous
+             * instruction for members that will not come go on without them
+             * (unless some only yielded at an mbarrier wait: they come back) */
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_YIELD) return 0;
+            pc = UINT32_MAX;
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_WSYNC && w->pc[l] < pc) pc = w->pc[l];
+            if (pc == UINT32_MAX) return 0;
+            for (int l = 0; l < WARP; l++)
+                if (w->st[l] == LANE_WSYNC && w->pc[l] == pc) { w->st[l] = LANE_ACTIVE; mask |= 1u << l; }
+            forced = 1;
+        }
+        if (pc >= c->ncode) { /* fell off the end: like ret */
+            for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
+            w->known = 0;
+            continue;
+        }
+        const mh_ptx_insn *in = &code[pc];
+        c->cur = in;
+        if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
+            for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
+            w->kpc = pc + 1; /* still right when it was known */
+            continue;
+        }
+        int wsync = in->op == MH_OP_SHFL || in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ||
+                    (in->op == MH_OP_BAR && in->cmp == 1);
+        if (wsync && !forced) {
+            /* wait until every live lane of the member mask has arrived */
+            int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2 : 0;
+            const mh_ptx_opnd *mo = &in->o[mi];
+            uint32_t members = in->nopnds > mi
+                                   ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
+            uint32_t live = 0, here = mask;
+            for (int l = 0; l < WARP; l++) {
+                live |= (uint32_t)(w->st[l] != LANE_EXITED) << l;
+                if (w->st[l] == LANE_WSYNC && w->pc[l] == pc) here |= 1u << l;
+            }
+            if ((here & members & live) != (members & live)) {
+                for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_WSYNC;
+                w->known = 0;
+                continue;
+            }
+            for (int l = 0; l < WARP; l++) if ((here >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;
+            mask = here;
+        }
+        if (__builtin_expect(c->slow, 0)) {
+            if (w->written && emu_strict_sources(c, w, in, mask)) return -1;
+            if (c->counts) emu_count_insn(c, w, in, mask);
+        }
+        uint32_t next;
+        c->cost = 0;
+        int rc = emu_exec_insn(c, w, in, mask, &next);
+        if (rc < 0 || c->faulted) return -1;
+        if (__builtin_expect(c->slow, 0) && w->written) emu_strict_dests(c, w, in, mask);
+        /* still converged when the lanes that ran are all the active ones and
+         * went on together (exec_insn says so with rc == 1) */
+        uint32_t active = 0;
+        for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
+        w->known = rc == 1 && active == mask;
+        w->kpc = next;
+        w->kmask = mask;
+        if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
+            emu_fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions, the device's max_insns "
+                  "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
+            return -1;
+        }
+        if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
+        return active ? 1 : 2;
+    }
+}
+
+
+/* ---- the device: every SM in virtual-time order ----------------------------------- */
+/* Every SM with work advances in turn: the one whose next event (an instruction's issue or a
+ * slot's dispatch) comes first runs for a quantum, until it passes the next SM's time by
+ * QUANTUM cycles, so a block spinning on a flag another SM's block stores sees the store
+ * about when a GPU would (within QUANTUM cycles).  Blocks are dispatched in blockIdx order:
+ * the first wave block j to SM j % SMs at cycle j (one block a cycle, round the SMs), then
+ * each next block to the slot that freed first (the lower SM on a tie), decided only once
+ * every SM has reached that cycle, so the order is the GPU's and the same every run.  An SM
+ * stops issuing at a vacancy until it is dispatched, so one SM's issue order is exactly what
+ * the per-SM issue model gives: a launch's trace does not depend on the quantum. */
+#define QUANTUM 256
+
+/* Cycles and warp instructions without progress anywhere before emu looks for a grid-wide
+ * stall; and the span of addresses a waiting warp's loads may cover (a poll of flags).  A
+ * stall is a deadlock when every live warp waits at a barrier or an mbarrier or spins: polls
+ * twice more at one pc with all its registers unchanged (checked for at most STALL_INSNS
+ * more warp instructions; a loop over a small tile changes its registers and is not one). */
+#define STALL_CYCLES (1ull << 14)
+#define STALL_INSNS (1ull << 18)
+#define POLL_SPAN 4096
+
+/* The cycle of SM sm's next event: its next issue or its earliest vacancy. */
+static uint64_t sm_next_event(vsm *sm)
+{
+    uint64_t t = sm->vacant_at;
+    for (int i = 0; i < SUBPARTS; i++) {
+        subpart *p = &sm->sps[i];
+        if (!p->n) continue;
+        warp *w = p->best ? p->best : sp_find(p);
+        uint64_t ti = w->ready > p->free ? w->ready : p->free;
+        if (ti < t) t = ti;
+    }
+    return t;
+}
+
+/* The grid's next block to SM sm's earliest vacant slot. */
+static int dispatch(ctx *c, vsm *sm)
+{
+    blk *b = NULL;
+    for (uint32_t s = 0; s < c->resident; s++) {
+        blk *x = &sm->blks[s];
+        if (x->vacant && (!b || x->end < b->end)) b = x;
+    }
+    int rc = 0;
+    if (b && c->next_block < c->nblocks) rc = start_block(c, b, c->next_block++, b->end);
+    if (c->next_block >= c->nblocks) /* nothing more to hand out: the vacancies stay empty */
+        for (uint32_t s = 0; s < c->resident; s++) sm->blks[s].vacant = 0;
+    else if (b)
+        b->vacant = 0;
+    sm->vacant_at = UINT64_MAX;
+    for (uint32_t s = 0; s < c->resident; s++)
+        if (sm->blks[s].vacant && sm->blks[s].end < sm->vacant_at) sm->vacant_at = sm->blks[s].end;
+    c->cb = NULL;
+    return rc;
+}
+
+/* Runs SM sm through the issue model until its next issue would pass `limit` or reach a
+ * vacancy; sm->next is then its next event. */
+static int run_sm(ctx *c, vsm *sm, uint64_t limit)
+{
+    for (;;) {
+        /* the sub-partition that issues first, and its warp */
+        uint64_t t = UINT64_MAX;
+        subpart *s = NULL;
+        for (int i = 0; i < SUBPARTS; i++) {
+            subpart *p = &sm->sps[i];
+            if (!p->n) continue;
+            warp *w = p->best ? p->best : sp_find(p);
+            uint64_t ti = w->ready > p->free ? w->ready : p->free;
+            if (ti < t) { t = ti; s = p; }
+        }
+        if (!s || t >= sm->vacant_at || t > limit) {
+            sm->next = t < sm->vacant_at ? t : sm->vacant_at;
+            return 0;
+        }
+        warp *w = s->best;
+        blk *b = w->b;
+        c->now = t;
+        c->cost = 0;
+        enter_block(c, b);
+        int rc = step_warp(c, w);
+        if (rc < 0) return -1;
+        if (rc) {
+            s->free = t + 1;
+            w->ready = t + c->cost;
+            s->best = NULL;
+        }
+        if (c->released) {
+            c->released = 0;
+            wake_released(c, b, t + c->cost);
+        }
+        if (rc != 1 && settle(c, w)) return -1;
+        if (b->parked && c->writes != b->park_writes) unpark(c, b, t + c->cost);
+    }
+}
+
+/* A warp that may wait: at a barrier or an mbarrier, or polling a few addresses since the last
+ * progress; `confirmed` asks more of a polling warp: it polled at the same pc twice more with the
+ * same registers (a spin: a loop whose state does not change, not a loop over a small tile). */
+static int warp_waits(const ctx *c, const warp *w, int confirmed)
+{
+    if (w->sched == W_WAIT || w->sched == W_PARK) return 1;
+    if (!(w->ld_epoch == c->epoch && w->ld_hi - w->ld_lo <= POLL_SPAN)) return 0;
+    return !confirmed || w->spins >= 2;
+}
+
+/* During a verification: warp w polls at pc; its registers (every lane) the same as at its last poll there? */
+void emu_spin_observe(ctx *c, warp *w, uint32_t pc)
+{
+    uint32_t nregs = c->nregs;
+    uint64_t h = 1469598103934665603ull ^ pc;
+    for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
+    for (int l = 0; l < WARP; l++) h = (h ^ w->pc[l] ^ (uint64_t)w->st[l] << 32) * 1099511628211ull;
+    if (pc == w->ld_pc && h == w->spin_hash) w->spins++;
+    else w->spins = 0;
+    w->spin_hash = h;
+}
+
+/* Whether every live warp of the resident blocks waits (confirmed: see warp_waits). */
+static int all_wait(const ctx *c, int confirmed)
+{
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            const blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            for (uint32_t k = 0; k < c->nwarps; k++)
+                if (b->warps[k].sched != W_DONE && !warp_waits(c, &b->warps[k], confirmed)) return 0;
+        }
+    return 1;
+}
+
+/* Where warp w waits: the pc of its poll, or of its first waiting lane. */
+static uint32_t wait_pc(const warp *w)
+{
+    if (w->sched == W_RUN) return w->ld_pc;
+    for (int l = 0; l < WARP; l++)
+        if (w->st[l] != LANE_EXITED) return w->pc[l];
+    return w->pc[0];
+}
+
+/* A deadlock, verified: the fault names the lines the blocks wait at (up to 6 of them, with
+ * their first blocks) and the blocks not yet resident. */
+static int deadlock(ctx *c, uint64_t now)
+{
+    uint32_t lines[6], nblk[6], nl = 0, waiting = 0;
+    char who[6][160];
+    for (uint32_t s = 0; s < c->resident; s++) /* slot by slot: the first wave in blockIdx order */
+        for (uint32_t i = 0; i < c->nsms; i++) {
+            blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            const warp *rep = NULL;
+            for (uint32_t k = 0; k < c->nwarps; k++) {
+                const warp *w = &b->warps[k];
+                if (w->sched == W_DONE) continue;
+                if (!rep || (rep->sched != W_RUN && w->sched == W_RUN)) rep = w;
+            }
+            if (!rep) continue;
+            waiting++;
+            uint32_t pc = wait_pc(rep), line = pc < c->ncode ? c->code[pc].line : 0, j = 0;
+            while (j < nl && lines[j] != line) j++;
+            if (j == nl && nl < 6) {
+                lines[nl] = line;
+                nblk[nl] = 0;
+                who[nl][0] = 0;
+                const char *op = pc < c->ncode ? mh_ptx_op_name((mh_ptx_op)c->code[pc].op) : "?";
+                snprintf(who[nl], sizeof who[nl], "%s", op);
+                nl++;
+            }
+            if (j < nl) {
+                size_t n = strlen(who[j]);
+                if (nblk[j] < 4)
+                    snprintf(who[j] + n, sizeof who[j] - n, "%s(%u,%u,%u)", nblk[j] ? ", " : ") block ",
+                             b->ctaid[0], b->ctaid[1], b->ctaid[2]);
+                nblk[j]++;
+            }
+        }
+    if (!waiting) return 0;
+    char msg[1400];
+    size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
+                                "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
+                                (unsigned long long)(now - c->progress_t));
+    for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %.200s:%u (%s%s (%u block%s)", j ? ";" : "", c->m->path,
+                              lines[j], who[j], nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    if (c->next_block < c->nblocks && n < sizeof msg)
+        snprintf(msg + n, sizeof msg - n, "; %llu blocks of the grid are not resident yet (an SM holds %u at once, "
+                 "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",
+                 (unsigned long long)(c->nblocks - c->next_block), c->resident, c->nsms);
+    c->e->line = nl ? lines[0] : 0;
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->name, msg);
+    c->faulted = 1;
+    return 1;
+}
+
+/* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
+ * SM's end in *longest. */
+int emu_run_grid(ctx *c, uint64_t *longest)
+{
+    uint64_t first = c->nblocks < (uint64_t)c->nsms * c->resident ? c->nblocks : (uint64_t)c->nsms * c->resident;
+    for (uint32_t i = 0; i < c->nsms; i++) {
+        vsm *sm = &c->sms[i];
+        sm->id = i;
+        sm->clock0 = (uint64_t)i * 1000003ull; /* SMs' %clock values are not aligned */
+        sm->vacant_at = UINT64_MAX;
+        for (uint32_t s = 0; s < c->resident; s++) sm->blks[s].sm = sm;
+    }
+    for (uint64_t j = 0; j < first; j++) /* the first wave: one block a cycle, round the SMs */
+        if (start_block(c, &c->sms[j % c->nsms].blks[j / c->nsms], j, j)) return -1;
+    c->next_block = first;
+    c->epoch = 1;
+    for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+    for (;;) {
+        vsm *a = NULL;
+        uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX;
+        for (uint32_t i = 0; i < c->nsms; i++) {
+            uint64_t n = c->sms[i].next;
+            if (n < t1) { t2 = t1; t1 = n; a = &c->sms[i]; }
+            else if (n < t2) t2 = n;
+        }
+        if (!a) break;
+        if (a->vacant_at <= t1) {
+            if (dispatch(c, a)) return -1;
+            a->next = sm_next_event(a);
+            continue;
+        }
+        if (run_sm(c, a, t2 == UINT64_MAX ? UINT64_MAX : t2 + QUANTUM)) return -1;
+        if (c->progress != c->seen_progress) {
+            c->seen_progress = c->progress;
+            c->epoch++;
+            c->progress_t = t1;
+            c->progress_insns = c->warp_insns;
+            c->verify = 0;
+        } else if (c->verify) {
+            if (all_wait(c, 1)) return deadlock(c, t1), -1;
+            if (c->warp_insns - c->verify_insns > STALL_INSNS) { /* some warp's state changes: it works */
+                c->verify = 0;
+                c->epoch++;
+                c->progress_t = t1;
+                c->progress_insns = c->warp_insns;
+            }
+        } else if (t1 - c->progress_t > STALL_CYCLES && c->warp_insns - c->progress_insns > STALL_INSNS) {
+            if (all_wait(c, 0)) { /* every warp seems to wait: verify that the pollers spin */
+                c->verify = 1;
+                c->verify_insns = c->warp_insns;
+                for (uint32_t i = 0; i < c->nsms; i++)
+                    for (uint32_t s = 0; s < c->resident; s++)
+                        for (uint32_t k = 0; c->sms[i].blks[s].busy && k < c->nwarps; k++)
+                            c->sms[i].blks[s].warps[k].spins = 0;
+            } else { /* some warp works: look again after another stretch */
+                c->epoch++;
+                c->progress_t = t1;
+                c->progress_insns = c->warp_insns;
+            }
+        }
+    }
+    *longest = 0;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
+    return 0;
+}
+

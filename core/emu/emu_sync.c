@@ -1,0 +1,194 @@
+/* emu_sync.c - what makes threads wait for or talk to each other: atomics,
+ * mbarrier objects (arrivals, transaction bytes, phases), barriers with a
+ * thread count (bar.sync a, b; bar.arrive), and the calls without a body emu
+ * runs (vprintf and __assertfail: printf and assert). */
+#include "emu/emu_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, uint64_t cv)
+{
+    int bytes = elem_bytes(t), bits = bytes * 8;
+    uint64_t old = ld_elem(p, bytes), r = old;
+    int sgn = mh_ptx_type_is_signed(t);
+    switch (op) {
+    case AOP_ADD:
+        if (mh_ptx_type_is_float(t)) r = fput(fget(old, t) + fget(b, t), t);
+        else r = old + b;
+        break;
+    case AOP_MIN: r = sgn ? (sext(old, bits) < sext(b, bits) ? old : b) : ((old & mask_bits(bits)) < (b & mask_bits(bits)) ? old : b); break;
+    case AOP_MAX: r = sgn ? (sext(old, bits) > sext(b, bits) ? old : b) : ((old & mask_bits(bits)) > (b & mask_bits(bits)) ? old : b); break;
+    case AOP_INC: r = (old & mask_bits(bits)) >= (b & mask_bits(bits)) ? 0 : old + 1; break;
+    case AOP_DEC: r = ((old & mask_bits(bits)) == 0 || (old & mask_bits(bits)) > (b & mask_bits(bits))) ? b : old - 1; break;
+    case AOP_AND: r = old & b; break;
+    case AOP_OR: r = old | b; break;
+    case AOP_XOR: r = old ^ b; break;
+    case AOP_EXCH: r = b; break;
+    case AOP_CAS: r = (old & mask_bits(bits)) == (b & mask_bits(bits)) ? cv : old; break;
+    }
+    memcpy(p, &r, (size_t)bytes);
+    return old;
+}
+
+/* mbarrier.arrive / expect_tx / complete_tx / test_wait / try_wait and
+ * cp.async.mbarrier.arrive (emu's cp.async copies at issue, so it arrives at
+ * once).  A phase completes when no arrival and no transaction byte is
+ * pending; a wait that finds its phase not complete sets its predicate false
+ * and the lane yields, so the other warps run before it tries again. */
+int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
+{
+    const mh_ptx_opnd *o = in->o;
+    int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
+    c->cost += 2;
+    for (int l = 0; l < WARP; l++) {
+        if (!(emask >> l & 1)) continue;
+        int wait = k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT;
+        unsigned char *p = emu_mem(c, w, l, in->space ? in->space : MH_SP_SHARED, address(c, w, &o[ai], l), 8, !wait);
+        if (!p) return -1;
+        mbar b = mb_load(p);
+        int64_t arrive = 0;
+        switch (k) {
+        case MH_MB_ARRIVE: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
+        case MH_MB_ARRIVE_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
+        case MH_MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
+        case MH_MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
+        case MH_MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MH_MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
+        default: { /* test_wait / try_wait: is the phase of the state (or of the parity) complete? */
+            uint64_t s = val(c, w, &o[2], l);
+            int waited = (in->mods & MH_MOD_PARITY) ? (int)(s & 1) : (int)(s >> 63);
+            int done = waited != b.phase;
+            put(c, w, o[0].reg, l, (uint64_t)done, MH_PT_PRED);
+            if (!done) w->st[l] = LANE_YIELD; /* its pc moves on: the loop around it asks again */
+            continue;
+        }
+        }
+        if (k == MH_MB_ARRIVE || k == MH_MB_ARRIVE_EXPECT_TX) { /* the state: the phase arrived at */
+            if (o[0].kind == MH_OPK_REG) put(c, w, o[0].reg, l, (uint64_t)b.phase << 63, MH_PT_B64);
+        }
+        b.pending -= arrive;
+        if (b.pending < 0)
+            return emu_fault(c, w, l, "mbarrier: more arrivals than the %lld it expects per phase",
+                         (long long)b.expected), -1;
+        if (b.tx > 0xFFFFF || b.tx < -0xFFFFF)
+            return emu_fault(c, w, l, "mbarrier: transaction count %lld out of range", (long long)b.tx), -1;
+        if (b.pending == 0 && b.tx == 0 && (arrive || k == MH_MB_COMPLETE_TX)) { /* the phase completes */
+            b.phase ^= 1;
+            b.pending = b.expected;
+        }
+        mb_store(p, b);
+    }
+    return 0;
+}
+
+/* bar.sync a, b (wait) and bar.arrive a, b (go on): b threads, a multiple of
+ * 32, arriving at barrier a release the ones waiting there. */
+int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
+{
+    int l0 = __builtin_ctz(emask);
+    uint64_t id = val(c, w, &in->o[0], l0);
+    uint64_t need = in->nopnds > 1 ? val(c, w, &in->o[1], l0) : c->nthreads;
+    if (id >= NUM_BARRIERS) return emu_fault(c, w, l0, "barrier %llu: there are %d", (unsigned long long)id, NUM_BARRIERS), -1;
+    if (need == 0 || need % WARP || need > (uint64_t)c->nwarps * WARP)
+        return emu_fault(c, w, l0, "barrier %llu: a thread count of %llu (a multiple of 32, at most the block's %u)",
+                     (unsigned long long)id, (unsigned long long)need, c->nwarps * WARP), -1;
+    int wait = in->cmp != 2;
+    for (int l = 0; l < WARP; l++)
+        if (emask >> l & 1) {
+            c->bar_arrived[id]++;
+            if (wait) {
+                w->st[l] = LANE_NBARRIER;
+                w->bar[l] = (uint8_t)id;
+            }
+        }
+    if (c->bar_arrived[id] < need) return 0;
+    c->bar_arrived[id] = 0; /* complete: everyone waiting there goes on */
+    for (uint32_t i = 0; i < c->nwarps; i++)
+        for (int l = 0; l < WARP; l++)
+            if (c->warps[i].st[l] == LANE_NBARRIER && c->warps[i].bar[l] == id) c->warps[i].st[l] = LANE_ACTIVE;
+    c->released = 1; /* the scheduler wakes the warps that have lanes going on */
+    return 0;
+}
+
+/* ---- calls without a body: printf and assert ---------------------------------- */
+
+typedef struct {
+    ctx *c;
+    const warp *w;
+    int lane;
+    uint64_t args;          /* the argument buffer's address */
+} printf_ctx;
+
+static int pf_arg(void *p, uint64_t off, void *dst, uint32_t size)
+{
+    printf_ctx *x = p;
+    const unsigned char *s = emu_mem(x->c, x->w, x->lane, MH_SP_GENERIC, x->args + off, size, 0);
+    if (!s) return -1;
+    memcpy(dst, s, size);
+    return 0;
+}
+
+/* a NUL-terminated string at a generic address, cut at cap - 1 bytes */
+static int pf_str(void *p, uint64_t addr, char *dst, size_t cap)
+{
+    printf_ctx *x = p;
+    size_t i = 0;
+    for (; i + 1 < cap; i++) {
+        const unsigned char *s = emu_mem(x->c, x->w, x->lane, MH_SP_GENERIC, addr + i, 1, 0);
+        if (!s) return -1;
+        if (!*s) break;
+        dst[i] = (char)*s;
+    }
+    dst[i] = 0;
+    return 0;
+}
+
+/* argument k of a call (a .param variable of the caller's call sequence), up to 8 bytes */
+static uint64_t call_arg(ctx *c, const warp *w, int lane, const mh_ptx_insn *in, int k)
+{
+    const mh_ptx_var *v = &c->m->vars[in->o[in->cmp + k].sym];
+    uint64_t x = 0;
+    memcpy(&x, frame(c, w, lane, (uint32_t)v->func, 2) + v->offset, v->size < 8 ? v->size : 8);
+    return x;
+}
+
+/* vprintf(format, args) and __assertfail(message, file, line, function, char size): the
+ * only functions without a body emu runs (mh_emu_check_kernel refuses the others).  The
+ * lanes print in lane order; what they print comes out after the launch. */
+int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
+{
+    const mh_ptx_func *g = &c->m->funcs[in->callee];
+    int assert_fail = !strcmp(g->name, "__assertfail");
+    for (int l = 0; l < WARP; l++) {
+        if (!(emask >> l & 1)) continue;
+        printf_ctx x = {c, w, l, 0};
+        mh_printf_io io = {&x, pf_arg, pf_str};
+        if (assert_fail) {
+            char msg[512], file[512], fn[512];
+            uint32_t line = (uint32_t)call_arg(c, w, l, in, 2);
+            if (pf_str(&x, call_arg(c, w, l, in, 0), msg, sizeof msg) ||
+                pf_str(&x, call_arg(c, w, l, in, 1), file, sizeof file) ||
+                pf_str(&x, call_arg(c, w, l, in, 3), fn, sizeof fn))
+                return -1;
+            emu_fault(c, w, l, "assertion `%.200s` failed at %.150s:%u in %.150s", msg, file, line, fn);
+            return -1;
+        }
+        char fmt[4096];
+        uint64_t f = call_arg(c, w, l, in, 0);
+        x.args = call_arg(c, w, l, in, 1);
+        int32_t n = -1; /* printf's result: the arguments, -1 for a NULL format */
+        if (f) {
+            if (pf_str(&x, f, fmt, sizeof fmt)) return -1;
+            n = mh_emu_printf(fmt, &io, &c->out);
+            if (n < 0) return -1;
+        }
+        if (in->cmp) { /* the return value */
+            const mh_ptx_var *v = &c->m->vars[in->o[0].sym];
+            memcpy(frame(c, w, l, (uint32_t)v->func, 2) + v->offset, &n, v->size < 4 ? v->size : 4);
+        }
+    }
+    return 0;
+}
+
+/* The grid-wide stall check's record of a load (or an atomic that changed nothing): the
+ * span of addresses the warp's loads touched since the last progress, and where it is. */
