@@ -5,6 +5,7 @@
  * warp's virtual time.  Barriers, mbarriers, atomics and printf/assert calls
  * are in emu_sync.c. */
 #include "emu/emu_internal.h"
+#include "emu/emu_counters.h"
 #include "emu/emu_round.h"
 #include "frontend/ptx_effects.h"
 
@@ -338,6 +339,72 @@ static uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
     return r;
 }
 
+/* ---- the memory system's time ---------------------------------------------- */
+/* A warp's memory access goes through its SM's memory pipe (L1 and shared memory, one
+ * wavefront of 128 bytes a cycle, as Hopper's 128 B/clk/SM): it waits until the pipe is
+ * free, occupies it one cycle per wavefront, and then its fixed latency follows (2 cycles
+ * shared, 8 global, local, generic; the costs table in docs/DESIGN.md "emu's virtual time").
+ * A global, local or generic access takes one wavefront per distinct 128-byte line its lanes
+ * touch (a coalesced warp of 4-byte loads: 1; a stride of 128 bytes: 32), a shared one the
+ * wavefronts of emu_counters.h's rule (bank conflicts serialise: a 32-way conflict is 32).
+ * What the warp pays beyond the fixed latency: the wait for the pipe and wf - 1. */
+static uint64_t pipe_cost(ctx *c, uint32_t wf)
+{
+    vsm *sm = c->cs;
+    uint64_t t = c->now + 1, start = sm->lsu_free > t ? sm->lsu_free : t;
+    sm->lsu_free = start + wf;
+    return (start - t) + wf - 1;
+}
+
+/* Distinct 128-byte lines among n addresses (a[] may be reordered). */
+static uint32_t lines_of(uint64_t *a, uint32_t n)
+{
+    uint32_t k = 1;
+    uint64_t prev = a[0] >> 7;
+    for (uint32_t i = 1; i < n; i++) { /* the common case: lanes in address order */
+        uint64_t x = a[i] >> 7;
+        if (x == prev) continue;
+        if (x < prev) { /* out of order: count exactly */
+            for (uint32_t j = 0; j < n; j++) a[j] >>= 7;
+            return mh_ct_distinct(a, n);
+        }
+        prev = x;
+        k++;
+    }
+    return k;
+}
+
+/* The cost beyond the fixed latency of an access of `size` bytes a lane at the addresses
+ * ad[] of the lanes in emask, in `space` (generic: the space of the first lane's address). */
+static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uint32_t size)
+{
+    if (!emask) return 0;
+    uint64_t a0 = ad[__builtin_ctz(emask)];
+    if (space == MH_SP_GENERIC)
+        space = a0 - SHARED_WIN < WIN_SIZE ? MH_SP_SHARED : a0 - LOCAL_WIN < WIN_SIZE ? MH_SP_LOCAL : MH_SP_GLOBAL;
+    uint32_t n = (uint32_t)__builtin_popcount(emask), wf;
+    if (space == MH_SP_LOCAL) { /* the lanes' words interleave: each 4-byte word of a lane is 4 bytes of a line */
+        wf = (size * n + 127) / 128;
+    } else if (space == MH_SP_SHARED) {
+        uint64_t sa[WARP];
+        uint8_t sl[WARP];
+        uint32_t k = 0, phases;
+        for (int l = 0; l < WARP; l++)
+            if (emask >> l & 1) {
+                sa[k] = ad[l] >= SHARED_WIN ? ad[l] - SHARED_WIN : ad[l];
+                sl[k++] = (uint8_t)l;
+            }
+        wf = mh_ct_wavefronts(sa, sl, k, size, &phases);
+    } else {
+        uint64_t ga[WARP];
+        uint32_t k = 0;
+        for (int l = 0; l < WARP; l++)
+            if (emask >> l & 1) ga[k++] = ad[l];
+        wf = lines_of(ga, k);
+    }
+    return pipe_cost(c, wf ? wf : 1);
+}
+
 /* ---- one instruction for the lanes in `mask` ------------------------------- */
 
 /* Host pointer of a .param access: kernel parameters, a .func's formal
@@ -431,11 +498,12 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         break;
     case MH_OP_LD: {
         int eb = elem_bytes(t);
+        uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
         LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
-                                   : mem_fast(c, w, l, in->space, address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
+                                   : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
             if (!p) return -1;
             if (o[0].kind == MH_OPK_VEC) {
                 for (int k = 0; k < o[0].n; k++)
@@ -444,17 +512,20 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
                 put(c, w, o[0].reg, l, ld_elem(p, eb), t);
             }
         }
-        if (emask && in->space != MH_SP_PARAM && in->space != MH_SP_CONST)
-            note_load(c, w, in->space, address(c, w, &o[1], __builtin_ctz(emask)));
+        if (emask && in->space != MH_SP_PARAM && in->space != MH_SP_CONST) {
+            note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
+            c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec));
+        }
         break;
     }
     case MH_OP_ST: {
         int eb = elem_bytes(t);
+        uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : 8;
         LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
-                                   : mem_fast(c, w, l, in->space, address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);
+                                   : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);
             if (!p) return -1;
             if (o[1].kind == MH_OPK_VEC) {
                 for (int k = 0; k < o[1].n; k++) {
@@ -468,6 +539,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             }
         }
         c->progress += in->space != MH_SP_PARAM;
+        if (in->space != MH_SP_PARAM) c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec));
         break;
     }
     case MH_OP_CVTA:
@@ -653,6 +725,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
          * reads before its wait_group sees the data early: emu cannot show that race) */
         c->cost += 8;
         uint32_t size = (uint32_t)o[2].imm;
+        uint64_t ad[WARP];
         int pred4 = in->nopnds > 3 && o[3].kind == MH_OPK_REG && c->m->reg_type[o[3].reg + c->reg_lo] == MH_PT_PRED;
         LANES {
             uint32_t src_size = size;
@@ -663,24 +736,27 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
                              src_size), -1;
             unsigned char *d = emu_mem(c, w, l, MH_SP_SHARED, address(c, w, &o[0], l), size, 1);
             if (!d) return -1;
+            ad[l] = address(c, w, &o[1], l);
             if (src_size) {
-                const unsigned char *p = emu_mem(c, w, l, MH_SP_GLOBAL, address(c, w, &o[1], l), src_size, 0);
+                const unsigned char *p = emu_mem(c, w, l, MH_SP_GLOBAL, ad[l], src_size, 0);
                 if (!p) return -1;
                 memmove(d, p, src_size);
             }
             memset(d + src_size, 0, size - src_size);
         }
         c->progress++;
+        c->cost += access_cost(c, MH_SP_GLOBAL, ad, emask, size);
         break;
     }
     case MH_OP_ATOM:
     case MH_OP_RED: {
         int changed = 0;
+        uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 4 : 16;
         LANES {
             const mh_ptx_opnd *ao = in->op == MH_OP_ATOM ? &o[1] : &o[0];
             const mh_ptx_opnd *bo = ao + 1;
-            unsigned char *p = emu_mem(c, w, l, in->space, address(c, w, ao, l), (uint32_t)elem_bytes(t), 1);
+            unsigned char *p = emu_mem(c, w, l, in->space, ad[l] = address(c, w, ao, l), (uint32_t)elem_bytes(t), 1);
             if (!p) return -1;
             uint64_t old = emu_atomic((mh_ptx_aop)in->cmp, t, p, val(c, w, bo, l),
                                   in->cmp == AOP_CAS ? val(c, w, bo + 1, l) : 0);
@@ -688,7 +764,8 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             if (in->op == MH_OP_ATOM) put(c, w, o[0].reg, l, old, t);
         }
         if (changed) c->progress++; /* a failed compare-and-swap is a poll, as a load is */
-        else if (emask) note_load(c, w, in->space, address(c, w, in->op == MH_OP_ATOM ? &o[1] : &o[0], __builtin_ctz(emask)));
+        else if (emask) note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
+        c->cost += access_cost(c, in->space, ad, emask, (uint32_t)elem_bytes(t));
         break;
     }
     case MH_OP_SHFL: {

@@ -119,6 +119,7 @@ struct vsm {
     uint64_t end;           /* when its last block ended */
     uint64_t vacant_at;     /* the earliest vacant slot's end (UINT64_MAX: none) */
     uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
+    uint64_t lsu_free;      /* the first cycle its memory pipe (L1 and shared memory) takes a wavefront */
 };
 
 typedef struct {
