@@ -209,6 +209,9 @@ static int link_code(ctx *c, mh_error *e)
         at += F->ncode;
     }
     c->ncode = n;
+    c->fast = malloc(n ? n : 1);
+    if (!c->fast) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++) c->fast[i] = emu_fast_kind(&c->code[i]);
     return 0;
 }
 
@@ -345,6 +348,7 @@ done:
     free(c.sms);
     free(c.icache);
     free(c.code);
+    free(c.fast);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

@@ -448,7 +448,8 @@ static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const mh_ptx_op
 }
 
 /* Returns -1 on a fault; 1 when every lane of mask went on to the same
- * *next pc (and none left the active state); 0 otherwise. */
+ * *next pc (and none left the active state); 3 the same from the fast path
+ * (no lane's state was touched); 0 otherwise. */
 int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t *next)
 {
     const mh_ptx_type t = (mh_ptx_type)in->type;
@@ -465,8 +466,20 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         return 1;
     }
     c->warp_insns++;
-    c->thread_insns += (uint64_t)__builtin_popcount(emask);
     c->cost += 1;
+    uint32_t pc = (uint32_t)(in - c->code);
+    if (emask == 0xffffffffu) {
+        c->thread_insns += 32;
+        uint8_t fk = c->fast[pc];
+        if (fk) { /* a converged warp's common ALU instruction: one loop over the lanes */
+            emu_fast_exec(w, in, fk);
+            for (int l = 0; l < WARP; l++) w->pc[l]++;
+            *next = pc + 1;
+            return 3;
+        }
+    } else {
+        c->thread_insns += (uint64_t)__builtin_popcount(emask);
+    }
     int branch = 0;
     const mh_ptx_opnd *o = in->o;
 
@@ -648,7 +661,6 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             if (emu_extern_call(c, w, in, emask)) return -1;
             break;
         }
-        uint32_t pc = (uint32_t)(c->cur - c->code);
         int nret = in->cmp;
         LANES {
             if (w->depth[l] == MAX_CALL_DEPTH) return emu_fault(c, w, l, "call depth exceeds %d", MAX_CALL_DEPTH), -1;

@@ -178,6 +178,7 @@ typedef struct {
     uint64_t frame_bytes;   /* per thread */
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
+    uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -205,6 +206,10 @@ uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, 
 int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+
+/* ---- the fast path of converged warps (emu_fast.c) ---- */
+uint8_t emu_fast_kind(const mh_ptx_insn *in);
+void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
 
 /* ---- strict mode and counting (emu_slowpath.c) ---- */
 int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
@@ -236,7 +241,7 @@ static inline int64_t sext(uint64_t v, int bits)
 
 
 
-static inline uint64_t val(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
+static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
 {
     uint64_t v;
     if (__builtin_expect(o->kind == MH_OPK_REG && !o->neg, 1)) return REG(w, o->reg, lane);

@@ -337,10 +337,14 @@ static int step_warp(ctx *c, warp *w)
         if (rc < 0 || c->faulted) return -1;
         if (__builtin_expect(c->slow, 0) && w->written) emu_strict_dests(c, w, in, mask);
         /* still converged when the lanes that ran are all the active ones and
-         * went on together (exec_insn says so with rc == 1) */
-        uint32_t active = 0;
-        for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
-        w->known = rc == 1 && active == mask;
+         * went on together (exec_insn says so with rc == 1; with 3, the fast path,
+         * also that no lane's state changed) */
+        uint32_t active = mask;
+        if (rc != 3) {
+            active = 0;
+            for (int l = 0; l < WARP; l++) active |= (uint32_t)(w->st[l] == LANE_ACTIVE) << l;
+        }
+        w->known = rc == 3 || (rc == 1 && active == mask);
         w->kpc = next;
         w->kmask = mask;
         if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
