@@ -405,6 +405,59 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
     return pipe_cost(c, wf ? wf : 1);
 }
 
+/* A converged warp's ld/st.global (or generic) of 1, 2 or 4 elements of 4 or 8 bytes at
+ * [register + offset], every lane inside the allocation the instruction touched last time and
+ * aligned: one range test for the warp instead of a lookup per lane.  The lanes' addresses go
+ * to ad[].  0 when it is not that case (the general path then runs and reports what is wrong). */
+static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, int store, uint64_t *ad)
+{
+    const mh_ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
+    mh_ptx_type t = (mh_ptx_type)in->type;
+    uint32_t eb = (uint32_t)elem_bytes(t), n = in->vec ? in->vec : 1, size = eb * n;
+    if ((in->space != MH_SP_GLOBAL && in->space != MH_SP_GENERIC) || (eb != 4 && eb != 8) || ao->kind != MH_OPK_ADDR ||
+        ao->reg == UINT32_MAX || ao->sym >= 0 || ao->param >= 0)
+        return 0;
+    if (vo->kind == MH_OPK_VEC) {
+        if (vo->n != (int)n) return 0;
+        for (uint32_t k = 0; k < n; k++)
+            if (vo->vec[k] != UINT32_MAX && (vo->vec[k] & MH_PTX_VEC_SREG)) return 0;
+    } else if (n != 1 || (vo->kind != MH_OPK_REG && (!store || vo->kind != MH_OPK_IMM)) || vo->neg) {
+        return 0;
+    }
+    const alloc *al = c->icache[in - c->code];
+    if (!al) return 0;
+    const uint64_t *base = &REG(w, ao->reg, 0);
+    uint64_t lo = UINT64_MAX, hi = 0, any = 0;
+    for (int l = 0; l < WARP; l++) {
+        uint64_t a = base[l] + (uint64_t)ao->imm;
+        ad[l] = a;
+        lo = a < lo ? a : lo;
+        hi = a > hi ? a : hi;
+        any |= a;
+    }
+    if ((any & (size - 1)) || lo < al->addr || hi - al->addr > al->size - size || al->size < size) return 0;
+    for (int l = 0; l < WARP; l++) {
+        unsigned char *p = al->host + (ad[l] - al->addr);
+        if (store) {
+            if (vo->kind == MH_OPK_VEC)
+                for (uint32_t k = 0; k < n; k++) {
+                    uint64_t v = vo->vec[k] == UINT32_MAX ? 0 : REG(w, vo->vec[k], l);
+                    st_elem(p + k * eb, v, (int)eb);
+                }
+            else {
+                uint64_t v = vo->kind == MH_OPK_REG ? REG(w, vo->reg, l) : (uint64_t)vo->imm;
+                st_elem(p, v, (int)eb);
+            }
+        } else if (vo->kind == MH_OPK_VEC) {
+            for (uint32_t k = 0; k < n; k++)
+                if (vo->vec[k] != UINT32_MAX) put(c, w, vo->vec[k], l, ld_elem(p + k * eb, (int)eb), t);
+        } else {
+            put(c, w, vo->reg, l, ld_elem(p, (int)eb), t);
+        }
+    }
+    return 1;
+}
+
 /* ---- one instruction for the lanes in `mask` ------------------------------- */
 
 /* Host pointer of a .param access: kernel parameters, a .func's formal
@@ -513,7 +566,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
-        LANES {
+        if (!(emask == 0xffffffffu && fast_global(c, w, in, 0, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
@@ -535,7 +588,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : 8;
-        LANES {
+        if (!(emask == 0xffffffffu && fast_global(c, w, in, 1, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);
@@ -544,11 +597,11 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
                 for (int k = 0; k < o[1].n; k++) {
                     uint32_t r = o[1].vec[k];
                     uint64_t v = r == UINT32_MAX ? 0 : (r & MH_PTX_VEC_SREG) ? emu_sreg(c, w, r & ~MH_PTX_VEC_SREG, l) : REG(w, r, l);
-                    memcpy(p + k * eb, &v, (size_t)eb);
+                    st_elem(p + k * eb, v, eb);
                 }
             } else {
                 uint64_t v = val(c, w, &o[1], l);
-                memcpy(p, &v, (size_t)eb);
+                st_elem(p, v, eb);
             }
         }
         c->progress += in->space != MH_SP_PARAM;

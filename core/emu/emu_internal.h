@@ -314,6 +314,17 @@ static inline uint64_t ld_elem(const unsigned char *p, int bytes)
     }
 }
 
+/* The low `bytes` bytes of v to p (fixed sizes: single stores, not a copy loop). */
+static inline void st_elem(unsigned char *p, uint64_t v, int bytes)
+{
+    switch (bytes) {
+    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
+    case 8: memcpy(p, &v, 8); break;
+    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
+    default: *p = (unsigned char)v;
+    }
+}
+
 static inline int elem_bytes(mh_ptx_type t)
 {
     int b = mh_ptx_type_bits(t) / 8;

@@ -301,6 +301,25 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
+        if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !c->slow) {
+            /* the fast path (emu_fast.c): a converged warp's common ALU instruction, which
+             * changes no lane's state and costs its warp one cycle */
+            c->warp_insns++;
+            c->thread_insns += WARP;
+            c->cost = 1;
+            emu_fast_exec(w, in, c->fast[pc]);
+            for (int l = 0; l < WARP; l++) w->pc[l]++;
+            w->known = 1;
+            w->kpc = pc + 1;
+            w->kmask = mask;
+            if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
+                emu_fault(c, w, 0, "the launch ran more than %llu warp instructions, the device's max_insns budget "
+                          "(endless loop?)", (unsigned long long)c->d->max_warp_insns);
+                return -1;
+            }
+            if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
+            return 1;
+        }
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
             w->kpc = pc + 1; /* still right when it was known */
