@@ -86,18 +86,86 @@ static void block_signals(sigset_t *old)
 
 /* --- outputs that are inputs ---------------------------------------------- */
 
+/* A path's identity for mh_path_same: kind 1 an existing regular file
+ * (dev, ino), kind 2 a name not there yet (its directory's dev, ino and
+ * the last name), 0 nothing comparable. */
+typedef struct {
+    int kind;
+    dev_t dev;
+    ino_t ino;
+    char name[256];
+} path_id;
+
+static void path_id_of(const char *p, path_id *id)
+{
+    struct stat st;
+    id->kind = 0;
+    if (!p || !*p || !strcmp(p, "-")) return;
+    if (stat(p, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return;
+        id->kind = 1;
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return;
+    }
+    if (errno != ENOENT) return;
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--; /* "t.json/" is not a file to be made; compare it as t.json */
+    size_t slash = n;
+    while (slash > 0 && p[slash - 1] != '/') slash--;
+    size_t name_len = n - slash;
+    if (name_len == 0 || name_len >= sizeof id->name || !strncmp(p + slash, ".", name_len) ||
+        (name_len == 2 && !strncmp(p + slash, "..", 2)))
+        return;
+    char dir[PATH_MAX];
+    if (slash == 0) {
+        strcpy(dir, ".");
+    } else {
+        if (slash >= sizeof dir) return;
+        memcpy(dir, p, slash);
+        dir[slash] = 0;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    id->kind = 2;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    memcpy(id->name, p + slash, name_len);
+    id->name[name_len] = 0;
+}
+
+int mh_path_same(const char *a, const char *b)
+{
+    path_id ia, ib;
+    path_id_of(a, &ia);
+    path_id_of(b, &ib);
+    if (!ia.kind || ia.kind != ib.kind || ia.dev != ib.dev || ia.ino != ib.ino) return 0;
+    return ia.kind == 1 || !strcmp(ia.name, ib.name);
+}
+
 int mh_out_refuse_input(const char *out_path, const char *what, const char *const *inputs, size_t n,
                         mh_error *e)
 {
-    struct stat so, si;
-    if (!out_path || !strcmp(out_path, "-") || stat(out_path, &so) != 0 || !S_ISREG(so.st_mode)) return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!inputs[i] || stat(inputs[i], &si) != 0) continue;
-        if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && mh_path_same(out_path, inputs[i]))
             return mh_fail(e, MH_E_BAD_ARGUMENT,
                            "%s %s is the input %s (the same file): writing it would destroy it; nothing was "
                            "written (name another output file)",
                            what, out_path, inputs[i]);
+    return 0;
+}
+
+int mh_out_refuse_overlap(const char *const *outs, const char *const *what, size_t nout,
+                          const char *const *inputs, size_t nin, mh_error *e)
+{
+    for (size_t i = 0; i < nout; i++) {
+        if (!outs[i]) continue;
+        if (mh_out_refuse_input(outs[i], what[i], inputs, nin, e)) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (outs[j] && mh_path_same(outs[i], outs[j]))
+                return mh_fail(e, MH_E_BAD_ARGUMENT,
+                               "%s %s and %s %s name the same file: one would overwrite the other; nothing was "
+                               "written",
+                               what[j], outs[j], what[i], outs[i]);
     }
     return 0;
 }
