@@ -91,7 +91,7 @@ static const char MERGE_USAGE[] =
     "manifests disagree, takes the ok row of a point found twice, links the point files, lists the\n"
     "points no folder has (`SCRIPT.lua --resume OUT` runs them). Merging again is idempotent.\n"
     "\n"
-    "exit status: 0 every point there and ok, 1 some missing or failed\n";
+    "exit status: 0 every point there and ok, 7 some point failed (as the run's), 1 some missing\n";
 
 static const char SLURM_USAGE[] =
     "usage: mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"

@@ -81,6 +81,48 @@ data_lost)
   expect 0 "report R (R/report.html, twice)" -- "$exe" report R
   expect 0 "report R again" -- "$exe" report R
   ;;
+exit_status)
+  printf 'error({})\n' >e1.lua
+  expect 7 "error({})" -- "$exe" e1.lua
+  contains err.txt "[script_error]" "error({})"
+  printf 'error({code = "mine", message = "my own"})\n' >e2.lua
+  expect 7 "an error table with a code the harness does not raise" -- "$exe" e2.lua
+  contains err.txt "my own [mine]" "an unknown code"
+  printf 'error({code = 5})\n' >e3.lua
+  expect 7 "an error table with a number for a code" -- "$exe" e3.lua
+  printf 'error({code = "io_error", message = "x"})\n' >e4.lua
+  expect 1 "a harness code keeps its status" -- "$exe" e4.lua
+  cat >fails.lua <<EOF
+return {
+  name = "fails", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4",
+  axes = { n = { 1024, 2048 } },
+  setup = function(p, dev)
+    local x, y = dev:array("f32", p.n), dev:array("f32", p.n)
+    return { grid = 1, block = 256, args = { x, y, p.n // 4 },
+      check = function() return p.n == 1024, "n is not 1024" end }
+  end,
+}
+EOF
+  expect 7 "a run with a failed point" -- "$exe" fails.lua --out F -q
+  expect 7 "merge of a folder with a failed point" -- "$exe" merge M F
+  contains out.txt "2 of 2 points, 1 ok" "merge of a folder with a failed point"
+  expect 7 "merge again (idempotent)" -- "$exe" merge M F
+  expect 0 "the experiment's ok point only" -- "$exe" fails.lua --out G -q --set n=1024
+  expect 0 "merge of ok points" -- "$exe" merge M2 G
+  # stats: a file that is not stats is bad input (3), never a traceback
+  expect 2 "stats of nothing" -- "$exe" stats
+  expect 3 "stats of a manifest" -- "$exe" stats G/manifest.json
+  contains err.txt "[bad_results]" "stats of a manifest"
+  contains err.txt "not a stats file" "stats of a manifest"
+  printf '{"total": {}, "lines": [1, 2]}\n' >s.json
+  expect 3 "stats whose lines are not tables" -- "$exe" stats s.json
+  contains err.txt "lines[1] is a number" "stats whose lines are not tables"
+  lacks err.txt "traceback" "stats whose lines are not tables"
+  printf '{"total": {}, "lines": [{"line": 3, "ptx__inst_executed.sum": "x"}]}\n' >s2.json
+  expect 3 "stats with a counter that is not a number" -- "$exe" stats s2.json
+  printf '[1, 2]\n' >s3.json
+  expect 3 "stats of a JSON list" -- "$exe" stats s3.json
+  ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
 if [ "$failures" -gt 0 ]; then echo "$class: $failures of $checks checks failed" >&2; exit 1; fi
