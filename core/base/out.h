@@ -70,6 +70,18 @@ int mh_out_refuse_input(const char *out_path, const char *what, const char *cons
 int mh_out_refuse_overlap(const char *const *outs, const char *const *what, size_t nout,
                           const char *const *inputs, size_t nin, mh_error *e);
 
+/* Temporaries of processes that died without their cleanup (SIGKILL, a
+ * crash) are recognised by their name, NAME.tmp.PID.XXXXXX (what mh_out_open
+ * and emu's ptxas folder make): mh_stale_clean removes from dir every entry
+ * so named whose PID is no process (kill(PID, 0) fails with ESRCH) and that
+ * belongs to this user: a regular file, or a folder of regular files (with
+ * them).  A process that is alive, or of another user, is never touched.
+ * Returns how many entries it removed.  mh_out_open calls it once per
+ * process for each folder it writes into (the first time). */
+int mh_stale_clean(const char *dir);
+/* Whether name is a temporary of that form and its pid (set when so). */
+int mh_stale_name(const char *name, long *pid);
+
 /* Unlinks every registered temporary file.  Async-signal-safe: for a signal
  * handler of the program's own (the runner's second Ctrl-C). */
 void mh_out_unlink_temps(void);

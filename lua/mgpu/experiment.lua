@@ -504,7 +504,10 @@ end
 
 -- A point run in this process: its row, status ok or failed (the error as a value).
 point_row = function(ctx, i, p)
-  local ok, row = xpcall(run_point, as_error, ctx, i, p)
+  local t = ctx.exp.timeout_s -- its Lua code too (setup, check): a count hook stops it (core.xpcall_within)
+  local ok, row
+  if t then ok, row = core.xpcall_within(t, "point " .. i, run_point, as_error, ctx, i, p)
+  else ok, row = xpcall(run_point, as_error, ctx, i, p) end
   if ok then
     row.status = "ok"
     return row

@@ -123,6 +123,74 @@ EOF
   printf '[1, 2]\n' >s3.json
   expect 3 "stats of a JSON list" -- "$exe" stats s3.json
   ;;
+hangs)
+  export MGPU_CACHE=$work/cache
+  # a ptxas that never ends (its pid in ptxas.pid, so that the test can stop what it started)
+  printf '#!/bin/sh\necho $$ >%s/ptxas.pid\nexec sleep 100\n' "$work" >slowptxas && chmod +x slowptxas
+  cat >launch.lua <<EOF
+local mgpu = require "mgpu"
+local dev = mgpu.device("emu")
+local k = dev:load("$src/ptx/copy.ptx"):kernel("copy_f32x4")
+local x, y = dev:array("f32", 1024), dev:array("f32", 1024)
+k:launch { grid = 1, block = 256, args = { x, y, 256 } }
+print("note: " .. tostring(k:info().note))
+EOF
+  t0=$(date +%s%N)
+  MGPU_PTXAS=$work/slowptxas MGPU_PTXAS_TIMEOUT=1 expect 0 "a ptxas past its time limit" -- "$exe" launch.lua
+  ms=$(( ($(date +%s%N) - t0) / 1000000 )); ok; [ "$ms" -lt 5000 ] || fail "ptxas's time limit of 1 s took $ms ms"
+  contains out.txt "ran past its time limit of 1 s" "a ptxas past its time limit"
+  ok; ! kill -0 "$(cat ptxas.pid)" 2>/dev/null || fail "the ptxas past its time limit still runs"
+  # Ctrl-C while ptxas runs: stopped at once, exit 130
+  rm -f ptxas.pid
+  MGPU_PTXAS=$work/slowptxas "$exe" launch.lua >out.txt 2>err.txt & pid=$!
+  for _ in $(seq 100); do [ -s ptxas.pid ] && break; sleep 0.05; done
+  kill -INT "$pid"
+  for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  ok; if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fail "Ctrl-C during ptxas: still running 2 s later"; fi
+  wait "$pid"; st=$?
+  ok; [ "$st" = 130 ] || fail "Ctrl-C during ptxas: exit status $st, not 130"
+  ok; ! kill -0 "$(cat ptxas.pid)" 2>/dev/null || fail "Ctrl-C during ptxas: ptxas still runs"
+  # a run killed while ptxas ran leaves its folder; the next run's ptxas removes it (its owner is gone)
+  rm -f ptxas.pid
+  MGPU_PTXAS=$work/slowptxas "$exe" launch.lua >/dev/null 2>&1 & pid=$!
+  for _ in $(seq 100); do [ -s ptxas.pid ] && break; sleep 0.05; done
+  left=$(ls -d /tmp/mgpu-ptxas.tmp."$pid".* 2>/dev/null)
+  kill -9 "$pid"; wait "$pid" 2>/dev/null
+  kill -9 "$(cat ptxas.pid)" 2>/dev/null
+  ok; [ -n "$left" ] && [ -d "$left" ] || fail "a killed run left no ptxas folder to clean (the test is wrong)"
+  live=/tmp/mgpu-ptxas.tmp.$$.abcdef   # this shell's: alive, never removed
+  mkdir -p "$live" && touch "$live/k.ptx"
+  MGPU_PTXAS=$work/slowptxas MGPU_PTXAS_TIMEOUT=0.2 expect 0 "the run after a killed one" -- "$exe" launch.lua
+  ok; [ ! -e "$left" ] || fail "the killed run's ptxas folder $left is still there"
+  ok; [ -d "$live" ] || fail "a live process's ptxas folder was removed"
+  rm -rf "$live"
+  # a dump killed mid-write leaves OUT.tmp.PID.XXXXXX; the next dump into the folder removes it
+  cp "$fixtures/wg_1block.bin" b.bin && cp "$fixtures/wg_1block.meta.json" m.json
+  dead=$(sh -c 'echo $$')
+  echo partial >"t.json.tmp.$dead.Ab12Cd"; echo mine >"t.json.tmp.$$.Ab12Cd"; echo keep >"notes.tmp.x"
+  expect 0 "a dump after a killed one" -- "$exe" dump b.bin --meta m.json -o t.json
+  ok; [ ! -e "t.json.tmp.$dead.Ab12Cd" ] || fail "a dead dump's temporary is still there"
+  ok; [ -e "t.json.tmp.$$.Ab12Cd" ] && [ -e notes.tmp.x ] || fail "a live process's temporary or a user's file was removed"
+  # a setup that never returns, in process, with timeout_s = 1: the point fails as timeout, the sweep goes on
+  cat >hang.lua <<EOF
+return {
+  name = "hang", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", timeout_s = 1,
+  axes = { n = { 1024, 2048 } },
+  setup = function(p, dev)
+    local x, y = dev:array("f32", p.n), dev:array("f32", p.n)
+    if p.n == 1024 then local i = 0; while true do i = i + 1 end end
+    return { grid = 1, block = 256, args = { x, y, p.n // 4 } }
+  end,
+}
+EOF
+  t0=$(date +%s%N)
+  timeout 30 "$exe" hang.lua --out H -q >out.txt 2>err.txt; st=$?
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  ok; [ "$st" = 7 ] || { fail "a setup that never returns: exit status $st, not 7"; cat err.txt >&2; }
+  ok; [ "$ms" -lt 5000 ] || fail "a setup that never returns stopped after $ms ms (timeout_s = 1)"
+  contains H/results.jsonl '"code":"timeout"' "a setup that never returns"
+  contains H/results.jsonl '"key":"n=2048","point":{"n":2048},"status":"ok"' "the point after it"
+  ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
 if [ "$failures" -gt 0 ]; then echo "$class: $failures of $checks checks failed" >&2; exit 1; fi
