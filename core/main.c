@@ -5,6 +5,7 @@
 #include "base/read_file.h"
 #include "trace/counters.h"
 #include "trace/dump_file.h"
+#include "trace/meta.h"
 #include "backends.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
@@ -193,9 +194,9 @@ static int cmd_dump(int argc, char **argv)
         case OPT_CLOCK:
             errno = 0;
             req.clock_ghz = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !(req.clock_ghz > 0) || !isfinite(req.clock_ghz) ||
-                req.clock_ghz > 100)
-                return usage_error("--clock-ghz takes a clock rate in GHz such as 1.98, not `%s`", optarg);
+            if (errno || *end || end == optarg || !mh_clock_ghz_ok(req.clock_ghz))
+                return usage_error("--clock-ghz takes an SM clock rate in GHz from 0.1 to 10, such as 1.98, not `%s`",
+                                   optarg);
             break;
         case OPT_CALIB: req.calib_path = optarg; break;
         case OPT_COUNTERS: {

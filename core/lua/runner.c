@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WHERE_KEY "mgpu.runner.where" /* registry: where the uncaught error value was raised */
 
@@ -154,6 +155,10 @@ static void on_sigint(int sig)
         return;
     }
     mh_out_unlink_temps(); /* the second one: nothing half-written stays behind */
+    static const char msg[] = "\nmgpu-harness: interrupted again (a second Ctrl-C): stopping now, without finishing the "
+                              "point; results.jsonl keeps the points that finished (--resume DIR runs the rest)\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+    (void)w;
     signal(sig, SIG_DFL);
     raise(sig);
 }

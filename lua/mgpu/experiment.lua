@@ -90,6 +90,10 @@ function M.parse_args(argv)
       local kv = value()
       local k, v = kv:match("^([%w_]+)=(.+)$")
       if not k then bad("--set takes name=v1,v2 (got " .. kv .. ")") end
+      if opts.set[k] then -- the second would silently replace the first
+        bad(string.format("--set %s given twice (%s=%s and %s=%s): give its values in one --set %s=%s,%s", k, k,
+          opts.set[k], k, v, k, opts.set[k], v))
+      end
       opts.set[k] = v
     elseif a == "--list" then opts.list = true
     elseif a == "--out" then opts.out = value()
@@ -127,7 +131,9 @@ function M.parse_args(argv)
     bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
   end
   if opts.force and not opts.resume then bad("--force goes with --resume DIR (go on although a source changed)") end
-  if opts.devices and not opts.workers then opts.workers = #opts.devices end
+  if opts.devices and not opts.workers then
+    bad("--devices goes with --workers N|auto (the devices the workers use): add --workers auto for one per device")
+  end
   if opts.shard and opts.resume then
     bad("--resume runs the points of the folder's own shard: it takes no --shard")
   end
@@ -205,6 +211,9 @@ local function validate(exp)
     bad("experiment.counters must be a number of bins from 1 to 100000")
   end
   check_type(exp.stats, "experiment.stats", "boolean", "true or false")
+  if exp.seed ~= nil and (type(exp.seed) ~= "number" or exp.seed ~= math.floor(exp.seed)) then
+    bad("experiment.seed must be an integer (recorded in the manifest), got " .. tostring(exp.seed))
+  end
   local t = exp.timeout_s
   if t ~= nil and (type(t) ~= "number" or not (t > 0) or t == math.huge) then
     bad("experiment.timeout_s must be a number of seconds above 0, got " .. tostring(t))

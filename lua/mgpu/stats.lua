@@ -115,7 +115,7 @@ function M.problem(st)
   end
   for i, r in ipairs(st.lines) do
     if type(r) ~= "table" then return string.format("lines[%d] is a %s, not an object", i, type(r)) end
-    if math.type(r.line) ~= "integer" then return string.format("lines[%d] has no integer line=", i) end
+    if type(r.line) ~= "number" or r.line ~= math.floor(r.line) then return string.format("lines[%d] has no integer line=", i) end
     if r.file ~= nil and type(r.file) ~= "string" then return string.format("lines[%d].file is not a string", i) end
     for k, v in pairs(r) do
       if k == "ptx" then

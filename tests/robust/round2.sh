@@ -191,6 +191,90 @@ EOF
   contains H/results.jsonl '"code":"timeout"' "a setup that never returns"
   contains H/results.jsonl '"key":"n=2048","point":{"n":2048},"status":"ok"' "the point after it"
   ;;
+accepted)
+  cp "$fixtures/wg_1block.bin" b.bin && cp "$fixtures/wg_1block.meta.json" m.json
+  expect 2 "--clock-ghz 1e-300" -- "$exe" dump b.bin --meta m.json -o t.json --clock-ghz 1e-300
+  expect 2 "--clock-ghz 1e308" -- "$exe" dump b.bin --meta m.json -o t.json --clock-ghz 1e308
+  for g in 1e308 1e-300; do
+    sed "s/^{/{\"clock_ghz\": $g, /" m.json >mc.json
+    expect 3 "clock_ghz $g in a meta file" -- "$exe" dump b.bin --meta mc.json -o t.json
+    contains err.txt "clock_ghz" "clock_ghz $g in a meta file"
+  done
+  expect 1 "--meta on a directory" -- "$exe" dump b.bin --meta . -o t.json
+  contains err.txt "is a directory" "--meta on a directory"
+  lacks err.txt "JSON" "--meta on a directory"
+  head -c 16 /dev/zero >zeros.bin
+  expect 3 "a calibration file of zeros" -- "$exe" dump b.bin --meta m.json --calib zeros.bin -o t.json
+  contains err.txt "calibration words" "a calibration file of zeros"
+  absent t.json "refused dumps"
+  # .npy: a garbage fortran_order, a bad magic, a header alone: refused as .npy, never read as raw words
+  n=$(( $(stat -c %s b.bin) / 4 ))
+  npy() { # npy HEADER_DICT MAGIC_FIRST_BYTE: a version 1.0 .npy header padded to 64 bytes
+    local d="$1" first=$2 len
+    len=$(( (${#d} + 11 + 63) / 64 * 64 - 10 ))
+    printf "$first"'NUMPY\001\000'; printf "\\$(printf %o $((len % 256)))\\$(printf %o $((len / 256)))"
+    printf '%-*s\n' $((len - 1)) "$d"
+  }
+  { npy "{'descr': '<u4', 'fortran_order': banana, 'shape': ($n,), }" '\223'; cat b.bin; } >fo.npy
+  { npy "{'descr': '<u4', 'fortran_order': False, 'shape': ($n,), }" '\223'; cat b.bin; } >good.npy
+  { npy "{'descr': '<u4', 'fortran_order': False, 'shape': ($n,), }" '\222'; cat b.bin; } >magic.npy
+  npy "{'descr': '<u4', 'fortran_order': False, 'shape': ($n,), }" '\223' >header.npy
+  expect 0 "a good .npy (the test's own writer)" -- "$exe" dump good.npy --meta m.json -o t.json
+  expect 3 ".npy with a garbage fortran_order" -- "$exe" dump fo.npy --meta m.json -o t2.json
+  contains err.txt "fortran_order" ".npy with a garbage fortran_order"
+  expect 3 ".npy with a bad magic" -- "$exe" dump magic.npy --meta m.json -o t2.json
+  contains err.txt ".npy" ".npy with a bad magic"
+  expect 3 ".npy that is a header alone" -- "$exe" dump header.npy --meta m.json -o t2.json
+  contains err.txt ".npy" ".npy that is a header alone"
+  # the Lua API: every one a bad_argument (or io_error) naming what is wrong
+  cat >api.lua <<EOF
+local mgpu = require "mgpu"
+local dev = mgpu.device("emu")
+local function refused(what, code, f, ...)
+  local ok, err = pcall(f, ...)
+  if ok then print("ACCEPTED: " .. what) return end
+  if type(err) ~= "table" or err.code ~= code then print("WRONG: " .. what .. ": " .. tostring(err)) return end
+  print("refused: " .. what .. ": " .. tostring(err))
+end
+refused("entries_for(math.maxinteger)", "bad_argument", mgpu.entries_for, math.maxinteger)
+refused("entries_for(2^53 + 2.0)", "bad_argument", mgpu.entries_for, 2.0 ^ 53 + 2)
+refused("entries_for(2^31)", "bad_argument", mgpu.entries_for, 1 << 31)
+assert(mgpu.entries_for(5) == 13)
+refused("script_dir() outside a script", "bad_argument", function() arg = nil; return mgpu.script_dir() end)
+refused("load_npy('.')", "io_error", function() return dev:load_npy(".") end)
+refused("d:load(path, 42)", "bad_argument", function() return dev:load("$src/ptx/copy.ptx", 42) end)
+refused("d:load(42)", "bad_argument", function() return dev:load(42) end)
+refused("mgpu.device('emu', 42)", "bad_argument", mgpu.device, "emu", 42)
+refused("sms = 0", "bad_argument", mgpu.device, "emu", { sms = 0 })
+refused("array max = math.huge", "bad_argument", function() return dev:array("f32", 4, { fill = "random", max = math.huge }) end)
+refused("array min = 0/0", "bad_argument", function() return dev:array("f32", 4, { fill = "random", min = 0 / 0 }) end)
+refused("array seed = 'x'", "bad_argument", function() return dev:array("f32", 4, { fill = "random", seed = "x" }) end)
+refused("array options 42", "bad_argument", function() return dev:array("f32", 4, 42) end)
+refused("compare options 42", "bad_argument", function() local a = dev:array("f32", 4); return a:compare(a, 42) end)
+refused("probe kernel = 'yes'", "bad_argument", function()
+  return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", kernel = "yes" } } }) end)
+refused("probe loop = 42", "bad_argument", function()
+  return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", loop = 42 } } }) end)
+local exp = { name = "x", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", axes = { n = { 4 } },
+  setup = function() error("not run") end }
+refused("mgpu.run(exp, 42)", "bad_argument", mgpu.run, exp, 42)
+refused("mgpu.run(exp, {outt = ...})", "bad_argument", mgpu.run, exp, { outt = "x" })
+exp.seed = "x"
+refused("experiment seed = 'x'", "bad_argument", mgpu.run, exp, { out = "never" })
+EOF
+  expect 0 "the Lua API's refusals" -- "$exe" api.lua
+  lacks out.txt "ACCEPTED" "the Lua API's refusals"
+  lacks out.txt "WRONG" "the Lua API's refusals"
+  grep -E "ACCEPTED|WRONG" out.txt >&2
+  contains out.txt "refused: probe loop = 42" "the Lua API's refusals"
+  absent never "a refused experiment"
+  # the command line of an experiment
+  expect 0 "an experiment to refuse options of" -- "$exe" "$src/scripts/examples/copy.lua" --list
+  expect 2 "--set k=a --set k=b" -- "$exe" "$src/scripts/examples/copy.lua" --set n=4096 --set n=65536 --list
+  contains err.txt "given twice" "--set k=a --set k=b"
+  expect 2 "--devices without --workers" -- "$exe" "$src/scripts/examples/copy.lua" --devices 0 --list
+  contains err.txt "--workers" "--devices without --workers"
+  ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
 if [ "$failures" -gt 0 ]; then echo "$class: $failures of $checks checks failed" >&2; exit 1; fi
