@@ -692,13 +692,14 @@ local function run_locked(exp, opts, dir, script, state)
   -- (a crash mid-write) is set aside and its point runs again
   local done, torn_note = {}, nil
   if opts.resume then
-    local rows, _, torn = results.read_jsonl(dir .. "/results.jsonl")
+    local rows, lines, torn = results.read_jsonl(dir .. "/results.jsonl")
     if torn then
       local moved = results.set_aside(dir, torn)
       io.stderr:write(string.format("mgpu-harness: %s; set aside in %s: its point runs again\n",
         results.torn_text(dir .. "/results.jsonl", torn), moved))
       torn_note = { line = torn.line, bytes = #torn.text, reason = torn.reason, moved_to = "results.jsonl.torn" }
     end
+    results.check_rows(dir .. "/results.jsonl", rows, lines, old) -- the readers' one check (issue 25)
     for _, r in ipairs(rows) do
       if r.status == "ok" and type(r.key) == "string" then done[r.key] = true end
     end
@@ -773,7 +774,7 @@ local function run_locked(exp, opts, dir, script, state)
     end
   end
   -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
-  local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
+  local rows = results.rows(dir)
   results.write_csv(dir, pl.names, rows)
   if not opts.quiet then
     if ctx.tty then io.stderr:write("\n") end

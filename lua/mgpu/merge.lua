@@ -91,9 +91,8 @@ function M.merge(out, dirs, opts)
     for i, d in ipairs(dirs) do all_dirs[i] = { dir = d, man = mans[i] } end
     if old and old.merged_from then table.insert(all_dirs, 1, { dir = out, man = old }) end
     for _, src in ipairs(all_dirs) do
-      local path = src.dir .. "/results.jsonl"
-      if files.exists(path) then
-        for _, row in ipairs(results.latest(results.read_rows(path))) do
+      if files.exists(src.dir .. "/results.jsonl") then
+        for _, row in ipairs(results.rows(src.dir, src.man)) do
           local cur = best[row.key]
           if not cur or row.status == "ok" or cur.status ~= "ok" then
             best[row.key], from[row.key] = row, src.dir

@@ -654,7 +654,7 @@ end
 -- A results folder: facts, sweep, and points' sections.
 function M.results_report(ctx, dir, opts)
   local man = manifest.read(dir)
-  local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
+  local rows = results.rows(dir)
   local out = {}
   local virtual = man.backend == "emu"
   out[#out + 1] = fmt("<h1>%s%s</h1>\n", esc(man.experiment), virtual and ' <span class="virtual">(emu: virtual time)</span>' or "")
@@ -788,8 +788,8 @@ function M.compare_folders(ctx, a, b)
     bad(fmt("%s is experiment %s, %s is %s: compare runs of one experiment", a, tostring(ma.experiment), b,
       tostring(mb.experiment)))
   end
-  local rows_a = results.latest(results.read_rows(a .. "/results.jsonl"))
-  local rows_b = results.latest(results.read_rows(b .. "/results.jsonl"))
+  local rows_a = results.rows(a)
+  local rows_b = results.rows(b)
   local names = all_names(ma.axes and require("mgpu.axes").from_manifest(ma.axes, a .. "/manifest.json") or {})
   local virtual = ma.backend == "emu" or mb.backend == "emu"
   local by = {}

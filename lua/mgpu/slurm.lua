@@ -13,6 +13,7 @@
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
 local files = require "mgpu.files"
+local results = require "mgpu.results"
 
 local M = {}
 
@@ -95,9 +96,9 @@ local function shards_to_run(dir, n)
     local need = true
     if man and type(man.selected) == "table" and files.exists(sd .. "/results.jsonl") then
       local ok_keys, n_ok = {}, 0
-      for line in io.lines(sd .. "/results.jsonl") do
-        local okj, row = pcall(core.json_decode, line)
-        if okj and type(row) == "table" and row.status == "ok" and row.key and not ok_keys[row.key] then
+      -- the results reader's rows (a torn last line is no row: its task runs it again)
+      for _, row in ipairs((results.read_jsonl(sd .. "/results.jsonl"))) do
+        if row.status == "ok" and type(row.key) == "string" and not ok_keys[row.key] then
           ok_keys[row.key] = true
           n_ok = n_ok + 1
         end

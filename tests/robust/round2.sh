@@ -10,7 +10,10 @@
 #   hangs         temporaries of dead owners are removed at start-up (dump, emu's ptxas folders);
 #                 an in-process setup that never returns stops at timeout_s
 #   accepted      values refused that used to be taken silently (CLI, meta, calibration, .npy,
-#                 the Lua API's options)
+#                 the Lua API's options, an experiment's command line)
+#   results       one reader of results rows: a duplicated ok line, an index the manifest does
+#                 not have, a line without its key are bad_results (3) in resume, replay, merge,
+#                 compare and report alike
 # usage: round2.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -274,6 +277,30 @@ EOF
   contains err.txt "given twice" "--set k=a --set k=b"
   expect 2 "--devices without --workers" -- "$exe" "$src/scripts/examples/copy.lua" --devices 0 --list
   contains err.txt "--workers" "--devices without --workers"
+  ;;
+results)
+  # one reader of results rows (lua/mgpu/results.lua rows, check_rows) for resume, merge, replay,
+  # compare and report: a line the runner never writes is a bad_results naming file:line in each
+  expect 0 "a run" -- "$exe" "$src/scripts/examples/copy.lua" --out R -q
+  cp -r R R.orig
+  head -1 R/results.jsonl >>R/results.jsonl   # a duplicated ok line
+  for cmd in "resume:$src/scripts/examples/copy.lua --resume R -q" "replay:replay R" "merge:merge M R" \
+             "compare:compare R.orig R" "report:report R -o r.html"; do
+    name=${cmd%%:*}
+    # shellcheck disable=SC2086
+    expect 3 "$name of a folder with a duplicated ok line" -- "$exe" ${cmd#*:}
+    contains err.txt "R/results.jsonl:3: a second row of point" "$name of a folder with a duplicated ok line"
+  done
+  rm -rf R M && cp -r R.orig R
+  sed '1s/"index":1/"index":999/' R.orig/results.jsonl >R/results.jsonl
+  expect 3 "resume with an index the manifest does not have" -- "$exe" "$src/scripts/examples/copy.lua" --resume R -q
+  contains err.txt "R/results.jsonl:1: index 999" "resume with index 999"
+  expect 3 "merge with an index the manifest does not have" -- "$exe" merge M R
+  printf '{"status": "ok"}\n' >>R.orig/results.jsonl
+  rm -rf R && cp -r R.orig R
+  expect 3 "resume with a line without its key" -- "$exe" "$src/scripts/examples/copy.lua" --resume R -q
+  contains err.txt "needs its point's key" "resume with a line without its key"
+  same R/results.jsonl R.orig/results.jsonl "a refused resume leaves results.jsonl as it was"
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
