@@ -400,7 +400,7 @@ static int l_array_compare(lua_State *L)
  * value (a kernel's .b8 name[N] parameter), fields at their natural alignment,
  * the size rounded up to the largest.  type: a dtype (value a number, or a
  * table of numbers for an array field) or "ptr" (an array's device address, or
- * an integer). */
+ * 0 for a null pointer). */
 static int l_struct(lua_State *L)
 {
     glue_check_table(L, 1, "mgpu.struct's fields", "{{type, value}, ...}");
@@ -430,6 +430,10 @@ static int l_struct(lua_State *L)
             l_array *a = ptr ? luaL_testudata(L, -1, ARRAY_MT) : NULL;
             if (a) {
                 mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
+            } else if (ptr && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) == 0)) {
+                /* an integer address is no allocation the launch can check: a forged pointer */
+                glue_bad(L, "%s: a ptr field takes an array (its device address) or 0 (a null pointer), not %s", what,
+                         lua_isinteger(L, -1) ? "another integer (an address no array has)" : glue_typename(L, -1));
             } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
                 lua_Integer v = lua_tointeger(L, -1);
                 int bits = (int)size * 8, sgn = t == MH_I8 || t == MH_I16 || t == MH_I32 || t == MH_I64;

@@ -56,6 +56,7 @@ end
 
 -- The bytes of a struct passed by value (a kernel's `.param .align A .b8 p[N]`), C layout:
 -- mgpu.struct{ {"f32", 0.5}, {"i32", 3}, {"f32", {1, 2, 4}}, {"ptr", array} } -> string
+-- (a ptr field takes an array or 0: an integer address would be a pointer no launch can check)
 function M.struct(fields)
   return core.struct(fields)
 end

@@ -258,6 +258,8 @@ refused("probe kernel = 'yes'", "bad_argument", function()
   return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", kernel = "yes" } } }) end)
 refused("probe loop = 42", "bad_argument", function()
   return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", loop = 42 } } }) end)
+refused("mgpu.struct{{'ptr', 42}}", "bad_argument", mgpu.struct, { { "ptr", 42 } })
+assert(#mgpu.struct({ { "ptr", 0 }, { "ptr", dev:array("f32", 4) } }) == 16)
 local exp = { name = "x", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", axes = { n = { 4 } },
   setup = function() error("not run") end }
 refused("mgpu.run(exp, 42)", "bad_argument", mgpu.run, exp, 42)
@@ -277,6 +279,21 @@ EOF
   contains err.txt "given twice" "--set k=a --set k=b"
   expect 2 "--devices without --workers" -- "$exe" "$src/scripts/examples/copy.lua" --devices 0 --list
   contains err.txt "--workers" "--devices without --workers"
+  # slurm --dry-run checks what the tasks would be given before it writes anything
+  C=$src/scripts/examples/copy.lua
+  printf 'print("a plain script")\n' >plain.lua
+  expect 0 "a run that is not a merge's" -- "$exe" "$C" --out RUN -q
+  for bad in "--backend x" "--gpus-per-task x" "--time banana" "--tasks 100000" "--set nope=1" "--out RUN"; do
+    # shellcheck disable=SC2086
+    expect 2 "slurm --dry-run $bad" -- "$exe" slurm "$C" --tasks 2 --out SL --dry-run $bad
+  done
+  contains err.txt "holds a run's results" "slurm --out RUN"
+  expect 2 "slurm --dry-run of a plain script" -- "$exe" slurm plain.lua --tasks 1 --out SL --dry-run
+  contains err.txt "did not list an experiment's points" "slurm --dry-run of a plain script"
+  absent SL "refused slurm dry runs"
+  expect 0 "slurm --dry-run with sbatch arguments" -- "$exe" slurm "$C" --tasks 2 --out SL --dry-run --time 1-02:00:00 \
+    -- --qos=high
+  contains out.txt "sbatch --parsable '--qos=high'" "the dry run shows the sbatch arguments after --"
   ;;
 results)
   # one reader of results rows (lua/mgpu/results.lua rows, check_rows) for resume, merge, replay,
