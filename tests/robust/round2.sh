@@ -174,6 +174,18 @@ EOF
   expect 0 "a dump after a killed one" -- "$exe" dump b.bin --meta m.json -o t.json
   ok; [ ! -e "t.json.tmp.$dead.Ab12Cd" ] || fail "a dead dump's temporary is still there"
   ok; [ -e "t.json.tmp.$$.Ab12Cd" ] && [ -e notes.tmp.x ] || fail "a live process's temporary or a user's file was removed"
+  # a second Ctrl-C after a caught first one ends the process, saying so
+  printf 'print(pcall(function() while true do end end))\nio.stdout:flush()\nwhile true do end\n' >twice.lua
+  "$exe" twice.lua >out.txt 2>err.txt & pid=$!
+  sleep 0.5; kill -INT "$pid"
+  for _ in $(seq 40); do grep -q interrupted out.txt && break; sleep 0.05; done
+  kill -INT "$pid"
+  for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+  ok; if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; fail "a second Ctrl-C: still running"; fi
+  wait "$pid"; st=$?
+  ok; [ "$st" = 130 ] || fail "a second Ctrl-C: exit status $st, not 130 (SIGINT)"
+  contains out.txt "false" "the first Ctrl-C was caught by the script's pcall"
+  contains err.txt "interrupted again" "a second Ctrl-C says what it does"
   # a setup that never returns, in process, with timeout_s = 1: the point fails as timeout, the sweep goes on
   cat >hang.lua <<EOF
 return {
@@ -318,6 +330,10 @@ results)
   expect 3 "resume with a line without its key" -- "$exe" "$src/scripts/examples/copy.lua" --resume R -q
   contains err.txt "needs its point's key" "resume with a line without its key"
   same R/results.jsonl R.orig/results.jsonl "a refused resume leaves results.jsonl as it was"
+  # a manifest without point_keys is refused naming point_keys, not the field that indexes them
+  rm -rf NP && cp -r R.orig NP && sed -i '/"point_keys"/,/\]/d' NP/manifest.json
+  expect 3 "resume of a manifest without point_keys" -- "$exe" "$src/scripts/examples/copy.lua" --resume NP -q
+  contains err.txt "point_keys are missing" "resume of a manifest without point_keys"
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
