@@ -5,6 +5,7 @@
 #include "base/read_file.h"
 #include "trace/counters.h"
 #include "trace/dump_file.h"
+#include "trace/meta.h"
 #include "backends.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char USAGE[] =
@@ -34,7 +34,7 @@ static const char USAGE[] =
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
     "       mgpu-harness stats POINT.stats.json [--top N]         emu's exact counters, costliest lines first\n"
     "       mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all]\n"
-    "                                                            an HTML report with pictures\n"
+    "                           [--force]                        an HTML report with pictures\n"
     "       mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
     "                          [--time T] [--wait] [--dry-run] [--set NAME=V1,V2] [--backend B]\n"
     "                          [-- EXTRA_SBATCH_ARGS...]      a sweep as a Slurm job array, merged\n"
@@ -92,7 +92,7 @@ static const char MERGE_USAGE[] =
     "manifests disagree, takes the ok row of a point found twice, links the point files, lists the\n"
     "points no folder has (`SCRIPT.lua --resume OUT` runs them). Merging again is idempotent.\n"
     "\n"
-    "exit status: 0 every point there and ok, 1 some missing or failed\n";
+    "exit status: 0 every point there and ok, 7 some point failed (as the run's), 1 some missing\n";
 
 static const char SLURM_USAGE[] =
     "usage: mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
@@ -160,16 +160,6 @@ static int usage_error_of(const char *usage, const char *fmt, const char *arg)
 /* "-h" or "--help" */
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
-/* Two output paths naming one file (the same inode, or the same name when neither exists yet). */
-static int same_output(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (!a || !b || !strcmp(a, "-") || !strcmp(b, "-")) return 0;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
-        return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-    return strcmp(a, b) == 0;
-}
-
 static int cmd_dump(int argc, char **argv)
 {
     enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_CALIB, OPT_COUNTERS, OPT_SUMMARY, OPT_SUMMARY_JSON };
@@ -204,9 +194,9 @@ static int cmd_dump(int argc, char **argv)
         case OPT_CLOCK:
             errno = 0;
             req.clock_ghz = strtod(optarg, &end);
-            if (errno || *end || end == optarg || !(req.clock_ghz > 0) || !isfinite(req.clock_ghz) ||
-                req.clock_ghz > 100)
-                return usage_error("--clock-ghz takes a clock rate in GHz such as 1.98, not `%s`", optarg);
+            if (errno || *end || end == optarg || !mh_clock_ghz_ok(req.clock_ghz))
+                return usage_error("--clock-ghz takes an SM clock rate in GHz from 0.1 to 10, such as 1.98, not `%s`",
+                                   optarg);
             break;
         case OPT_CALIB: req.calib_path = optarg; break;
         case OPT_COUNTERS: {
@@ -236,10 +226,8 @@ static int cmd_dump(int argc, char **argv)
     mh_error_clear(&e);
     /* the outputs, before anything is written: never one of the inputs, nor each other */
     const char *inputs[] = {req.buffer_path, req.meta_path, req.calib_path};
-    if (mh_out_refuse_input(summary_json, "--summary-json", inputs, 3, &e)) return report(&e, NULL);
-    if (same_output(summary_json, req.out_path))
-        return usage_error("--summary-json and -o name the same file (%s): one would overwrite the other",
-                           summary_json);
+    const char *outs[] = {req.out_path, summary_json}, *what[] = {"-o", "--summary-json"};
+    if (mh_out_refuse_overlap(outs, what, 2, inputs, 3, &e)) return report(&e, NULL);
     if (mh_dump_files(&req, &r, &e)) {
         int on_trace = e.code == MH_E_BAD_TRACE || e.code == MH_E_INSUFFICIENT_SPACE || e.code == MH_E_ODD_EVENTS;
         return report(&e, on_trace ? req.buffer_path : NULL);
@@ -301,11 +289,8 @@ static int cmd_instrument(int argc, char **argv)
     mh_error_clear(&e);
     /* the outputs, before anything is read or written: never the input, nor each other */
     const char *input[] = {argv[optind]};
-    if (mh_out_refuse_input(out_path, "-o", input, 1, &e) || mh_out_refuse_input(names_path, "--names", input, 1, &e))
-        return report(&e, NULL);
-    if (same_output(out_path, names_path))
-        return usage_error_of(INSTRUMENT_USAGE, "--names and -o name the same file (%s): one would overwrite the other",
-                              names_path);
+    const char *outs[] = {out_path, names_path}, *what[] = {"-o", "--names"};
+    if (mh_out_refuse_overlap(outs, what, 2, input, 1, &e)) return report(&e, NULL);
     size_t len;
     char *text = mh_read_file(argv[optind], 0, &len, &e);
     if (!text) return report(&e, NULL);

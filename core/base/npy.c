@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const char *skip_ws(const char *p, const char *end)
 {
@@ -98,7 +99,14 @@ static int parse(const unsigned char *p, size_t len, mh_npy *out, int any, mh_er
 
     const char *f = find_key(h, end, "fortran_order");
     if (!f) return mh_fail(e, MH_E_BAD_BUFFER, ".npy header has no 'fortran_order'");
-    if (end - f >= 4 && memcmp(f, "True", 4) == 0 && ndim > 1)
+    int fortran = end - f >= 4 && memcmp(f, "True", 4) == 0;
+    const char *fe = f + (fortran ? 4 : 5);
+    if (!fortran && !(end - f >= 5 && memcmp(f, "False", 5) == 0)) fe = NULL;
+    if (fe) fe = skip_ws(fe, end);
+    if (!fe || fe >= end || (*fe != ',' && *fe != '}'))
+        return mh_fail(e, MH_E_BAD_BUFFER, ".npy header: 'fortran_order' must be True or False, not '%.*s'",
+                       (int)strcspn(f, ",}\n") > 40 ? 40 : (int)strcspn(f, ",}\n"), f);
+    if (fortran && ndim > 1)
         return mh_fail(e, MH_E_BAD_BUFFER,
                        ".npy array is %d-D in Fortran order: save it in C order (np.ascontiguousarray)", ndim);
     out->data_offset = hstart + hlen;
@@ -108,6 +116,13 @@ static int parse(const unsigned char *p, size_t len, mh_npy *out, int any, mh_er
 }
 
 int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e) { return parse(p, len, out, 0, e); }
+
+int mh_npy_claims(const char *path, const unsigned char *head, size_t n)
+{
+    size_t pl = path ? strlen(path) : 0;
+    if (pl >= 4 && !strcasecmp(path + pl - 4, ".npy")) return 1;
+    return n >= 6 && memcmp(head, "\x93NUMPY", 6) == 0;
+}
 int mh_npy_parse_any(const unsigned char *p, size_t len, mh_npy *out, mh_error *e) { return parse(p, len, out, 1, e); }
 
 size_t mh_npy_header(char *buf, size_t cap, const char *descr, const uint64_t *dims, int ndim)

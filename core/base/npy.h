@@ -29,5 +29,9 @@ size_t mh_npy_header(char *buf, size_t cap, const char *descr, const uint64_t *d
  * Accepts descr <u4 <i4 >u4 >i4 |u4 =u4 (4-byte integers), C order (or a 1-D
  * array in Fortran order, which is the same bytes), any shape. */
 int mh_npy_parse(const unsigned char *p, size_t len, mh_npy *out, mh_error *e);
+/* Whether a file is to be read as a .npy: its name ends in .npy, or it starts with the
+ * magic (head: its first n bytes).  A file named .npy that does not parse is then an
+ * error saying .npy, never raw words. */
+int mh_npy_claims(const char *path, const unsigned char *head, size_t n);
 
 #endif

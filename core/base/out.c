@@ -4,6 +4,7 @@
 #include "base/out.h"
 #include "base/stop.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -84,20 +85,177 @@ static void block_signals(sigset_t *old)
     sigprocmask(SIG_BLOCK, &set, old);
 }
 
+/* --- temporaries of dead processes ------------------------------------------ */
+
+int mh_stale_name(const char *name, long *pid)
+{
+    const char *t = strstr(name, ".tmp."), *next;
+    for (; t; t = next) { /* the last ".tmp." that the form follows */
+        next = strstr(t + 1, ".tmp.");
+        const char *p = t + 5, *d = p;
+        while (*d >= '0' && *d <= '9') d++;
+        if (d == p || d - p > 9 || *d != '.') continue;
+        const char *x = d + 1;
+        size_t n = strlen(x);
+        if (n != 6) continue;
+        int alnum = 1;
+        for (size_t i = 0; i < n; i++)
+            if (!((x[i] >= '0' && x[i] <= '9') || (x[i] >= 'a' && x[i] <= 'z') || (x[i] >= 'A' && x[i] <= 'Z')))
+                alnum = 0;
+        if (!alnum) continue;
+        long v = strtol(p, NULL, 10);
+        if (v <= 1) continue;
+        *pid = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* A folder of regular files only, emptied and removed; 0 when done. */
+static int remove_flat_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d) return -1;
+    struct dirent *de;
+    char p[PATH_MAX];
+    int rc = 0;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", path, de->d_name) >= (int)sizeof p || lstat(p, &st) != 0 ||
+            !S_ISREG(st.st_mode) || unlink(p) != 0)
+            rc = -1;
+    }
+    closedir(d);
+    return rc ? rc : rmdir(path);
+}
+
+int mh_stale_clean(const char *dir)
+{
+    DIR *d = opendir(dir && *dir ? dir : ".");
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *de;
+    char p[PATH_MAX];
+    long me = (long)getpid();
+    while ((de = readdir(d))) {
+        long pid;
+        if (!mh_stale_name(de->d_name, &pid) || pid == me) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to ask): left alone */
+        struct stat st;
+        if (snprintf(p, sizeof p, "%s/%s", dir && *dir ? dir : ".", de->d_name) >= (int)sizeof p ||
+            lstat(p, &st) != 0 || st.st_uid != getuid())
+            continue;
+        if (S_ISREG(st.st_mode) ? unlink(p) == 0 : S_ISDIR(st.st_mode) && remove_flat_dir(p) == 0) removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
+/* mh_stale_clean of path's folder, the first time this process writes there. */
+static void clean_once(const char *path)
+{
+    static struct { dev_t dev; ino_t ino; } seen[64];
+    static int nseen;
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    struct stat st;
+    if (stat(dir, &st) != 0) return;
+    for (int i = 0; i < nseen; i++)
+        if (seen[i].dev == st.st_dev && seen[i].ino == st.st_ino) return;
+    if (nseen < 64) {
+        seen[nseen].dev = st.st_dev;
+        seen[nseen].ino = st.st_ino;
+        nseen++;
+    }
+    mh_stale_clean(dir);
+}
+
 /* --- outputs that are inputs ---------------------------------------------- */
+
+/* A path's identity for mh_path_same: kind 1 an existing regular file
+ * (dev, ino), kind 2 a name not there yet (its directory's dev, ino and
+ * the last name), 0 nothing comparable. */
+typedef struct {
+    int kind;
+    dev_t dev;
+    ino_t ino;
+    char name[256];
+} path_id;
+
+static void path_id_of(const char *p, path_id *id)
+{
+    struct stat st;
+    id->kind = 0;
+    if (!p || !*p || !strcmp(p, "-")) return;
+    if (stat(p, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return;
+        id->kind = 1;
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return;
+    }
+    if (errno != ENOENT) return;
+    size_t n = strlen(p);
+    while (n > 1 && p[n - 1] == '/') n--; /* "t.json/" is not a file to be made; compare it as t.json */
+    size_t slash = n;
+    while (slash > 0 && p[slash - 1] != '/') slash--;
+    size_t name_len = n - slash;
+    if (name_len == 0 || name_len >= sizeof id->name || !strncmp(p + slash, ".", name_len) ||
+        (name_len == 2 && !strncmp(p + slash, "..", 2)))
+        return;
+    char dir[PATH_MAX];
+    if (slash == 0) {
+        strcpy(dir, ".");
+    } else {
+        if (slash >= sizeof dir) return;
+        memcpy(dir, p, slash);
+        dir[slash] = 0;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    id->kind = 2;
+    id->dev = st.st_dev;
+    id->ino = st.st_ino;
+    memcpy(id->name, p + slash, name_len);
+    id->name[name_len] = 0;
+}
+
+int mh_path_same(const char *a, const char *b)
+{
+    path_id ia, ib;
+    path_id_of(a, &ia);
+    path_id_of(b, &ib);
+    if (!ia.kind || ia.kind != ib.kind || ia.dev != ib.dev || ia.ino != ib.ino) return 0;
+    return ia.kind == 1 || !strcmp(ia.name, ib.name);
+}
 
 int mh_out_refuse_input(const char *out_path, const char *what, const char *const *inputs, size_t n,
                         mh_error *e)
 {
-    struct stat so, si;
-    if (!out_path || !strcmp(out_path, "-") || stat(out_path, &so) != 0 || !S_ISREG(so.st_mode)) return 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!inputs[i] || stat(inputs[i], &si) != 0) continue;
-        if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && mh_path_same(out_path, inputs[i]))
             return mh_fail(e, MH_E_BAD_ARGUMENT,
                            "%s %s is the input %s (the same file): writing it would destroy it; nothing was "
                            "written (name another output file)",
                            what, out_path, inputs[i]);
+    return 0;
+}
+
+int mh_out_refuse_overlap(const char *const *outs, const char *const *what, size_t nout,
+                          const char *const *inputs, size_t nin, mh_error *e)
+{
+    for (size_t i = 0; i < nout; i++) {
+        if (!outs[i]) continue;
+        if (mh_out_refuse_input(outs[i], what[i], inputs, nin, e)) return -1;
+        for (size_t j = 0; j < i; j++)
+            if (outs[j] && mh_path_same(outs[i], outs[j]))
+                return mh_fail(e, MH_E_BAD_ARGUMENT,
+                               "%s %s and %s %s name the same file: one would overwrite the other; nothing was "
+                               "written",
+                               what[j], outs[j], what[i], outs[i]);
     }
     return 0;
 }
@@ -140,12 +298,14 @@ int mh_out_open(mh_out *o, const char *path, mh_error *e)
     o->temp_slot = -1;
     size_t n = strlen(path);
     o->path = strdup(path);
-    o->tmp_path = malloc(n + 16);
+    o->tmp_path = malloc(n + 32);
     if (!o->path || !o->tmp_path) {
         mh_out_abort(o);
         return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     }
-    snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+    /* named by this process (mh_stale_name), so that the next run can tell it left it if it dies */
+    snprintf(o->tmp_path, n + 32, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
+    clean_once(path);
     /* created and registered with the cleanup signals blocked: none can fall in between */
     install_cleanup();
     sigset_t old;

@@ -47,14 +47,40 @@ void mh_out_abort(mh_out *o);
  * e then says what happened: MH_E_INTERRUPTED or MH_E_IO. */
 int mh_out_failure(const mh_out *o, mh_error *e);
 
+/* Whether two paths name one regular file, resolved: an existing file by its
+ * identity (st_dev and st_ino, so a hard or symbolic link or another spelling
+ * is found too), one that does not exist yet by its parent directory's
+ * identity and its last name ("t.json", "./t.json" and "sub/../t.json" are
+ * one file).  NULL, "-" (stdout) and an existing path that is not a regular
+ * file (a device or FIFO, written in place) never name the same file as
+ * anything; neither does a path whose directory does not exist. */
+int mh_path_same(const char *a, const char *b);
+
 /* Refuses (MH_E_BAD_ARGUMENT naming both) an output path that is one of the
- * command's inputs: the same file (st_dev and st_ino, so a link or another
- * spelling is found too), which writing it would destroy.  inputs may hold
- * NULLs; an output that does not exist yet, stdout ("-", NULL) and a device
- * or FIFO written in place are never refused.  `what` names the option
- * ("-o", "--summary-json", "out") in the message. */
+ * command's inputs (mh_path_same), which writing it would destroy.  inputs
+ * may hold NULLs.  `what` names the option ("-o", "--summary-json", "out")
+ * in the message. */
 int mh_out_refuse_input(const char *out_path, const char *what, const char *const *inputs, size_t n,
                         mh_error *e);
+
+/* The one check of a command's outputs before it writes anything: no output
+ * is one of the inputs, and no two outputs are one file (mh_path_same).
+ * outs[i] is named by what[i] ("-o", "--names") in the message; NULL
+ * entries are skipped.  MH_E_BAD_ARGUMENT. */
+int mh_out_refuse_overlap(const char *const *outs, const char *const *what, size_t nout,
+                          const char *const *inputs, size_t nin, mh_error *e);
+
+/* Temporaries of processes that died without their cleanup (SIGKILL, a
+ * crash) are recognised by their name, NAME.tmp.PID.XXXXXX (what mh_out_open
+ * and emu's ptxas folder make): mh_stale_clean removes from dir every entry
+ * so named whose PID is no process (kill(PID, 0) fails with ESRCH) and that
+ * belongs to this user: a regular file, or a folder of regular files (with
+ * them).  A process that is alive, or of another user, is never touched.
+ * Returns how many entries it removed.  mh_out_open calls it once per
+ * process for each folder it writes into (the first time). */
+int mh_stale_clean(const char *dir);
+/* Whether name is a temporary of that form and its pid (set when so). */
+int mh_stale_name(const char *name, long *pid);
 
 /* Unlinks every registered temporary file.  Async-signal-safe: for a signal
  * handler of the program's own (the runner's second Ctrl-C). */

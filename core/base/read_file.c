@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 char *mh_read_file(const char *path, size_t max, size_t *len, mh_error *e)
 {
@@ -14,6 +15,12 @@ char *mh_read_file(const char *path, size_t max, size_t *len, mh_error *e)
     FILE *f = fopen(path, "rb");
     if (!f) {
         mh_fail(e, MH_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen takes a folder; reading it fails */
+        fclose(f);
+        mh_fail(e, MH_E_IO, "%s: is a directory, not a file", path);
         return NULL;
     }
     size_t cap = 1 << 16, n = 0;

@@ -1,9 +1,17 @@
-/* emu_ptxas.c - ptxas -v for emu's kernel facts and residency (see emu_ptxas.h). */
+/* emu_ptxas.c - ptxas -v for emu's kernel facts and residency (see emu_ptxas.h).
+ * ptxas runs in /tmp/mgpu-ptxas.tmp.PID.XXXXXX with a time limit ($MGPU_PTXAS_TIMEOUT
+ * seconds, 60 by default) and is stopped by a stop request (Ctrl-C, base/stop.h, left set
+ * for the launch to raise): the figures are then unknown, the note says why, and nothing
+ * is cached.  The folders of runs killed while ptxas ran are removed by the next process's
+ * first ptxas (base/out.h mh_stale_clean: their PID is gone). */
 #include "emu/emu_ptxas.h"
+#include "base/out.h"
 #include "base/read_file.h"
+#include "base/stop.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -146,15 +155,62 @@ void mh_ptxas_parse(const char *log, mh_ptxas_info *out)
     }
 }
 
-/* runs ptxas on the text; its -v output (malloc'd) or NULL and why */
+/* ptxas's time limit in seconds: $MGPU_PTXAS_TIMEOUT, else 60 */
+static double time_limit(void)
+{
+    const char *env = getenv("MGPU_PTXAS_TIMEOUT");
+    char *end;
+    double v = env && *env ? strtod(env, &end) : 0;
+    return env && *env && !*end && v > 0 && v <= 86400 ? v : 60;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Waits for the child until it exits, the time limit passes or a stop is requested (Ctrl-C,
+ * base/stop.h, left set for the launch to raise): then it is killed (its process group).
+ * 0 and its status when it exited; -1 and why not. */
+static int wait_child(pid_t pid, int *st, char *why, size_t wn)
+{
+    double limit = time_limit(), t0 = now_s();
+    for (;;) {
+        pid_t r = waitpid(pid, st, WNOHANG);
+        if (r == pid) return 0;
+        if (r < 0 && errno != EINTR) {
+            snprintf(why, wn, "ptxas: waitpid failed (%s)", strerror(errno));
+            return -1;
+        }
+        int stop = mh_stop_requested(), late = now_s() - t0 > limit;
+        if (stop || late) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            while (waitpid(pid, st, 0) < 0 && errno == EINTR) {} /* SIGKILL: it goes at once */
+            if (stop) snprintf(why, wn, "ptxas stopped (Ctrl-C)");
+            else
+                snprintf(why, wn, "ptxas ran past its time limit of %g s (MGPU_PTXAS_TIMEOUT) and was stopped",
+                         limit);
+            return -1;
+        }
+        struct timespec nap = {0, 5 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
+/* runs ptxas on the text; its -v output (malloc'd) or NULL and why (a time limit or a Ctrl-C
+ * leave nothing, so nothing is cached: another run may not meet them) */
 static char *run_ptxas(const char *ptxas, const char *arch, const char *ptx, size_t len, char *why, size_t wn, int *ok)
 {
-    char dir[] = "/tmp/mgpu-ptxas-XXXXXX";
+    char dir[64]; /* named by this process: a run that is killed leaves it for the next to remove */
+    snprintf(dir, sizeof dir, "/tmp/mgpu-ptxas.tmp.%ld.XXXXXX", (long)getpid());
     if (!mkdtemp(dir)) {
         snprintf(why, wn, "ptxas: no temporary folder (%s)", strerror(errno));
         return NULL;
     }
-    char in[64], log[64], archopt[32];
+    char in[96], log[96], archopt[32];
     snprintf(in, sizeof in, "%s/k.ptx", dir);
     snprintf(log, sizeof log, "%s/log", dir);
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
@@ -165,17 +221,21 @@ static char *run_ptxas(const char *ptxas, const char *arch, const char *ptx, siz
         posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         posix_spawn_file_actions_adddup2(&fa, 1, 2);
         posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawnattr_t at; /* its own process group: what it starts is stopped with it */
+        posix_spawnattr_init(&at);
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&at, 0);
         char *argv[] = {(char *)ptxas, archopt, "-v", in, "-o", "/dev/null", NULL};
         pid_t pid;
         int st = 0;
-        if (posix_spawn(&pid, ptxas, &fa, NULL, argv, environ) != 0) {
+        if (posix_spawn(&pid, ptxas, &fa, &at, argv, environ) != 0) {
             snprintf(why, wn, "ptxas (%.200s) could not be started", ptxas);
-        } else {
-            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        } else if (wait_child(pid, &st, why, wn) == 0) {
             res = mh_read_file(log, 0, NULL, NULL);
             *ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
             if (!res) snprintf(why, wn, "ptxas wrote nothing");
         }
+        posix_spawnattr_destroy(&at);
         posix_spawn_file_actions_destroy(&fa);
     } else {
         snprintf(why, wn, "ptxas: cannot write %s", in);
@@ -195,6 +255,11 @@ void mh_ptxas_info_get(const char *ptx, size_t len, const char *target, mh_ptxas
     snprintf(out->arch, sizeof out->arch, "%s", arch);
     char ptxas[1024];
     if (!find_ptxas(ptxas, sizeof ptxas, out->note, sizeof out->note)) return;
+    static int cleaned; /* the folders of runs that were killed while ptxas ran, once a process */
+    if (!cleaned) {
+        cleaned = 1;
+        mh_stale_clean("/tmp");
+    }
     uint64_t h = 1469598103934665603ull;
     h = fnv1a(h, arch, strlen(arch) + 1);
     h = fnv1a(h, ptxas, strlen(ptxas) + 1);

@@ -89,6 +89,9 @@ int glue_fail(lua_State *L, mh_code code, const char *fmt, ...) __attribute__((f
 /* Every key of the table at t must be one of allowed (NULL-terminated), else
  * bad_argument: `what: unknown option "smme" (allowed: grid, block, ...)`. */
 void glue_check_keys(lua_State *L, int t, const char *what, const char *const *allowed);
+/* Raises a bad_argument ("WHAT must be a table SHAPE, got TYPE") unless the value at idx is a
+ * table: an option table of another type is never taken as no options. */
+void glue_check_table(lua_State *L, int idx, const char *what, const char *shape);
 /* Field k of the table at t; messages name it as what.k. */
 void glue_opt_dims(lua_State *L, int t, const char *what, const char *k, uint64_t out[3]);
 void glue_opt_dims32(lua_State *L, int t, const char *what, const char *k, uint32_t out[3]);

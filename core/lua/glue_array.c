@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The Lua number on top of the stack into element i of h (what names the value in messages).
  * Float dtypes take any number; integer dtypes an integer (or an integral float) in their range,
@@ -113,7 +114,7 @@ int glue_array_new(lua_State *L)
     lua_Integer seed = 1;
     double lo = 0, hi = 1, start = 0, step = 1;
     if (!lua_isnoneornil(L, 4)) {
-        luaL_checktype(L, 4, LUA_TTABLE);
+        glue_check_table(L, 4, "array's options", "{shape=, fill=, seed=, min=, max=, start=, step=}");
         glue_check_keys(L, 4, "array", keys);
         read_shape(L, 4, n, dims, &ndim);
         fill = glue_opt_choice(L, 4, "array", "fill", 0, fills);
@@ -267,6 +268,11 @@ int glue_array_load_npy(lua_State *L)
     const char *want = luaL_optstring(L, 3, NULL);
     FILE *f = fopen(path, "rb");
     if (!f) return glue_fail(L, MH_E_IO, "%s: cannot open", path);
+    struct stat st; /* fopen takes a folder: say so, not "not a .npy file" */
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return glue_fail(L, MH_E_IO, "load_npy: %s is a directory, not a .npy file", path);
+    }
     unsigned char head[65536 + 12];
     size_t hn = fread(head, 1, sizeof head, f);
     mh_npy np;
@@ -331,7 +337,7 @@ static int l_array_ptr(lua_State *L)
 static int l_array_write(lua_State *L)
 {
     l_array *a = glue_check_array(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    glue_check_table(L, 2, "array:write's values", "{v1, v2, ...}");
     lua_Integer n = (lua_Integer)luaL_len(L, 2);
     if (n < 0 || (uint64_t)n > a->count) return glue_fail(L, MH_E_BAD_ARGUMENT, "%s", "write: more values than elements");
     size_t es = mh_dtype_size(a->dtype);
@@ -364,7 +370,7 @@ static int l_array_compare(lua_State *L)
     double atol = 0, rtol = 0;
     if (!lua_isnoneornil(L, 3)) {
         static const char *const keys[] = {"atol", "rtol", NULL};
-        luaL_checktype(L, 3, LUA_TTABLE);
+        glue_check_table(L, 3, "compare's options", "{atol=, rtol=}");
         glue_check_keys(L, 3, "compare", keys);
         atol = glue_opt_number(L, 3, "compare", "atol", 0);
         rtol = glue_opt_number(L, 3, "compare", "rtol", 0);
@@ -394,10 +400,10 @@ static int l_array_compare(lua_State *L)
  * value (a kernel's .b8 name[N] parameter), fields at their natural alignment,
  * the size rounded up to the largest.  type: a dtype (value a number, or a
  * table of numbers for an array field) or "ptr" (an array's device address, or
- * an integer). */
+ * 0 for a null pointer). */
 static int l_struct(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    glue_check_table(L, 1, "mgpu.struct's fields", "{{type, value}, ...}");
     unsigned char buf[4096] = {0}; /* padding bytes are zeros */
     size_t at = 0, maxal = 1;
     lua_Integer nf = luaL_len(L, 1);
@@ -424,6 +430,10 @@ static int l_struct(lua_State *L)
             l_array *a = ptr ? luaL_testudata(L, -1, ARRAY_MT) : NULL;
             if (a) {
                 mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
+            } else if (ptr && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) == 0)) {
+                /* an integer address is no allocation the launch can check: a forged pointer */
+                glue_bad(L, "%s: a ptr field takes an array (its device address) or 0 (a null pointer), not %s", what,
+                         lua_isinteger(L, -1) ? "another integer (an address no array has)" : glue_typename(L, -1));
             } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
                 lua_Integer v = lua_tointeger(L, -1);
                 int bits = (int)size * 8, sgn = t == MH_I8 || t == MH_I16 || t == MH_I32 || t == MH_I64;

@@ -50,12 +50,12 @@ static int l_device_new(lua_State *L)
     mh_device_opts o;
     memset(&o, 0, sizeof o);
     if (!lua_isnoneornil(L, 2)) {
-        luaL_checktype(L, 2, LUA_TTABLE);
+        glue_check_table(L, 2, "device's options", "{driver=, strict=, sms=, max_insns=}");
         static const char *const keys[] = {"driver", "strict", "sms", "max_insns", NULL};
         glue_check_keys(L, 2, "device", keys);
         o.driver = glue_opt_string(L, 2, "device", "driver", NULL);
         o.strict = glue_opt_boolean(L, 2, "device", "strict", 0);
-        o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 0, 100000);
+        o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 1, 100000); /* absent: the default */
         o.max_insns = (uint64_t)glue_opt_integer(L, 2, "device", "max_insns", 0, 0, LUA_MAXINTEGER);
     }
     l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
@@ -133,8 +133,12 @@ static const mh_probe *read_probes(lua_State *L, int t, uint32_t *n)
         if (!p[i].name || !*p[i].name || strpbrk(p[i].name, "\n\r\"")) glue_bad(L, "load: %s.name must be a region name (one line, no quotes)", what);
         int kinds = 0;
         lua_getfield(L, q, "kernel");
+        if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TBOOLEAN)
+            glue_bad(L, "load: %s.kernel must be true, got %s", what, glue_typename(L, -1));
         if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_KERNEL, kinds++;
         lua_getfield(L, q, "loop");
+        if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TBOOLEAN && lua_type(L, -1) != LUA_TSTRING)
+            glue_bad(L, "load: %s.loop must be true or a label or pattern, got %s", what, glue_typename(L, -1));
         if (lua_type(L, -1) == LUA_TSTRING) p[i].kind = MH_PROBE_LOOP, p[i].loop = lua_tostring(L, -1), kinds++;
         else if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_LOOP, kinds++;
         lua_pop(L, 2);
@@ -263,6 +267,11 @@ static int l_device_load(lua_State *L)
 {
     l_device *d = glue_check_device(L, 1);
     int from_source = lua_istable(L, 2);
+    if (!from_source && lua_type(L, 2) != LUA_TSTRING)
+        glue_bad(L, "load takes a path or a table {source=, name=, ...}, got %s", glue_typename(L, 2));
+    if (!lua_isnoneornil(L, 3)) {
+        glue_check_table(L, 3, "load's options", "{instrument=, probes=, ...}");
+    }
     int opts = lua_istable(L, 3) ? 3 : from_source ? 2 : 0;
     load_opts o;
     read_load_opts(L, opts, opts == 2, &o);
@@ -413,7 +422,7 @@ static int l_kernel_info(lua_State *L)
     int occ = !lua_isnoneornil(L, 2);
     if (occ) {
         static const char *const keys[] = {"block", "smem", NULL};
-        luaL_checktype(L, 2, LUA_TTABLE);
+        glue_check_table(L, 2, "kernel:info's options", "{block=, smem=}");
         glue_check_keys(L, 2, "info", keys);
         lua_getfield(L, 2, "block");
         int has_block = !lua_isnil(L, -1);
@@ -503,7 +512,7 @@ static int l_device_tensor_map(lua_State *L)
 {
     l_device *d = glue_check_device(L, 1);
     l_array *a = glue_check_array(L, 2);
-    luaL_checktype(L, 3, LUA_TTABLE);
+    glue_check_table(L, 3, "tensor_map's options", "{...}");
     static const char *const keys[] = {"box", "dims", "strides", "element_strides", "swizzle", "interleave", "l2",
                                        "oob", NULL};
     static const char *const interleaves[] = {"none", "16B", "32B", NULL}, *const swizzles[] = {"none", "32B", "64B", "128B", NULL},

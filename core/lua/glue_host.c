@@ -314,6 +314,14 @@ static int l_link(lua_State *L)
     return 1;
 }
 
+/* core.same_file(a, b) -> whether the two paths name one regular file, also one not made yet
+ * (base/out.h mh_path_same: the file's identity, or its folder's and its name) */
+static int l_same_file(lua_State *L)
+{
+    lua_pushboolean(L, mh_path_same(luaL_checkstring(L, 1), luaL_checkstring(L, 2)));
+    return 1;
+}
+
 /* core.getpid() -> this process's id */
 static int l_getpid(lua_State *L)
 {
@@ -323,7 +331,7 @@ static int l_getpid(lua_State *L)
 
 const luaL_Reg glue_host_funcs[] = {
     {"lock", l_lock_new},           {"exe_path", l_exe_path},       {"realpath", l_realpath},
-    {"getpid", l_getpid},           {"link", l_link},
+    {"getpid", l_getpid},           {"link", l_link},               {"same_file", l_same_file},
     {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
     {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},

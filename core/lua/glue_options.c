@@ -22,6 +22,11 @@ static const char *field(char *buf, size_t n, const char *what, const char *k)
 
 const char *glue_typename(lua_State *L, int i) { return luaL_typename(L, i); }
 
+void glue_check_table(lua_State *L, int idx, const char *what, const char *shape)
+{
+    if (!lua_istable(L, idx)) glue_bad(L, "%s must be a table %s, got %s", what, shape, glue_typename(L, idx));
+}
+
 void glue_check_keys(lua_State *L, int t, const char *what, const char *const *allowed)
 {
     t = lua_absindex(L, t);
@@ -109,6 +114,8 @@ double glue_opt_number(lua_State *L, int t, const char *what, const char *k, dou
         if (lua_type(L, -1) != LUA_TNUMBER)
             glue_bad(L, "%s must be a number, got %s", field(buf, sizeof buf, what, k), glue_typename(L, -1));
         v = lua_tonumber(L, -1);
+        if (!isfinite(v)) /* math.huge, 0/0: no option takes them (a limit is left out, not infinite) */
+            glue_bad(L, "%s = %g: it must be a finite number", field(buf, sizeof buf, what, k), v);
     }
     lua_pop(L, 1);
     return v;

@@ -4,7 +4,8 @@
  * object writes to it, reads its complete lines without blocking, signals it
  * and reaps it.  Processes, not threads: a crash or a kill of one cannot take
  * the caller down.  SIGPIPE is ignored once a child exists, so writing to a
- * dead one is an error value, not the caller's death. */
+ * dead one is an error value, not the caller's death.  Also core.xpcall_within:
+ * Lua code run with a time limit (the experiment's timeout_s in process). */
 #define _GNU_SOURCE
 #include "lua/glue.h"
 
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PROC_MT "mgpu.proc"
@@ -280,7 +282,72 @@ static int l_poll(lua_State *L)
     return 1;
 }
 
-const luaL_Reg glue_proc_funcs[] = {{"spawn", l_spawn}, {"poll", l_poll}, {NULL, NULL}};
+/* ---- Lua code with a time limit --------------------------------------------
+ * A count hook looks at the clock every DEADLINE_COUNT instructions and, past the deadline,
+ * raises `timeout`; it stays on, so code that catches the error is stopped again at its next
+ * instructions.  C functions are not interrupted (emu's launch keeps its own limit), nor is
+ * code in other coroutines, nor (LuaJIT) compiled traces. */
+#define DEADLINE_COUNT 10000
+static double deadline_at;     /* monotonic seconds; 0: none */
+static double deadline_limit;
+static char deadline_what[96];
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void deadline_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (deadline_at <= 0 || mono_s() < deadline_at) return;
+    mh_error e;
+    mh_error_clear(&e);
+    mh_fail(&e, MH_E_TIMEOUT, "%s ran past its time limit of %g s (timeout_s) and was stopped", deadline_what,
+            deadline_limit);
+    glue_raise(L, &e);
+}
+
+/* core.xpcall_within(seconds, what, f, msgh, ...) -> as xpcall(f, msgh, ...): true and f's
+ * results, or false and msgh's value; Lua code of f still running after `seconds` is stopped
+ * with a `timeout` error ("WHAT ran past its time limit of S s ..."). The hook is removed
+ * (the one before it restored) before this returns, whatever happened. */
+static int l_xpcall_within(lua_State *L)
+{
+    double secs = luaL_checknumber(L, 1);
+    const char *what = luaL_checkstring(L, 2);
+    luaL_checktype(L, 3, LUA_TFUNCTION);
+    luaL_checktype(L, 4, LUA_TFUNCTION);
+    if (!(secs > 0) || secs > 1e9) return glue_bad(L, "the time limit must be a number of seconds above 0, got %g", secs);
+    int nargs = lua_gettop(L) - 4;
+    lua_Hook old_hook = lua_gethook(L);
+    int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
+    double old_at = deadline_at, old_limit = deadline_limit, at = mono_s() + secs;
+    char old_what[sizeof deadline_what];
+    memcpy(old_what, deadline_what, sizeof old_what);
+    if (!(old_at > 0 && old_at < at)) { /* an outer limit that comes first stays */
+        deadline_at = at;
+        deadline_limit = secs;
+        snprintf(deadline_what, sizeof deadline_what, "%s", what);
+    }
+    lua_pushvalue(L, 4); /* msgh below f and its arguments */
+    lua_insert(L, 3);    /* 1 secs, 2 what, 3 msgh, 4 f, 5 msgh, args... */
+    lua_remove(L, 5);
+    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, DEADLINE_COUNT);
+    int rc = lua_pcall(L, nargs, LUA_MULTRET, 3);
+    lua_sethook(L, old_hook, old_mask, old_count);
+    deadline_at = old_at;
+    deadline_limit = old_limit;
+    memcpy(deadline_what, old_what, sizeof old_what);
+    lua_pushboolean(L, rc == LUA_OK);
+    lua_replace(L, 3); /* over msgh: ok, then the results or the handler's value */
+    return lua_gettop(L) - 2;
+}
+
+const luaL_Reg glue_proc_funcs[] = {
+    {"spawn", l_spawn}, {"poll", l_poll}, {"xpcall_within", l_xpcall_within}, {NULL, NULL}};
 
 void glue_open_proc(lua_State *L)
 {

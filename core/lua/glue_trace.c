@@ -15,7 +15,7 @@ static int l_spec(lua_State *L)
 {
     mh_spec s;
     mh_error e;
-    luaL_checktype(L, 1, LUA_TTABLE);
+    glue_check_table(L, 1, "spec", "{grid=, block=, scope=, entries=}");
     static const char *const keys[] = {"grid", "block", "scope", "entries", "partial", NULL};
     glue_check_keys(L, 1, "spec", keys);
     memset(&s, 0, sizeof s);
@@ -44,8 +44,8 @@ static int l_spec(lua_State *L)
 static double opt_clock_ghz(lua_State *L, int t, const char *what, double def)
 {
     double v = glue_opt_number(L, t, what, "clock_ghz", def);
-    if (v != def && !(v >= 0.1 && v <= 10))
-        glue_bad(L, "%s.clock_ghz = %g: an SM clock is 0.1 to 10 GHz", what, v);
+    if (v != def && !mh_clock_ghz_ok(v))
+        glue_bad(L, "%s.clock_ghz = %g: an SM clock is %g to %g GHz", what, v, MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX);
     return v;
 }
 
@@ -106,7 +106,7 @@ static void set_timeline(lua_State *L, int result, const mh_summary *s)
  * -> {traces=, events=, ..., unit=, summary={rows}, timeline={...}, warnings={...}} */
 static int l_dump(lua_State *L)
 {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    glue_check_table(L, 1, "dump", "{buffer=, meta=, out=, ...}");
     static const char *const keys[] = {"buffer", "meta", "out", "calib", "compat", "clock_ghz", "counters", "summary", NULL};
     glue_check_keys(L, 1, "dump", keys);
     mh_dump_request req;
@@ -188,7 +188,7 @@ static int l_trace_dump(lua_State *L)
     const char *path = luaL_checkstring(L, 2);
     mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib};
     if (!lua_isnoneornil(L, 3)) {
-        luaL_checktype(L, 3, LUA_TTABLE);
+        glue_check_table(L, 3, "trace:dump's options", "{compat=, clock_ghz=, counters=}");
         static const char *const keys[] = {"compat", "clock_ghz", "counters", NULL}, *const compat[] = {"mosaic", NULL};
         glue_check_keys(L, 3, "dump", keys);
         if (glue_opt_choice(L, 3, "dump", "compat", -1, compat) == 0) opts.mode = MH_DUMP_MOSAIC;

@@ -9,7 +9,8 @@
  * message [code]": the innermost frame that is the user's Lua (not C, not
  * the embedded lua/ library, whose chunks are "@[embedded] lua/...").  Any
  * other Lua error (error("..."), a syntax error, a bad index) is the user's
- * script failing: `script_error`, exit status 7, with its traceback.  A
+ * script failing: `script_error`, exit status 7, with its traceback; so is a
+ * table with no code or a code the harness does not raise (error{}).  A
  * script file that cannot be read is an io_error (1).
  *
  * Ctrl-C: the first one is a stop request (base/stop.h) that emu's launch and
@@ -28,6 +29,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WHERE_KEY "mgpu.runner.where" /* registry: where the uncaught error value was raised */
 
@@ -153,6 +155,10 @@ static void on_sigint(int sig)
         return;
     }
     mh_out_unlink_temps(); /* the second one: nothing half-written stays behind */
+    static const char msg[] = "\nmgpu-harness: interrupted again (a second Ctrl-C): stopping now, without finishing the "
+                              "point; results.jsonl keeps the points that finished (--resume DIR runs the rest)\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1); /* async-signal-safe */
+    (void)w;
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -166,7 +172,8 @@ static int exit_status_for_code(const char *code)
     if (!strcmp(code, "bad_results")) return mh_code_exit_status(MH_E_BAD_META); /* a results file: bad input */
     /* a failed check or expected count, a point whose worker died: a failed point's status */
     if (!strcmp(code, "check_failed") || !strcmp(code, "worker_lost")) return mh_code_exit_status(MH_E_SCRIPT_ERROR);
-    return 1;
+    /* a code the harness never raises: the script made it (error{code = 'mine'}), a script error */
+    return mh_code_exit_status(MH_E_SCRIPT_ERROR);
 }
 
 /* Prints a plain Lua error: its first line (the message, with the place Lua
@@ -203,15 +210,17 @@ static int run_lua(const char *path, const char *code, int argc, char **argv)
         status = (int)lua_tointeger(L, -1);
     } else {
         if (lua_type(L, -1) == LUA_TTABLE) {
-            lua_getfield(L, -1, "code");
-            const char *ecode = lua_tostring(L, -1);
+            lua_getfield(L, -1, "code"); /* strings only: a number is no code */
+            const char *ecode = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
             lua_getfield(L, -2, "message");
-            const char *msg = lua_tostring(L, -1);
+            const char *msg = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
             lua_getfield(L, LUA_REGISTRYINDEX, WHERE_KEY);
             const char *where = lua_tostring(L, -1);
-            fprintf(stderr, "mgpu-harness: %s%s%s [%s]\n", where ? where : "", where ? ": " : "", msg ? msg : "error",
-                    ecode ? ecode : "?");
-            status = ecode ? exit_status_for_code(ecode) : 1;
+            fprintf(stderr, "mgpu-harness: %s%s%s [%s]\n", where ? where : "", where ? ": " : "",
+                    msg ? msg : "an error value with no message (a table without code= and message=)",
+                    ecode ? ecode : mh_code_name(MH_E_SCRIPT_ERROR));
+            /* a table without a code is the script's own error value: a script error */
+            status = ecode ? exit_status_for_code(ecode) : mh_code_exit_status(MH_E_SCRIPT_ERROR);
         } else {
             const char *msg = lua_tostring(L, -1);
             print_script_error(msg ? msg : "(error object is not a string)");

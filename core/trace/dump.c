@@ -287,15 +287,16 @@ static uint32_t gcd32(uint32_t a, uint32_t b)
  * traces that start and end together are off alike: the measurement is
  * within step / (mean trace length).  The step is the GCD of the readings'
  * distances from the first one. */
-static void measure_clock(dump_ctx *c)
+static int measure_clock(dump_ctx *c)
 {
     const uint32_t *k = c->opts->calib;
     double cycles = 0, ns = 0;
-    uint64_t used = 0;
+    uint64_t used = 0, ran = 0;
     uint32_t step = 0, t0 = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
         const uint32_t *w = k + c->live[i].trace * MH_CALIB_WORDS;
         uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
+        if (dc) ran++;
         if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
         if (!used) t0 = w[1];
         step = gcd32(gcd32(step, w[1] - t0), w[3] - t0);
@@ -303,14 +304,21 @@ static void measure_clock(dump_ctx *c)
         ns += dt;
         used++;
     }
+    /* a trace with events ran cycles between its start and its exit: words that say none of
+     * them did are not an instrumented kernel's calibration (a file of zeros, another file) */
+    if (c->nlive && !ran)
+        return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words say that none of the %llu traces with events ran "
+                       "a cycle (%%clock at start and exit equal: a file of zeros, or not this trace's --calib)",
+                       (unsigned long long)c->nlive);
     /* below a microsecond in all the measurement means nothing: keep the given rate */
-    if (ns < 1000 || cycles <= 0) return;
+    if (ns < 1000 || cycles <= 0) return 0;
     c->st->clock_ghz_measured = cycles / ns;
     c->st->calib_traces = used;
     c->st->timer_step_ns = step;
     c->st->clock_bound = (double)step * (double)used / ns;
     /* a coarse measurement gives way to a given rate (the driver's nominal clock) */
     c->st->clock_measured_used = c->st->clock_bound <= 0.005 || !(c->opts->clock_ghz > 0);
+    return 0;
 }
 
 static void write_dims(mh_out *o, const uint64_t v[3])
@@ -625,8 +633,8 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
     if (!rc) rc = scan(&c);
     c.ghz = opts->clock_ghz;
     if (!rc && opts->mode == MH_DUMP_DEFAULT && opts->calib) {
-        measure_clock(&c);
-        if (stats->clock_ghz_measured > 0 && stats->clock_measured_used) c.ghz = stats->clock_ghz_measured;
+        rc = measure_clock(&c);
+        if (!rc && stats->clock_ghz_measured > 0 && stats->clock_measured_used) c.ghz = stats->clock_ghz_measured;
     }
     if (opts->summary) opts->summary->unit = c.ghz > 0 ? "ns" : "cycles";
     mh_counters counters;

@@ -1,6 +1,7 @@
 /* meta.c - meta JSON reader (jansson: a maintained, strict parser that
  * reports line and column of syntax errors). */
 #include "trace/meta.h"
+#include "base/read_file.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -58,8 +59,9 @@ static int parse_root(mh_meta *m, json_t *root, mh_error *e)
 
     v = json_object_get(root, "clock_ghz");
     if (v) {
-        if (!json_is_number(v) || !(json_number_value(v) > 0) || !isfinite(json_number_value(v)))
-            return mh_fail(e, MH_E_BAD_META, "field \"clock_ghz\" must be a positive number");
+        if (!json_is_number(v) || !mh_clock_ghz_ok(json_number_value(v)))
+            return mh_fail(e, MH_E_BAD_META, "field \"clock_ghz\" must be an SM clock rate from %g to %g GHz, not %.17g",
+                           MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX, json_is_number(v) ? json_number_value(v) : 0.0);
         m->clock_ghz = json_number_value(v);
     }
 
@@ -109,7 +111,11 @@ int mh_meta_load_file(mh_meta *m, const char *path, mh_error *e)
     json_error_t je;
     memset(m, 0, sizeof *m);
     mh_names_init(&m->names);
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    size_t len; /* read here: a folder or a missing file is an I/O error naming it, not "invalid JSON" */
+    char *text = mh_read_file(path, 0, &len, e);
+    if (!text) return -1;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     return finish(m, root, &je, path, e);
 }
 

@@ -20,4 +20,11 @@ int mh_meta_load_file(mh_meta *m, const char *path, mh_error *e);
 int mh_meta_load_string(mh_meta *m, const char *json, const char *origin, mh_error *e);
 void mh_meta_free(mh_meta *m);
 
+/* The SM clock rates the harness takes (GHz), wherever a rate is given: the meta's
+ * clock_ghz, dump --clock-ghz, the Lua API's clock_ghz=.  A GPU's SM clock lies well
+ * inside; 1e-300 (every time 0 ns) or 1e308 is a mistake, refused. */
+#define MH_CLOCK_GHZ_MIN 0.1
+#define MH_CLOCK_GHZ_MAX 10.0
+static inline int mh_clock_ghz_ok(double g) { return g >= MH_CLOCK_GHZ_MIN && g <= MH_CLOCK_GHZ_MAX; }
+
 #endif

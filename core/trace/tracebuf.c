@@ -81,7 +81,7 @@ static int open_stream(mh_tracebuf *b, const char *path, mh_error *e)
     uint64_t size = 0, offset = 0;
     int big = 0;
     if (read_stream(b->fd, path, &bytes, &size, e)) return -1;
-    if (size >= 10 && memcmp(bytes, "\x93NUMPY", 6) == 0) {
+    if (mh_npy_claims(NULL, bytes, (size_t)size)) {
         mh_npy npy;
         if (mh_npy_parse(bytes, (size_t)size, &npy, e)) {
             free(bytes);
@@ -135,7 +135,8 @@ int mh_tracebuf_open(mh_tracebuf *b, const char *path, mh_error *e)
     }
     uint64_t size = (uint64_t)st.st_size, data_bytes = size;
     int file_big = 0;
-    if (size >= 10 && pread_all(b->fd, head, 10, 0) == 0 && memcmp(head, "\x93NUMPY", 6) == 0) {
+    size_t head_n = size < 10 ? (size_t)size : 10;
+    if (pread_all(b->fd, head, head_n, 0) == 0 && mh_npy_claims(path, head, head_n)) {
         size_t hl = size < 65536 + 12 ? (size_t)size : 65536 + 12;
         unsigned char *h = malloc(hl);
         mh_npy npy;

@@ -42,44 +42,12 @@ end
 -- hand or cut by a crash gets an error naming the file, the line and the field.
 local function bad_results(where, what) error(errors.new("bad_results", where .. ": " .. what), 0) end
 
-local function check_numbers(t, keys, where, what)
-  if t == nil then return end
-  if type(t) ~= "table" then bad_results(where, what .. " must be an object") end
-  for _, k in ipairs(keys) do
-    if t[k] ~= nil and type(t[k]) ~= "number" then bad_results(where, string.format("%s.%s must be a number", what, k)) end
-  end
-end
+local check_numbers, check_regions = results.check_numbers, results.check_regions
 
-local function check_regions(regions, where)
-  if regions == nil then return end
-  if type(regions) ~= "table" then bad_results(where, "regions must be a list") end
-  for i, g in ipairs(regions) do
-    if type(g) ~= "table" or type(g.name) ~= "string" then bad_results(where, string.format("region %d has no name", i)) end
-    check_numbers(g, { "count", "mean", "median", "p99", "concurrency" }, where, "region " .. g.name)
-  end
-end
-
-local function check_rows(path, rows, lines)
-  for i, r in ipairs(rows) do
-    local where = string.format("%s:%d", path, lines[i] or i)
-    if type(r.key) ~= "string" then bad_results(where, "a result row needs its point's key") end
-    if type(r.status) ~= "string" then bad_results(where, "a result row needs a status") end
-    if r.index ~= nil and type(r.index) ~= "number" then bad_results(where, "index must be a number") end
-    if r.point ~= nil and type(r.point) ~= "table" then bad_results(where, "point must be an object") end
-    if r.error ~= nil and (type(r.error) ~= "table" or type(r.error.message) ~= "string") then
-      bad_results(where, "error must be an object with a message")
-    end
-    check_numbers(r.time_ns, { "min", "median", "max" }, where, "time_ns")
-    check_regions(r.regions, where)
-  end
-  return rows
-end
-
--- A folder's rows; a torn last line (a crash mid-write) is a bad_results
--- naming file:line, not a row silently dropped.
+-- A folder's rows: results.rows, the one reader (a torn last line, a bad row: a bad_results
+-- naming file:line, not a row silently dropped).
 local function read_rows(dir)
-  local path = dir .. "/results.jsonl"
-  return results.latest(check_rows(path, results.read_rows(path)))
+  return results.rows(dir)
 end
 
 local function axis_names(man, path)

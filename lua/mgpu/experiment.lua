@@ -91,6 +91,10 @@ function M.parse_args(argv)
       local kv = value()
       local k, v = kv:match("^([%w_]+)=(.+)$")
       if not k then bad("--set takes name=v1,v2 (got " .. kv .. ")") end
+      if opts.set[k] then -- the second would silently replace the first
+        bad(string.format("--set %s given twice (%s=%s and %s=%s): give its values in one --set %s=%s,%s", k, k,
+          opts.set[k], k, v, k, opts.set[k], v))
+      end
       opts.set[k] = v
     elseif a == "--list" then opts.list = true
     elseif a == "--out" then opts.out = value()
@@ -128,7 +132,9 @@ function M.parse_args(argv)
     bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
   end
   if opts.force and not opts.resume then bad("--force goes with --resume DIR (go on although a source changed)") end
-  if opts.devices and not opts.workers then opts.workers = #opts.devices end
+  if opts.devices and not opts.workers then
+    bad("--devices goes with --workers N|auto (the devices the workers use): add --workers auto for one per device")
+  end
   if opts.shard and opts.resume then
     bad("--resume runs the points of the folder's own shard: it takes no --shard")
   end
@@ -206,6 +212,9 @@ local function validate(exp)
     bad("experiment.counters must be a number of bins from 1 to 100000")
   end
   check_type(exp.stats, "experiment.stats", "boolean", "true or false")
+  if exp.seed ~= nil and (type(exp.seed) ~= "number" or exp.seed ~= math.floor(exp.seed)) then
+    bad("experiment.seed must be an integer (recorded in the manifest), got " .. tostring(exp.seed))
+  end
   local t = exp.timeout_s
   if t ~= nil and (type(t) ~= "number" or not (t > 0) or t == math.huge) then
     bad("experiment.timeout_s must be a number of seconds above 0, got " .. tostring(t))
@@ -505,7 +514,10 @@ end
 
 -- A point run in this process: its row, status ok or failed (the error as a value).
 point_row = function(ctx, i, p)
-  local ok, row = xpcall(run_point, as_error, ctx, i, p)
+  local t = ctx.exp.timeout_s -- its Lua code too (setup, check): a count hook stops it (core.xpcall_within)
+  local ok, row
+  if t then ok, row = core.xpcall_within(t, "point " .. i, run_point, as_error, ctx, i, p)
+  else ok, row = xpcall(run_point, as_error, ctx, i, p) end
   if ok then
     row.status = "ok"
     return row
@@ -681,13 +693,14 @@ local function run_locked(exp, opts, dir, script, state)
   -- (a crash mid-write) is set aside and its point runs again
   local done, torn_note = {}, nil
   if opts.resume then
-    local rows, _, torn = results.read_jsonl(dir .. "/results.jsonl")
+    local rows, lines, torn = results.read_jsonl(dir .. "/results.jsonl")
     if torn then
       local moved = results.set_aside(dir, torn)
       io.stderr:write(string.format("mgpu-harness: %s; set aside in %s: its point runs again\n",
         results.torn_text(dir .. "/results.jsonl", torn), moved))
       torn_note = { line = torn.line, bytes = #torn.text, reason = torn.reason, moved_to = "results.jsonl.torn" }
     end
+    results.check_rows(dir .. "/results.jsonl", rows, lines, old) -- the readers' one check (issue 25)
     for _, r in ipairs(rows) do
       if r.status == "ok" and type(r.key) == "string" then done[r.key] = true end
     end
@@ -762,7 +775,7 @@ local function run_locked(exp, opts, dir, script, state)
     end
   end
   -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
-  local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
+  local rows = results.rows(dir)
   results.write_csv(dir, pl.names, rows)
   if not opts.quiet then
     if ctx.tty then io.stderr:write("\n") end

@@ -16,7 +16,16 @@ M.zip = axes.zip
 
 -- Runs an experiment table (what an experiment script returns) from Lua:
 -- mgpu.run(exp, {set=, out=, resume=, backend=, quiet=, list=}).
+-- The options mgpu.run takes (the command line's, as values); another key is a bad_argument.
+local RUN_OPTIONS = { "set", "out", "resume", "force", "backend", "quiet", "list", "workers", "devices", "shard",
+  "script", "command" }
+
 function M.run(exp, opts)
+  if opts ~= nil and type(opts) ~= "table" then
+    error(M.errors.new("bad_argument", "mgpu.run(exp, opts): opts must be a table {set=, out=, ...}, got "
+      .. type(opts)), 2)
+  end
+  if opts then require("mgpu.options").check_keys(opts, "mgpu.run's options", RUN_OPTIONS) end
   return require("mgpu.experiment").run(exp, opts)
 end
 
@@ -47,6 +56,7 @@ end
 
 -- The bytes of a struct passed by value (a kernel's `.param .align A .b8 p[N]`), C layout:
 -- mgpu.struct{ {"f32", 0.5}, {"i32", 3}, {"f32", {1, 2, 4}}, {"ptr", array} } -> string
+-- (a ptr field takes an array or 0: an integer address would be a pointer no launch can check)
 function M.struct(fields)
   return core.struct(fields)
 end
@@ -55,7 +65,15 @@ end
 -- `default`; created when missing.  An option there ("--backend ...") is a
 -- bad_argument naming the script's usage: plain scripts take only the folder.
 function M.script_dir(default)
-  local dir = arg and arg[1] or default
+  if default ~= nil and type(default) ~= "string" then
+    error(M.errors.new("bad_argument", "mgpu.script_dir(default): default must be a folder's path, got "
+      .. type(default)), 2)
+  end
+  local dir = type(arg) == "table" and type(arg[1]) == "string" and arg[1] or default
+  if dir == nil then
+    error(M.errors.new("bad_argument", "mgpu.script_dir: no output folder: outside a script run by mgpu-harness "
+      .. "(no arg[1]) it needs a default, mgpu.script_dir(\"out\")"), 2)
+  end
   if dir:sub(1, 1) == "-" then
     error(M.errors.new("bad_argument", string.format("%s takes only an output folder (got %s): mgpu-harness %s [OUT_DIR]",
       arg[0] or "this script", dir, arg[0] or "script.lua")), 0)
@@ -72,9 +90,13 @@ end
 
 -- Entries per warpgroup (per trace) needed for `events` events:
 -- 3 header words + 2 words per event.
+-- The most events a trace can hold: entries are counted in uint32 words, (2^32 - 1 - 3) / 2.
+M.MAX_EVENTS = 2147483646
+
 function M.entries_for(events)
-  if type(events) ~= "number" or events < 0 or events ~= math.floor(events) then
-    error(M.errors.new("bad_argument", "entries_for: events must be a non-negative integer, got " .. tostring(events)))
+  if type(events) ~= "number" or events ~= math.floor(events) or events < 0 or events > M.MAX_EVENTS then
+    error(M.errors.new("bad_argument", string.format("entries_for: events must be an integer from 0 to %d (a "
+      .. "trace's words are counted in 32 bits), got %s", M.MAX_EVENTS, tostring(events))), 2)
   end
   return 3 + 2 * events
 end

@@ -16,6 +16,9 @@ local results = require "mgpu.results"
 
 local M = {}
 
+-- The status of a run with a failed point (the experiment runner's: script_error's).
+M.EXIT_FAILED_POINT = 7
+
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
 local function same(a, b) return core.json_encode(a) == core.json_encode(b) end
@@ -88,9 +91,8 @@ function M.merge(out, dirs, opts)
     for i, d in ipairs(dirs) do all_dirs[i] = { dir = d, man = mans[i] } end
     if old and old.merged_from then table.insert(all_dirs, 1, { dir = out, man = old }) end
     for _, src in ipairs(all_dirs) do
-      local path = src.dir .. "/results.jsonl"
-      if files.exists(path) then
-        for _, row in ipairs(results.latest(results.read_rows(path))) do
+      if files.exists(src.dir .. "/results.jsonl") then
+        for _, row in ipairs(results.rows(src.dir, src.man)) do
           local cur = best[row.key]
           if not cur or row.status == "ok" or cur.status ~= "ok" then
             best[row.key], from[row.key] = row, src.dir
@@ -158,7 +160,8 @@ function M.merge(out, dirs, opts)
   return r
 end
 
--- `mgpu-harness merge OUT DIR...` -> exit status (0: every point there and ok; 1: some missing or failed)
+-- `mgpu-harness merge OUT DIR...` -> exit status (0: every point there and ok; 7, a failed point's, as the
+-- experiment runner's: some point failed; 1: some missing, none failed)
 function M.main(argv)
   local out, dirs = nil, {}
   for _, a in ipairs(argv) do
@@ -179,7 +182,8 @@ function M.main(argv)
     print(string.format("  missing: point %d (%s)%s", m.index, m.key, m.shard and (", owed by shard " .. m.shard) or ""))
   end
   if #r.missing > 0 then print("  run them with: mgpu-harness SCRIPT --resume " .. out) end
-  return (#r.missing == 0 and r.ok == r.rows) and 0 or 1
+  if r.ok < r.rows then return M.EXIT_FAILED_POINT end
+  return #r.missing == 0 and 0 or 1
 end
 
 return M

@@ -64,7 +64,7 @@ function M.replay(dir, opts)
     local script = manifest.path(dir, man.script.path)
     -- the run's rows, read (and checked) before anything runs
     local old = {}
-    for _, row in ipairs(results.latest(results.read_rows(dir .. "/results.jsonl"))) do old[row.key] = row end
+    for _, row in ipairs(results.rows(dir, man)) do old[row.key] = row end
     local chunk, err = loadfile(script)
     if not chunk then bad(err) end
     local exp = chunk()

@@ -36,9 +36,10 @@ local M = {}
 local fmt, floor, max, min, abs = string.format, math.floor, math.max, math.min, math.abs
 local esc = svg.esc
 
-M.USAGE = "usage: mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all]\n"
+M.USAGE = "usage: mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all] [--force]\n"
   .. "  INPUT: a results folder (a sweep and its points), a trace.json (a point; its .summary.json beside it or\n"
-  .. "  given as INPUT2), or two results folders / two region summaries (a comparison)"
+  .. "  given as INPUT2), or two results folders / two region summaries (a comparison)\n"
+  .. "  An existing -o file that is not a report is left as it is unless --force; an input never is written."
 
 -- Traces of a sweep drawn without --point when together at most this big.
 M.ALL_POINTS_BYTES = 16 * 1048576
@@ -653,7 +654,7 @@ end
 -- A results folder: facts, sweep, and points' sections.
 function M.results_report(ctx, dir, opts)
   local man = manifest.read(dir)
-  local rows = results.latest(results.read_rows(dir .. "/results.jsonl"))
+  local rows = results.rows(dir)
   local out = {}
   local virtual = man.backend == "emu"
   out[#out + 1] = fmt("<h1>%s%s</h1>\n", esc(man.experiment), virtual and ' <span class="virtual">(emu: virtual time)</span>' or "")
@@ -787,8 +788,8 @@ function M.compare_folders(ctx, a, b)
     bad(fmt("%s is experiment %s, %s is %s: compare runs of one experiment", a, tostring(ma.experiment), b,
       tostring(mb.experiment)))
   end
-  local rows_a = results.latest(results.read_rows(a .. "/results.jsonl"))
-  local rows_b = results.latest(results.read_rows(b .. "/results.jsonl"))
+  local rows_a = results.rows(a)
+  local rows_b = results.rows(b)
   local names = all_names(ma.axes and require("mgpu.axes").from_manifest(ma.axes, a .. "/manifest.json") or {})
   local virtual = ma.backend == "emu" or mb.backend == "emu"
   local by = {}
@@ -900,6 +901,7 @@ function M.parse_args(argv)
           bad("report: --point takes a point's number (1, 2, ...) or all, not " .. v)
         end
       end
+    elseif a == "--force" then o.force = true
     elseif a == "-h" or a == "--help" then o.help = true
     elseif a:sub(1, 1) == "-" and a ~= "-" then bad("report: unknown option " .. a .. "\n" .. M.USAGE)
     else o.inputs[#o.inputs + 1] = a end
@@ -943,9 +945,38 @@ function M.build(o)
     stats = ctx.stats }
 end
 
+-- What a report's file starts with (page() above): a file without it is not one this command made.
+local REPORT_MARK = '<meta name="generator" content="mgpu-harness '
+
+-- Refuses an output that is one of the files the report reads (the inputs, a results folder's
+-- results.jsonl and manifest.json, a trace's summary beside it), and, without --force, an existing
+-- file that is not a report (a bad_argument; nothing is written).
+local function check_out(o, out)
+  local reads = {}
+  for _, p in ipairs(o.inputs) do
+    reads[#reads + 1] = p
+    for _, f in ipairs({ "results.jsonl", "manifest.json" }) do reads[#reads + 1] = p .. "/" .. f end
+    reads[#reads + 1] = summary_beside(p)
+  end
+  for _, p in ipairs(reads) do
+    if core.same_file(out, p) then
+      bad(fmt("report: -o %s is %s, which the report reads: writing it would destroy it; nothing was written", out, p))
+    end
+  end
+  local f = io.open(out, "rb")
+  if not f then return end
+  local head, _, errno = f:read(4096)
+  f:close()
+  if errno == 21 then bad(fmt("report: -o %s is a folder; nothing was written", out)) end
+  if not o.force and (head or ""):find(REPORT_MARK, 1, true) == nil then
+    bad(fmt("report: %s exists and is not a report this command made: it is left as it is (--force replaces it)", out))
+  end
+end
+
 -- Writes the report (and --svg figures); returns what M.build returned.
 function M.write(o)
   local r = M.build(o)
+  check_out(o, r.out)
   core.write_file(r.out, r.html)
   if o.svg then
     core.mkdir_p(o.svg)

@@ -77,6 +77,72 @@ function M.set_aside(dir, torn)
   return path .. ".torn"
 end
 
+-- The checks of every reader of results rows (compare, merge, replay, report, resume, the
+-- end of a run): a row written by hand or by something else gets a bad_results naming the
+-- file, the line and the field, never a traceback or a row silently used.
+local function bad_row(where, what) bad_results(where .. ": " .. what) end
+
+local function check_numbers(t, keys, where, what)
+  if t == nil then return end
+  if type(t) ~= "table" then bad_row(where, what .. " must be an object") end
+  for _, k in ipairs(keys) do
+    if t[k] ~= nil and type(t[k]) ~= "number" then bad_row(where, string.format("%s.%s must be a number", what, k)) end
+  end
+end
+
+local function check_regions(regions, where)
+  if regions == nil then return end
+  if type(regions) ~= "table" then bad_row(where, "regions must be a list") end
+  for i, g in ipairs(regions) do
+    if type(g) ~= "table" or type(g.name) ~= "string" then bad_row(where, string.format("region %d has no name", i)) end
+    check_numbers(g, { "count", "mean", "median", "p99", "concurrency" }, where, "region " .. g.name)
+  end
+end
+
+M.check_numbers, M.check_regions = check_numbers, check_regions
+
+-- Checks rows (from path, read at lines[i]) as the runner writes them: a point's key, a
+-- status, the fields' types; with the folder's manifest man, an index that names that key in
+-- man.point_keys (without, an index is an integer where there is one); and no row of a point after its ok row (a resume never runs an ok
+-- point again: such a line was copied or written by hand).  Returns rows.
+function M.check_rows(path, rows, lines, man)
+  local keys = man and type(man.point_keys) == "table" and man.point_keys or nil
+  local ok_at = {}
+  for i, r in ipairs(rows) do
+    local where = string.format("%s:%d", path, lines and lines[i] or i)
+    if type(r.key) ~= "string" then bad_row(where, "a result row needs its point's key") end
+    if type(r.status) ~= "string" then bad_row(where, "a result row needs a status") end
+    if (r.index ~= nil or keys) and (type(r.index) ~= "number" or r.index ~= math.floor(r.index) or r.index < 1) then
+      bad_row(where, "a result row needs its point's index (an integer from 1), got " .. tostring(r.index))
+    end
+    if keys and (r.index > #keys or keys[r.index] ~= r.key) then
+      bad_row(where, string.format("index %d and key %s are not a point of this folder's manifest (%d points%s)",
+        r.index, r.key, #keys, keys[r.index] and (", point " .. r.index .. " is " .. tostring(keys[r.index])) or ""))
+    end
+    if r.point ~= nil and type(r.point) ~= "table" then bad_row(where, "point must be an object") end
+    if r.error ~= nil and (type(r.error) ~= "table" or type(r.error.message) ~= "string") then
+      bad_row(where, "error must be an object with a message")
+    end
+    check_numbers(r.time_ns, { "min", "median", "max" }, where, "time_ns")
+    check_regions(r.regions, where)
+    if ok_at[r.key] then
+      bad_row(where, string.format("a second row of point %s after its ok row at line %d (a run never writes one)",
+        r.key, ok_at[r.key]))
+    end
+    if r.status == "ok" then ok_at[r.key] = lines and lines[i] or i end
+  end
+  return rows
+end
+
+-- The one reader of a results folder's rows: results.jsonl read (a torn last line is a
+-- bad_results), checked (M.check_rows, against the manifest man when given) and reduced to the
+-- latest row of each point, in point order.
+function M.rows(dir, man)
+  local path = dir .. "/results.jsonl"
+  local rows, lines = M.read_rows(path)
+  return M.latest(M.check_rows(path, rows, lines, man))
+end
+
 function M.append(dir, row)
   core.append_line(dir .. "/results.jsonl", core.json_encode(row))
 end

@@ -13,6 +13,7 @@
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
 local files = require "mgpu.files"
+local results = require "mgpu.results"
 
 local M = {}
 
@@ -36,9 +37,9 @@ function M.parse_args(argv)
     if a == "--" then
       for k = i + 1, #argv do o.extra[#o.extra + 1] = argv[k] end
       break
-    elseif a == "--tasks" then o.tasks = tonumber(value())
+    elseif a == "--tasks" then o.tasks_text = value(); o.tasks = tonumber(o.tasks_text)
     elseif a == "--out" then o.out = value()
-    elseif a == "--gpus-per-task" then o.gpus = tonumber(value())
+    elseif a == "--gpus-per-task" then o.gpus_text = value(); o.gpus = tonumber(o.gpus_text)
     elseif a == "--partition" then o.partition = value()
     elseif a == "--time" then o.time = value()
     elseif a == "--wait" then o.wait = true
@@ -54,11 +55,33 @@ function M.parse_args(argv)
   if o.help then return o end
   if not o.script then bad("slurm: name the experiment\n" .. USAGE) end
   if not o.tasks or o.tasks < 1 or o.tasks ~= math.floor(o.tasks) or o.tasks > 100000 then
-    bad("slurm: --tasks takes the number of array tasks (1 to 100000)\n" .. USAGE)
+    bad("slurm: --tasks takes the number of array tasks (1 to 100000), not " .. tostring(o.tasks_text) .. "\n" .. USAGE)
   end
   if not o.out then bad("slurm: --out DIR is required (the merged results folder; the shards go under it)\n" .. USAGE) end
-  if o.gpus and (o.gpus < 1 or o.gpus ~= math.floor(o.gpus)) then bad("slurm: --gpus-per-task takes a count") end
+  if o.gpus_text and (not o.gpus or o.gpus < 1 or o.gpus ~= math.floor(o.gpus) or o.gpus > 1024) then
+    bad("slurm: --gpus-per-task takes a count of GPUs (1 to 1024), not " .. o.gpus_text)
+  end
+  if o.time and not M.slurm_time(o.time) then
+    bad("slurm: --time takes a Slurm time limit (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED), not "
+      .. o.time)
+  end
+  if o.backend and not (o.backend == "emu" or o.backend == "cuda" or o.backend == "auto" or o.backend:match("^cuda:%d+$")) then
+    bad("slurm: --backend takes emu, cuda, cuda:N or auto, not " .. o.backend)
+  end
   return o
+end
+
+-- Whether t is a time limit sbatch --time takes (sbatch(1): "minutes", "minutes:seconds",
+-- "hours:minutes:seconds", "days-hours", "days-hours:minutes", "days-hours:minutes:seconds";
+-- UNLIMITED / infinite for none).
+function M.slurm_time(t)
+  if t == "UNLIMITED" or t == "unlimited" or t == "infinite" then return true end
+  local n = "%d+"
+  for _, f in ipairs({ "^" .. n .. "$", "^" .. n .. ":" .. n .. "$", "^" .. n .. ":" .. n .. ":" .. n .. "$",
+    "^" .. n .. "%-" .. n .. "$", "^" .. n .. "%-" .. n .. ":" .. n .. "$", "^" .. n .. "%-" .. n .. ":" .. n .. ":" .. n .. "$" }) do
+    if t:match(f) then return true end
+  end
+  return false
 end
 
 -- A Slurm command: $MGPU_<NAME> or the one on PATH; a not_found naming what was looked for.
@@ -95,9 +118,9 @@ local function shards_to_run(dir, n)
     local need = true
     if man and type(man.selected) == "table" and files.exists(sd .. "/results.jsonl") then
       local ok_keys, n_ok = {}, 0
-      for line in io.lines(sd .. "/results.jsonl") do
-        local okj, row = pcall(core.json_decode, line)
-        if okj and type(row) == "table" and row.status == "ok" and row.key and not ok_keys[row.key] then
+      -- the results reader's rows (a torn last line is no row: its task runs it again)
+      for _, row in ipairs((results.read_jsonl(sd .. "/results.jsonl"))) do
+        if row.status == "ok" and type(row.key) == "string" and not ok_keys[row.key] then
           ok_keys[row.key] = true
           n_ok = n_ok + 1
         end
@@ -168,6 +191,23 @@ local function job_running(squeue, id)
   return out:match("%S") ~= nil
 end
 
+-- The experiment's points as the tasks would run them: `mgpu-harness SCRIPT --list` with the
+-- sweep's --set and --backend (an unknown axis, a bad value, a script that is not an
+-- experiment are refused here, naming what the harness said).
+function M.count_points(exe, script, o)
+  local cmd = { quote(exe), quote(script), "--list" }
+  for _, v in ipairs(o.set) do cmd[#cmd + 1] = "--set " .. quote(v) end
+  if o.backend then cmd[#cmd + 1] = "--backend " .. quote(o.backend) end
+  local out, ok = capture(table.concat(cmd, " ") .. " 2>&1")
+  local total = out:match("\n(%d+) points? %(%d+ filtered out%)%s*$") or out:match("^(%d+) points? %(%d+ filtered out%)%s*$")
+  if not ok or not total then
+    bad(string.format("slurm: %s --list%s did not list an experiment's points: %s", o.script,
+      #o.set > 0 and (" --set " .. table.concat(o.set, " --set ")) or "",
+      (out:gsub("^mgpu%-harness: ", ""):gsub("%s+$", ""):gsub(" %[[%w_]+%]$", "")):sub(1, 400)))
+  end
+  return tonumber(total)
+end
+
 function M.main(argv)
   local o = M.parse_args(argv)
   if o.help then print(USAGE); return 0 end
@@ -175,6 +215,19 @@ function M.main(argv)
   local script = files.absolute(o.script)
   if not files.exists(script) then bad("slurm: " .. o.script .. ": no such experiment file") end
   local dir = files.absolute(o.out)
+  -- before anything is written: DIR is this sweep's (a merge's, or new), and the experiment, its
+  -- --set and --backend are what the tasks can run (its points listed by the harness itself)
+  if files.exists(dir .. "/manifest.json") then
+    local man = files.read_json(dir .. "/manifest.json")
+    if type(man) ~= "table" or not man.merged_from then
+      bad("slurm: --out " .. o.out .. " holds a run's results that no merge made: name a new folder")
+    end
+  end
+  local points = M.count_points(exe, script, o)
+  if o.tasks > points then
+    bad(string.format("slurm: --tasks %d for %d point%s: %d task%s would have no point (at most %d)", o.tasks, points,
+      points == 1 and "" or "s", o.tasks - points, o.tasks - points == 1 and "" or "s", points))
+  end
   core.mkdir_p(dir .. "/slurm/logs")
   core.mkdir_p(dir .. "/shards")
   local todo = shards_to_run(dir, o.tasks)
@@ -188,7 +241,11 @@ function M.main(argv)
   core.write_file(dir .. "/slurm/merge.sh", merge)
   os.remove(dir .. "/slurm/merge.status")
   if o.dry_run then
+    local extra = {}
+    for k, x in ipairs(o.extra) do extra[k] = quote(x) end
     io.write("# ", dir, "/slurm/array.sh\n", array, "\n# ", dir, "/slurm/merge.sh\n", merge)
+    print(string.format("# would run: sbatch --parsable %s%s (then the merge job, after the array)",
+      #extra > 0 and (table.concat(extra, " ") .. " ") or "", quote(dir .. "/slurm/array.sh")))
     print(string.format("slurm: dry run: %d of %d tasks would be submitted (nothing was)", #todo, o.tasks))
     return 0
   end

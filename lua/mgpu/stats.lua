@@ -104,12 +104,34 @@ local function conflicts(r)
   return req, wf, bc
 end
 
+-- What is wrong with st as a run's stats ({total = {metric = number}, lines = {{line =, file =,
+-- metric = number}, ...}}), or nil when nothing is.
+function M.problem(st)
+  if type(st) ~= "table" then return "a " .. type(st) .. ", not an object" end
+  if type(st.total) ~= "table" then return "no total= object" end
+  if type(st.lines) ~= "table" then return "no lines= list" end
+  for k, v in pairs(st.total) do
+    if type(v) ~= "number" then return string.format("total.%s is a %s, not a number", tostring(k), type(v)) end
+  end
+  for i, r in ipairs(st.lines) do
+    if type(r) ~= "table" then return string.format("lines[%d] is a %s, not an object", i, type(r)) end
+    if type(r.line) ~= "number" or r.line ~= math.floor(r.line) then return string.format("lines[%d] has no integer line=", i) end
+    if r.file ~= nil and type(r.file) ~= "string" then return string.format("lines[%d].file is not a string", i) end
+    for k, v in pairs(r) do
+      if k == "ptx" then
+        if type(v) ~= "boolean" then return string.format("lines[%d].ptx is not true or false", i) end
+      elseif k ~= "file" and k ~= "source" and type(v) ~= "number" then
+        return string.format("lines[%d].%s is a %s, not a number", i, tostring(k), type(v))
+      end
+    end
+  end
+end
+
 -- The report as text (see the top of the file).  opts.top: rows per table (10).
 function M.report(st, opts)
   opts = opts or {}
-  if type(st) ~= "table" or type(st.lines) ~= "table" or type(st.total) ~= "table" then
-    bad("stats.report: not a run's stats (run.stats from launch{stats = true}: total= and lines=)")
-  end
+  local why = M.problem(st)
+  if why then bad("stats.report: not a run's stats (run.stats from launch{stats = true}: total= and lines=): " .. why) end
   local top = opts.top or 10
   local t = st.total
   local out = {}
@@ -263,7 +285,13 @@ function M.main(argv)
     i = i + 1
   end
   if not path then bad("usage: mgpu-harness stats FILE.stats.json [--top N]") end
-  io.write(M.report(files.read_json(path), { top = top }))
+  local st = files.read_json(path)
+  local why = M.problem(st)
+  if why then -- a file that is not a stats file is bad input, as a results file is
+    error(errors.new("bad_results", string.format("%s: not a stats file (point-N.stats.json, launch{stats = true}): %s",
+      path, why)), 0)
+  end
+  io.write(M.report(st, { top = top }))
   return 0
 end
 

@@ -57,7 +57,14 @@ int main(void)
     len = make(b, 1, "{'descr': '<u4', 'fortran_order': False, 'shape':");
     CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
     len = make(b, 1, "{'descr': '<u4', 'shape': (4,), 'fortran_order': Tr");
-    CHECK(mh_npy_parse(b, len, &n, &e) == 0); /* not "True": C order */
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER); /* neither True nor False (issue 25) */
+    CHECK_CONTAINS(e.message, "'fortran_order' must be True or False");
+    len = make(b, 1, "{'descr': '<u4', 'fortran_order': banana, 'shape': (4,), }");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    len = make(b, 1, "{'descr': '<u4', 'fortran_order': Falsehood, 'shape': (4,), }");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    len = make(b, 1, "{'descr': '<u4', 'shape': (4,), 'fortran_order': True}");
+    CHECK(mh_npy_parse(b, len, &n, &e) == 0); /* 1-D: either order is one */
 
     b[6] = 9;
     CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);

@@ -35,8 +35,51 @@ static const char *fmt_milli(uint64_t v, int three)
     return res;
 }
 
+/* mh_path_same: one file by its identity, or by its folder and name when not there yet. */
+static void path_identity(void)
+{
+    char dir[] = "/tmp/mh_test_same_XXXXXX", a[128], b[128], sub[128];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(a, sizeof a, "%s/t.json", dir);
+    snprintf(b, sizeof b, "%s/sub/../t.json", dir);
+    CHECK(mh_path_same(a, b)); /* neither exists: the folder and the name */
+    snprintf(b, sizeof b, "%s/./t.json", dir);
+    CHECK(mh_path_same(a, b));
+    snprintf(b, sizeof b, "%s/sub/t.json", dir);
+    CHECK(!mh_path_same(a, b));
+    snprintf(b, sizeof b, "%s/none/t.json", dir);
+    CHECK(!mh_path_same(a, b)); /* a folder that is not there: nothing to compare */
+    FILE *f = fopen(a, "w");
+    fclose(f);
+    snprintf(b, sizeof b, "%s/sub/../t.json", dir);
+    CHECK(mh_path_same(a, b)); /* now it exists: its identity */
+    snprintf(b, sizeof b, "%s/link.json", dir);
+    CHECK(symlink(a, b) == 0);
+    CHECK(mh_path_same(a, b));
+    unlink(b);
+    CHECK(!mh_path_same("-", "-"));
+    CHECK(!mh_path_same(NULL, a));
+    CHECK(!mh_path_same("/dev/null", "/dev/null")); /* written in place, never replaced */
+    const char *outs[] = {a, NULL, b}, *what[] = {"-o", "--x", "--summary-json"};
+    mh_error e;
+    mh_error_clear(&e);
+    snprintf(b, sizeof b, "%s/sub/../t.json", dir);
+    CHECK(mh_out_refuse_overlap(outs, what, 3, NULL, 0, &e) != 0);
+    CHECK(e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "name the same file");
+    snprintf(b, sizeof b, "%s/u.json", dir);
+    const char *in[] = {b};
+    CHECK(mh_out_refuse_overlap(outs, what, 3, in, 0, &e) == 0);
+    unlink(a);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 int main(void)
 {
+    path_identity();
     char b[32];
     uint64_t vals[] = {0, 1, 9, 10, 99, 100, 12345, 4294967295ull, 18446744073709551615ull};
     for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
