@@ -64,7 +64,7 @@ static const char SCRIPT_USAGE[] =
     "`mgpu-harness SCRIPT.lua --help` prints this, without running the script.\n"
     "\n"
     "exit status: 0 ok, 7 an error in the script (script_error) or a failed point, the status of an\n"
-    "             uncaught error value's code otherwise (README \"Exit codes\")\n";
+    "             uncaught error value's code otherwise (docs/cli.md \"Exit codes\")\n";
 
 static const char INFO_USAGE[] =
     "usage: mgpu-harness info\n"

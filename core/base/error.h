@@ -54,7 +54,7 @@ void mh_error_prefix(mh_error *e, const char *prefix);
 /* Stable lower-case name of a code: "insufficient_space", ... */
 const char *mh_code_name(mh_code code);
 
-/* Process exit status for a code (documented in README "Exit codes"). */
+/* Process exit status for a code (documented in docs/cli.md "Exit codes"). */
 int mh_code_exit_status(mh_code code);
 
 #endif

@@ -34,7 +34,7 @@
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
 --   probes      with instrument: probes instead of (or beside) markers, as dev:load takes them
---               ({name=, kernel = true | loop = | around = | from =, to =}; README "probes")
+--               ({name=, kernel = true | loop = | around = | from =, to =}; docs/instrumenting.md "probes")
 --   stats       true (emu): exact counters per source line for each point (Nsight Compute's metric
 --               names; mgpu.stats): point-N.stats.json and .csv, the totals in results.csv
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the

@@ -6,9 +6,7 @@
  * deadlock naming its line within seconds; the same launch gives the same cycles. */
 #include <time.h>
 #include "check.h"
-#include "dump_util.h"
-#include "emu/emu.h"
-#include "frontend/ptx.h"
+#include "emu_util.h"
 
 static mh_ptx_module grid_ptx;
 
@@ -51,6 +49,17 @@ static int run(mh_emu *d, const char *kernel, uint32_t grid, uint32_t block, con
     return rc;
 }
 
+/* prefix[b] is the sum of x over blocks 0..b (B threads a block) */
+static int prefix_ok(const int *x, const int *prefix, int blocks, int B)
+{
+    int want = 0, ok = 1;
+    for (int b = 0; b < blocks; b++) {
+        for (int t = 0; t < B; t++) want += x[b * B + t];
+        ok &= prefix[b] == want;
+    }
+    return ok;
+}
+
 /* block b waits for block b-1: 4 SMs x 2 blocks of 1024 threads, 80 blocks (ten waves) */
 static void chained_scan(void)
 {
@@ -65,12 +74,7 @@ static void chained_scan(void)
     CHECK(run(d, "chained_scan", G, B, a, 3, 0, &st, &e) == 0);
     CHECK(st.blocks_per_sm == 2);
     mh_emu_read(d, dp, prefix, sizeof prefix, &e);
-    int want = 0, ok = 1;
-    for (int b = 0; b < G; b++) {
-        for (int t = 0; t < B; t++) want += x[b * B + t];
-        ok &= prefix[b] == want;
-    }
-    CHECK(ok);
+    CHECK(prefix_ok(x, prefix, G, B));
     /* the same launch again: the same virtual time */
     uint64_t cycles = st.cycles;
     mh_emu_memset(d, dr, 0, 4 * G, &e);
@@ -93,12 +97,7 @@ static void chained_scan_default_device(void)
     CHECK(run(d, "chained_scan", G, B, a, 3, 0, NULL, &e) == 0);
     printf("  chained_scan, 133 blocks of 64 on 132 SMs: %.2f s\n", seconds() - t0);
     mh_emu_read(d, dp, prefix, sizeof prefix, &e);
-    int want = 0, ok = 1;
-    for (int b = 0; b < G; b++) {
-        for (int t = 0; t < B; t++) want += x[b * B + t];
-        ok &= prefix[b] == want;
-    }
-    CHECK(ok);
+    CHECK(prefix_ok(x, prefix, G, B));
     mh_emu_destroy(d);
 }
 
@@ -213,17 +212,7 @@ static void deadlock(void)
 
 int main(int argc, char **argv)
 {
-    const char *root = argc > 1 ? argv[1] : ".";
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/ptx/grid.ptx", root);
-    size_t n;
-    char *text = read_file_all(path, &n);
-    mh_error e;
-    if (!text || mh_ptx_parse(&grid_ptx, text, n, "tests/ptx/grid.ptx", &e)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-        return 1;
-    }
-    free(text);
+    if (parse_ptx_file(&grid_ptx, argc > 1 ? argv[1] : ".", "tests/ptx/grid.ptx")) return 1;
     chained_scan();
     chained_scan_default_device();
     lookback_scan();

@@ -3,9 +3,7 @@
  * read with 32-way bank conflicts takes many times the cycles of a padded one, and
  * the same launch gives the same cycles. */
 #include "check.h"
-#include "dump_util.h"
-#include "emu/emu.h"
-#include "frontend/ptx.h"
+#include "emu_util.h"
 
 static mh_ptx_module mod;
 
@@ -57,17 +55,8 @@ static void bank_conflicts(mh_emu *d)
 
 int main(int argc, char **argv)
 {
-    const char *root = argc > 1 ? argv[1] : ".";
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/ptx/mem_time.ptx", root);
-    size_t n;
-    char *text = read_file_all(path, &n);
+    if (parse_ptx_file(&mod, argc > 1 ? argv[1] : ".", "tests/ptx/mem_time.ptx")) return 1;
     mh_error e;
-    if (!text || mh_ptx_parse(&mod, text, n, "tests/ptx/mem_time.ptx", &e)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-        return 1;
-    }
-    free(text);
     mh_emu_opts o = {.num_sms = 4};
     mh_emu *d = mh_emu_create(&o, &e);
     CHECK(d != NULL);
