@@ -271,6 +271,11 @@ refused("probe kernel = 'yes'", "bad_argument", function()
 refused("probe loop = 42", "bad_argument", function()
   return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", loop = 42 } } }) end)
 refused("mgpu.struct{{'ptr', 42}}", "bad_argument", mgpu.struct, { { "ptr", 42 } })
+refused("mgpu.TRACE passed twice", "bad_argument", function()
+  local k = dev:load("$src/ptx/copy.ptx"):kernel("copy_f32x4")
+  return k:launch { grid = 1, block = 128, args = { mgpu.TRACE, mgpu.TRACE, 4 },
+    profile = { scope = "warpgroup", entries = 8, names = { "a" } } }
+end)
 assert(#mgpu.struct({ { "ptr", 0 }, { "ptr", dev:array("f32", 4) } }) == 16)
 local exp = { name = "x", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", axes = { n = { 4 } },
   setup = function() error("not run") end }
