@@ -81,6 +81,12 @@ data_lost)
   same notes.html notes.orig "a file the report did not make"
   expect 0 "report over it with --force" -- "$exe" report R -o notes.html --force
   expect 0 "report over its own report" -- "$exe" report R -o notes.html
+  expect 0 "report R --svg FIGS" -- "$exe" report R -o r.html --svg FIGS
+  fig=$(ls FIGS | head -1)
+  expect 0 "report R --svg FIGS again (its own figures)" -- "$exe" report R -o r.html --svg FIGS
+  echo "my drawing" >"FIGS/$fig"
+  expect 2 "report --svg over a file it did not make" -- "$exe" report R -o r.html --svg FIGS
+  contains "FIGS/$fig" "my drawing" "a figure file the report did not make"
   expect 0 "report R (R/report.html, twice)" -- "$exe" report R
   expect 0 "report R again" -- "$exe" report R
   ;;
