@@ -66,6 +66,10 @@ data_lost)
   expect 2 "instrument -o sub/../k.ptx" -- "$exe" instrument k.ptx -o sub/../k.ptx
   same k.ptx "$src/ptx/tiled.ptx" "the PTX after the refused instruments"
   expect 0 "instrument -o o.ptx --names n.json" -- "$exe" instrument k.ptx -o o.ptx --names n.json
+  cp o.ptx o.orig
+  expect 3 "instrument of an empty pipe" -- "$exe" instrument /dev/stdin -o o.ptx </dev/null
+  contains err.txt "empty: no PTX module" "instrument of an empty pipe"
+  same o.ptx o.orig "a refused instrument of an empty pipe leaves the output" 
   # report: never over what it reads, never over a file it did not make without --force
   expect 0 "an experiment to report on" -- "$exe" "$src/scripts/examples/copy.lua" --out R -q
   cp R/results.jsonl rj.orig && cp R/manifest.json mf.orig
