@@ -294,6 +294,14 @@ static int cmd_instrument(int argc, char **argv)
     size_t len;
     char *text = mh_read_file(argv[optind], 0, &len, &e);
     if (!text) return report(&e, NULL);
+    size_t blank = 0;
+    while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\n' || text[blank] == '\r'))
+        blank++;
+    if (blank == len) { /* an empty pipe (a compiler that failed upstream) is no module to write out unchanged */
+        free(text);
+        mh_fail(&e, MH_E_PTX_SYNTAX, "%s: empty: no PTX module to instrument (%zu bytes read)", argv[optind], len);
+        return report(&e, NULL);
+    }
     mh_ptx_module m;
     mh_instrumented r;
     int rc = mh_ptx_parse(&m, text, len, argv[optind], &e);

@@ -973,15 +973,40 @@ local function check_out(o, out)
   end
 end
 
+-- What a figure file ends with (a comment after its root element): one without it is not the report's.
+local SVG_MARK = "<!-- mgpu-harness report figure -->"
+
+-- Refuses (without --force) a --svg figure over an existing file that is not one of the
+-- report's figures, before anything is written.
+local function check_figures(o, figures)
+  if not o.svg or o.force then return end
+  for _, f in ipairs(figures) do
+    local path = o.svg .. "/" .. f.file
+    local h = io.open(path, "rb")
+    if h then
+      local size = h:seek("end")
+      h:seek("set", math.max(0, size - 256))
+      local tail = h:read(256) or ""
+      h:close()
+      if not tail:find(SVG_MARK, 1, true) then
+        bad(fmt("report: %s exists and is not a figure this command made: it is left as it is (--force replaces it); "
+          .. "nothing was written", path))
+      end
+    end
+  end
+end
+
 -- Writes the report (and --svg figures); returns what M.build returned.
 function M.write(o)
   local r = M.build(o)
   check_out(o, r.out)
+  check_figures(o, r.figures)
   core.write_file(r.out, r.html)
   if o.svg then
     core.mkdir_p(o.svg)
     for _, f in ipairs(r.figures) do
-      core.write_file(o.svg .. "/" .. f.file, '<?xml version="1.0" encoding="UTF-8"?>\n' .. f.doc:finish(true) .. "\n")
+      core.write_file(o.svg .. "/" .. f.file, '<?xml version="1.0" encoding="UTF-8"?>\n' .. f.doc:finish(true) .. "\n"
+        .. SVG_MARK .. "\n")
     end
   end
   return r

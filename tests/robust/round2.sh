@@ -66,6 +66,10 @@ data_lost)
   expect 2 "instrument -o sub/../k.ptx" -- "$exe" instrument k.ptx -o sub/../k.ptx
   same k.ptx "$src/ptx/tiled.ptx" "the PTX after the refused instruments"
   expect 0 "instrument -o o.ptx --names n.json" -- "$exe" instrument k.ptx -o o.ptx --names n.json
+  cp o.ptx o.orig
+  expect 3 "instrument of an empty pipe" -- "$exe" instrument /dev/stdin -o o.ptx </dev/null
+  contains err.txt "empty: no PTX module" "instrument of an empty pipe"
+  same o.ptx o.orig "a refused instrument of an empty pipe leaves the output" 
   # report: never over what it reads, never over a file it did not make without --force
   expect 0 "an experiment to report on" -- "$exe" "$src/scripts/examples/copy.lua" --out R -q
   cp R/results.jsonl rj.orig && cp R/manifest.json mf.orig
@@ -81,6 +85,12 @@ data_lost)
   same notes.html notes.orig "a file the report did not make"
   expect 0 "report over it with --force" -- "$exe" report R -o notes.html --force
   expect 0 "report over its own report" -- "$exe" report R -o notes.html
+  expect 0 "report R --svg FIGS" -- "$exe" report R -o r.html --svg FIGS
+  fig=$(ls FIGS | head -1)
+  expect 0 "report R --svg FIGS again (its own figures)" -- "$exe" report R -o r.html --svg FIGS
+  echo "my drawing" >"FIGS/$fig"
+  expect 2 "report --svg over a file it did not make" -- "$exe" report R -o r.html --svg FIGS
+  contains "FIGS/$fig" "my drawing" "a figure file the report did not make"
   expect 0 "report R (R/report.html, twice)" -- "$exe" report R
   expect 0 "report R again" -- "$exe" report R
   ;;
@@ -271,6 +281,11 @@ refused("probe kernel = 'yes'", "bad_argument", function()
 refused("probe loop = 42", "bad_argument", function()
   return dev:load("$src/ptx/copy.ptx", { instrument = "warp", probes = { { name = "k", loop = 42 } } }) end)
 refused("mgpu.struct{{'ptr', 42}}", "bad_argument", mgpu.struct, { { "ptr", 42 } })
+refused("mgpu.TRACE passed twice", "bad_argument", function()
+  local k = dev:load("$src/ptx/copy.ptx"):kernel("copy_f32x4")
+  return k:launch { grid = 1, block = 128, args = { mgpu.TRACE, mgpu.TRACE, 4 },
+    profile = { scope = "warpgroup", entries = 8, names = { "a" } } }
+end)
 assert(#mgpu.struct({ { "ptr", 0 }, { "ptr", dev:array("f32", 4) } }) == 16)
 local exp = { name = "x", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", axes = { n = { 4 } },
   setup = function() error("not run") end }
