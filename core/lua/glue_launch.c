@@ -84,7 +84,9 @@ static void read_args(lua_State *L, launch_state *s)
     int t = lua_gettop(L);
     if (!lua_istable(L, t)) glue_bad(L, "launch.args must be a list, got %s", glue_typename(L, t));
     uint32_t n = (uint32_t)lua_rawlen(L, t);
-    if (n > MAX_USER_ARGS) glue_bad(L, "%s", "launch: too many arguments");
+    if (n > MAX_USER_ARGS)
+        glue_bad(L, "launch: %u arguments, more than the %d a launch takes (the instrumentation's own come on top)", n,
+                 MAX_USER_ARGS);
     for (uint32_t i = 0; i < n; i++) {
         lua_rawgeti(L, t, (lua_Integer)i + 1);
         mh_arg *a = &s->args[i];

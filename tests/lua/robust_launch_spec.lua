@@ -180,3 +180,16 @@ describe("a block that is not a whole number of warps", function()
     h.rmdir(dir)
   end)
 end)
+
+describe("a launch with too many arguments", function()
+  it("is refused naming the limit", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx("side_effects.ptx")):kernel("atomic_sum")
+    local args = {}
+    for i = 1, 61 do args[i] = i end
+    local ok, err = pcall(function() return k:launch { grid = 1, block = 32, args = args } end)
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches("61 arguments, more than the 60 a launch takes", err.message, 1, true)
+  end)
+end)
