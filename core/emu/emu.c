@@ -130,7 +130,29 @@ uint64_t emu_sym_addr(ctx *c, int v)
 {
     const mh_ptx_var *var = &c->m->vars[v];
     if (var->space == MH_SP_GLOBAL) return c->data_addr + var->offset;
-    return var->offset; /* shared, local, const: offsets in their space */
+    if (var->space == MH_SP_LOCAL) return var->offset - c->local_lo; /* the kernel's own span, from 0 */
+    return var->offset; /* shared, const: offsets in their space */
+}
+
+/* The functions the kernel reaches through calls, itself included: seen[f] (malloc'd; NULL: no memory). */
+static unsigned char *reached(const ctx *c)
+{
+    const mh_ptx_module *m = c->m;
+    unsigned char *seen = calloc(m->nfuncs ? m->nfuncs : 1, 1);
+    uint32_t *todo = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *todo), n = 0;
+    if (!seen || !todo) { free(seen); free(todo); return NULL; }
+    todo[n++] = (uint32_t)(c->f - m->funcs);
+    seen[todo[0]] = 1;
+    while (n) {
+        const mh_ptx_func *F = &m->funcs[todo[--n]];
+        for (uint32_t i = 0; i < F->ncode; i++)
+            if (F->code[i].op == MH_OP_CALL && F->code[i].callee >= 0 && !seen[F->code[i].callee]) {
+                seen[F->code[i].callee] = 1;
+                todo[n++] = (uint32_t)F->code[i].callee;
+            }
+    }
+    free(todo);
+    return seen;
 }
 
 /* The registers of the kernel and the functions it calls, [*lo, *hi) of the module's numbering
@@ -138,26 +160,38 @@ uint64_t emu_sym_addr(ctx *c, int v)
 static int kernel_regs(ctx *c, uint32_t *lo, uint32_t *hi)
 {
     const mh_ptx_module *m = c->m;
-    unsigned char *seen = calloc(m->nfuncs ? m->nfuncs : 1, 1);
-    uint32_t *todo = malloc((m->nfuncs ? m->nfuncs : 1) * sizeof *todo), n = 0;
-    if (!seen || !todo) { free(seen); free(todo); return -1; }
+    unsigned char *seen = reached(c);
+    if (!seen) return -1;
     *lo = UINT32_MAX;
     *hi = 0;
-    todo[n++] = (uint32_t)(c->f - m->funcs);
-    seen[todo[0]] = 1;
-    while (n) {
-        const mh_ptx_func *F = &m->funcs[todo[--n]];
-        if (F->nregs && F->first_reg < *lo) *lo = F->first_reg;
-        if (F->nregs && F->first_reg + F->nregs > *hi) *hi = F->first_reg + F->nregs;
-        for (uint32_t i = 0; i < F->ncode; i++)
-            if (F->code[i].op == MH_OP_CALL && F->code[i].callee >= 0 && !seen[F->code[i].callee]) {
-                seen[F->code[i].callee] = 1;
-                todo[n++] = (uint32_t)F->code[i].callee;
-            }
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
+        const mh_ptx_func *F = &m->funcs[fi];
+        if (!seen[fi] || !F->nregs) continue;
+        if (F->first_reg < *lo) *lo = F->first_reg;
+        if (F->first_reg + F->nregs > *hi) *hi = F->first_reg + F->nregs;
     }
     if (*lo > *hi) *lo = *hi = 0;
     free(seen);
-    free(todo);
+    return 0;
+}
+
+/* The kernel's local memory: the span of the .local variables of the functions it reaches
+ * (the front end lays out a module's locals one after another), [*lo, *hi). */
+static int kernel_locals(ctx *c, uint64_t *lo, uint64_t *hi)
+{
+    const mh_ptx_module *m = c->m;
+    unsigned char *seen = reached(c);
+    if (!seen) return -1;
+    *lo = UINT64_MAX;
+    *hi = 0;
+    for (uint32_t i = 0; i < m->nvars; i++) {
+        const mh_ptx_var *v = &m->vars[i];
+        if (v->space != MH_SP_LOCAL || (v->func >= 0 && !seen[v->func])) continue;
+        if (v->offset < *lo) *lo = v->offset;
+        if (v->offset + v->size > *hi) *hi = v->offset + v->size;
+    }
+    if (*lo > *hi) *lo = *hi = 0;
+    free(seen);
     return 0;
 }
 
@@ -258,7 +292,12 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     c.dyn_smem = l->dynamic_smem;
     if (l->timeout_s > 0) c.deadline = emu_monotonic_s() + l->timeout_s;
     c.shared_size = f->shared_bytes + l->dynamic_smem;
-    c.local_stride = (f->local_bytes + 15) & ~15ull;
+    uint64_t local_hi;
+    if (kernel_locals(&c, &c.local_lo, &local_hi)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    c.local_stride = (local_hi - c.local_lo + 15) & ~15ull;
+    if (local_hi - c.local_lo > MH_EMU_MAX_LOCAL) /* what the driver refuses */
+        return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %llu bytes of local memory per thread: more than the %u a thread "
+                       "may have on sm_90", name, (unsigned long long)(local_hi - c.local_lo), MH_EMU_MAX_LOCAL);
     c.params = calloc(1, f->param_bytes ? f->param_bytes : 1);
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (l->args[i].size != f->params[i].size) {
@@ -337,7 +376,7 @@ done:
         for (uint32_t s = 0; c.sms[i].blks && s < c.resident; s++) {
             blk *b = &c.sms[i].blks[s];
             free(b->shared);
-            free(b->local);
+            emu_local_free(b->local, c.local_stride * c.nwarps * WARP + 1);
             free(b->frames);
             free(b->warps);
             free(b->regs);

@@ -762,7 +762,13 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             if (emu_bar_counted(c, w, in, emask)) return -1;
             break;
         }
-        LANES w->st[l] = LANE_BARRIER;
+        { /* bar.sync a (every thread of the block at barrier a): the id is kept for the deadlock check */
+            uint8_t id = (uint8_t)(in->nopnds > 0 && emask ? val(c, w, &o[0], __builtin_ctz(emask)) : 0);
+            LANES {
+                w->st[l] = LANE_BARRIER;
+                w->bar[l] = id;
+            }
+        }
         break;
     case MH_OP_TRAP:
         if (c->envreg_read && !c->grid_ws)

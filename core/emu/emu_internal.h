@@ -179,6 +179,7 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -196,6 +197,10 @@ uint64_t emu_sreg(ctx *c, const warp *w, uint32_t id, int lane);
 uint64_t emu_sym_addr(ctx *c, int v);
 
 /* ---- memory (emu_memory.c) ---- */
+#define MH_EMU_MAX_LOCAL (512u * 1024u) /* local memory a thread may have (CUDA's limit since sm_20) */
+/* A slot's local memory: reserved, its pages given (zeroed) when first touched. */
+unsigned char *emu_local_alloc(uint64_t bytes);
+void emu_local_free(unsigned char *p, uint64_t bytes);
 alloc *emu_find_alloc(mh_emu *d, uint64_t a, uint64_t n);
 const char *emu_space_name(int s);
 unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write);

@@ -3,10 +3,12 @@
  * a kernel's loads and stores in every state space (global, shared, local,
  * param, const, and generic addresses into them), naming the nearest
  * allocation when an access falls outside. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE */
 #include "emu/emu_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 /* ---- device memory -------------------------------------------------------- */
 
@@ -208,3 +210,17 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
 }
 
 
+
+/* Local memory is sized for every thread of a slot but most kernels touch little of it: an
+ * anonymous mapping without reserve, so a kernel's 512 KiB .local a thread costs only the
+ * pages its threads write. */
+unsigned char *emu_local_alloc(uint64_t bytes)
+{
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void emu_local_free(unsigned char *p, uint64_t bytes)
+{
+    if (p) munmap(p, (size_t)bytes);
+}

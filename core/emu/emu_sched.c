@@ -114,7 +114,7 @@ static int slot_memory(ctx *c, blk *b)
     if (b->warps) return 0;
     uint32_t nregs = c->nregs;
     b->shared = calloc(1, c->shared_size ? c->shared_size : 1);
-    b->local = calloc(1, c->local_stride * c->nwarps * WARP + 1);
+    b->local = emu_local_alloc(c->local_stride * c->nwarps * WARP + 1);
     b->frames = calloc((size_t)c->nwarps * WARP, c->frame_bytes ? c->frame_bytes : 1);
     b->regs = calloc((size_t)c->nwarps * nregs * WARP, sizeof *b->regs);
     b->written = c->d->strict ? calloc((size_t)c->nwarps * nregs, sizeof *b->written) : NULL;
@@ -200,17 +200,35 @@ static int block_stuck(ctx *c, blk *b)
         unpark(c, b, when);
         return 0;
     }
-    /* no lane can go on: a block-wide bar.sync opens, from the last warp's arrival */
+    /* no lane can go on: a block-wide bar.sync opens, from the last warp's arrival, when every
+     * waiting thread waits there; threads at another barrier (a counted one, or bar.sync with
+     * another id) never arrive: a deadlock, as on a GPU */
     int any = 0;
+    const warp *at0 = NULL, *other = NULL;
+    int l0 = 0, lo = 0;
     for (uint32_t i = 0; i < c->nwarps; i++) {
         warp *w = &b->warps[i];
         if (w->sched != W_WAIT) continue;
-        for (int l = 0; l < WARP; l++)
+        for (int l = 0; l < WARP; l++) {
             if (w->st[l] == LANE_BARRIER) {
-                any = 1;
+                if (!at0) { at0 = w; l0 = l; }
+                else if (w->bar[l] != at0->bar[l0] && !other) { other = w; lo = l; }
                 if (w->ready > when) when = w->ready;
-                break;
+                any = 1;
+            } else if (w->st[l] == LANE_NBARRIER && !other) {
+                other = w;
+                lo = l;
             }
+        }
+    }
+    if (at0 && other) {
+        uint32_t t0[3], t1[3];
+        thread_of(c, at0, l0, t0);
+        thread_of(c, other, lo, t1);
+        return emu_fault(c, at0, l0, "deadlock: thread (%u,%u,%u) waits at bar.sync %u for every thread of the block, "
+                         "while thread (%u,%u,%u) waits at %s %u, which it never leaves", t0[0], t0[1], t0[2],
+                         at0->bar[l0], t1[0], t1[1], t1[2], other->st[lo] == LANE_NBARRIER ? "the counted barrier"
+                         : "bar.sync", other->bar[lo]), -1;
     }
     if (!any) /* only counted barriers, short of their counts: nothing will come */
         for (uint32_t i = 0; i < c->nwarps; i++)

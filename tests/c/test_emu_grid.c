@@ -210,6 +210,54 @@ static void deadlock(void)
     mh_emu_destroy(d);
 }
 
+/* a module of its own, parsed from text */
+static int parse_text(mh_ptx_module *m, const char *text, const char *path)
+{
+    mh_error e;
+    int rc = mh_ptx_parse(m, text, strlen(text), path, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    return rc;
+}
+
+/* threads waiting at different barriers never meet: a deadlock, as on a GPU (issue 25: emu
+ * used to open bar.sync 0 for warps waiting at the counted barrier 1) */
+static void barrier_mismatch(void)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry counted()\n{\n.reg .b32 %r<2>;\n.reg .pred %p<2>;\n"
+        "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra W0;\n"
+        "bar.sync 0;\nret;\n"                       /* line 11: warp 1 */
+        "W0:\nbar.sync 1, 64;\nret;\n}\n"           /* line 14: warp 0 */
+        ".visible .entry ids()\n{\n.reg .b32 %r<2>;\n.reg .pred %p<2>;\n"
+        "mov.u32 %r1, %tid.x;\nsetp.lt.u32 %p1, %r1, 32;\n@%p1 bra V0;\n"
+        "bar.sync 0;\nret;\nV0:\nbar.sync 1;\nret;\n}\n"
+        ".visible .entry big_local()\n{\n.local .align 4 .b8 buf[4294967296];\n.reg .b64 %rd<2>;\n"
+        "mov.u64 %rd1, buf;\nret;\n}\n"
+        ".visible .entry fine_local()\n{\n.local .align 4 .b8 buf[262144];\n.reg .b32 %r<2>;\n"
+        "mov.u32 %r1, 7;\nst.local.u32 [buf+262140], %r1;\nret;\n}\n";
+    mh_ptx_module m;
+    if (parse_text(&m, text, "barriers.ptx")) { CHECK(0); return; }
+    mh_emu *d = device(4);
+    mh_error e;
+    mh_emu_launch l = {.grid = {1, 1, 1}, .block = {64, 1, 1}, .timeout_s = 20};
+    CHECK(mh_emu_run(d, &m, "counted", &l, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "deadlock: thread (32,0,0) waits at bar.sync 0 for every thread of the block, while "
+                              "thread (0,0,0) waits at the counted barrier 1");
+    CHECK(mh_emu_run(d, &m, "ids", &l, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "deadlock: thread (0,0,0) waits at bar.sync 1 for every thread of the block, while "
+                              "thread (32,0,0) waits at bar.sync 0");
+    /* local memory past the driver's 512 KiB a thread is refused, naming the kernel; 256 KiB a
+     * thread in 8 blocks of 1024 threads (2 GiB if all of it were taken) runs */
+    CHECK(mh_emu_run(d, &m, "big_local", &l, NULL, &e) == MH_E_LAUNCH_FAILED);
+    CHECK_CONTAINS(e.message, "big_local: 4294967296 bytes of local memory per thread: more than the 524288");
+    l.grid[0] = 8;
+    l.block[0] = 1024;
+    CHECK(mh_emu_run(d, &m, "fine_local", &l, NULL, &e) == 0);
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     if (parse_ptx_file(&grid_ptx, argc > 1 ? argv[1] : ".", "tests/ptx/grid.ptx")) return 1;
@@ -219,6 +267,7 @@ int main(int argc, char **argv)
     persistent_queue();
     cooperative();
     deadlock();
+    barrier_mismatch();
     mh_ptx_free(&grid_ptx);
     return check_report("test_emu_grid");
 }
