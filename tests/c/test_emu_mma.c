@@ -372,7 +372,156 @@ static void gemms(void)
     free(A), free(B), free(C), free(want), free(mag), free(hA), free(hB);
 }
 
-#include "test_emu_wgmma.inc"
+/* ---- wgmma: D (64 x N) = (sa A) (64 x K) * (sb B) (K x N, given as B[n][k]) + (scale-d ? C : 0) ---- */
+typedef struct { const char *kernel; int n, k, at, bt, acc, sa, sb; } wg_case; /* acc: 0 f32, 1 s32, 2 f16 */
+
+static void wgmma_one(const wg_case *wc, int swz, int scale_d)
+{
+    int N = wc->n, K = wc->k;
+    uint32_t *A = malloc(4 * 64 * K), *B = malloc(4 * (size_t)N * K), *C = malloc(4 * 64 * (size_t)N), *D = malloc(4 * 64 * (size_t)N);
+    int64_t *a = malloc(8 * 64 * K), *b = malloc(8 * (size_t)N * K), *cc = malloc(8 * 64 * (size_t)N);
+    unsigned s = 11u + (unsigned)N * 7u + (unsigned)swz;
+    for (int i = 0; i < 64 * K; i++) a[i] = rnd_int(wc->at, &s), A[i] = enc(wc->at, (int)a[i]);
+    for (int i = 0; i < N * K; i++) b[i] = rnd_int(wc->bt, &s), B[i] = enc(wc->bt, (int)b[i]);
+    for (int i = 0; i < 64 * N; i++) {
+        cc[i] = rnd_int(T_S8, &s) * 3;
+        C[i] = wc->acc == 0 ? mh_f32_bits((float)cc[i]) : wc->acc == 1 ? (uint32_t)cc[i] : mh_float_to_half((float)cc[i]);
+    }
+    int sat = strstr(wc->kernel, "sat") != NULL;
+    if (wc->acc == 1) { /* row 0 x column 0 overflows: wraps, or with .satfinite clamps */
+        cc[0] = INT32_MAX - 2;
+        C[0] = (uint32_t)cc[0];
+        for (int k = 0; k < K; k++) a[k] = 2, A[k] = enc(wc->at, 2), b[k] = 2, B[k] = enc(wc->bt, 2);
+    }
+    uint64_t dA = upload(A, 4 * 64 * K), dB = upload(B, 4 * (uint64_t)N * K), dC = upload(C, 4 * 64 * (uint64_t)N);
+    uint64_t dD = upload(NULL, 4 * 64 * (uint64_t)N);
+    uint32_t sw = (uint32_t)swz, sd = (uint32_t)scale_d;
+    mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}, {&sw, 4}, {&sd, 4}};
+    mh_error e;
+    int rc = run(&wgmma_ptx, wc->kernel, 1, 1, 128, 49152, args, 6, &e);
+    CHECK(rc == 0);
+    mh_emu_read(dev, dD, D, 4 * 64 * (uint64_t)N, &e);
+    int bad = 0;
+    for (int i = 0; i < 64 && !rc; i++)
+        for (int j = 0; j < N; j++) {
+            int64_t want = scale_d ? cc[i * N + j] : 0;
+            for (int k = 0; k < K; k++) want += wc->sa * a[i * K + k] * wc->sb * b[j * K + k];
+            double got;
+            if (wc->acc == 1) {
+                if (sat) want = want > INT32_MAX ? INT32_MAX : want;
+                else want = (int32_t)(uint32_t)(uint64_t)want;
+                got = (double)(int32_t)D[i * N + j];
+            } else got = wc->acc == 0 ? mh_f32_from_bits(D[i * N + j]) : mh_half_to_float((uint16_t)D[i * N + j]);
+            if (got != (double)want && bad++ < 3)
+                fprintf(stderr, "  %s (swizzle %d, scale-d %d): D[%d][%d] = %g, want %lld\n", wc->kernel, swz, scale_d, i, j,
+                        got, (long long)want);
+        }
+    CHECK(bad == 0);
+    mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dC, &e), mh_emu_free(dev, dD, &e);
+    free(A), free(B), free(C), free(D), free(a), free(b), free(cc);
+}
+
+static void wgmma_forms(void)
+{
+    static const wg_case cases[] = {
+        {"wg_bf16_n64", 64, 16, T_BF16, T_BF16, 0, 1, 1},       {"wg_f16_n128_t", 128, 16, T_F16, T_F16, 0, -1, 1},
+        {"wg_f16_n32_h", 32, 16, T_F16, T_F16, 2, 1, 1},        {"wg_bf16_rs_n256", 256, 16, T_BF16, T_BF16, 0, 1, -1},
+        {"wg_tf32_n16", 16, 8, T_TF32, T_TF32, 0, 1, 1},        {"wg_e4m3_n8", 8, 32, T_E4M3, T_E5M2, 0, 1, 1},
+        {"wg_e4m3_f16_n16", 16, 32, T_E4M3, T_E4M3, 2, 1, 1},   {"wg_s8_n24_sat", 24, 32, T_S8, T_U8, 1, 1, 1},
+        {"wg_u8_rs_n8", 8, 32, T_U8, T_S8, 1, 1, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        for (int swz = 0; swz < 4; swz++) wgmma_one(&cases[i], swz, 1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) wgmma_one(&cases[i], 1, 0);
+}
+
+/* the warp-specialised GEMM: setmaxnreg, 128B-swizzled tiles, stmatrix epilogue, bf16 out */
+static void wgmma_gemm(void)
+{
+    enum { M = 256, N = 256, K = 128 };
+    unsigned s = 17;
+    float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * N * K);
+    double *want = malloc(sizeof(double) * M * N), *mag = malloc(sizeof(double) * M * N);
+    uint16_t *hA = malloc(2 * M * K), *hB = malloc(2 * N * K), *hC = malloc(2 * M * N);
+    for (int i = 0; i < M * K; i++) hA[i] = mh_float_to_bf16(urand(&s)), A[i] = mh_bf16_to_float(hA[i]);
+    for (int i = 0; i < N * K; i++) hB[i] = mh_float_to_bf16(urand(&s)), B[i] = mh_bf16_to_float(hB[i]);
+    gemm_ref(A, B, M, N, K, 1, want, mag);
+    uint64_t dA = upload(hA, 2 * M * K), dB = upload(hB, 2 * N * K), dC = upload(NULL, 2 * M * N);
+    uint32_t m = M, n = N, k = K;
+    mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&m, 4}, {&n, 4}, {&k, 4}};
+    mh_error e;
+    CHECK(run(&wgmma_ptx, "wgmma_gemm", N / 128, M / 128, 384, 65536, args, 6, &e) == 0);
+    mh_emu_read(dev, dC, hC, 2 * M * N, &e);
+    int bad = 0;
+    for (int i = 0; i < M * N; i++) {
+        double got = mh_bf16_to_float(hC[i]);
+        if (fabs(got - want[i]) > fabs(want[i]) / 256 + 1e-5 * mag[i] && bad++ < 3)
+            fprintf(stderr, "  wgmma_gemm: C[%d] = %g, want %g\n", i, got, want[i]);
+    }
+    CHECK(bad == 0);
+    mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dC, &e);
+    free(A), free(B), free(want), free(mag), free(hA), free(hB), free(hC);
+}
+
+/* ---- the rules, and what emu refuses by name ---- */
+static int run_text(const char *body, uint32_t block, mh_error *e)
+{
+    char text[2048];
+    snprintf(text, sizeof text, ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k(.param .u64 x)\n{\n"
+             ".reg .b32 %%r<40>;\n.reg .b64 %%rd<4>;\n.reg .pred %%p<2>;\n%s\nret;\n}\n", body);
+    mh_ptx_module m;
+    int rc = mh_ptx_parse(&m, text, strlen(text), "t.ptx", e);
+    if (rc) return rc;
+    uint64_t x = 0;
+    mh_emu_arg args[] = {{&x, 8}};
+    mh_emu_launch l = {.grid = {1, 1, 1}, .block = {block, 1, 1}, .args = args, .nargs = 1, .timeout_s = 30};
+    rc = mh_emu_run(dev, &m, "k", &l, NULL, e) ? (int)e->code : 0;
+    mh_ptx_free(&m);
+    return rc;
+}
+
+static void rules(void)
+{
+    mh_error e;
+    CHECK(run_text("setmaxnreg.inc.sync.aligned.u32 100;", 128, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "multiple of 8 from 24 to 256");
+    CHECK(run_text("setmaxnreg.dec.sync.aligned.u32 16;", 128, &e) == MH_E_KERNEL_FAULT);
+    CHECK(run_text("setmaxnreg.dec.sync.aligned.u32 40;", 64, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "whole warpgroups");
+    CHECK(run_text("setmaxnreg.dec.sync.aligned.u32 40;\nsetmaxnreg.inc.sync.aligned.u32 256;", 256, &e) == 0);
+    /* a warp-collective instruction some lanes skip */
+    CHECK(run_text("mov.u32 %r1, %laneid;\nsetp.lt.u32 %p1, %r1, 16;\n"
+                   "@%p1 mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r2,%r3,%r4,%r5}, {%r6,%r7}, {%r8}, "
+                   "{%r2,%r3,%r4,%r5};", 32, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "every lane must execute it");
+    /* refused by name: sparse wgmma, b1, m8n8k4 f16, mma with block scaling */
+    static const char *const refused[][2] = {
+        {"wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16 {%r1,%r2,%r3,%r4}, %rd1, %rd2, %r5, 0, 1, 1, 1, 1;",
+         "instruction 'wgmma.mma_async.sp.sync.aligned.m64n8k32.f32.bf16.bf16' is not supported by emu"},
+        {"wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc {%r1,%r2,%r3,%r4}, %rd1, %rd2, 1;",
+         "instruction 'wgmma.mma_async.sync.aligned.m64n8k256.s32.b1.b1.and.popc' is not supported"},
+        {"mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32 {%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8}, {%r9,%r10}, {%r11,%r12}, "
+         "{%r1,%r2,%r3,%r4,%r5,%r6,%r7,%r8};", "instruction 'mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32' is not supported"},
+        {"ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8 {%r1,%r2}, [%r3];", "instruction 'ldmatrix.sync.aligned.m16n16.x1.trans.shared.b8'"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        CHECK(run_text(refused[i][0], 128, &e) == MH_E_PTX_UNSUPPORTED);
+        CHECK_CONTAINS(e.message, refused[i][1]);
+    }
+    /* a descriptor past the block's shared memory */
+    CHECK(run_text("mov.b64 %rd1, 0x4000;\nwgmma.fence.sync.aligned;\n"
+                   "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r1,%r2,%r3,%r4}, %rd1, %rd1, 0, 1, 1, 0, 0;", 128, &e)
+          == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "wgmma: a matrix descriptor reaches shared offset");
+}
+
+static void wgmma_tests(void)
+{
+    wgmma_forms();
+    wgmma_gemm();
+    rules();
+}
+
 
 int main(int argc, char **argv)
 {
