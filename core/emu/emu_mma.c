@@ -7,7 +7,6 @@
 #include "frontend/ptx_mma.h"
 
 #include <math.h>
-#include <stdlib.h>
 
 /* ---- elements ------------------------------------------------------------- */
 
@@ -193,6 +192,8 @@ static uint64_t mma_cycles(int atype, uint64_t macs)
     return cy ? cy : 1;
 }
 
+/* The tiles of one instruction (the largest: wgmma's B at n256 and a warp's 16 rows of D; WMMA's
+ * 32 x 16), on the stack (118 KB; emu runs on the calling thread): no allocation per instruction. */
 typedef struct {
     float a[16 * 32], b[32 * 256], d[16 * 256];
     int32_t ia[16 * 32], ib[32 * 256];
@@ -200,12 +201,45 @@ typedef struct {
     double da[8 * 4], db[4 * 8], dd[8 * 8];
 } tiles;
 
+/* The shape nvcc and Triton emit most, m16n8k16 f16/bf16 with f32 accumulators, without the
+ * general path's per-element layout and type dispatch (the same layouts, unrolled). */
+static void mma_16816_f32(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    float A[16 * 16], B[16 * 8], D[16 * 8];
+    int bf = r->atype == MH_MT_BF16;
+    for (int l = 0; l < WARP; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int j = 0; j < 4; j++) { /* a: {row g, g+8} x {cols 2t, 2t+8}, two halves each */
+            uint32_t v = (uint32_t)get(c, w, &r->a, j, l);
+            float *p = A + (g + 8 * (j & 1)) * 16 + 2 * t + 8 * (j >> 1);
+            p[0] = bf ? mh_bf16_to_float((uint16_t)v) : mh_half_to_float((uint16_t)v);
+            p[1] = bf ? mh_bf16_to_float((uint16_t)(v >> 16)) : mh_half_to_float((uint16_t)(v >> 16));
+        }
+        for (int j = 0; j < 2; j++) { /* b: k = 2t + 8j (+1), column g */
+            uint32_t v = (uint32_t)get(c, w, &r->b, j, l);
+            float *p = B + (2 * t + 8 * j) * 8 + g;
+            p[0] = bf ? mh_bf16_to_float((uint16_t)v) : mh_half_to_float((uint16_t)v);
+            p[8] = bf ? mh_bf16_to_float((uint16_t)(v >> 16)) : mh_half_to_float((uint16_t)(v >> 16));
+        }
+        for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = mh_f32_from_bits((uint32_t)get(c, w, &r->c, i, l));
+    }
+    gemm_f(16, 8, 16, A, B, D);
+    for (int l = 0; l < WARP; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int i = 0; i < 4; i++) set(c, w, &r->d, i, l, mh_f32_bits(D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)]), mask);
+    }
+    c->cost += mma_cycles(r->atype, 16 * 8 * 16);
+}
+
 static int mma_sync(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int M = r->m, N = r->n, K = r->k, at = r->atype, bt = r->btype;
+    if (M == 16 && K == 16 && (at == MH_MT_F16 || at == MH_MT_BF16) && r->ctype == MH_MT_F32 && r->dtype == MH_MT_F32) {
+        mma_16816_f32(c, w, r, mask);
+        return 0;
+    }
     int na = M * K / WARP, nb = K * N / WARP, nc = M * N / WARP;
-    tiles *T = malloc(sizeof *T);
-    if (!T) { emu_fault(c, w, 0, "out of memory"); return -1; }
+    tiles Tv, *T = &Tv;
     int ints = is_int(at), f64 = at == MH_MT_F64;
     for (int l = 0; l < WARP; l++) {
         for (int i = 0; i < na; i++) {
@@ -243,10 +277,9 @@ static int mma_sync(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
         for (int i = 0; i < nc; i++) {
             int row, col;
             mma_c_pos(r, l, i, &row, &col);
-            acc_store(c, w, &r->d, r->dtype, i, l, f64 ? T->dd[row * N + col] : T->d[row * N + col], T->id[row * N + col],
-                      r->satfinite, mask);
+            acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : f64 ? T->dd[row * N + col] : T->d[row * N + col],
+                      ints ? T->id[row * N + col] : 0, r->satfinite, mask);
         }
-    free(T);
     c->cost += mma_cycles(at, (uint64_t)M * N * K);
     return 0;
 }
@@ -294,9 +327,9 @@ static inline uint64_t desc_addr(const desc *d, int mn, int k, int eb, int trans
     return a;
 }
 
-static int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
+static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
 {
-    if (a % (uint64_t)eb || a >= c->shared_size || (uint64_t)eb > c->shared_size - a) {
+    if (__builtin_expect(a % (uint64_t)eb || a >= c->shared_size || (uint64_t)eb > c->shared_size - a, 0)) {
         emu_fault(c, w, 0, "wgmma: a matrix descriptor reaches shared offset 0x%llx, outside the block's %llu bytes "
                   "of shared memory (or misaligned)", (unsigned long long)a, (unsigned long long)c->shared_size);
         return -1;
@@ -311,8 +344,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     int wi = (int)(w->index % 4), nd = 16 * N / WARP; /* this warp's 16 rows of D: elements per lane */
     if (c->nthreads % 128)
         return emu_fault(c, w, 0, "wgmma needs whole warpgroups: the block has %u threads", c->nthreads), -1;
-    tiles *T = malloc(sizeof *T);
-    if (!T) { emu_fault(c, w, 0, "out of memory"); return -1; }
+    tiles Tv, *T = &Tv;
     float sa = (float)r->scale_a, sb = (float)r->scale_b;
     /* A: the warp's 16 rows */
     if (r->a_regs) {
@@ -333,7 +365,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
         for (int row = 0; row < 16; row++)
             for (int k = 0; k < K; k++) {
                 uint64_t v;
-                if (smem_elem(c, w, desc_addr(&d, 16 * wi + row, k, eb, r->trans_a), eb, &v)) { free(T); return -1; }
+                if (smem_elem(c, w, desc_addr(&d, 16 * wi + row, k, eb, r->trans_a), eb, &v)) return -1;
                 if (ints) T->ia[row * K + k] = elem_i(v, 0, at);
                 else T->a[row * K + k] = sa * elem_f(v, 0, at);
             }
@@ -343,7 +375,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     for (int n = 0; n < N; n++)
         for (int k = 0; k < K; k++) {
             uint64_t v;
-            if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) { free(T); return -1; }
+            if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
             if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
             else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
         }
@@ -361,9 +393,9 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     for (int l = 0; l < WARP; l++)
         for (int i = 0; i < nd; i++) {
             int row = (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
-            acc_store(c, w, &r->d, r->dtype, i, l, T->d[row * N + col], T->id[row * N + col], r->satfinite, mask);
+            acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : T->d[row * N + col], ints ? T->id[row * N + col] : 0,
+                      r->satfinite, mask);
         }
-    free(T);
     c->cost += mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
     return 0;
 }
@@ -470,8 +502,7 @@ static int wmma_ldst(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask, int st
 static int wmma_mma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int M = r->m, N = r->n, K = r->k, at = r->atype, ints = is_int(at);
-    tiles *T = malloc(sizeof *T);
-    if (!T) { emu_fault(c, w, 0, "out of memory"); return -1; }
+    tiles Tv, *T = &Tv;
     const mh_mma_list *lists[3] = {&r->a, &r->b, &r->c};
     const int frags[3] = {'a', 'b', 'c'}, types[3] = {at, r->btype, r->ctype};
     for (int f = 0; f < 3; f++) {
@@ -495,9 +526,8 @@ static int wmma_mma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     for (int l = 0; l < WARP; l++)
         for (int j = 0; j < P; j++) {
             int e = (l * P + j) % E;
-            acc_store(c, w, &r->d, r->dtype, j, l, T->d[e], T->id[e], r->satfinite, mask);
+            acc_store(c, w, &r->d, r->dtype, j, l, ints ? 0 : T->d[e], ints ? T->id[e] : 0, r->satfinite, mask);
         }
-    free(T);
     c->cost += mma_cycles(at, (uint64_t)M * N * K);
     return 0;
 }
