@@ -532,6 +532,39 @@ static int wmma_mma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     return 0;
 }
 
+/* Strict mode: the registers list l reads, written by every lane (1: one was not; faulted). */
+static int strict_list(ctx *c, warp *w, const mh_mma_list *l)
+{
+    for (int k = 0; k < l->n; k++) {
+        uint32_t r = list_reg(c, l, k);
+        if (r == UINT32_MAX) continue;
+        uint32_t missing = ~w->written[r - c->reg_lo];
+        if (missing) { emu_uninitialised(c, w, r - c->reg_lo, __builtin_ctz(missing)); return 1; }
+    }
+    return 0;
+}
+
+static int strict_sources(ctx *c, warp *w, const mh_ptx_mma *r)
+{
+    switch (r->kind) {
+    case MH_MMA_MMA: case MH_MMA_WMMA_MMA: return strict_list(c, w, &r->a) || strict_list(c, w, &r->b) || strict_list(c, w, &r->c);
+    case MH_MMA_WGMMA: {
+        /* the accumulators are read unless scale-d is false (the first MMA of a tile, on registers
+         * nothing has written yet) */
+        mh_ptx_opnd os = opnd(c, &r->scale_d);
+        if (os.kind == MH_OPK_REG && ~w->written[os.reg]) {
+            emu_uninitialised(c, w, os.reg, __builtin_ctz(~w->written[os.reg]));
+            return 1;
+        }
+        int reads_d = (os.kind == MH_OPK_IMM ? os.imm : (int64_t)val(c, w, &os, 0)) != 0;
+        return (r->a_regs && strict_list(c, w, &r->a)) || (reads_d && strict_list(c, w, &r->d));
+    }
+    case MH_MMA_STMATRIX: case MH_MMA_WMMA_STORE: return strict_list(c, w, &r->d);
+    case MH_MMA_MOVMATRIX: return strict_list(c, w, &r->a);
+    default: return 0;
+    }
+}
+
 int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t emask)
 {
     const mh_ptx_mma *r = &c->m->mma[in->callee];
@@ -539,6 +572,7 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     if (emask != 0xffffffffu || mask != emask)
         return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned tensor-core instruction run by lanes 0x%08x of "
                          "the warp: every lane must execute it, converged and unpredicated alike", emask), -1;
+    if (w->written && strict_sources(c, w, r)) return -1;
     switch (r->kind) {
     case MH_MMA_WG_FENCE: case MH_MMA_WG_COMMIT: case MH_MMA_WG_WAIT:
         /* wgmma.mma_async computes at issue: the fence, the groups and the waits only order */

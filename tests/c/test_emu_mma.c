@@ -508,6 +508,17 @@ static void rules(void)
         CHECK(run_text(refused[i][0], 128, &e) == MH_E_PTX_UNSUPPORTED);
         CHECK_CONTAINS(e.message, refused[i][1]);
     }
+    /* strict mode: an mma reading a fragment register nothing wrote */
+    CHECK(run_text("mov.b32 %r6, 0;\nmov.b32 %r7, 0;\nmov.b32 %r2, 0;\nmov.b32 %r3, 0;\nmov.b32 %r4, 0;\nmov.b32 %r5, 0;\n"
+                   "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r2,%r3,%r4,%r5}, {%r6,%r7}, {%r8}, {%r2,%r3,%r4,%r5};",
+                   32, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "read of register %r8, which no instruction has written (strict mode)");
+    /* ... but wgmma with scale-d false does not read its accumulators (it gets past the strict
+     * check to the descriptor, which points into a block without shared memory) */
+    CHECK(run_text("mov.b64 %rd1, 0;\nmov.u32 %r9, 0;\nsetp.ne.u32 %p1, %r9, 0;\nwgmma.fence.sync.aligned;\n"
+                   "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r1,%r2,%r3,%r4}, %rd1, %rd1, %p1, 1, 1, 0, 0;\n"
+                   "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;", 128, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "wgmma: a matrix descriptor reaches shared offset 0x0");
     /* a descriptor past the block's shared memory */
     CHECK(run_text("mov.b64 %rd1, 0x4000;\nwgmma.fence.sync.aligned;\n"
                    "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r1,%r2,%r3,%r4}, %rd1, %rd1, 0, 1, 1, 0, 0;", 128, &e)
