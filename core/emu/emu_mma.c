@@ -396,8 +396,27 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : T->d[row * N + col], ints ? T->id[row * N + col] : 0,
                       r->satfinite, mask);
         }
-    c->cost += mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+    /* asynchronous: the warp's tensor core works from when it is free, the warp goes on; the
+     * group's end is what wgmma.wait_group waits for */
+    uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
+    w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
     return 0;
+}
+
+/* wgmma.commit_group: the MMAs issued since the last commit are a group, ending at the last one's
+ * end; wgmma.wait_group N: the warp waits until at most N groups are pending. */
+static void wg_commit(warp *w)
+{
+    w->mma.group[w->mma.ngroups % 8] = w->mma.pending;
+    w->mma.ngroups++;
+}
+
+static void wg_wait(ctx *c, warp *w, uint32_t n)
+{
+    if (w->mma.ngroups <= n) return;
+    uint32_t newest = w->mma.ngroups - 1, k = n < 8 ? n : 7; /* older groups end no later */
+    uint64_t end = w->mma.group[(newest - k) % 8];
+    if (end > c->now + c->cost) c->cost = end - c->now;
 }
 
 /* ---- ldmatrix / stmatrix / movmatrix (8x8 matrices of b16; lanes 8j..8j+7 give the rows of
@@ -574,9 +593,10 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
                          "the warp: every lane must execute it, converged and unpredicated alike", emask), -1;
     if (w->written && strict_sources(c, w, r)) return -1;
     switch (r->kind) {
-    case MH_MMA_WG_FENCE: case MH_MMA_WG_COMMIT: case MH_MMA_WG_WAIT:
-        /* wgmma.mma_async computes at issue: the fence, the groups and the waits only order */
-        return 0;
+    /* wgmma.mma_async computes its values at issue; the groups and the waits are its time only */
+    case MH_MMA_WG_FENCE: return 0;
+    case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
+    case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
     case MH_MMA_WGMMA: return wgmma(c, w, r, emask);
     case MH_MMA_MMA: return mma_sync(c, w, r, emask);
     case MH_MMA_LDMATRIX: return ldst_matrix(c, w, r, emask, 0);

@@ -526,11 +526,57 @@ static void rules(void)
     CHECK_CONTAINS(e.message, "wgmma: a matrix descriptor reaches shared offset");
 }
 
+/* Virtual time: one warpgroup's m64n256k16 bf16 costs each warp 16 x 256 x 16 / 512 = 128 cycles of
+ * its tensor core; wgmma.mma_async does not wait for it, wgmma.wait_group N waits until at most N
+ * committed groups are pending. */
+static uint64_t wgmma_cycles(int groups, int per_group, int wait_n)
+{
+    char *text = malloc(65536), *p = text;
+    p += sprintf(p, ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .f32 %%f<129>;\n"
+                 ".reg .b64 %%rd<2>;\n.shared .align 1024 .b8 sm[16384];\nmov.b64 %%rd1, 0;\nwgmma.fence.sync.aligned;\n");
+    for (int g = 0; g < groups; g++) {
+        for (int i = 0; i < per_group; i++) {
+            p += sprintf(p, "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {");
+            for (int r = 1; r <= 128; r++) p += sprintf(p, "%%f%d%s", r, r < 128 ? "," : "");
+            p += sprintf(p, "}, %%rd1, %%rd1, 0, 1, 1, 0, 0;\n");
+        }
+        p += sprintf(p, "wgmma.commit_group.sync.aligned;\n");
+    }
+    if (wait_n >= 0) p += sprintf(p, "wgmma.wait_group.sync.aligned %d;\n", wait_n);
+    p += sprintf(p, "ret;\n}\n");
+    mh_ptx_module m;
+    mh_error e;
+    uint64_t cycles = 0;
+    if (mh_ptx_parse(&m, text, strlen(text), "time.ptx", &e) == 0) {
+        mh_emu_launch l = {.grid = {1, 1, 1}, .block = {128, 1, 1}, .timeout_s = 30};
+        mh_emu_stats st;
+        if (mh_emu_run(dev, &m, "k", &l, &st, &e) == 0) cycles = st.cycles;
+        else fprintf(stderr, "  %s\n", e.message);
+        mh_ptx_free(&m);
+    } else fprintf(stderr, "  %s\n", e.message);
+    free(text);
+    return cycles;
+}
+
+static void wgmma_time(void)
+{
+    uint64_t serial = wgmma_cycles(1, 4, 0), nowait = wgmma_cycles(1, 4, -1);
+    uint64_t two_wait1 = wgmma_cycles(2, 4, 1), two_wait0 = wgmma_cycles(2, 4, 0);
+    fprintf(stderr, "  wgmma virtual time: 4 then wait 0: %llu cycles, no wait %llu, 2x4 wait 1 %llu, wait 0 %llu\n",
+            (unsigned long long)serial, (unsigned long long)nowait, (unsigned long long)two_wait1,
+            (unsigned long long)two_wait0);
+    CHECK(serial >= 512 && serial < 600);
+    CHECK(nowait > 0 && nowait < 100);
+    CHECK(two_wait1 >= 512 && two_wait1 < 600);
+    CHECK(two_wait0 >= 1024 && two_wait0 < 1100);
+}
+
 static void wgmma_tests(void)
 {
     wgmma_forms();
     wgmma_gemm();
     rules();
+    wgmma_time();
 }
 
 
