@@ -413,9 +413,8 @@ static void wg_commit(warp *w)
 
 static void wg_wait(ctx *c, warp *w, uint32_t n)
 {
-    if (w->mma.ngroups <= n) return;
-    uint32_t newest = w->mma.ngroups - 1, k = n < 8 ? n : 7; /* older groups end no later */
-    uint64_t end = w->mma.group[(newest - k) % 8];
+    if (w->mma.ngroups <= n || n >= 8) return; /* (a group 8 or more back: not kept, taken as done) */
+    uint64_t end = w->mma.group[(w->mma.ngroups - 1 - n) % 8];
     if (end > c->now + c->cost) c->cost = end - c->now;
 }
 
