@@ -6,6 +6,7 @@
  * are in emu_sync.c. */
 #include "emu/emu_internal.h"
 #include "emu/emu_counters.h"
+#include "emu/emu_mma.h"
 #include "emu/emu_round.h"
 #include "frontend/ptx_effects.h"
 
@@ -539,6 +540,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
 #define LANES for (int l = 0; l < WARP; l++) if (emask >> l & 1)
     switch (in->op) {
     case MH_OP_NOP: case MH_OP_MEMBAR: case MH_OP_PREFETCH: break;
+    case MH_OP_MMA: if (emu_mma_exec(c, w, in, mask, emask)) return -1; break; /* tensor cores: emu_mma.c */
     case MH_OP_MOV:
         if (o[0].kind == MH_OPK_VEC) { /* unpack */
             int part = mh_ptx_type_bits(t) / o[0].n;

@@ -76,6 +76,8 @@ typedef struct {
     uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
+    /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
+    struct { uint64_t busy, pending, group[8]; uint32_t ngroups; } mma;
 } warp;
 
 typedef struct vsm vsm;

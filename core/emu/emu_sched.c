@@ -344,7 +344,7 @@ static int step_warp(ctx *c, warp *w)
             continue;
         }
         int wsync = in->op == MH_OP_SHFL || in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ||
-                    (in->op == MH_OP_BAR && in->cmp == 1);
+                    (in->op == MH_OP_BAR && in->cmp == 1) || in->op == MH_OP_MMA; /* mma: the whole warp */
         if (wsync && !forced) {
             /* wait until every live lane of the member mask has arrived */
             int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2 : 0;

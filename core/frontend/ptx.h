@@ -48,6 +48,8 @@ typedef enum {
     MH_OP_CP_ASYNC, /* cp.async.ca/cg.shared.global (its commit/wait forms decode as MH_OP_MEMBAR) */
     MH_OP_REDUX,    /* redux.sync.{add,min,max,and,or,xor} over the member lanes (operation in cmp, as mh_ptx_aop) */
     MH_OP_MATCH,    /* match.{any,all}.sync.b32/b64 (cmp: 0 any, 1 all; match.all's predicate in dst2) */
+    MH_OP_MMA,      /* tensor cores and warpgroups (wgmma, mma, wmma, ldmatrix, stmatrix, movmatrix, setmaxnreg):
+                     * decoded into m->mma[callee] (ptx_mma.h), no operands in o[] */
     MH_OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
                   * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     MH_OP_COUNT_
@@ -144,7 +146,8 @@ typedef struct mh_ptx_insn {
     int32_t guard;       /* predicate register index guarding it, -1 none */
     int32_t dst2;        /* second destination of "d|p" (setp, shfl), -1 none */
     int32_t callee;      /* call: index of the called function; its return and argument
-                          * variables are o[0 .. nopnds) as MH_OPK_SYM, the first `cmp` being returns */
+                          * variables are o[0 .. nopnds) as MH_OPK_SYM, the first `cmp` being returns;
+                          * MH_OP_MMA: index of its record in m->mma */
     uint8_t guard_neg;
     uint32_t line;       /* line in the PTX text */
     uint32_t text_off, text_end; /* the statement's bytes in the module text, guard to ';' (0, 0: synthetic) */
@@ -243,6 +246,10 @@ typedef struct mh_ptx_module {
     char **reg_name;     /* name of each register (for messages) */
     mh_ptx_marker *markers; /* every "// @mgpu" comment, in text order (offsets strictly increasing) */
     size_t nmarkers;
+    struct mh_ptx_mma *mma; /* the MH_OP_MMA instructions' records (ptx_mma.h) */
+    uint32_t nmma;
+    uint32_t *mma_regs;     /* their register lists, one after another (module register numbers) */
+    size_t nmma_regs;
 } mh_ptx_module;
 
 /* Parses and decodes text (copied); `path` names it in errors.  Errors:

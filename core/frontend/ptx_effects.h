@@ -6,6 +6,7 @@
 #define MH_PTX_EFFECTS_H
 
 #include "frontend/ptx.h"
+#include "frontend/ptx_mma.h"
 
 /* Whether the instruction writes its first operand (a register or a vector of them). */
 static inline int mh_ptx_writes_dst(const mh_ptx_insn *in)
@@ -13,7 +14,7 @@ static inline int mh_ptx_writes_dst(const mh_ptx_insn *in)
     switch (in->op) {
     case MH_OP_ST: case MH_OP_RED: case MH_OP_MBARRIER_INIT: case MH_OP_CP_ASYNC: case MH_OP_BRA: case MH_OP_RET:
     case MH_OP_EXIT: case MH_OP_BAR: case MH_OP_MEMBAR: case MH_OP_PREFETCH: case MH_OP_TRAP: case MH_OP_CALL:
-    case MH_OP_NOP: return 0;
+    case MH_OP_NOP: case MH_OP_MMA: return 0; /* MH_OP_MMA: its registers are in its record (ptx_mma.h) */
     case MH_OP_MBARRIER:
         return in->cmp != MH_MB_EXPECT_TX && in->cmp != MH_MB_COMPLETE_TX && in->cmp != MH_MB_CP_ASYNC_ARRIVE &&
                in->o[0].kind == MH_OPK_REG;
@@ -26,6 +27,8 @@ static inline const mh_ptx_opnd *mh_ptx_store_address(const mh_ptx_insn *in)
 {
     if (in->op == MH_OP_ST || in->op == MH_OP_RED) return &in->o[0];
     if (in->op == MH_OP_ATOM) return &in->o[1];
+    /* stmatrix, wmma.store: their address as o[0] (kind in cmp) */
+    if (in->op == MH_OP_MMA && in->nopnds && (in->cmp == MH_MMA_STMATRIX || in->cmp == MH_MMA_WMMA_STORE)) return &in->o[0];
     return NULL;
 }
 

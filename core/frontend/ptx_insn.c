@@ -38,7 +38,7 @@ static int strstr_n(const char *s, size_t n, const char *needle)
 
 /* One operand.  1: a vector the operand form cannot hold (more than 4 elements, a
  * constant other than 0 among them): the instruction is to be kept as text. */
-static int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
+int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
 {
     memset(o, 0, sizeof *o);
     o->sym = -1;
@@ -360,7 +360,7 @@ static int call_var(parser *P, mh_ptx_insn *in)
 
 /* An instruction kept as text: its operands up to the ';' (braces of vector
  * operands balanced), which it consumes, text_end set past it. */
-static int skip_opaque(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
+int skip_opaque(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
 {
     int depth = 0;
     while (TOK->kind != MH_TK_EOF && !(depth == 0 && mh_ptx_tok_punct(TOK, ';'))) {
@@ -525,6 +525,10 @@ static int parse_instruction(parser *P)
     if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected an instruction, found '%.*s'",
                                            (int)TOK->len, TOK->s);
     mh_ptx_tok mn = *TOK;
+    if (mma_mnemonic(&mn)) { /* tensor cores: their own operand forms (ptx_mma.c) */
+        NEXT();
+        return parse_mma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
+    }
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
     if (in.op == MH_OP_OPAQUE) return skip_opaque(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;

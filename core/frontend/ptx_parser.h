@@ -57,6 +57,7 @@ typedef struct {
     size_t ncalls, cap_calls;
     const char *last_close;  /* the '}' that ended the last block */
     size_t next_marker;      /* markers of the lexer already placed */
+    size_t cap_mma, cap_mma_regs; /* capacities of m->mma and m->mma_regs */
     size_t cap_funcs, cap_vars; /* capacities of m->funcs and m->vars (they grow geometrically) */
     name_index regs;         /* register declarations in scope: (name, 0) single, (prefix, 1) range -> decl */
     name_index vars;         /* (name, function or -1) -> the latest variable */
@@ -105,5 +106,14 @@ int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t *bytes
 int parse_block_at(parser *P, const char **close_at);
 int resolve_labels(parser *P, mh_ptx_func *f);
 int infer_pointers(mh_ptx_module *m, mh_ptx_func *f);
+int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o);
+int skip_opaque(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn);
+
+/* ptx_mma.c: the tensor-core and warpgroup instructions.  1: the mnemonic is one of them
+ * (wgmma, mma, wmma, ldmatrix, stmatrix, movmatrix, setmaxnreg) */
+int mma_mnemonic(const mh_ptx_tok *t);
+/* Decodes one (its operands up to and with the ';'): MH_OP_MMA with its record, or a form
+ * not decoded kept as text (MH_OP_OPAQUE, which emu refuses by name).  -1: an error. */
+int parse_mma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn);
 
 #endif

@@ -1,0 +1,617 @@
+/* emu_mma.c - the tensor cores on emu: wgmma (warpgroup MMA from registers and shared-memory
+ * matrix descriptors), mma.sync, wmma, ldmatrix/stmatrix/movmatrix and setmaxnreg, each run
+ * natively for a whole warp: its fragments gathered into tiles by the PTX ISA's layouts, one
+ * tight loop over the tile, the result scattered back. */
+#include "emu/emu_internal.h"
+#include "emu/emu_mma.h"
+#include "frontend/ptx_mma.h"
+
+#include <math.h>
+
+/* ---- elements ------------------------------------------------------------- */
+
+static float e4m3_to_float(uint32_t v)
+{
+    int s = v >> 7 & 1, e = v >> 3 & 15, m = v & 7;
+    float r;
+    if (e == 15 && m == 7) r = NAN; /* e4m3 has no infinities; S.1111.111 is NaN */
+    else if (e == 0) r = ldexpf((float)m, -9); /* subnormal: m/8 * 2^-6 */
+    else r = ldexpf((float)(8 + m), e - 10);
+    return s ? -r : r;
+}
+
+static float e5m2_to_float(uint32_t v)
+{
+    /* e5m2 is the top byte of an f16 */
+    return mh_half_to_float((uint16_t)(v << 8));
+}
+
+/* Element i (of `bits` bits) of a packed register value, as a float (or integer). */
+static inline float elem_f(uint64_t reg, int i, int t)
+{
+    switch (t) {
+    case MH_MT_F16: return mh_half_to_float((uint16_t)(reg >> (16 * i)));
+    case MH_MT_BF16: return mh_bf16_to_float((uint16_t)(reg >> (16 * i)));
+    case MH_MT_TF32: return mh_f32_from_bits((uint32_t)reg & 0xffffe000u); /* tf32: the top 19 bits */
+    case MH_MT_F32: return mh_f32_from_bits((uint32_t)reg);
+    case MH_MT_E4M3: return e4m3_to_float((uint32_t)(reg >> (8 * i)) & 0xff);
+    case MH_MT_E5M2: return e5m2_to_float((uint32_t)(reg >> (8 * i)) & 0xff);
+    default: return 0;
+    }
+}
+
+static inline int32_t elem_i(uint64_t reg, int i, int t)
+{
+    uint32_t b = (uint32_t)(reg >> (8 * i)) & 0xff;
+    return t == MH_MT_S8 ? (int32_t)(int8_t)b : (int32_t)b;
+}
+
+/* Elements per 32-bit register of a type (f64: one per 64-bit register). */
+static inline int per_reg(int t) { int b = mh_mma_type_bits(t); return b >= 32 ? 1 : 32 / b; }
+
+static inline int is_int(int t) { return t == MH_MT_S8 || t == MH_MT_U8 || t == MH_MT_S32; }
+
+static inline uint64_t *reg_at(const ctx *c, warp *w, uint32_t r, int lane)
+{
+    return &w->r[(size_t)(r - c->reg_lo) * WARP + (size_t)lane];
+}
+
+/* An operand of the record with its register the kernel's (emu renumbers from the kernel's first). */
+static inline mh_ptx_opnd opnd(const ctx *c, const mh_ptx_opnd *o)
+{
+    mh_ptx_opnd k = *o;
+    if (k.kind == MH_OPK_REG || (k.kind == MH_OPK_ADDR && k.reg != UINT32_MAX)) k.reg -= c->reg_lo;
+    return k;
+}
+
+static inline uint32_t list_reg(const ctx *c, const mh_mma_list *l, int k) { return c->m->mma_regs[l->off + (uint32_t)k]; }
+
+static inline uint64_t get(const ctx *c, warp *w, const mh_mma_list *l, int k, int lane)
+{
+    uint32_t r = list_reg(c, l, k);
+    return r == UINT32_MAX ? 0 : *reg_at(c, w, r, lane);
+}
+
+static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int lane, uint64_t v, uint32_t mask)
+{
+    uint32_t r = list_reg(c, l, k);
+    if (r == UINT32_MAX) return;
+    *reg_at(c, w, r, lane) = v;
+    if (w->written) w->written[r - c->reg_lo] |= mask; /* strict mode: written */
+}
+
+/* ---- the tile computation: D[M][N] = A[M][K] * B[K][N] + C ---------------------------- */
+/* Float tiles accumulate in f32, k in order (the PTX ISA leaves the order and the internal
+ * precision to the implementation); f64 in double; integers in int32 (wrapping) or, with
+ * .satfinite, exactly and clamped. */
+static void gemm_f(int M, int N, int K, const float *A, const float *B, float *D)
+{
+    for (int i = 0; i < M; i++) {
+        float *d = D + (size_t)i * N;
+        for (int k = 0; k < K; k++) {
+            float a = A[(size_t)i * K + k];
+            const float *b = B + (size_t)k * N;
+            for (int j = 0; j < N; j++) d[j] += a * b[j];
+        }
+    }
+}
+
+static void gemm_i(int M, int N, int K, const int32_t *A, const int32_t *B, int64_t *D)
+{
+    for (int i = 0; i < M; i++)
+        for (int k = 0; k < K; k++) {
+            int64_t a = A[(size_t)i * K + k];
+            for (int j = 0; j < N; j++) D[(size_t)i * N + j] += a * B[(size_t)k * N + j];
+        }
+}
+
+static inline int64_t int_result(int64_t v, int sat)
+{
+    if (sat) return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
+    return (int32_t)(uint32_t)(uint64_t)v;
+}
+
+/* ---- mma.sync fragments (PTX ISA, "Matrix fragments for mma.m16n8k*" and m8n8k4 f64) ---------- */
+/* Element i of lane l's A fragment is A[row][col]. */
+static void mma_a_pos(const mh_ptx_mma *r, int l, int i, int *row, int *col)
+{
+    int g = l >> 2, t = l & 3, bits = mh_mma_type_bits(r->atype);
+    if (r->atype == MH_MT_F64) { *row = g; *col = t; return; }
+    if (bits == 16) {
+        *row = g + 8 * ((i >> 1) & 1);
+        *col = 2 * t + (i & 1) + 8 * (i >= 4);
+    } else if (bits == 32) { /* tf32 */
+        *row = g + 8 * (i & 1);
+        *col = t + 4 * (i >= 2);
+    } else { /* 8-bit */
+        *row = g + 8 * ((i >> 2) & 1);
+        *col = 4 * t + (i & 3) + 16 * (i >= 8);
+    }
+}
+
+/* Element i of lane l's B fragment is B[k][n]. */
+static void mma_b_pos(const mh_ptx_mma *r, int l, int i, int *k, int *n)
+{
+    int g = l >> 2, t = l & 3, bits = mh_mma_type_bits(r->btype);
+    *n = g;
+    if (r->btype == MH_MT_F64) *k = t;
+    else if (bits == 16) *k = 2 * t + (i & 1) + 8 * (i >= 2);
+    else if (bits == 32) *k = t + 4 * i;
+    else *k = 4 * t + (i & 3) + 16 * (i >= 4);
+}
+
+/* Element i of lane l's C/D fragment (m16n8: 4 elements; m8n8k4 f64: 2). */
+static void mma_c_pos(const mh_ptx_mma *r, int l, int i, int *row, int *col)
+{
+    int g = l >> 2, t = l & 3;
+    if (r->m == 8) { *row = g; *col = 2 * t + i; return; }
+    *row = g + 8 * (i >= 2);
+    *col = 2 * t + (i & 1);
+}
+
+/* Reads lane l's accumulator element i (C or D list of type t) as a float/double/int. */
+static inline uint64_t acc_bits(const ctx *c, warp *w, const mh_mma_list *li, int t, int i, int l)
+{
+    if (t == MH_MT_F16) return get(c, w, li, i / 2, l) >> (16 * (i & 1)) & 0xffff;
+    return get(c, w, li, i, l);
+}
+
+static double acc_value(uint64_t bits, int t)
+{
+    switch (t) {
+    case MH_MT_F16: return mh_half_to_float((uint16_t)bits);
+    case MH_MT_F32: return mh_f32_from_bits((uint32_t)bits);
+    case MH_MT_F64: return mh_f64_from_bits(bits);
+    default: return (double)(int32_t)(uint32_t)bits;
+    }
+}
+
+/* Writes accumulator element i of lane l: f16 halves are packed two to a register. */
+static void acc_store(const ctx *c, warp *w, const mh_mma_list *li, int t, int i, int l, double v, int64_t iv, int sat,
+                      uint32_t mask)
+{
+    if (t == MH_MT_F16) {
+        uint32_t r = list_reg(c, li, i / 2);
+        if (r == UINT32_MAX) return;
+        uint64_t old = *reg_at(c, w, r, l), h = mh_double_to_half(v);
+        old = (i & 1) ? ((old & 0xffffu) | h << 16) : ((old & ~0xffffull) | h);
+        set(c, w, li, i / 2, l, old & 0xffffffffu, mask);
+    } else if (t == MH_MT_F32) set(c, w, li, i, l, mh_f32_bits((float)v), mask);
+    else if (t == MH_MT_F64) set(c, w, li, i, l, mh_f64_bits(v), mask);
+    else set(c, w, li, i, l, (uint32_t)int_result(iv, sat), mask);
+}
+
+/* Cycles a warp's tensor core (one per SM sub-partition) takes for M x N x K multiply-adds:
+ * H100 SXM5 dense peaks (NVIDIA H100 Tensor Core GPU Architecture whitepaper: 989.4 TFLOPS
+ * f16/bf16, 494.7 tf32, 1978.9 fp8 and int8, 66.9 fp64, at 1830 MHz on 132 SMs) are 512, 256,
+ * 1024 and 32 multiply-adds per clock per sub-partition. */
+static uint64_t mma_cycles(int atype, uint64_t macs)
+{
+    uint64_t rate = atype == MH_MT_TF32 ? 256 : atype == MH_MT_F64 ? 32 : mh_mma_type_bits(atype) == 8 ? 1024 : 512;
+    uint64_t cy = (macs + rate - 1) / rate;
+    return cy ? cy : 1;
+}
+
+/* The tiles of one instruction (the largest: wgmma's B at n256 and a warp's 16 rows of D; WMMA's
+ * 32 x 16), on the stack (118 KB; emu runs on the calling thread): no allocation per instruction. */
+typedef struct {
+    float a[16 * 32], b[32 * 256], d[16 * 256];
+    int32_t ia[16 * 32], ib[32 * 256];
+    int64_t id[16 * 256];
+    double da[8 * 4], db[4 * 8], dd[8 * 8];
+} tiles;
+
+/* The shape nvcc and Triton emit most, m16n8k16 f16/bf16 with f32 accumulators, without the
+ * general path's per-element layout and type dispatch (the same layouts, unrolled). */
+static void mma_16816_f32(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    float A[16 * 16], B[16 * 8], D[16 * 8];
+    int bf = r->atype == MH_MT_BF16;
+    for (int l = 0; l < WARP; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int j = 0; j < 4; j++) { /* a: {row g, g+8} x {cols 2t, 2t+8}, two halves each */
+            uint32_t v = (uint32_t)get(c, w, &r->a, j, l);
+            float *p = A + (g + 8 * (j & 1)) * 16 + 2 * t + 8 * (j >> 1);
+            p[0] = bf ? mh_bf16_to_float((uint16_t)v) : mh_half_to_float((uint16_t)v);
+            p[1] = bf ? mh_bf16_to_float((uint16_t)(v >> 16)) : mh_half_to_float((uint16_t)(v >> 16));
+        }
+        for (int j = 0; j < 2; j++) { /* b: k = 2t + 8j (+1), column g */
+            uint32_t v = (uint32_t)get(c, w, &r->b, j, l);
+            float *p = B + (2 * t + 8 * j) * 8 + g;
+            p[0] = bf ? mh_bf16_to_float((uint16_t)v) : mh_half_to_float((uint16_t)v);
+            p[8] = bf ? mh_bf16_to_float((uint16_t)(v >> 16)) : mh_half_to_float((uint16_t)(v >> 16));
+        }
+        for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = mh_f32_from_bits((uint32_t)get(c, w, &r->c, i, l));
+    }
+    gemm_f(16, 8, 16, A, B, D);
+    for (int l = 0; l < WARP; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int i = 0; i < 4; i++) set(c, w, &r->d, i, l, mh_f32_bits(D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)]), mask);
+    }
+    c->cost += mma_cycles(r->atype, 16 * 8 * 16);
+}
+
+static int mma_sync(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    int M = r->m, N = r->n, K = r->k, at = r->atype, bt = r->btype;
+    if (M == 16 && K == 16 && (at == MH_MT_F16 || at == MH_MT_BF16) && r->ctype == MH_MT_F32 && r->dtype == MH_MT_F32) {
+        mma_16816_f32(c, w, r, mask);
+        return 0;
+    }
+    int na = M * K / WARP, nb = K * N / WARP, nc = M * N / WARP;
+    tiles Tv, *T = &Tv;
+    int ints = is_int(at), f64 = at == MH_MT_F64;
+    for (int l = 0; l < WARP; l++) {
+        for (int i = 0; i < na; i++) {
+            int row, col, pr = per_reg(at);
+            mma_a_pos(r, l, i, &row, &col);
+            uint64_t v = get(c, w, &r->a, i / pr, l);
+            if (ints) T->ia[row * K + col] = elem_i(v, i % pr, at);
+            else if (f64) T->da[row * K + col] = mh_f64_from_bits(v);
+            else T->a[row * K + col] = elem_f(v, i % pr, at);
+        }
+        for (int i = 0; i < nb; i++) {
+            int k, n, pr = per_reg(bt);
+            mma_b_pos(r, l, i, &k, &n);
+            uint64_t v = get(c, w, &r->b, i / pr, l);
+            if (ints) T->ib[k * N + n] = elem_i(v, i % pr, bt);
+            else if (f64) T->db[k * N + n] = mh_f64_from_bits(v);
+            else T->b[k * N + n] = elem_f(v, i % pr, bt);
+        }
+        for (int i = 0; i < nc; i++) {
+            int row, col;
+            mma_c_pos(r, l, i, &row, &col);
+            uint64_t v = acc_bits(c, w, &r->c, r->ctype, i, l);
+            if (ints) T->id[row * N + col] = (int32_t)(uint32_t)v;
+            else if (f64) T->dd[row * N + col] = mh_f64_from_bits(v);
+            else T->d[row * N + col] = (float)acc_value(v, r->ctype);
+        }
+    }
+    if (ints) gemm_i(M, N, K, T->ia, T->ib, T->id);
+    else if (f64) {
+        for (int i = 0; i < M; i++)
+            for (int k = 0; k < K; k++)
+                for (int j = 0; j < N; j++) T->dd[i * N + j] = fma(T->da[i * K + k], T->db[k * N + j], T->dd[i * N + j]);
+    } else gemm_f(M, N, K, T->a, T->b, T->d);
+    for (int l = 0; l < WARP; l++)
+        for (int i = 0; i < nc; i++) {
+            int row, col;
+            mma_c_pos(r, l, i, &row, &col);
+            acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : f64 ? T->dd[row * N + col] : T->d[row * N + col],
+                      ints ? T->id[row * N + col] : 0, r->satfinite, mask);
+        }
+    c->cost += mma_cycles(at, (uint64_t)M * N * K);
+    return 0;
+}
+
+/* ---- wgmma: shared-memory matrix descriptors (PTX ISA, "Matrix Descriptor Format" and the
+ * canonical layouts: core matrices of 8 rows x 16 bytes; swizzle atoms of 8 rows x 32/64/128
+ * bytes; CUTLASS's GMMA layouts name them the same way) ----------------------------------- */
+typedef struct {
+    uint64_t start, lbo, sbo;
+    uint32_t base, width; /* width: the swizzle's row bytes (0: none) */
+} desc;
+
+static desc desc_of(uint64_t v)
+{
+    static const uint32_t widths[4] = {0, 128, 64, 32};
+    desc d = {(v & 0x3fff) << 4, (v >> 16 & 0x3fff) << 4, (v >> 32 & 0x3fff) << 4, (uint32_t)(v >> 49 & 7),
+              widths[v >> 62 & 3]};
+    return d;
+}
+
+/* The shared-memory address of element (mn, k) of a K-major (trans 0) or MN-major (trans 1)
+ * operand with eb-byte elements. */
+static inline uint64_t desc_addr(const desc *d, int mn, int k, int eb, int trans)
+{
+    uint64_t off;
+    uint32_t W = d->width;
+    if (!trans) {
+        uint64_t kb = (uint64_t)k * (uint64_t)eb;
+        off = W ? (uint64_t)(mn % 8) * W + (uint64_t)(mn / 8) * d->sbo + kb
+                : (uint64_t)(mn % 8) * 16 + (uint64_t)(mn / 8) * d->sbo + kb % 16 + kb / 16 * d->lbo;
+    } else {
+        uint64_t mb = (uint64_t)mn * (uint64_t)eb;
+        off = W ? mb % W + mb / W * d->lbo + (uint64_t)(k % 8) * W + (uint64_t)(k / 8) * d->sbo
+                : mb % 16 + mb / 16 * d->sbo + (uint64_t)(k % 8) * 16 + (uint64_t)(k / 8) * d->lbo;
+    }
+    uint64_t a = d->start + off;
+    if (W) {
+        /* the 16-byte chunk XORed with the row's phase in the repeating pattern (8 rows of 128
+         * bytes, 4 of 64... as address bits [7, 10)); the phase counts from the pattern the
+         * start address sits in, plus the base offset */
+        uint64_t mask = W / 16 - 1;
+        uint64_t phase = (((a - (d->start & ~127ull)) >> 7) + d->base) & mask;
+        a ^= phase << 4;
+    }
+    return a;
+}
+
+static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
+{
+    if (__builtin_expect(a % (uint64_t)eb || a >= c->shared_size || (uint64_t)eb > c->shared_size - a, 0)) {
+        emu_fault(c, w, 0, "wgmma: a matrix descriptor reaches shared offset 0x%llx, outside the block's %llu bytes "
+                  "of shared memory (or misaligned)", (unsigned long long)a, (unsigned long long)c->shared_size);
+        return -1;
+    }
+    *out = ld_elem(c->shared + a, eb);
+    return 0;
+}
+
+static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    int N = r->n, K = r->k, at = r->atype, eb = mh_mma_type_bits(at) / 8, ints = is_int(at);
+    int wi = (int)(w->index % 4), nd = 16 * N / WARP; /* this warp's 16 rows of D: elements per lane */
+    if (c->nthreads % 128)
+        return emu_fault(c, w, 0, "wgmma needs whole warpgroups: the block has %u threads", c->nthreads), -1;
+    tiles Tv, *T = &Tv;
+    float sa = (float)r->scale_a, sb = (float)r->scale_b;
+    /* A: the warp's 16 rows */
+    if (r->a_regs) {
+        mh_ptx_mma fr = *r;
+        fr.m = 16;
+        int na = 16 * K / WARP, pr = per_reg(at);
+        for (int l = 0; l < WARP; l++)
+            for (int i = 0; i < na; i++) {
+                int row, col;
+                mma_a_pos(&fr, l, i, &row, &col);
+                uint64_t v = get(c, w, &r->a, i / pr, l);
+                if (ints) T->ia[row * K + col] = elem_i(v, i % pr, at);
+                else T->a[row * K + col] = sa * elem_f(v, i % pr, at);
+            }
+    } else {
+        mh_ptx_opnd o = opnd(c, &r->desc_a);
+        desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
+        for (int row = 0; row < 16; row++)
+            for (int k = 0; k < K; k++) {
+                uint64_t v;
+                if (smem_elem(c, w, desc_addr(&d, 16 * wi + row, k, eb, r->trans_a), eb, &v)) return -1;
+                if (ints) T->ia[row * K + k] = elem_i(v, 0, at);
+                else T->a[row * K + k] = sa * elem_f(v, 0, at);
+            }
+    }
+    mh_ptx_opnd ob = opnd(c, &r->desc_b), os = opnd(c, &r->scale_d);
+    desc db = desc_of(val(c, w, &ob, __builtin_ctz(mask)));
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++) {
+            uint64_t v;
+            if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
+            if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
+            else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
+        }
+    int accumulate = os.kind == MH_OPK_IMM ? os.imm != 0 : val(c, w, &os, __builtin_ctz(mask)) != 0;
+    /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
+    for (int l = 0; l < WARP; l++)
+        for (int i = 0; i < nd; i++) {
+            int row = (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
+            uint64_t v = accumulate ? acc_bits(c, w, &r->d, r->dtype, i, l) : 0;
+            if (ints) T->id[row * N + col] = (int32_t)(uint32_t)v;
+            else T->d[row * N + col] = accumulate ? (float)acc_value(v, r->dtype) : 0.0f;
+        }
+    if (ints) gemm_i(16, N, K, T->ia, T->ib, T->id);
+    else gemm_f(16, N, K, T->a, T->b, T->d);
+    for (int l = 0; l < WARP; l++)
+        for (int i = 0; i < nd; i++) {
+            int row = (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
+            acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : T->d[row * N + col], ints ? T->id[row * N + col] : 0,
+                      r->satfinite, mask);
+        }
+    /* asynchronous: the warp's tensor core works from when it is free, the warp goes on; the
+     * group's end is what wgmma.wait_group waits for */
+    uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
+    w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+    return 0;
+}
+
+/* wgmma.commit_group: the MMAs issued since the last commit are a group, ending at the last one's
+ * end; wgmma.wait_group N: the warp waits until at most N groups are pending. */
+static void wg_commit(warp *w)
+{
+    w->mma.group[w->mma.ngroups % 8] = w->mma.pending;
+    w->mma.ngroups++;
+}
+
+static void wg_wait(ctx *c, warp *w, uint32_t n)
+{
+    if (w->mma.ngroups <= n || n >= 8) return; /* (a group 8 or more back: not kept, taken as done) */
+    uint64_t end = w->mma.group[(w->mma.ngroups - 1 - n) % 8];
+    if (end > c->now + c->cost) c->cost = end - c->now;
+}
+
+/* ---- ldmatrix / stmatrix / movmatrix (8x8 matrices of b16; lanes 8j..8j+7 give the rows of
+ * matrix j; lane l holds row l/4, columns 2(l%4) and 2(l%4)+1, or with .trans the column's) --- */
+static int ldst_matrix(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask, int store)
+{
+    mh_ptx_opnd ao = opnd(c, &r->addr);
+    for (int j = 0; j < r->num; j++) {
+        uint16_t m[8][8];
+        unsigned char *rows[8];
+        for (int row = 0; row < 8; row++) {
+            int src = 8 * j + row;
+            uint64_t a = address(c, w, &ao, src);
+            rows[row] = emu_mem(c, w, src, r->space, a, 16, store);
+            if (!rows[row]) return -1;
+            if (!store) memcpy(m[row], rows[row], 16);
+        }
+        for (int l = 0; l < WARP; l++) {
+            int g = l >> 2, t = l & 3;
+            if (!store) {
+                uint16_t lo = r->trans ? m[2 * t][g] : m[g][2 * t], hi = r->trans ? m[2 * t + 1][g] : m[g][2 * t + 1];
+                set(c, w, &r->d, j, l, (uint64_t)lo | (uint64_t)hi << 16, mask);
+            } else {
+                uint64_t v = get(c, w, &r->d, j, l);
+                uint16_t lo = (uint16_t)v, hi = (uint16_t)(v >> 16);
+                if (r->trans) m[2 * t][g] = lo, m[2 * t + 1][g] = hi;
+                else m[g][2 * t] = lo, m[g][2 * t + 1] = hi;
+            }
+        }
+        if (store)
+            for (int row = 0; row < 8; row++) memcpy(rows[row], m[row], 16);
+    }
+    if (store) c->progress++;
+    else note_load(c, w, r->space, address(c, w, &ao, 0));
+    c->cost += 2 * (uint64_t)r->num;
+    return 0;
+}
+
+static void movmatrix(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    uint16_t m[8][8];
+    for (int l = 0; l < WARP; l++) {
+        uint64_t v = get(c, w, &r->a, 0, l);
+        m[l >> 2][2 * (l & 3)] = (uint16_t)v;
+        m[l >> 2][2 * (l & 3) + 1] = (uint16_t)(v >> 16);
+    }
+    for (int l = 0; l < WARP; l++) {
+        int g = l >> 2, t = l & 3;
+        set(c, w, &r->d, 0, l, (uint64_t)m[2 * t][g] | (uint64_t)m[2 * t + 1][g] << 16, mask);
+    }
+}
+
+/* ---- wmma: the fragments' layout is the implementation's (PTX ISA: "the layout of the
+ * fragments is unspecified"); emu's own: lane l's j-th element (registers in order, low half
+ * first) is element (l * P + j) mod E of the fragment in row-major order, P elements per lane,
+ * E in the fragment (f16 A and B fragments hold every element twice, as the ISA sizes them) -- */
+static void wmma_dims(const mh_ptx_mma *r, int frag, int *rows, int *cols)
+{
+    *rows = frag == 'a' ? r->m : frag == 'b' ? r->k : r->m;
+    *cols = frag == 'a' ? r->k : frag == 'b' ? r->n : r->n;
+}
+
+static inline uint64_t frag_elem(const ctx *c, warp *w, const mh_mma_list *li, int t, int j, int l)
+{
+    int pr = per_reg(t), bits = mh_mma_type_bits(t);
+    uint64_t v = get(c, w, li, j / pr, l);
+    return bits >= 32 ? v & 0xffffffffu : v >> (bits * (j % pr)) & mask_bits(bits);
+}
+
+static int wmma_ldst(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask, int store)
+{
+    int rows, cols, t = r->atype, eb = mh_mma_type_bits(t) / 8, pr = per_reg(t);
+    wmma_dims(r, r->frag, &rows, &cols);
+    int E = rows * cols, P = r->d.n * pr;
+    mh_ptx_opnd ao = opnd(c, &r->addr), so = opnd(c, &r->stride);
+    for (int l = 0; l < WARP; l++) {
+        uint64_t base = address(c, w, &ao, l);
+        uint64_t ld = r->has_stride ? (uint32_t)val(c, w, &so, l) : (uint64_t)(r->alayout ? rows : cols);
+        uint64_t regs[16] = {0};
+        for (int j = 0; j < P; j++) {
+            int e = (l * P + j) % E, row = e / cols, col = e % cols;
+            uint64_t a = base + (r->alayout ? (uint64_t)col * ld + (uint64_t)row : (uint64_t)row * ld + (uint64_t)col) * (uint64_t)eb;
+            unsigned char *p = emu_mem(c, w, l, r->space, a, (uint32_t)eb, store);
+            if (!p) return -1;
+            if (store) {
+                uint64_t v = frag_elem(c, w, &r->d, t, j, l);
+                memcpy(p, &v, (size_t)eb);
+            } else {
+                uint64_t v = ld_elem(p, eb);
+                regs[j / pr] |= (eb >= 4 ? v : v & mask_bits(8 * eb)) << (8 * eb * (j % pr));
+            }
+        }
+        if (!store)
+            for (int k = 0; k < r->d.n; k++) set(c, w, &r->d, k, l, regs[k], mask);
+    }
+    if (store) c->progress++;
+    else note_load(c, w, r->space, address(c, w, &ao, 0));
+    c->cost += r->space == MH_SP_SHARED ? 2 : 8;
+    return 0;
+}
+
+static int wmma_mma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    int M = r->m, N = r->n, K = r->k, at = r->atype, ints = is_int(at);
+    tiles Tv, *T = &Tv;
+    const mh_mma_list *lists[3] = {&r->a, &r->b, &r->c};
+    const int frags[3] = {'a', 'b', 'c'}, types[3] = {at, r->btype, r->ctype};
+    for (int f = 0; f < 3; f++) {
+        int rows, cols, t = types[f];
+        wmma_dims(r, frags[f], &rows, &cols);
+        int E = rows * cols, P = lists[f]->n * per_reg(t);
+        for (int l = 0; l < WARP; l++)
+            for (int j = 0; j < P; j++) {
+                int e = (l * P + j) % E;
+                uint64_t v = frag_elem(c, w, lists[f], t, j, l);
+                if (f == 2) {
+                    if (ints) T->id[e] = (int32_t)(uint32_t)v;
+                    else T->d[e] = (float)acc_value(v, t);
+                } else if (ints) (f ? T->ib : T->ia)[e] = elem_i(v, 0, t);
+                else (f ? T->b : T->a)[e] = elem_f(v, 0, t);
+            }
+    }
+    if (ints) gemm_i(M, N, K, T->ia, T->ib, T->id);
+    else gemm_f(M, N, K, T->a, T->b, T->d);
+    int P = r->d.n * per_reg(r->dtype), E = M * N;
+    for (int l = 0; l < WARP; l++)
+        for (int j = 0; j < P; j++) {
+            int e = (l * P + j) % E;
+            acc_store(c, w, &r->d, r->dtype, j, l, ints ? 0 : T->d[e], ints ? T->id[e] : 0, r->satfinite, mask);
+        }
+    c->cost += mma_cycles(at, (uint64_t)M * N * K);
+    return 0;
+}
+
+/* Strict mode: the registers list l reads, written by every lane (1: one was not; faulted). */
+static int strict_list(ctx *c, warp *w, const mh_mma_list *l)
+{
+    for (int k = 0; k < l->n; k++) {
+        uint32_t r = list_reg(c, l, k);
+        if (r == UINT32_MAX) continue;
+        uint32_t missing = ~w->written[r - c->reg_lo];
+        if (missing) { emu_uninitialised(c, w, r - c->reg_lo, __builtin_ctz(missing)); return 1; }
+    }
+    return 0;
+}
+
+static int strict_sources(ctx *c, warp *w, const mh_ptx_mma *r)
+{
+    switch (r->kind) {
+    case MH_MMA_MMA: case MH_MMA_WMMA_MMA: return strict_list(c, w, &r->a) || strict_list(c, w, &r->b) || strict_list(c, w, &r->c);
+    case MH_MMA_WGMMA: {
+        /* the accumulators are read unless scale-d is false (the first MMA of a tile, on registers
+         * nothing has written yet) */
+        mh_ptx_opnd os = opnd(c, &r->scale_d);
+        if (os.kind == MH_OPK_REG && ~w->written[os.reg]) {
+            emu_uninitialised(c, w, os.reg, __builtin_ctz(~w->written[os.reg]));
+            return 1;
+        }
+        int reads_d = (os.kind == MH_OPK_IMM ? os.imm : (int64_t)val(c, w, &os, 0)) != 0;
+        return (r->a_regs && strict_list(c, w, &r->a)) || (reads_d && strict_list(c, w, &r->d));
+    }
+    case MH_MMA_STMATRIX: case MH_MMA_WMMA_STORE: return strict_list(c, w, &r->d);
+    case MH_MMA_MOVMATRIX: return strict_list(c, w, &r->a);
+    default: return 0;
+    }
+}
+
+int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t emask)
+{
+    const mh_ptx_mma *r = &c->m->mma[in->callee];
+    if (!emask) return 0;
+    if (emask != 0xffffffffu || mask != emask)
+        return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned tensor-core instruction run by lanes 0x%08x of "
+                         "the warp: every lane must execute it, converged and unpredicated alike", emask), -1;
+    if (w->written && strict_sources(c, w, r)) return -1;
+    switch (r->kind) {
+    /* wgmma.mma_async computes its values at issue; the groups and the waits are its time only */
+    case MH_MMA_WG_FENCE: return 0;
+    case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
+    case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
+    case MH_MMA_WGMMA: return wgmma(c, w, r, emask);
+    case MH_MMA_MMA: return mma_sync(c, w, r, emask);
+    case MH_MMA_LDMATRIX: return ldst_matrix(c, w, r, emask, 0);
+    case MH_MMA_STMATRIX: return ldst_matrix(c, w, r, emask, 1);
+    case MH_MMA_MOVMATRIX: movmatrix(c, w, r, emask); return 0;
+    case MH_MMA_WMMA_LOAD: return wmma_ldst(c, w, r, emask, 0);
+    case MH_MMA_WMMA_STORE: return wmma_ldst(c, w, r, emask, 1);
+    case MH_MMA_WMMA_MMA: return wmma_mma(c, w, r, emask);
+    case MH_MMA_SETMAXNREG:
+        /* the register budget of the warpgroup's warps; emu's registers are unlimited, so only its rules */
+        if (r->imm < 24 || r->imm > 256 || r->imm % 8)
+            return emu_fault(c, w, 0, "setmaxnreg.%s %u: the count must be a multiple of 8 from 24 to 256",
+                             r->inc ? "inc" : "dec", r->imm), -1;
+        if (c->nthreads % 128)
+            return emu_fault(c, w, 0, "setmaxnreg needs whole warpgroups: the block has %u threads", c->nthreads), -1;
+        return 0;
+    default: return emu_fault(c, w, 0, "unknown tensor-core instruction"), -1;
+    }
+}

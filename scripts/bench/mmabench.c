@@ -1,0 +1,110 @@
+/* mmabench.c - emu's tensor cores: a 512 x 512 x 512 GEMM run on emu with wgmma (the
+ * warp-specialised bf16 kernel of tests/ptx/wgmma.cu), mma.sync + ldmatrix (bf16) and WMMA
+ * (f16) from tests/ptx/mma.cu; prints each one's wall time, GFLOP/s (2 M N K / time), emu's
+ * virtual cycles, and its largest error against a double reference on sampled elements.
+ * usage: mmabench SOURCE_DIR [SIZE [KERNEL]] */
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "base/fp16.h"
+#include "emu/emu.h"
+#include "frontend/ptx.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int load(mh_ptx_module *m, const char *dir, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return -1; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n);
+    size_t got = fread(s, 1, (size_t)n, f);
+    fclose(f);
+    mh_error e;
+    int rc = mh_ptx_parse(m, s, got, rel, &e);
+    if (rc) fprintf(stderr, "%s\n", e.message);
+    free(s);
+    return rc;
+}
+
+typedef struct { const char *name, *file; int bf16, b_nk, bm, bn, threads, smem, out_bf16; } gemm;
+
+int main(int argc, char **argv)
+{
+    const char *dir = argc > 1 ? argv[1] : ".";
+    int S = argc > 2 ? atoi(argv[2]) : 512;
+    static const gemm g[] = {
+        {"wgmma_gemm", "tests/ptx/wgmma.ptx", 1, 1, 128, 128, 384, 65536, 1},
+        {"mma_gemm", "tests/ptx/mma.ptx", 1, 1, 64, 64, 128, 0, 0},
+        {"wmma_gemm", "tests/ptx/mma.ptx", 0, 0, 32, 32, 128, 0, 0},
+    };
+    mh_error e;
+    mh_emu *d = mh_emu_create(&(mh_emu_opts){0}, &e);
+    if (!d) return 1;
+    uint16_t *A = malloc(2 * (size_t)S * S), *B = malloc(2 * (size_t)S * S);
+    float *C = malloc(4 * (size_t)S * S);
+    uint64_t dA, dB, dC;
+    if (mh_emu_alloc(d, 2 * (uint64_t)S * S, &dA, &e) || mh_emu_alloc(d, 2 * (uint64_t)S * S, &dB, &e) ||
+        mh_emu_alloc(d, 4 * (uint64_t)S * S, &dC, &e))
+        return 1;
+    printf("emu tensor cores: %dx%dx%d GEMM (%.1f MFLOP)\n", S, S, S, 2e-6 * S * S * S);
+    for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
+        if (argc > 3 && strcmp(argv[3], g[i].name)) continue;
+        mh_ptx_module m;
+        if (load(&m, dir, g[i].file)) return 1;
+        unsigned s = 1;
+        for (size_t k = 0; k < (size_t)S * S; k++) {
+            s = s * 1664525u + 1013904223u;
+            float v = (float)((s >> 8) & 0xffff) / 32768.0f - 1.0f;
+            A[k] = g[i].bf16 ? mh_float_to_bf16(v) : mh_float_to_half(v);
+            s = s * 1664525u + 1013904223u;
+            v = (float)((s >> 8) & 0xffff) / 32768.0f - 1.0f;
+            B[k] = g[i].bf16 ? mh_float_to_bf16(v) : mh_float_to_half(v);
+        }
+        mh_emu_write(d, dA, A, 2 * (uint64_t)S * S, &e);
+        mh_emu_write(d, dB, B, 2 * (uint64_t)S * S, &e);
+        uint32_t mm = (uint32_t)S, nn = (uint32_t)S, kk = (uint32_t)S;
+        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&mm, 4}, {&nn, 4}, {&kk, 4}};
+        mh_emu_launch l = {{(uint32_t)(S / g[i].bn), (uint32_t)(S / g[i].bm), 1}, {(uint32_t)g[i].threads, 1, 1},
+                           (uint32_t)g[i].smem, args, 6, 0};
+        mh_emu_stats st;
+        double t0 = now();
+        if (mh_emu_run(d, &m, g[i].name, &l, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
+        double t = now() - t0;
+        mh_emu_read(d, dC, C, (g[i].out_bf16 ? 2 : 4) * (uint64_t)S * S, &e);
+        double worst = 0;
+        for (int q = 0; q < 256; q++) {
+            int r = (q * 37) % S, c = (q * 101 + 7) % S;
+            double want = 0, mag = 0;
+            for (int k = 0; k < S; k++) {
+                float a = g[i].bf16 ? mh_bf16_to_float(A[(size_t)r * S + k]) : mh_half_to_float(A[(size_t)r * S + k]);
+                size_t bi = g[i].b_nk ? (size_t)c * S + k : (size_t)k * S + c;
+                float b = g[i].bf16 ? mh_bf16_to_float(B[bi]) : mh_half_to_float(B[bi]);
+                want += (double)a * b;
+                mag += fabs((double)a * b);
+            }
+            double got = g[i].out_bf16 ? mh_bf16_to_float(((uint16_t *)C)[(size_t)r * S + c]) : C[(size_t)r * S + c];
+            double err = fabs(got - want) / mag;
+            if (err > worst) worst = err;
+        }
+        printf("  %-10s %6.3f s  %7.2f GFLOP/s  %9llu virtual cycles  %9llu warp instructions  max error %.1e%s\n",
+               g[i].name, t, 2e-9 * S * S * (double)S / t, (unsigned long long)st.cycles,
+               (unsigned long long)st.warp_insns, worst, g[i].out_bf16 ? " (bf16 out)" : "");
+        mh_ptx_free(&m);
+    }
+    free(A), free(B), free(C);
+    mh_emu_destroy(d);
+    return 0;
+}
