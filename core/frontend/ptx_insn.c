@@ -535,8 +535,7 @@ static int parse_instruction(parser *P)
     if (in.op == MH_OP_MEMBAR || in.op == MH_OP_PREFETCH) {
         const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
         in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;
-        if (mh_ptx_lex_skip_statement(&P->lx)) /* ordering and hints: no operands the emulator uses */
-            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
+        if (skip_statement(P, "instruction")) return -1; /* ordering and hints: no operands the emulator uses */
     } else if (in.op == MH_OP_CALL) {
         if (parse_call(P, &in, &mn)) return -1;
         if (in.op == MH_OP_OPAQUE) return push_insn(P, first_marker, &in); /* a call kept as text: nothing to validate */

@@ -91,11 +91,13 @@ void mh_ptx_lex_next(mh_ptx_lexer *lx)
             continue;
         }
         if (p + 1 < end && p[0] == '/' && p[1] == '*') {
+            if (!lx->open_comment_line) lx->open_comment_line = lx->line; /* cleared when it closes */
             p += 2;
             while (p + 1 < end && !(p[0] == '*' && p[1] == '/')) {
                 if (*p == '\n') lx->line++;
                 p++;
             }
+            if (p + 1 < end) lx->open_comment_line = 0;
             p = p + 1 < end ? p + 2 : end;
             continue;
         }
@@ -189,6 +191,7 @@ int mh_ptx_lex_skip_statement(mh_ptx_lexer *lx)
 {
     int depth = 0;
     while (lx->cur.kind != MH_TK_EOF) {
+        if (lx->cur.kind == MH_TK_BAD && lx->cur.s[0] == '"') return -3; /* a string not closed on its line */
         if (mh_ptx_tok_punct(&lx->cur, '{')) {
             if (++depth > MH_PTX_MAX_NESTING) return -1;
         } else if (mh_ptx_tok_punct(&lx->cur, '}')) {
@@ -204,5 +207,5 @@ int mh_ptx_lex_skip_statement(mh_ptx_lexer *lx)
         }
         mh_ptx_lex_next(lx);
     }
-    return 0;
+    return -2; /* the text ended inside the statement */
 }

@@ -29,6 +29,7 @@ typedef struct {
     int nomem;          /* a marker could not be recorded (out of memory): from there on
                          * every token is MH_TK_EOF, and the parse reports MH_E_NO_MEMORY */
     uint32_t nomem_line;
+    uint32_t open_comment_line; /* a block comment that the text ends inside: its line (0: none) */
 } mh_ptx_lexer;
 
 void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len);
@@ -38,7 +39,8 @@ void mh_ptx_lex_free(mh_ptx_lexer *lx);
 void mh_ptx_lex_next(mh_ptx_lexer *lx);
 /* Skips to just after the next ';' at this nesting level, or before '}'.  -1:
  * braces nested deeper than MH_PTX_MAX_NESTING (the current token is the '{'
- * past the limit). */
+ * past the limit); -2: the text ends inside the statement (a '{' never closed,
+ * no ';'); -3: a string not closed on its line. */
 int mh_ptx_lex_skip_statement(mh_ptx_lexer *lx);
 
 static inline int mh_ptx_tok_is(const mh_ptx_tok *t, const char *s)

@@ -3,6 +3,7 @@
  * declarations in ptx_decl.c, instructions in ptx_insn.c, the module's tables in ptx_tables.c. */
 #include "frontend/ptx_parser.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,9 +225,37 @@ static int parse_function(parser *P, int visible)
     if (F->is_entry && infer_pointers(m, F)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     int32_t *defined = index_put(&P->funcs, F->name, strlen(F->name), 1);
     if (!defined) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
-    *defined = P->func; /* the last definition of a name is the one calls reach */
+    if (*defined >= 0 && (F->is_entry || m->funcs[*defined].is_entry)) /* ptxas: a duplicate definition */
+        return perr(P, F->line, MH_E_PTX_SYNTAX, "%s '%s' is defined twice (first at line %u)",
+                    F->is_entry ? "kernel" : "function", F->name, m->funcs[*defined].line);
+    *defined = P->func; /* the last definition of a .func name is the one calls reach */
     P->func = -1;
     return 0;
+}
+
+int skip_statement(parser *P, const char *what)
+{
+    uint32_t line = TOK->line;
+    int r = mh_ptx_lex_skip_statement(&P->lx);
+    if (r == -1) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
+    if (r == -2)
+        return perr(P, line, MH_E_PTX_SYNTAX, "the module ends inside this %s (a '{' never closed, or no ';'): "
+                    "is it cut short?", what);
+    if (r == -3) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "a string in this %s is not closed on its line", what);
+    return 0;
+}
+
+/* A .target name ptxas knows: an architecture (sm_90, sm_90a, sm_100f, compute_90) or an option. */
+static int known_target(const mh_ptx_tok *t)
+{
+    static const char *const options[] = {"texmode_unified", "texmode_independent", "debug", "map_f64_to_f32"};
+    if (t->kind != MH_TK_IDENT) return 0;
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+        if (t->len == strlen(options[i]) && !memcmp(t->s, options[i], t->len)) return 1;
+    size_t k = t->len > 3 && !memcmp(t->s, "sm_", 3) ? 3 : t->len > 8 && !memcmp(t->s, "compute_", 8) ? 8 : 0, d = k;
+    if (!k) return 0;
+    while (d < t->len && isdigit((unsigned char)t->s[d])) d++;
+    return d > k && (d == t->len || (d + 1 == t->len && (t->s[d] == 'a' || t->s[d] == 'f')));
 }
 
 int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *path, mh_error *e)
@@ -276,9 +305,18 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
             }
         } else if (mh_ptx_tok_is(TOK, ".target")) {
             NEXT();
-            if (TOK->kind == MH_TK_IDENT) snprintf(m->target, sizeof m->target, "%.*s", (int)TOK->len, TOK->s);
-            NEXT();
-            while (mh_ptx_tok_punct(TOK, ',')) { NEXT(); NEXT(); }
+            for (int first = 1; !rc; first = 0) { /* .target sm_90a[, texmode_unified, debug, ...] */
+                if (!known_target(TOK)) {
+                    rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown .target '%.*s' (sm_NN[a|f], compute_NN, or "
+                              "the options texmode_unified, texmode_independent, debug, map_f64_to_f32)",
+                              (int)(TOK->len < 60 ? TOK->len : 60), TOK->s);
+                    break;
+                }
+                if (first) snprintf(m->target, sizeof m->target, "%.*s", (int)TOK->len, TOK->s);
+                NEXT();
+                if (!mh_ptx_tok_punct(TOK, ',')) break;
+                NEXT();
+            }
         } else if (mh_ptx_tok_is(TOK, ".address_size")) {
             NEXT();
             uint64_t a = 0;
@@ -295,12 +333,10 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
         } else if (mh_ptx_tok_is(TOK, ".section")) {
             NEXT();
             NEXT();
-            if (mh_ptx_lex_skip_statement(&P->lx))
-                rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
+            rc = skip_statement(P, ".section");
         } else if (mh_ptx_tok_is(TOK, ".alias")) { /* .alias f2, f1; a second name of a function */
             NEXT();
-            if (mh_ptx_lex_skip_statement(&P->lx))
-                rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "braces nested deeper than %d", MH_PTX_MAX_NESTING);
+            rc = skip_statement(P, ".alias");
         } else if (mh_ptx_tok_is(TOK, ".visible") || mh_ptx_tok_is(TOK, ".extern") || mh_ptx_tok_is(TOK, ".weak") ||
                    mh_ptx_tok_is(TOK, ".common")) { /* linkage: .common is a .weak that may differ in size */
             int vis = mh_ptx_tok_is(TOK, ".visible"), ext = mh_ptx_tok_is(TOK, ".extern");
@@ -324,6 +360,9 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
         in->callee = k >= 0 ? k : index_get(&P->funcs, r->name, r->len, 0);
         if (in->callee < 0) rc = perr(P, in->line, MH_E_PTX_SYNTAX, "call to undeclared function '%.*s'", (int)r->len, r->name);
     }
+    if (!rc && P->lx.open_comment_line)
+        rc = perr(P, P->lx.open_comment_line, MH_E_PTX_SYNTAX, "a /* comment opened here is never closed (the module "
+                  "ends inside it)");
     if (P->lx.nomem) /* a marker the lexer could not record ended the tokens: whatever failed after is its doing */
         rc = perr(P, P->lx.nomem_line, MH_E_NO_MEMORY, "out of memory for the marker records");
     if (!rc) {

@@ -78,6 +78,8 @@ int expect_punct(parser *P, char c);
 int parse_u64(const mh_ptx_tok *t, uint64_t *out);
 double parse_float(const mh_ptx_tok *t);
 int skip_loc(parser *P);
+/* mh_ptx_lex_skip_statement, its failures as ptx_syntax errors naming `what` and its line. */
+int skip_statement(parser *P, const char *what);
 
 /* ptx_tables.c: the name index, types, spaces, opcodes, special registers, registers in scope,
  * variables and parameters, the variables' layout */

@@ -453,6 +453,41 @@ static void markers_in_directives(const char *srcdir)
     }
 }
 
+/* ---- modules that used to be taken silently (issue 25) ---------------------- */
+
+static void module_refused(const char *text, const char *want, uint32_t line)
+{
+    mh_ptx_module m;
+    mh_error e;
+    int rc = parse(&m, text, &e);
+    CHECK(rc == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, want);
+    CHECK(e.line == line);
+    if (!rc) mh_ptx_free(&m);
+}
+
+static void silently_accepted(void)
+{
+#define H ".version 8.0\n.target sm_90\n.address_size 64\n" /* HEAD, as a literal */
+#define K ".visible .entry k()\n{\nret;\n}\n"
+    module_refused(H K K, "t.ptx:8: kernel 'k' is defined twice (first at line 4)", 8);
+    module_refused(".version 8.0\n.target banana\n.address_size 64\n" K, "t.ptx:2: unknown .target 'banana'", 2);
+    module_refused(".version 8.0\n.target sm_90, nonsense\n.address_size 64\n" K, "unknown .target 'nonsense'", 2);
+    module_refused(H "/*" K, "t.ptx:4: a /* comment opened here is never closed", 4);
+    module_refused(H K "/* trailing", "t.ptx:8: a /* comment opened here is never closed", 8);
+    module_refused(H K ".section .debug_info\n{\n.b8 1,2,", "the module ends inside this .section", 9);
+    module_refused(H K ".section .debug_str\n{\n.b8 \"abc\n}\n", "a string in this .section is not closed", 10);
+    /* what ptxas takes stays taken */
+    static const char ok[] = ".version 8.0\n.target sm_90a, texmode_independent, debug\n.address_size 64\n"
+                             "/* a comment */\n" K ".section .debug_str\n{\n.b8 \"ab\"\n}\n";
+    mh_ptx_module m;
+    mh_error e;
+    CHECK(parse(&m, ok, &e) == 0);
+    mh_ptx_free(&m);
+#undef K
+#undef H
+}
+
 int main(int argc, char **argv)
 {
     const char *srcdir = argc > 1 ? argv[1] : ".";
@@ -461,5 +496,6 @@ int main(int argc, char **argv)
     growth();
     lookups();
     markers_in_directives(srcdir);
+    silently_accepted();
     return check_report("test_ptx_limits");
 }
