@@ -21,7 +21,15 @@
  * loop's iteration begins before a marker at its header and ends after one at its latch. */
 #define RANK_MAX 0xffffu
 enum { RANK_KERNEL = 0, RANK_RANGE = 1, RANK_AROUND = 10000 };
-static uint32_t probe_seq(int end, uint32_t rank) { return end ? RANK_MAX - rank : RANK_MAX + 1 + rank; }
+/* Probes of one rank at one place (two `around` probes of one instruction, two kernel probes)
+ * nest in the order they are listed: the first begins first and ends last (issue 25: they used
+ * to end in the order they began, a nesting error the user had not made). */
+#define PROBE_ORDER 4096u /* probes in one list at most (core/lua/glue_device.c: 4096) */
+static uint32_t probe_seq(int end, uint32_t rank, uint32_t k)
+{
+    uint32_t within = k < PROBE_ORDER ? k : PROBE_ORDER - 1;
+    return (end ? RANK_MAX - rank : RANK_MAX + 1 + rank) * PROBE_ORDER + (end ? PROBE_ORDER - 1 - within : within);
+}
 
 /* What probe_points collects for one entry. */
 typedef struct {
@@ -37,6 +45,7 @@ typedef struct {
     char ***strings;  /* names made here (NAME@LINE), kept until the index is gone */
     size_t *nstrings;
     uint32_t *locs, *loc_lines, nlocs; /* .loc directives of the body: offsets and lines */
+    uint32_t probe;   /* the index of the probe whose points are being added */
 } probe_ctx;
 
 static int add_point(probe_ctx *c, uint32_t insn, uint8_t where, int end, uint32_t id, uint32_t rank, mh_error *e)
@@ -51,7 +60,7 @@ static int add_point(probe_ctx *c, uint32_t insn, uint8_t where, int end, uint32
     const mh_ptx_insn *in = &c->f->code[insn];
     size_t at = where == PT_AFTER ? in->text_end : insn_at(c->f, insn);
     c->pts[c->n++] = (point){insn, where, (uint8_t)(end != 0), id, at, in->line ? in->line : c->f->line,
-                             probe_seq(end, rank)};
+                             probe_seq(end, rank, c->probe)};
     return 0;
 }
 
@@ -206,6 +215,7 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
         const mh_probe *p = k < np ? &probes[k] : &kernel_probe;
         const char *pn = p->name;
         uint32_t id;
+        c->probe = k;
         switch (p->kind) {
         case MH_PROBE_KERNEL:
             rc = name_id(c, pn, strlen(pn), &id, e);

@@ -63,6 +63,24 @@ describe("probes", function()
     assert.same({ copy = 2 }, counts(r))
   end)
 
+  it("nest probes at one place in the order they are listed (issue 25), with exact counts", function()
+    local want = row_sum(dev)
+    for _, probes in ipairs {
+      { { name = "a", around = "ld" }, { name = "b", around = "ld.global" } },
+      { { name = "k1", kernel = true }, { name = "k2", kernel = true } },
+    } do
+      local got, run = row_sum(dev, { instrument = "warp", probes = probes }, 4096)
+      assert.same(want, got)
+      local c = counts(run)
+      -- every ld.global is also an ld; two kernel probes close as often as each other
+      assert.is_true(c[probes[2].name] > 0 and c[probes[1].name] >= c[probes[2].name])
+      if probes[1].kernel then assert.same({ 12, 12 }, { c.k1, c.k2 }) end
+    end
+    local many = {}
+    for i = 1, 1000 do many[i] = { name = "p" .. i, around = "ld" } end
+    dev:load(triton, { instrument = "warp", probes = many }) -- 1,000 probes at each load: loads, nests
+  end)
+
   it("show the waves of a grid larger than one wave with the default kernel probe", function()
     -- 100 KB of shared memory a block: at most 2 blocks on each of emu's 132 SMs at once, so 1200
     -- blocks run in waves, one after another: the traces in flight stay below 264 and the
