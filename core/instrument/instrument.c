@@ -56,8 +56,12 @@ static int function_points(rewrite *w, uint32_t fi, mh_error *e)
     uint32_t *ids = malloc((fn ? fn : 1) * sizeof *ids);
     if (!ids) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     int rc = 0;
-    for (size_t i = 0; i < fn && !rc; i++)
+    for (size_t i = 0; i < fn && !rc; i++) {
         rc = intern(&out->names, &w->index, m->text + fmk[i].name_off, fmk[i].name_len, &ids[i], e);
+        if (rc == MH_E_BAD_META) /* the names table refuses what JSON cannot carry: say where it came from */
+            rc = err_at(e, m, fmk[i].line, MH_E_PTX_SYNTAX, "the region name of this marker is not valid UTF-8 "
+                        "(trace names are JSON strings)");
+    }
     if (!rc) rc = mh_names_finish(&out->names, e);
     w->npts = 0;
     if (!rc && w->fnpts[fi] > w->cap) {

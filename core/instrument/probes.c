@@ -83,7 +83,11 @@ static int begin_on_edge(probe_ctx *c, uint32_t u, uint32_t v, uint32_t id, uint
 
 static int name_id(probe_ctx *c, const char *s, size_t len, uint32_t *id, mh_error *e)
 {
-    return intern(c->names, c->index, s, len, id, e);
+    int rc = intern(c->names, c->index, s, len, id, e);
+    if (rc == MH_E_BAD_META) /* the names table refuses what JSON cannot carry */
+        rc = mh_fail(e, MH_E_BAD_ARGUMENT, "probes[%u]: its name is not valid UTF-8 (trace names are JSON strings)",
+                     c->probe + 1);
+    return rc;
 }
 
 /* The id of a made name (kept in c->strings while the index points into it). */

@@ -81,6 +81,25 @@ describe("probes", function()
     dev:load(triton, { instrument = "warp", probes = many }) -- 1,000 probes at each load: loads, nests
   end)
 
+  it("refuse a region name that is not UTF-8 where it was written (issue 25)", function()
+    local ok, err = pcall(function()
+      return dev:load(triton, { instrument = "warp", probes = { { name = "\xff\xfe", kernel = true } } })
+    end)
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches("probes[1]: its name is not valid UTF-8", err.message, 1, true)
+    local path = os.tmpname()
+    local f = assert(io.open(path, "wb"))
+    f:write(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n// @mgpu begin \xff\n"
+      .. "ret;\n// @mgpu end \xff\n}\n")
+    f:close()
+    ok, err = pcall(function() return dev:load(path, { instrument = "warp" }) end)
+    os.remove(path)
+    assert.is_false(ok)
+    assert.equal("ptx_syntax", err.code)
+    assert.matches(":6: the region name of this marker is not valid UTF-8", err.message, 1, true)
+  end)
+
   it("show the waves of a grid larger than one wave with the default kernel probe", function()
     -- 100 KB of shared memory a block: at most 2 blocks on each of emu's 132 SMs at once, so 1200
     -- blocks run in waves, one after another: the traces in flight stay below 264 and the
