@@ -319,6 +319,33 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
+        if (mask == 0xffffffffu && in->op == MH_OP_BRA && !c->slow && !(in->mods & MH_MOD_MARKER)) {
+            /* a converged warp's branch that every lane takes or none does (a loop's back edge):
+             * no lane loop of the general path; a divergent one goes there */
+            int uniform = 1, taken = 1;
+            if (in->guard >= 0) {
+                const uint64_t *g = &REG(w, (uint32_t)in->guard, 0);
+                taken = (g[0] != 0) ^ in->guard_neg;
+                for (int l = 1; l < WARP; l++) uniform &= ((g[l] != 0) ^ in->guard_neg) == taken;
+            }
+            uint32_t to = taken ? in->o[0].reg : pc + 1;
+            if (uniform) {
+                c->warp_insns++;
+                c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
+                c->cost = 1;
+                for (int l = 0; l < WARP; l++) w->pc[l] = to;
+                w->known = 1;
+                w->kpc = to;
+                w->kmask = mask;
+                if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
+                    emu_fault(c, w, 0, "the launch ran more than %llu warp instructions, the device's max_insns "
+                              "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
+                    return -1;
+                }
+                if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
+                return 1;
+            }
+        }
         if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !c->slow) {
             /* the fast path (emu_fast.c): a converged warp's common ALU instruction, which
              * changes no lane's state and costs its warp one cycle */
