@@ -4,6 +4,7 @@
  * order with blocks dispatched in blockIdx order, and the grid-wide stall
  * check that turns a deadlock into a fault naming its lines. */
 #include "emu/emu_internal.h"
+#include "emu/emu_counters.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -283,6 +284,16 @@ static int settle(ctx *c, warp *w)
 
 /* Issues warp w's next instruction: 1 when it did and the warp has active lanes left,
  * 2 when it did and has none, 0 when it had none to issue, -1 on a fault. */
+/* Counting (launch{stats = true}) of an instruction the fast paths ran for a converged warp:
+ * what emu_count_insn counts for an instruction without memory traffic, inline. */
+static inline void count_fast(ctx *c, uint32_t pc, uint32_t pred_on)
+{
+    uint64_t *v = c->counts + (size_t)pc * MH_CT_COUNT;
+    v[MH_CT_INST]++;
+    v[MH_CT_THREAD_INST] += WARP;
+    v[MH_CT_PRED_ON] += pred_on;
+}
+
 static int step_warp(ctx *c, warp *w)
 {
     const mh_ptx_insn *code = c->code;
@@ -319,7 +330,7 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
-        if (mask == 0xffffffffu && in->op == MH_OP_BRA && !c->slow && !(in->mods & MH_MOD_MARKER)) {
+        if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
             /* a converged warp's branch that every lane takes or none does (a loop's back edge):
              * no lane loop of the general path; a divergent one goes there */
             int uniform = 1, taken = 1;
@@ -332,6 +343,7 @@ static int step_warp(ctx *c, warp *w)
             if (uniform) {
                 c->warp_insns++;
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
+                if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
                 for (int l = 0; l < WARP; l++) w->pc[l] = to;
                 w->known = 1;
@@ -346,11 +358,12 @@ static int step_warp(ctx *c, warp *w)
                 return 1;
             }
         }
-        if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !c->slow) {
+        if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
             /* the fast path (emu_fast.c): a converged warp's common ALU instruction, which
              * changes no lane's state and costs its warp one cycle */
             c->warp_insns++;
             c->thread_insns += WARP;
+            if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
             emu_fast_exec(w, in, c->fast[pc]);
             for (int l = 0; l < WARP; l++) w->pc[l]++;
