@@ -5,7 +5,10 @@
 -- kernel (in a child process: the driver says a process must be relaunched
 -- after it) is a kernel_fault and the next launch runs, and that instrumented
 -- kernels give the same outputs with exact counts; the instruction-semantics
--- kernels of tests/ptx/ must give the same bits on both.  Prints a markdown table.
+-- kernels of tests/ptx/ must give the same bits on both; blocks that wait on other
+-- blocks (chained and look-back scans, a persistent queue) and a cooperative
+-- grid.sync() give emu's results, and a cooperative grid too large to be resident
+-- is refused.  Prints a markdown table.
 --   mgpu-harness scripts/device/check.lua [OUT_DIR] [BACKEND]
 -- BACKEND (default cuda) = emu runs the script against itself: a check of
 -- the script, every row must read ok there.
@@ -215,6 +218,50 @@ against_emu("tests/ptx/named_barrier.ptx", function(dev)
     args = { x, out, 5 } }
   return { out }
 end)
+
+-- blocks that wait on blocks (tests/ptx/grid.cu, issue 21): a scan chained by blockIdx over ten
+-- waves, a decoupled look-back scan, a persistent queue (its per-block counts are what timing
+-- decides: not compared), and cg::this_grid().sync() under a cooperative launch
+local function grid_kernel(dev, name)
+  return dev:load(here .. "/tests/ptx/grid.ptx"):kernel(name)
+end
+against_emu("tests/ptx/grid.ptx chained_scan (1320 blocks)", function(dev)
+  local g, b = 1320, 256
+  local x = dev:array("i32", g * b, { fill = "random", seed = 5, min = -6, max = 6 })
+  local prefix, ready = dev:array("i32", g), dev:array("u32", g)
+  grid_kernel(dev, "chained_scan"):launch { grid = g, block = b, args = { x, prefix, ready } }
+  return { prefix }
+end)
+against_emu("tests/ptx/grid.ptx lookback_scan (1320 blocks)", function(dev)
+  local g, b = 1320, 256
+  local x = dev:array("i32", g * b, { fill = "random", seed = 6, min = -8, max = 8 })
+  local out, state = dev:array("i32", g * b), dev:array("u64", g)
+  grid_kernel(dev, "lookback_scan"):launch { grid = g, block = b, args = { x, out, state } }
+  return { out }
+end)
+against_emu("tests/ptx/grid.ptx persistent_queue", function(dev)
+  local n = 5000
+  local x = dev:array("i32", n, { fill = "random", seed = 7, min = -4, max = 4 })
+  local out, ready, ticket, taken = dev:array("i32", n), dev:array("u32", n), dev:array("u32", 1), dev:array("u32", 264)
+  grid_kernel(dev, "persistent_queue"):launch { grid = 264, block = 128, args = { x, out, ready, ticket, n, taken } }
+  return { out }
+end)
+against_emu("tests/ptx/grid.ptx grid_normalise (cooperative)", function(dev)
+  local g, b = 264, 256
+  local x = dev:array("f32", g * b, { fill = "random", seed = 8, min = 0, max = 1 })
+  local partial, total = dev:array("f32", g), dev:array("f32", 1)
+  local run = grid_kernel(dev, "grid_normalise"):launch { grid = g, block = b, cooperative = true,
+    args = { x, partial, total, g * b } }
+  return { x, total, run = run }
+end)
+do -- a cooperative grid that cannot be resident at once: refused before it runs, on both
+  local ok, err = pcall(function()
+    grid_kernel(gpu, "grid_normalise"):launch { grid = 1000000, block = 1024, cooperative = true,
+      args = { gpu:array("f32", 1), gpu:array("f32", 1), gpu:array("f32", 1), 0 } }
+  end)
+  row("cooperative grid too large", not ok and type(err) == "table" and err.code == "bad_argument",
+    ok and "it ran" or tostring(type(err) == "table" and err.message or err))
+end
 
 -- a CUDA C module: nvcc on this machine compiles ptx/copy.cu for the device (dev.arch)
 if require("mgpu.nvcc").find() then
