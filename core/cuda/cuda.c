@@ -523,8 +523,8 @@ static int coop_fits(mh_cuda_dev *d, CUfunction f, const char *name, const unsig
     unsigned long long blocks = (unsigned long long)grid[0] * grid[1] * grid[2];
     if (blocks > (unsigned long long)per_sm * (unsigned long long)sms)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative grid of %llu blocks cannot be resident at once: %d "
-                       "blocks per SM x %d SMs = %lld (blocks of %llu threads, %u bytes of dynamic shared memory)",
-                       name, blocks, per_sm, sms, (long long)per_sm * sms, threads, smem);
+                       "block%s per SM x %d SMs = %lld (blocks of %llu threads, %u bytes of dynamic shared memory)",
+                       name, blocks, per_sm, per_sm == 1 ? "" : "s", sms, (long long)per_sm * sms, threads, smem);
     return 0;
 }
 

@@ -330,8 +330,9 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
     if (x->cooperative && c.nblocks > (uint64_t)c.resident * d->nsm) {
         rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative grid of %llu blocks cannot be resident at once: %u "
-                       "blocks per SM x %u SMs = %llu (blocks of %u threads, %llu bytes of shared memory%s)", name,
-                       (unsigned long long)c.nblocks, c.resident, d->nsm, (unsigned long long)c.resident * d->nsm,
+                       "block%s per SM x %u SMs = %llu (blocks of %u threads, %llu bytes of shared memory%s)", name,
+                       (unsigned long long)c.nblocks, c.resident, c.resident == 1 ? "" : "s", d->nsm,
+                       (unsigned long long)c.resident * d->nsm,
                        c.nthreads, (unsigned long long)c.shared_size,
                        x->regs_per_thread ? ", the registers ptxas gives" : "");
         goto done;

@@ -446,6 +446,7 @@ static int step_warp(ctx *c, warp *w)
  * stops issuing at a vacancy until it is dispatched, so one SM's issue order is exactly what
  * the per-SM issue model gives: a launch's trace does not depend on the quantum. */
 #define QUANTUM 256
+#define LONE_QUANTUM 4096
 
 /* Cycles and warp instructions without progress anywhere before emu looks for a grid-wide
  * stall; and the span of addresses a waiting warp's loads may cover (a poll of flags).  A
@@ -660,7 +661,9 @@ int emu_run_grid(ctx *c, uint64_t *longest)
             a->next = sm_next_event(a);
             continue;
         }
-        if (run_sm(c, a, t2 == UINT64_MAX ? UINT64_MAX : t2 + QUANTUM)) return -1;
+        /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall
+         * check below runs: a deadlock inside one SM is found too (issue 21's hostile round) */
+        if (run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM)) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
             c->epoch++;

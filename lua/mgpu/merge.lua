@@ -77,12 +77,11 @@ function M.merge(out, dirs, opts)
   local lock = core.lock(out .. "/.lock")
   local ok, r = pcall(function()
     local old = files.exists(out .. "/manifest.json") and manifest.read(out) or nil
-    if old and not old.merged_from then
+    if old and not old.merged_from then -- a shard or a run: never rewritten, listed as a source or not
       local is_source = false
-      for _, d in ipairs(dirs) do is_source = is_source or files.absolute(d) == files.absolute(out) end
-      if not is_source then
-        bad("merge: " .. out .. " holds a run's results that no merge made: merge into a new folder")
-      end
+      for _, d in ipairs(dirs) do is_source = is_source or files.absolute(d) == files.absolute(out) or core.same_file(d, out) end
+      bad("merge: " .. out .. " holds a run's results that no merge made" .. (is_source and
+        " (it is also one of the folders to merge)" or "") .. ": merge into a new folder")
     end
     -- every row of every folder (a merged OUT given again as a source counts as one); the ok
     -- row of a point wins over a failed one, a later folder's over an earlier's

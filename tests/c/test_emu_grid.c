@@ -201,6 +201,11 @@ static void deadlock(void)
     CHECK_CONTAINS(e.message, "(ld) block (0,0,0), (1,0,0), (2,0,0), (3,0,0), ... (264 blocks)");
     CHECK_CONTAINS(e.message, "(264 blocks)");
     CHECK(e.line > 0 && strstr(grid_ptx.text, "ld.volatile.global") != NULL);
+    /* one block alone (one SM with work): found as well (the hostile round found it hanging) */
+    t0 = seconds();
+    CHECK(run(d, "spin_forever", 1, 32, a, 2, 0, NULL, &e) == MH_E_KERNEL_FAULT);
+    CHECK(seconds() - t0 < 5);
+    CHECK_CONTAINS(e.message, "(ld) block (0,0,0) (1 block)");
     /* 1000 blocks of 1024 threads: 2 an SM at once, the rest never get a slot */
     t0 = seconds();
     CHECK(run(d, "spin_forever", 1000, 1024, a, 2, 0, NULL, &e) == MH_E_KERNEL_FAULT);

@@ -101,13 +101,13 @@ describe("sweeps", function()
 
   it("fail a point past timeout_s as timeout, in one process and with workers, and go on", function()
     h.write(dir .. "/flag.lua", "")
-    local exp = write_exp(dir, { module = h.src .. "/tests/ptx/side_effects.ptx", kernel = "forever", timeout = 0.3,
-      setup = [[
+    local exp = write_exp(dir, { module = h.src .. "/tests/ptx/side_effects.ptx", kernel = "forever_counting",
+      timeout = 0.3, setup = [[
     if p.tiles ~= 2 then
       local f = dev:array("i32", { 1 })
-      return { grid = 1, block = 32, args = { f } }
+      return { grid = 1, block = 32, args = { f, dev:array("i32", 32) } }
     end
-    do return { grid = 1, block = 32, args = { dev:array("i32", 1) } } end]] })
+    do return { grid = 1, block = 32, args = { dev:array("i32", 1), dev:array("i32", 32) } } end]] })
     for _, w in ipairs({ {}, { "--workers", "2" } }) do
       local out = dir .. "/r" .. #w
       local args = { exp, "--out", out, "--quiet" }
@@ -154,11 +154,17 @@ describe("sweeps", function()
     assert.equal(0, (h.run(exp, "--resume", dir .. "/m2", "--quiet")))
     b = rows_of(dir .. "/m2")
     for k, v in pairs(a) do assert.equal(v, b[k], k) end
+    -- a shard given as the output and as a source is refused, and left as it was (issue 25)
+    local err
+    local before = io.open(dir .. "/s1/manifest.json"):read("*a")
+    st, out, err = h.run("merge", dir .. "/s1", dir .. "/s1", dir .. "/s2")
+    assert.equal(2, st)
+    assert.matches("holds a run's results that no merge made %(it is also one of the folders to merge%)", err)
+    assert.equal(before, io.open(dir .. "/s1/manifest.json"):read("*a"))
     -- folders of another sweep are refused, naming what differs
     local other = write_exp(dir .. "/", { kernel = "tiled_scale" })
     h.write(dir .. "/other.lua", io.open(other):read("*a"):gsub("alpha = { 1.0, 2.0 }", "alpha = { 3.0 }"))
     assert.equal(0, (h.run(dir .. "/other.lua", "--out", dir .. "/o", "--quiet")))
-    local err
     st, out, err = h.run("merge", dir .. "/m3", dir .. "/s1", dir .. "/o")
     assert.equal(2, st)
     assert.matches("differ in script", err)

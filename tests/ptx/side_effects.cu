@@ -33,3 +33,15 @@ extern "C" __global__ void forever(int *flag)
     }
     MGPU_END("spin");
 }
+
+// Never ends either, but is not a deadlock: it counts its tries while it waits (its
+// registers change), so emu runs it until its time limit, budget or Ctrl-C instead of
+// reporting a deadlock as it does for `forever`.
+extern "C" __global__ void forever_counting(int *flag, int *tries)
+{
+    MGPU_BEGIN("spin");
+    int n = 0;
+    while (*(volatile int *)flag == 0) n++;
+    MGPU_END("spin");
+    tries[threadIdx.x] = n;
+}
