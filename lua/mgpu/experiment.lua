@@ -257,6 +257,14 @@ local function check_expect(expect, row, index)
   end
 end
 
+-- The experiment's kernel as it runs for the trace (instrumented when exp.instrument) and, for an
+-- instrumented experiment, the same kernel loaded plain: the one that is timed (issue 24).
+local function load_kernels(dev, load_path, exp)
+  if not exp.instrument then return dev:load(load_path):kernel(exp.kernel), nil end
+  local kernel = dev:load(load_path, { instrument = exp.instrument, probes = exp.probes }):kernel(exp.kernel)
+  return kernel, dev:load(load_path):kernel(exp.kernel)
+end
+
 -- One attempt at a point with `entries` per trace (nil: the experiment's choice).
 local function attempt_point(ctx, index, point, entries, row)
   local exp = ctx.exp
@@ -310,17 +318,39 @@ local function attempt_point(ctx, index, point, entries, row)
   end
   -- this attempt's entries, also when the launch fails (run_point resizes from them)
   row.entries = launch.profile and launch.profile.entries
+  local time_opts = { warmup = exp.warmup, repeats = exp.repeats, flush_l2 = exp.flush_l2, flush = ctx.flush,
+    before = spec.before }
+  local plain_run -- an instrumented experiment times the plain kernel: its time is the point's time_ns
+  if ctx.plain then
+    local plain = {}
+    for k, v in pairs(launch) do plain[k] = v end
+    plain.profile = nil
+    row.time_ns, plain_run, ctx.flush = timing.time(ctx.plain, plain, time_opts)
+    time_opts.flush = ctx.flush
+    launch.stats = nil -- the counters are the plain kernel's (the user's code alone)
+    if spec.check then -- the plain kernel's output, checked as the instrumented one's is below
+      local ok, msg = spec.check()
+      if not ok then
+        error(errors.new("check_failed", "check failed (the plain kernel): " .. tostring(msg or "output differs")), 0)
+      end
+    end
+  end
   local time_ns, run
-  time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, { warmup = exp.warmup, repeats = exp.repeats,
-    flush_l2 = exp.flush_l2, flush = ctx.flush, before = spec.before })
+  time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, time_opts)
   for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end
-  row.time_ns = time_ns
-  row.cycles, row.thread_insns = run.cycles, run.thread_insns
+  if plain_run then
+    row.instrumented_time_ns = time_ns
+    row.overhead = row.time_ns.median > 0 and time_ns.median / row.time_ns.median or nil
+  else
+    row.time_ns = time_ns
+  end
+  local counted = plain_run or run
+  row.cycles, row.thread_insns = counted.cycles, counted.thread_insns
   row.entries = run.entries or row.entries
-  if run.stats then -- emu's exact counters of the last measured launch (they are the same each launch)
+  if counted.stats then -- emu's exact counters of the last measured launch (they are the same each launch)
     local stats = require "mgpu.stats"
-    stats.write(ctx.dir .. string.format("/point-%d", index), run.stats)
-    row.stats = stats.totals(run.stats)
+    stats.write(ctx.dir .. string.format("/point-%d", index), counted.stats)
+    row.stats = stats.totals(counted.stats)
     row.stats_file = string.format("point-%d.stats.json", index)
   end
   if run.trace then
@@ -684,9 +714,9 @@ local function run_locked(exp, opts, dir, script, state)
       changed[#changed + 1] = msg
     end
   end
-  local kernel
+  local kernel, plain
   if not nworkers then
-    kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
+    kernel, plain = load_kernels(dev, load_path, exp)
   end
 
   -- what a resumed folder holds: its ok points are done; a torn last line
@@ -749,7 +779,8 @@ local function run_locked(exp, opts, dir, script, state)
   end
   state.wrote = true
 
-  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
+  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = opts.quiet, tty = core.isatty(2),
+    t0 = core.now() }
   local todo, nskipped = {}, 0
   for _, i in ipairs(pl.selected) do
     if done[pl.keys[i]] then nskipped = nskipped + 1 else todo[#todo + 1] = i end
@@ -851,8 +882,8 @@ function M.worker(exp, opts)
     load_path = files.absolute((require("mgpu.nvcc").compile(load_path, { arch = c.arch or dev.arch,
       nvcc_flags = c.nvcc_flags })))
   end
-  local kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
-  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = true, tty = false, t0 = core.now() }
+  local kernel, plain = load_kernels(dev, load_path, exp)
+  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = true, tty = false, t0 = core.now() }
   for line in io.lines() do
     local msg = core.json_decode(line, "worker input")
     local i = msg.item

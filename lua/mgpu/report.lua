@@ -626,7 +626,11 @@ function M.sweep_section(ctx, dir, man, rows)
   out[#out + 1] = "<h2>Results</h2>\n"
   local head = { "#" }
   for _, n in ipairs(names) do head[#head + 1] = n end
-  for _, c in ipairs({ "status", time_label, "min", "max", "entries" }) do head[#head + 1] = c end
+  local instrumented = false -- time_ns is the plain kernel's; the instrumented one's and the overhead beside it
+  for _, r in ipairs(rows) do if type(r.instrumented_time_ns) == "table" then instrumented = true end end
+  for _, c in ipairs({ "status", time_label, "min", "max" }) do head[#head + 1] = c end
+  if instrumented then head[#head + 1] = "instrumented"; head[#head + 1] = "overhead" end
+  head[#head + 1] = "entries"
   for _, n in ipairs(region_names) do head[#head + 1] = n .. " median" end
   local body = {}
   for _, r in ipairs(rows) do
@@ -638,6 +642,11 @@ function M.sweep_section(ctx, dir, man, rows)
     line[#line + 1] = svg.time(t.median, "ns")
     line[#line + 1] = svg.time(t.min, "ns")
     line[#line + 1] = svg.time(t.max, "ns")
+    if instrumented then
+      local it = type(r.instrumented_time_ns) == "table" and r.instrumented_time_ns or {}
+      line[#line + 1] = svg.time(it.median, "ns")
+      line[#line + 1] = results.fmt_overhead(r.overhead)
+    end
     line[#line + 1] = r.entries and svg.short(r.entries) or "-"
     local by = {}
     for _, g in ipairs(r.regions or {}) do by[g.name] = g end
@@ -695,7 +704,10 @@ function M.results_report(ctx, dir, opts)
     local t = type(r.time_ns) == "table" and r.time_ns or {}
     local pf = facts({
       { "launch time", t.median and fmt("median %s (min %s, max %s)%s", svg.time(t.median, "ns"), svg.time(t.min, "ns"),
-        svg.time(t.max, "ns"), virtual and ", virtual" or "") },
+        svg.time(t.max, "ns"), virtual and ", virtual" or "") .. (type(r.instrumented_time_ns) == "table" and
+        " of the plain kernel" or "") },
+      { "instrumented", type(r.instrumented_time_ns) == "table" and fmt("median %s: overhead %s (the traced launch)",
+        svg.time(r.instrumented_time_ns.median, "ns"), results.fmt_overhead(r.overhead)) or nil },
       { "entries", r.entries and fmt("%s per trace (%d attempts)", svg.short(r.entries), #(r.attempts or {})) },
       { "trace", dir .. "/" .. r.trace },
     })

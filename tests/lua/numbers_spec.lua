@@ -1,0 +1,96 @@
+-- numbers_spec.lua: the numbers a user acts on (issue 24): an experiment times the
+-- plain kernel and shows the instrumented one's time and the overhead beside it,
+-- counters of the user's code only, throughput, filtered sweeps merged complete.
+local h = require "helpers"
+local mgpu = require "mgpu"
+local core = require "mgpu.core"
+local results = require "mgpu.results"
+
+local function tiled(extra)
+  local exp = {
+    name = "numbers_test",
+    module = h.src .. "/ptx/tiled.ptx",
+    kernel = "tiled_scale",
+    instrument = "warp",
+    axes = { tiles = { 2, 6 } },
+    warmup = 1, repeats = 2,
+    setup = function(p, dev)
+      local n = 64 * p.tiles
+      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+      return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 3 * p.tiles }
+    end,
+  }
+  for k, v in pairs(extra or {}) do exp[k] = v end
+  return exp
+end
+
+-- the plain kernel's mgpu.time for the point tiles = t, as setup makes it
+local function plain_time(t)
+  local dev = mgpu.device("emu")
+  local k = dev:load(h.src .. "/ptx/tiled.ptx"):kernel("tiled_scale")
+  local n = 64 * t
+  local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+  return mgpu.time(k, { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 } }, { warmup = 1, repeats = 2 })
+end
+
+describe("an instrumented experiment's time", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("is the plain kernel's (mgpu.time), with the instrumented one's and the overhead beside it", function()
+    local r = mgpu.run(tiled(), { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    local rows = results.rows(dir)
+    for i, t in ipairs({ 2, 6 }) do
+      local row = rows[i]
+      local plain = plain_time(t)
+      assert.same(plain, row.time_ns) -- exact on emu: min, median, mean, stddev, max, n
+      assert.is_table(row.instrumented_time_ns)
+      assert.is_true(row.instrumented_time_ns.median > row.time_ns.median)
+      assert.equal(row.instrumented_time_ns.median / row.time_ns.median, row.overhead)
+      assert.is_table(row.regions) -- the trace is the instrumented launch's
+    end
+    -- deterministic: a second run gives the same numbers
+    local dir2 = h.tmpdir()
+    mgpu.run(tiled(), { out = dir2, quiet = true })
+    local again = results.rows(dir2)
+    h.rmdir(dir2)
+    for i = 1, 2 do
+      assert.same(rows[i].time_ns, again[i].time_ns)
+      assert.same(rows[i].instrumented_time_ns, again[i].instrumented_time_ns)
+    end
+    local csv = h.read(dir .. "/results.csv")
+    local head = csv:match("^[^\n]*")
+    assert.matches("time_ns_stddev,instrumented_time_ns_median,overhead,", head)
+    local table_text = results.table({ "tiles" }, rows, "emu time")
+    assert.matches("instrumented%s+overhead", table_text)
+    assert.matches(string.format("x%.2f", rows[1].overhead):gsub("%.", "%%."), table_text)
+  end)
+
+  it("is shown by compare and the report", function()
+    mgpu.run(tiled(), { out = dir .. "/a", quiet = true })
+    mgpu.run(tiled(), { out = dir .. "/b", quiet = true })
+    local cmp = require("mgpu.compare").folders(dir .. "/a", dir .. "/b")
+    assert.matches("overhead", cmp.table)
+    local rows = results.rows(dir .. "/a")
+    local o = results.fmt_overhead(rows[1].overhead)
+    assert.is_truthy(cmp.table:find(o .. " -> " .. o, 1, true))
+    local status = h.run("report", dir .. "/a", "-o", dir .. "/r.html")
+    assert.equal(0, status)
+    local html = h.read(dir .. "/r.html")
+    assert.is_truthy(html:find("<th>overhead</th>", 1, true))
+    assert.is_truthy(html:find(o, 1, true))
+  end)
+
+  it("is the kernel's own when the experiment is not instrumented", function()
+    local exp = tiled()
+    exp.instrument = nil
+    local r = mgpu.run(exp, { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    local rows = results.rows(dir)
+    assert.same(plain_time(2), rows[1].time_ns)
+    assert.is_nil(rows[1].instrumented_time_ns)
+    assert.is_nil(rows[1].overhead)
+  end)
+end)
