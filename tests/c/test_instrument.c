@@ -63,7 +63,10 @@ static void errors(void)
          "end \"a\" without its begin"},
         {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
          "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\n// @mgpu end a\nret;\n}\n",
-         13, "paths into this line of k have different open regions"},
+         13, "end \"a\" without its begin on some path"}, /* the exit tail ended "a" on the fall-through (issue 24) */
+        {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
+         "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\nadd.u32 %r1, %r1, 1;\n@%p1 bra M;\nM:\nret;\n}\n",
+         13, "paths into this line of k have different open regions"}, /* not an exit tail: a branch follows */
         {".func f()\n{\n// @mgpu begin a\nret;\n}\n.visible .entry k()\n{\ncall f;\nret;\n}\n", 7,
          "region \"a\" is still open where .func f returns: a .func's regions must end before it returns"},
         {".func f(.param .u32 x)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [x];\nsetp.eq.u32 %p1, %r1, 0;\n"

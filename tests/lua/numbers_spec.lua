@@ -94,3 +94,81 @@ describe("an instrumented experiment's time", function()
     assert.is_nil(rows[1].overhead)
   end)
 end)
+
+describe("regions left by a return", function()
+  local ptx = h.src .. "/tests/ptx/early_return.ptx"
+
+  -- the regions' counts (and truncated counts) of one launch
+  local function counts(run)
+    local c, t = {}, {}
+    for _, r in ipairs(run.trace:summary()) do c[r.name], t[r.name] = r.count, r.truncated or 0 end
+    return c, t
+  end
+
+  -- launches kernel name plain and instrumented (scope, probes); returns both outputs and the counts
+  local function both(name, scope, args_of, n, probes)
+    local dev = mgpu.device("emu")
+    local outs = {}
+    local run
+    for k, opts in ipairs({ false, { instrument = scope, probes = probes } }) do
+      local kern = dev:load(ptx, opts or nil):kernel(name)
+      local x = dev:array("f32", n, { fill = "ramp", start = 0, step = 1 })
+      local y = dev:array("f32", n)
+      local r = kern:launch { grid = 3, block = 128, args = args_of(x, y), profile = opts and { entries = 64 } or nil }
+      outs[k] = y:read()
+      if opts then run = r end
+    end
+    return outs[1], outs[2], run
+  end
+
+  for _, scope in ipairs({ "warp", "warpgroup" }) do
+    local per = scope == "warp" and 32 or 128
+    local traces = 3 * 128 / per
+    it("end where a thread returns, with exact counts (" .. scope .. ")", function()
+      -- n = 100: warps 4.. (warp scope) have every lane past n and return at once
+      local a, b, run = both("guard_in_region", scope, function(x, y) return { x, y, 100 } end, 384)
+      assert.same(a, b)
+      local c, t = counts(run)
+      assert.equal(traces, c.work) -- every trace closes the region it began once
+      assert.equal(0, t.work)
+      -- a nested region and its outer one, left by a return in the inner one (v > 150: lanes 151..)
+      a, b, run = both("nested_return", scope, function(x, y) return { x, y, 300, 150 } end, 384)
+      assert.same(a, b)
+      c, t = counts(run)
+      assert.equal(traces, c.outer)
+      assert.equal(traces, c.inner)
+      assert.equal(0, t.outer + t.inner)
+      -- a region a loop leaves by returning (acc > 40 after a few iterations for lanes past 10)
+      a, b, run = both("loop_return", scope, function(x, y) return { x, y, 300, 40 } end, 384)
+      assert.same(a, b)
+      c, t = counts(run)
+      local live = 0 -- traces whose writer (the lowest thread) has i < 300: those begin the loop
+      for tr = 0, traces - 1 do if tr * per < 300 then live = live + 1 end end
+      assert.equal(live, c.loop)
+      assert.equal(0, t.loop)
+    end)
+
+    it("end where a thread returns for probes too (" .. scope .. ")", function()
+      -- the kernel probe beside the markers, and a range of PTX lines the early return leaves
+      local _, _, run = both("guard_in_region", scope, function(x, y) return { x, y, 100 } end, 384,
+        { { name = "kernel", kernel = true }, { name = "range", from = 36, to = 57 } })
+      local c, t = counts(run)
+      assert.equal(traces, c.kernel)
+      assert.equal(traces, c.work)
+      assert.equal(traces, c.range)
+      assert.equal(0, t.kernel + t.work + t.range)
+    end)
+  end
+end)
+
+describe("a marker error", function()
+  it("names the .cu file and line (through .loc) as well as the PTX line", function()
+    local dev = mgpu.device("emu")
+    local ok, err = pcall(dev.load, dev, h.src .. "/tests/ptx/one_branch_region.ptx", { instrument = "warp" })
+    assert.is_false(ok)
+    assert.equal("ptx_syntax", err.code)
+    assert.matches("^one_branch_region%.cu:13 %(PTX .*one_branch_region%.ptx:61%): end \"half\" without its begin",
+      err.message)
+    assert.equal(61, err.line)
+  end)
+end)
