@@ -172,3 +172,86 @@ describe("a marker error", function()
     assert.equal(61, err.line)
   end)
 end)
+
+describe("counters of an instrumented launch", function()
+  local stats = require "mgpu.stats"
+
+  -- emu's counters of one launch of kernel name in path (instrumented when scope is given)
+  local function counted(path, name, launch, args_of, scope, probes)
+    local dev = mgpu.device("emu")
+    local k = dev:load(path, scope and { instrument = scope, probes = probes } or nil):kernel(name)
+    local l = { args = args_of(dev), stats = true, profile = scope and { entries = 4096 } or nil }
+    for key, v in pairs(launch) do l[key] = v end
+    return k:launch(l).stats
+  end
+
+  local function by_line(st)
+    local t = {}
+    for _, r in ipairs(st.lines) do
+      local row = {}
+      for k, v in pairs(r) do if type(v) == "number" and k ~= "line" then row[k] = v end end
+      t[tostring(r.file) .. ":" .. r.line] = row
+    end
+    return t
+  end
+
+  local function totals(st)
+    local t = {}
+    for k, v in pairs(st.total) do if not k:match("%.ratio$") and k ~= stats.LEFT_OUT then t[k] = v end end
+    return t
+  end
+
+  local cases = {
+    { h.src .. "/ptx/tiled.ptx", "tiled_scale", { grid = 2, block = 64, smem = 256 },
+      function(dev) return { dev:array("f32", 384, { fill = "ramp" }), dev:array("f32", 384), 384, 1.0 } end },
+    { h.src .. "/tests/ptx/early_return.ptx", "guard_in_region", { grid = 3, block = 128 },
+      function(dev) return { dev:array("f32", 384, { fill = "ramp" }), dev:array("f32", 384), 100 } end },
+    { h.src .. "/tests/ptx/early_return.ptx", "nested_return", { grid = 3, block = 128 },
+      function(dev) return { dev:array("f32", 384, { fill = "ramp" }), dev:array("f32", 384), 300, 150 } end },
+    { h.src .. "/tests/ptx/early_return.ptx", "loop_return", { grid = 3, block = 128 },
+      function(dev) return { dev:array("f32", 384, { fill = "ramp" }), dev:array("f32", 384), 300, 40 } end },
+  }
+
+  it("equal the plain launch's for the user's lines, and say how many were left out", function()
+    for _, c in ipairs(cases) do
+      local plain = counted(c[1], c[2], c[3], c[4])
+      assert.is_nil(plain.total[stats.LEFT_OUT] ~= 0 and plain.total[stats.LEFT_OUT] or nil)
+      for _, scope in ipairs({ "warp", "warpgroup" }) do
+        for _, probes in ipairs({ false, { { name = "kernel", kernel = true } } }) do
+          local inst = counted(c[1], c[2], c[3], c[4], scope, probes or nil)
+          local a, b, diffs = by_line(plain), by_line(inst), {}
+          for line, row in pairs(a) do
+            for k, v in pairs(row) do
+              if not b[line] or b[line][k] ~= v then
+                diffs[#diffs + 1] = string.format("%s %s %s: %s %s, instrumented %s", c[2], scope, line, k, v,
+                  tostring(b[line] and b[line][k]))
+              end
+            end
+          end
+          for line in pairs(b) do if not a[line] then diffs[#diffs + 1] = c[2] .. " only instrumented: " .. line end end
+          assert.same({}, diffs)
+          assert.same(totals(plain), totals(inst))
+          assert.is_true(inst.total[stats.LEFT_OUT] > 0)
+          local text = stats.report(inst)
+          assert.matches("warp instructions the instrumentation added are left out", text, 1, true)
+        end
+      end
+    end
+  end)
+
+  it("list a line's loads and stores apart in the worst coalescing table", function()
+    local dev = mgpu.device("emu")
+    local st = { module = "k.ptx", total = {}, lines = { {
+      file = "k.cu", line = 7, source = "y[i * 2] = x[i * 4];",
+      ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] = 4, ["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = 64,
+      ["ptx__bytes_requested_mem_global_op_ld.sum"] = 512,
+      ["l1tex__t_requests_pipe_lsu_mem_global_op_st.sum"] = 4, ["l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"] = 32,
+      ["ptx__bytes_requested_mem_global_op_st.sum"] = 512 } } }
+    assert.is_truthy(dev)
+    local text = stats.report(st)
+    local block = text:match("worst coalescing first[^\n]*\n([^\n]*\n[^\n]*\n[^\n]*)")
+    assert.matches("line%s+op%s+requests", block)
+    assert.matches("k%.cu:7%s+load%s+4%s+64%s+16%.0%s+25%%", block)
+    assert.matches("k%.cu:7%s+store%s+4%s+32%s+8%.0%s+50%%", block)
+  end)
+end)
