@@ -494,6 +494,7 @@ local function plan(exp, set, man, where, shard)
     end
   end
   local filtered = #all - #selected
+  local kept = selected -- what the filter kept of the whole sweep (a shard's manifest records it: issue 24)
   if shard and not from_man then -- round-robin by index over the full list: the same split everywhere
     local mine = {}
     for _, i in ipairs(selected) do
@@ -502,7 +503,7 @@ local function plan(exp, set, man, where, shard)
     selected = mine
   end
   return { groups = groups, names = axes.names(groups), all = all, keys = keys, selected = selected,
-    filtered = filtered }
+    filtered = filtered, kept = kept }
 end
 
 local function holds_results(dir)
@@ -766,6 +767,7 @@ local function run_locked(exp, opts, dir, script, state)
       points = #pl.selected,
       seed = exp.seed,
       shard = opts.shard,                    -- {index=, count=}: this folder holds shard index of count
+      sweep_selected = opts.shard and pl.kept or nil, -- a shard's: the points the filter kept of the whole sweep
       workers = nworkers,                    -- worker processes, and the device each slot used
       devices = slots and slots.devices or nil,
       warmup = exp.warmup or 1,

@@ -255,3 +255,51 @@ describe("counters of an instrumented launch", function()
     assert.matches("k%.cu:7%s+store%s+4%s+32%s+8%.0%s+50%%", block)
   end)
 end)
+
+describe("a filtered sweep in shards", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("merges complete: no shard owes a point the filter dropped, and --resume runs nothing more", function()
+    h.write(dir .. "/exp.lua", string.format([[
+return {
+  name = "filtered_shards", module = %q, kernel = "tiled_scale", instrument = "warp",
+  axes = { tiles = { 1, 2, 3, 4, 5, 6 } },
+  filter = function(p) return p.tiles %% 3 ~= 0 end, -- drops points 3 and 6: both of shard 3/3
+  warmup = 0, repeats = 1,
+  setup = function(p, dev)
+    local n = 64 * p.tiles
+    local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+    return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 3 * p.tiles }
+  end,
+}
+]], h.src .. "/ptx/tiled.ptx"))
+    local exp = dir .. "/exp.lua"
+    for i = 1, 3 do
+      assert.equal(0, (h.run(exp, "--out", dir .. "/s" .. i, "--shard", i .. "/3", "--quiet")))
+    end
+    local man = core.json_decode(h.read(dir .. "/s1/manifest.json"))
+    assert.same({ 1, 2, 4, 5 }, man.sweep_selected)
+    local st, out = h.run("merge", dir .. "/m", dir .. "/s1", dir .. "/s2", dir .. "/s3")
+    assert.equal(0, st, out)
+    assert.matches("4 of 4 points, 4 ok, 0 missing", out)
+    local merged = core.json_decode(h.read(dir .. "/m/manifest.json"))
+    assert.same({ 1, 2, 4, 5 }, merged.selected)
+    assert.is_nil(merged.missing)
+    -- shard 3 holds only filtered points: the others are the whole sweep
+    assert.equal(0, (h.run("merge", dir .. "/m3", dir .. "/s1", dir .. "/s2")))
+    -- without shard 2: its points are owed, the filtered ones are not
+    st, out = h.run("merge", dir .. "/m2", dir .. "/s1", dir .. "/s3")
+    assert.equal(1, st)
+    assert.matches("2 missing", out)
+    assert.matches("missing: point 2 %(tiles=2%), owed by shard 2/3", out)
+    assert.matches("missing: point 5 %(tiles=5%), owed by shard 2/3", out)
+    assert.is_falsy(out:find("point 3 ", 1, true))
+    assert.is_falsy(out:find("point 6 ", 1, true))
+    -- resuming the complete merge runs nothing (the filtered points stay out)
+    st, out = h.run(exp, "--resume", dir .. "/m")
+    assert.equal(0, st)
+    assert.matches("0 ok, 0 failed, 4 already done", out)
+  end)
+end)
