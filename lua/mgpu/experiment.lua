@@ -22,7 +22,10 @@
 --               launches, repeats and the launch's retry all run the kernel again),
 --               expect = {NAME = count, ...}: how many regions of each name the trace must
 --               close (all traces together; a function(count) -> ok may stand for a count),
---               cooperative = true: a cooperative launch (cg::this_grid().sync())}
+--               cooperative = true: a cooperative launch (cg::this_grid().sync()),
+--               bytes = the bytes the launch reads and writes, flops = its floating-point
+--               operations: the row's gbps and gflops (on emu with stats, bytes default to the
+--               global bytes the counters saw)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
@@ -66,13 +69,15 @@ local timing = require "mgpu.timing"
 local M = {}
 
 local point_row, worker_plan, probe_device, run_workers -- defined below, used by run_locked
+local throughput -- defined below, used by attempt_point
 
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
   "timeout_s", "stats", "probes" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
-local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative" }
+local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative",
+  "bytes", "flops" }
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
@@ -257,6 +262,24 @@ local function check_expect(expect, row, index)
   end
 end
 
+-- The row's throughput (issue 24): setup's bytes and flops over the (plain) kernel's median
+-- time: gbps (bytes / ns = GB/s) and gflops; on emu with stats, bytes undeclared are the global
+-- memory's bytes the counters saw the kernel ask for (bytes_source "counted", else "declared").
+function throughput(row, spec)
+  local t = row.time_ns and row.time_ns.median
+  local bytes, source = spec.bytes, spec.bytes ~= nil and "declared" or nil
+  if bytes == nil and row.stats then
+    local ld = row.stats["ptx__bytes_requested_mem_global_op_ld.sum"]
+    local st = row.stats["ptx__bytes_requested_mem_global_op_st.sum"]
+    if ld or st then bytes, source = (ld or 0) + (st or 0), "counted" end
+  end
+  row.bytes, row.bytes_source, row.flops = bytes, source, spec.flops
+  if t and t > 0 then
+    row.gbps = bytes and bytes / t or nil
+    row.gflops = spec.flops and spec.flops / t or nil
+  end
+end
+
 -- The experiment's kernel as it runs for the trace (instrumented when exp.instrument) and, for an
 -- instrumented experiment, the same kernel loaded plain: the one that is timed (issue 24).
 local function load_kernels(dev, load_path, exp)
@@ -278,6 +301,14 @@ local function attempt_point(ctx, index, point, entries, row)
   check_type(spec.expect, "setup's expect", "table", "a table {region name = count}")
   check_entries(spec.entries, "setup's entries")
   if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
+  for _, k in ipairs({ "bytes", "flops" }) do -- what the launch moves and computes: throughput (issue 24)
+    local v = spec[k]
+    if v ~= nil and (type(v) ~= "number" or v ~= v or v < 0 or v == math.huge) then
+      bad(string.format("setup's %s must be a number >= 0 (the %s the launch %s), got %s", k,
+        k == "bytes" and "bytes of memory" or "floating-point operations", k == "bytes" and "reads and writes" or
+        "does", tostring(v)))
+    end
+  end
   local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s,
     stats = exp.stats or nil, cooperative = spec.cooperative }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
@@ -369,6 +400,7 @@ local function attempt_point(ctx, index, point, entries, row)
       core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
         true) .. "\n")
   end
+  throughput(row, spec)
   if spec.expect ~= nil then check_expect(spec.expect, row, index) end
   if spec.check then
     local ok, msg = spec.check()

@@ -46,6 +46,8 @@ M.ALL_POINTS_BYTES = 16 * 1048576
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
+local throughput_text, counters_text -- the point facts of issue 24, below
+
 -- What a path is: "results" (a results folder), "trace", "summary"; other
 -- folders and files are a bad_argument naming them.
 local function is_dir(path)
@@ -603,6 +605,19 @@ function M.sweep_section(ctx, dir, man, rows)
             metric = "time" } })
         out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-time", doc, nil)
       end
+      for _, m in ipairs({ { "gbps", "GB/s", "B" }, { "gflops", "GFLOP/s", "FLOP" } }) do
+        local ts = series_of(rows, groups, gi, function(r)
+          if type(r[m[1]]) ~= "number" then return nil end
+          return r[m[1]], nil, nil, fmt("%s: %s", point_text(names, r.point), results.fmt_rate(r[m[1]], m[3]))
+        end)
+        if #ts > 0 then
+          local doc = svg.lines({ title = m[2] .. ": " .. table.concat(g.names, "/"), virtual = virtual, x = x,
+            series = ts, y_fmt = function(v) return results.fmt_rate(v, m[3]) end,
+            note = "the point's bytes or flops over the plain kernel's median time",
+            data = { axis = table.concat(g.names, "/"), metric = m[1] } })
+          out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-" .. m[1], doc, nil)
+        end
+      end
       for _, name in ipairs(region_names) do
         local rs = series_of(rows, groups, gi, function(r)
           for _, reg in ipairs(r.regions or {}) do
@@ -627,9 +642,16 @@ function M.sweep_section(ctx, dir, man, rows)
   local head = { "#" }
   for _, n in ipairs(names) do head[#head + 1] = n end
   local instrumented = false -- time_ns is the plain kernel's; the instrumented one's and the overhead beside it
-  for _, r in ipairs(rows) do if type(r.instrumented_time_ns) == "table" then instrumented = true end end
+  local gbps, gflops = false, false
+  for _, r in ipairs(rows) do
+    if type(r.instrumented_time_ns) == "table" then instrumented = true end
+    if type(r.gbps) == "number" then gbps = true end
+    if type(r.gflops) == "number" then gflops = true end
+  end
   for _, c in ipairs({ "status", time_label, "min", "max" }) do head[#head + 1] = c end
   if instrumented then head[#head + 1] = "instrumented"; head[#head + 1] = "overhead" end
+  if gbps then head[#head + 1] = "GB/s" end
+  if gflops then head[#head + 1] = "GFLOP/s" end
   head[#head + 1] = "entries"
   for _, n in ipairs(region_names) do head[#head + 1] = n .. " median" end
   local body = {}
@@ -647,6 +669,8 @@ function M.sweep_section(ctx, dir, man, rows)
       line[#line + 1] = svg.time(it.median, "ns")
       line[#line + 1] = results.fmt_overhead(r.overhead)
     end
+    if gbps then line[#line + 1] = type(r.gbps) == "number" and fmt("%.1f", r.gbps) or "-" end
+    if gflops then line[#line + 1] = type(r.gflops) == "number" and fmt("%.1f", r.gflops) or "-" end
     line[#line + 1] = r.entries and svg.short(r.entries) or "-"
     local by = {}
     for _, g in ipairs(r.regions or {}) do by[g.name] = g end
@@ -657,7 +681,53 @@ function M.sweep_section(ctx, dir, man, rows)
     body[#body + 1] = line
   end
   out[#out + 1] = html_table(head, body, "results")
+  -- a stats run's counters (emu's exact totals of the user's code), a line per point
+  local counted = {}
+  for _, r in ipairs(rows) do
+    local c = counters_text(r)
+    if c then counted[#counted + 1] = { tostring(r.index or ""), point_text(names, r.point), c } end
+  end
+  if #counted > 0 then
+    out[#out + 1] = "<h2>Counters</h2>\n"
+    out[#out + 1] = html_table({ "#", "point", "emu's exact counters (the user's code)" }, counted, "counters")
+  end
   return table.concat(out)
+end
+
+-- "412.3 GB/s (1.05 MB declared), 12.1 GFLOP/s", or nil
+function throughput_text(r)
+  local parts = {}
+  if type(r.gbps) == "number" then
+    parts[#parts + 1] = fmt("%s (%s bytes %s)", results.fmt_rate(r.gbps, "B"), svg.short(r.bytes or 0),
+      r.bytes_source == "counted" and "counted by emu" or "declared")
+  end
+  if type(r.gflops) == "number" then
+    parts[#parts + 1] = fmt("%s (%s flops)", results.fmt_rate(r.gflops, "FLOP"), svg.short(r.flops or 0))
+  end
+  return #parts > 0 and table.concat(parts, ", ") or nil
+end
+
+-- A stats run's counters (emu's exact totals, the user's code only), or nil
+function counters_text(r)
+  local t = type(r.stats) == "table" and r.stats or nil
+  if not t then return nil end
+  local function n(k) return type(t[k]) == "number" and t[k] or 0 end
+  local G = "l1tex__t_%s_pipe_lsu_mem_global_op_%s.sum"
+  local parts = { fmt("%s warp instructions", svg.short(n("ptx__inst_executed.sum"))) }
+  for _, op in ipairs({ { "ld", "loads" }, { "st", "stores" } }) do
+    local req, sec = n(G:format("requests", op[1])), n(G:format("sectors", op[1]))
+    if req > 0 then
+      parts[#parts + 1] = fmt("global %s %s requests, %s sectors (%.1f a request)", op[2], svg.short(req),
+        svg.short(sec), sec / req)
+    end
+  end
+  local bc = n("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+    + n("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
+  if bc > 0 then parts[#parts + 1] = fmt("%s shared bank conflicts", svg.short(bc)) end
+  local left = n("mgpu__inst_executed_instrumentation.sum")
+  if left > 0 then parts[#parts + 1] = fmt("(%s instructions of the instrumentation left out)", svg.short(left)) end
+  if type(r.stats_file) == "string" then parts[#parts + 1] = "per line: " .. r.stats_file end
+  return table.concat(parts, "; ")
 end
 
 -- A results folder: facts, sweep, and points' sections.
@@ -708,6 +778,8 @@ function M.results_report(ctx, dir, opts)
         " of the plain kernel" or "") },
       { "instrumented", type(r.instrumented_time_ns) == "table" and fmt("median %s: overhead %s (the traced launch)",
         svg.time(r.instrumented_time_ns.median, "ns"), results.fmt_overhead(r.overhead)) or nil },
+      { "throughput", throughput_text(r) },
+      { "counters", counters_text(r) },
       { "entries", r.entries and fmt("%s per trace (%d attempts)", svg.short(r.entries), #(r.attempts or {})) },
       { "trace", dir .. "/" .. r.trace },
     })

@@ -303,3 +303,68 @@ return {
     assert.matches("0 ok, 0 failed, 4 already done", out)
   end)
 end)
+
+describe("throughput", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  local function exp_with(extra, setup_extra)
+    local exp = tiled(extra)
+    exp.axes = { tiles = { 2, 4 } }
+    exp.setup = function(p, dev)
+      local n = 64 * p.tiles
+      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+      local t = { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 3 * p.tiles }
+      for k, v in pairs(setup_extra and setup_extra(n) or {}) do t[k] = v end
+      return t
+    end
+    return exp
+  end
+
+  it("is the declared bytes and flops over the plain kernel's median: results, csv, table and report", function()
+    mgpu.run(exp_with(nil, function(n) return { bytes = 8 * n, flops = n } end), { out = dir, quiet = true })
+    local rows = results.rows(dir)
+    for i, t in ipairs({ 2, 4 }) do
+      local n = 64 * t
+      assert.equal(8 * n, rows[i].bytes)
+      assert.equal("declared", rows[i].bytes_source)
+      assert.equal(8 * n / rows[i].time_ns.median, rows[i].gbps)
+      assert.equal(n / rows[i].time_ns.median, rows[i].gflops)
+    end
+    local csv = h.read(dir .. "/results.csv")
+    assert.matches("overhead,bytes,flops,gbps,gflops,", csv:match("^[^\n]*"))
+    local text = results.table({ "tiles" }, rows, "emu time")
+    assert.matches("GB/s%s+GFLOP/s", text)
+    assert.is_truthy(text:find(string.format("%.1f", rows[1].gbps), 1, true))
+    assert.equal(0, (h.run("report", dir, "-o", dir .. "/r.html")))
+    local html = h.read(dir .. "/r.html")
+    assert.is_truthy(html:find("<th>GB/s</th>", 1, true))
+    assert.is_truthy(html:find(results.fmt_rate(rows[1].gbps, "B"), 1, true)) -- the point's facts
+    assert.is_truthy(html:find('data-metric="gbps"', 1, true) or html:find("GB/s: tiles", 1, true))
+  end)
+
+  it("takes emu's counted global bytes when undeclared in a stats run, and the report shows the counters", function()
+    mgpu.run(exp_with({ stats = true }), { out = dir, quiet = true })
+    local rows = results.rows(dir)
+    local r = rows[1]
+    local want = r.stats["ptx__bytes_requested_mem_global_op_ld.sum"] + r.stats["ptx__bytes_requested_mem_global_op_st.sum"]
+    assert.equal(2 * 4 * 128, want) -- tiles = 2: 128 floats read and written
+    assert.equal(want, r.bytes)
+    assert.equal("counted", r.bytes_source)
+    assert.equal(want / r.time_ns.median, r.gbps)
+    assert.is_nil(r.gflops)
+    assert.equal(0, (h.run("report", dir, "-o", dir .. "/r.html")))
+    local html = h.read(dir .. "/r.html")
+    assert.is_truthy(html:find("<h2>Counters</h2>", 1, true))
+    assert.is_truthy(html:find("global loads 8 requests", 1, true) or html:find("global loads", 1, true))
+  end)
+
+  it("refuses bytes or flops that are not a count", function()
+    local r = mgpu.run(exp_with(nil, function() return { bytes = -1 } end), { out = dir, quiet = true })
+    assert.equal(2, r.failed)
+    local row = results.rows(dir)[1]
+    assert.equal("bad_argument", row.error.code)
+    assert.matches("setup's bytes must be a number >= 0", row.error.message)
+  end)
+end)
