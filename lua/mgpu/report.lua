@@ -177,15 +177,95 @@ table{border-collapse:collapse;font-size:12px;margin:8px 0}th,td{border:1px soli
 th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}tr.failed td{color:#b00}tr.flag td{background:#fff2f2}
 .virtual{color:#8a4b00;font-weight:bold}.notes{font-size:12px;color:#555}
 details{margin:6px 0}summary{cursor:pointer;font-weight:bold;font-size:15px}
+svg.timeline g.zoom line,svg.timeline g.zoom path{vector-effect:non-scaling-stroke}svg.timeline{cursor:grab}
 ]]
+
+-- The one script of a report (issue 24): the timelines zoom (wheel, about the pointer) and pan
+-- (drag); a double-click shows the whole span again.  It moves the figure's g.zoom by a
+-- transform and draws the zoomed view's time ticks in g.zaxis; nothing is loaded.
+local ZOOM_JS = [[
+(function () {
+  "use strict";
+  function nice(x) { var p = Math.pow(10, Math.floor(Math.log10(x))), m = x / p; return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p; }
+  document.querySelectorAll("svg.timeline[data-zoom]").forEach(function (s) {
+    var L = +s.dataset.l, R = +s.dataset.r, span = +s.dataset.span, scale = +s.dataset.scale;
+    var z = s.querySelector("g.zoom"), zax = s.querySelector("g.zaxis"), fixed = s.querySelector("g.xaxis");
+    var ay = +zax.dataset.y, NS = s.namespaceURI, v0 = 0, v1 = span, drag = null;
+    function el(tag, a, text) { var e = document.createElementNS(NS, tag); for (var k in a) e.setAttribute(k, a[k]); if (text) e.textContent = text; zax.appendChild(e); }
+    function draw() {
+      var k = span / (v1 - v0), whole = v0 <= 0 && v1 >= span;
+      z.setAttribute("transform", whole ? "" : "translate(" + (L - k * v0 / span * (R - L)) + " 0) scale(" + k + " 1) translate(" + (-L) + " 0)");
+      s.setAttribute("data-view", v0 + " " + v1);
+      fixed.style.display = whole ? "" : "none";
+      s.querySelectorAll(".donelabel").forEach(function (t) { t.style.display = whole ? "" : "none"; });
+      while (zax.firstChild) zax.removeChild(zax.firstChild);
+      if (whole) return;
+      var step = nice((v1 - v0) / 8), digits = Math.max(0, -Math.floor(Math.log10(step / scale) + 1e-9));
+      el("line", { x1: L, y1: ay, x2: R, y2: ay, "class": "ax" });
+      for (var t = Math.ceil(v0 / step) * step; t <= v1 + 1e-9 * step; t += step) {
+        var x = L + (t - v0) / (v1 - v0) * (R - L);
+        el("line", { x1: x, y1: ay, x2: x, y2: ay + 4, "class": "ax" });
+        el("text", { x: x, y: ay + 15, "text-anchor": "middle", "class": "ztick" }, (t / scale).toFixed(Math.min(digits, 9)));
+      }
+    }
+    function at(e) { var p = s.createSVGPoint(); p.x = e.clientX; p.y = e.clientY; return p.matrixTransform(s.getScreenCTM().inverse()).x; }
+    function clamp(w) { w = Math.max(w, span * 1e-6); if (w >= span) { v0 = 0; v1 = span; return; } if (v0 < 0) v0 = 0; v1 = v0 + w; if (v1 > span) { v1 = span; v0 = span - w; } }
+    s.mgpuZoom = function (f, x) {
+      var c = v0 + (Math.min(Math.max(x, L), R) - L) / (R - L) * (v1 - v0);
+      var w = (v1 - v0) * f; v0 = c - (c - v0) * f; clamp(w); draw();
+    };
+    s.mgpuReset = function () { v0 = 0; v1 = span; draw(); };
+    s.addEventListener("wheel", function (e) { e.preventDefault(); s.mgpuZoom(e.deltaY < 0 ? 0.8 : 1.25, at(e)); }, { passive: false });
+    s.addEventListener("mousedown", function (e) { drag = { x: at(e), v0: v0 }; e.preventDefault(); });
+    window.addEventListener("mouseup", function () { drag = null; });
+    s.addEventListener("mousemove", function (e) {
+      if (!drag) return;
+      var w = v1 - v0; v0 = drag.v0 - (at(e) - drag.x) / (R - L) * w; clamp(w); draw();
+    });
+    s.addEventListener("dblclick", function () { s.mgpuReset(); });
+  });
+})();
+]]
+
+-- base64 of a string of bytes
+local function base64(b)
+  local A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  local out = {}
+  for i = 1, #b, 3 do
+    local a, c, d = b:byte(i, i + 2)
+    local n = a * 65536 + (c or 0) * 256 + (d or 0)
+    local q = { floor(n / 262144) % 64, floor(n / 4096) % 64, floor(n / 64) % 64, n % 64 }
+    out[#out + 1] = A:sub(q[1] + 1, q[1] + 1) .. A:sub(q[2] + 1, q[2] + 1) ..
+      (c and A:sub(q[3] + 1, q[3] + 1) or "=") .. (d and A:sub(q[4] + 1, q[4] + 1) or "=")
+  end
+  return table.concat(out)
+end
+
+-- The script's CSP hash ('sha256-...'): only that inline script may run.
+local script_hash
+local function zoom_hash()
+  if script_hash then return script_hash end
+  local tmp = os.tmpname()
+  local f = assert(io.open(tmp, "wb"))
+  f:write(ZOOM_JS)
+  f:close()
+  local hex = core.sha256_file(tmp)
+  os.remove(tmp)
+  script_hash = "sha256-" .. base64((hex:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)))
+  return script_hash
+end
+M.ZOOM_JS = ZOOM_JS
 
 local function page(title, body)
   return table.concat({
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-    -- nothing may be loaded: the report is one file, readable offline
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+    -- nothing may be loaded: the report is one file, readable offline; its one inline script
+    -- (the timelines' zoom) runs by its hash
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '",
+    zoom_hash(), "'\">\n",
     "<meta name=\"generator\" content=\"mgpu-harness ", esc(core.VERSION), "\">\n",
-    "<title>", esc(title), "</title>\n<style>\n", CSS, "</style>\n</head>\n<body>\n", body, "</body>\n</html>\n" })
+    "<title>", esc(title), "</title>\n<style>\n", CSS, "</style>\n</head>\n<body>\n", body,
+    "<script>", ZOOM_JS, "</script>\n</body>\n</html>\n" })
 end
 
 -- A point -----------------------------------------------------------------------
@@ -212,8 +292,11 @@ local function timeline_svg(ctx, tr, opts)
   local gap = nsm > 1 and min(4, max(0.5, 300 / nsm)) or 0
   if nl <= 40 then gap = 4 end
   local names = tr.names
+  local scale0, su0 = svg.time_ticks_unit(tr.span, unit)
   local doc = svg.new(W, 10, { class = "chart timeline", label = "timeline of " .. nl .. " traces",
-    data = { traces = nl, sms = nsm, runs = tr.runs, merged = tr.merged, events = tr.events } })
+    data = { traces = nl, sms = nsm, runs = tr.runs, merged = tr.merged, events = tr.events,
+      -- what the page's zoom script needs (ZOOM_JS): the plot's x range, the span and the tick unit
+      zoom = 1, l = L, r = R, span = tr.span, scale = scale0, su = su0 } })
   svg.heading(doc, fmt("Timeline: %d traces on %d SMs, span %s", nl, nsm, svg.time(tr.span, unit)), virtual)
   local items = {}
   for _, n in ipairs(names) do items[#items + 1] = { name = n, color = color_of(ctx, n) } end
@@ -230,9 +313,17 @@ local function timeline_svg(ctx, tr, opts)
   local cy = T
   local label_every = 1
   local group_h = {}
+  local sm_labels = {}
   for i, sm in ipairs(sms) do group_h[i] = #sm.lanes * lh end
   local gh = group_h[1] or 1
   if gh < 10 then label_every = math.ceil(10 / (gh + gap)) end
+  -- everything drawn against time zooms and pans (the page's script): clipped to the plot
+  ctx.nclip = (ctx.nclip or 0) + 1
+  local clip = "tlclip" .. ctx.nclip
+  doc:raw(fmt('<defs><clipPath id="%s"><rect x="%s" y="0" width="%s" height="100000"/></clipPath></defs>', clip,
+    svg.num(L), svg.num(R - L + 1)))
+  doc:open({ class = "zoomable", ["clip-path"] = "url(#" .. clip .. ")" })
+  doc:open({ class = "zoom" })
   doc:open({ class = "lanes" })
   local tf0 = tr.t_first
   for si, sm in ipairs(sms) do
@@ -293,9 +384,7 @@ local function timeline_svg(ctx, tr, opts)
     doc:line(xd, top - 0.5, xd, cy + 0.5, { stroke = "#000", ["stroke-width"] = 1.5, class = "smdone" },
       fmt("%s done at %s", sm.name, tf(sm.done)))
     doc:close()
-    if (si - 1) % label_every == 0 then
-      doc:text(8, (top + cy) / 2 + 4, sm.name)
-    end
+    if (si - 1) % label_every == 0 then sm_labels[#sm_labels + 1] = { (top + cy) / 2 + 4, sm.name } end
     cy = cy + gap
   end
   doc:close()
@@ -313,7 +402,6 @@ local function timeline_svg(ctx, tr, opts)
     local x = sx(m[1])
     doc:line(x, T - 36 + 11 * (i - 1), x, B + 58, { stroke = "#555", ["stroke-dasharray"] = "3 3", class = "donemark" },
       fmt("%s: %s", m[2], tf(m[1])))
-    doc:text(x - 3, T - 28 + 11 * (i - 1), fmt("%s %s", m[2], tf(m[1])), { anchor = "end", class = "note" })
   end
   -- SMs still running
   local sy = svg.linear(0, nsm, B + 58, B + 22)
@@ -324,11 +412,23 @@ local function timeline_svg(ctx, tr, opts)
   d[#d + 1] = "H" .. svg.num(sx(tr.span)) .. "V" .. svg.num(sy(0)) .. "H" .. svg.num(sx(0)) .. "Z"
   doc:path(table.concat(d), { fill = "#888", ["fill-opacity"] = 0.5, stroke = "#444", class = "running" },
     fmt("SMs still running: %d until %s, the last one until %s", nsm, tf(done[1]), tf(done[#done])))
+  doc:close() -- g.zoom
+  doc:close() -- g.zoomable
+  for i, m in ipairs(marks) do
+    local x = sx(m[1])
+    doc:text(x - 3, T - 28 + 11 * (i - 1), fmt("%s %s", m[2], tf(m[1])), { anchor = "end", class = "note donelabel" })
+  end
+  for _, sl in ipairs(sm_labels) do doc:text(8, sl[1], sl[2]) end
   doc:text(L - 6, B + 44, "SMs running", { anchor = "end", class = "note" })
-  local scale, su = svg.time_ticks_unit(tr.span, unit)
+  local scale, su = scale0, su0
   local xt = svg.ticks(0, tr.span, 10)
+  doc:open({ class = "xaxis" })
   svg.x_axis(doc, B + 60, sx, xt, function(v) return svg.short(v / scale) end,
     fmt("time from the first event (%s)%s", su, opts.unit_note or ""), L, R)
+  doc:close()
+  doc:open({ class = "zaxis", ["data-y"] = B + 60 }) -- the zoomed view's ticks (the script draws them)
+  doc:close()
+  doc:text(R, B + 89, "wheel: zoom, drag: pan, double-click: whole span", { anchor = "end", class = "note zhint" })
   doc.h = B + 100
   return doc, { L = L, R = R }
 end
