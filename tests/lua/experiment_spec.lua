@@ -208,7 +208,7 @@ describe("experiments", function()
     row = results.read_jsonl(dir .. "/s/results.jsonl")[1]
     assert.equal("bad_argument", row.error.code)
     assert.equal('setup: unknown key "grdi" (allowed: grid, block, smem, args, entries, estimate, check, before, '
-      .. 'expect, cooperative)', row.error.message)
+      .. 'expect, cooperative, bytes, flops)', row.error.message)
   end)
 
   it("add in-flight counter tracks to each point's trace when asked", function()
