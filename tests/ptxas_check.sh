@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ptxas_check.sh - instruments every kernel of ptx/ and of the real-compiler
-# outputs in tests/ptx/ (clang's llvm_tiled, nvcc -G's tiled_debug, the C++
+# outputs in tests/ptx/ (early_return: regions left by a return, clang's llvm_tiled, nvcc -G's tiled_debug, the C++
 # template struct_param, the many-feature module features, triton_style,
 # func_markers with markers inside .funcs, fptr with a call through a
 # function pointer, a wide call and a cluster register, cccl with libcu++
@@ -20,7 +20,7 @@ ptxas=$(command -v ptxas || true)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=0
-for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx "$src"/tests/ptx/fptr.ptx "$src"/tests/ptx/cccl.ptx "$src"/tests/ptx/hopper.ptx; do
+for f in "$src"/ptx/*.ptx "$src"/tests/golden/mini.ptx "$src"/tests/ptx/llvm_tiled.ptx "$src"/tests/ptx/tiled_debug.ptx "$src"/tests/ptx/struct_param.ptx "$src"/tests/ptx/features.ptx "$src"/tests/ptx/triton_style.ptx "$src"/tests/ptx/func_markers.ptx "$src"/tests/ptx/fptr.ptx "$src"/tests/ptx/cccl.ptx "$src"/tests/ptx/hopper.ptx "$src"/tests/ptx/early_return.ptx; do
   # the module's own target: sm_90, or sm_90a for Hopper-only code (setmaxnreg, TMA, wgmma)
   arch=$(sed -n 's/^\.target[[:space:]]*\(sm_90a\{0,1\}\).*/\1/p' "$f" | head -1)
   arch=${arch:-sm_90}

@@ -34,7 +34,23 @@ const char *const mh_ct_names[MH_CT_COUNT] = {
     [MH_CT_SST_BC] = "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
     [MH_CT_SATOM_REQ] = "ptx__inst_executed_op_shared_atom.sum",
     [MH_CT_SATOM_WF] = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+    [MH_CT_LEFT_OUT] = "mgpu__inst_executed_instrumentation.sum",
 };
+
+int mh_ct_kind(const char *text, const mh_ptx_insn *in)
+{
+    if (!text || (in->text_off == 0 && in->text_end == 0)) return MH_CT_USER;
+    const char *b = text + in->text_off, *e = text + in->text_end;
+    if ((in->mods & MH_MOD_MARKER) && !strncmp(b, "// @mgpu:", 9)) return MH_CT_ADDED; /* its comments */
+    /* the comment after the instruction on its line: added, and whether it stands for the next one */
+    const char *c = e;
+    while (*c == ' ' || *c == '\t' || *c == ';') c++;
+    if (!strncmp(c, "// mgpu: stands for", 19)) return MH_CT_STAND_IN;
+    if (!strncmp(c, "// mgpu:", 8)) return MH_CT_ADDED;
+    for (const char *p = b; p + 6 <= e; p++)
+        if (!memcmp(p, "__mgpu", 6)) return MH_CT_ADDED;
+    return MH_CT_USER;
+}
 
 static const mh_count_ratio ratios[] = {
     {"ptx__thread_inst_executed_per_inst_executed.ratio", MH_CT_THREAD_INST, MH_CT_INST},
@@ -164,6 +180,8 @@ int mh_ct_build(const mh_ptx_module *m, const mh_ptx_insn *code, uint32_t ncode,
     file_rec *files = NULL;
     size_t nlocs = 0, caplocs = 0, nfiles = 0, capfiles = 0;
     key *keys = NULL;
+    uint8_t *kinds = NULL;
+    uint32_t *stands = NULL;
     mh_launch_counts *c = calloc(1, sizeof *c);
     if (!c) goto oom;
     c->release = release;
@@ -224,12 +242,30 @@ int mh_ct_build(const mh_ptx_module *m, const mh_ptx_insn *code, uint32_t ncode,
     keys = malloc((ncode ? ncode : 1) * sizeof *keys);
     if (!keys) goto oom;
     uint32_t nk = 0;
+    /* each instruction's kind; a stand-in's user instruction (the next user instruction after
+     * it) takes its counts' place and is left out itself (for[pc]: the instruction it stands for) */
+    kinds = malloc(ncode ? ncode : 1);
+    stands = malloc((ncode ? ncode : 1) * sizeof *stands);
+    if (!kinds || !stands) goto oom;
+    for (uint32_t pc = 0; pc < ncode; pc++) kinds[pc] = (uint8_t)mh_ct_kind(m->text, &code[pc]), stands[pc] = pc;
+    for (uint32_t pc = 0; pc < ncode; pc++) {
+        if (kinds[pc] != MH_CT_STAND_IN) continue;
+        uint32_t j = pc + 1;
+        while (j < ncode && (kinds[j] == MH_CT_ADDED || (code[j].mods & MH_MOD_MARKER))) j++; /* (comments too) */
+        if (j < ncode && kinds[j] == MH_CT_USER) stands[pc] = j, kinds[j] = MH_CT_ADDED; /* counted in its stand-in */
+        else kinds[pc] = MH_CT_ADDED;
+    }
     for (uint32_t pc = 0; pc < ncode; pc++) {
         const uint64_t *v = per_insn + (size_t)pc * MH_CT_COUNT;
+        if (kinds[pc] == MH_CT_ADDED) {
+            c->total[MH_CT_LEFT_OUT] += v[MH_CT_INST];
+            continue;
+        }
         for (int k = 0; k < MH_CT_COUNT; k++) c->total[k] += v[k];
         if (!v[MH_CT_INST]) continue;
-        key kk = {-1, code[pc].line, pc};
-        size_t off = code[pc].text_off, lo = 0, hi = nlocs;
+        uint32_t at = stands[pc]; /* a stand-in counts on its instruction's line */
+        key kk = {-1, code[at].line, pc};
+        size_t off = code[at].text_off, lo = 0, hi = nlocs;
         while (lo < hi) { /* the last .loc before off */
             size_t mid = (lo + hi) / 2;
             if (locs[mid].off < off) lo = mid + 1;
@@ -258,6 +294,9 @@ int mh_ct_build(const mh_ptx_module *m, const mh_ptx_insn *code, uint32_t ncode,
         }
         keys[nk++] = kk;
     }
+    free(kinds);
+    free(stands);
+    kinds = NULL, stands = NULL;
     qsort(keys, nk, sizeof *keys, key_cmp);
     uint32_t nrows = 0;
     for (uint32_t i = 0; i < nk; i++) nrows += !i || keys[i].file != keys[i - 1].file || keys[i].line != keys[i - 1].line;
@@ -284,6 +323,8 @@ int mh_ct_build(const mh_ptx_module *m, const mh_ptx_insn *code, uint32_t ncode,
     *out = c;
     return 0;
 oom:
+    free(kinds);
+    free(stands);
     free(keys);
     free(locs);
     for (size_t i = 0; i < nfiles; i++) free(files[i].name);

@@ -38,6 +38,7 @@ enum {
     MH_CT_SLD_REQ, MH_CT_SLD_WF, MH_CT_SLD_BC,
     MH_CT_SST_REQ, MH_CT_SST_WF, MH_CT_SST_BC,
     MH_CT_SATOM_REQ, MH_CT_SATOM_WF,
+    MH_CT_LEFT_OUT, /* warp instructions of the instrumentation's code: left out of every other counter */
     MH_CT_COUNT
 };
 
@@ -50,8 +51,18 @@ uint32_t mh_ct_distinct(uint64_t *ids, uint32_t n);
  * phases with active lanes.  addr[i] is lane lane[i]'s byte offset, size its bytes. */
 uint32_t mh_ct_wavefronts(const uint64_t *addr, const uint8_t *lane, uint32_t n, uint32_t size, uint32_t *phases);
 
+/* What instruction `in` of module text `text` is to the counters (issue 24): the user's
+ * (MH_CT_USER), code the instrumentation added (MH_CT_ADDED: it names a __mgpu register,
+ * parameter or label, or a "// mgpu:" comment follows it on its line; core/instrument/emit.c's
+ * contract; the "// @mgpu: ..." comments it adds too), or an added branch that stands for the user's instruction after it
+ * (MH_CT_STAND_IN: counted as that one, which is then not counted itself). */
+enum { MH_CT_USER, MH_CT_ADDED, MH_CT_STAND_IN };
+int mh_ct_kind(const char *text, const mh_ptx_insn *in);
+
 /* Sums per-instruction counters (ncode x MH_CT_COUNT, in the linked code's order) into
- * rows per source line; *out is the caller's (out->release frees it). */
+ * rows per source line; *out is the caller's (out->release frees it).  The instrumentation's
+ * code (mh_ct_kind) is left out of the rows and the totals: its warp instructions are the
+ * total's MH_CT_LEFT_OUT. */
 int mh_ct_build(const mh_ptx_module *m, const mh_ptx_insn *code, uint32_t ncode, const uint64_t *per_insn,
                 mh_launch_counts **out, mh_error *e);
 

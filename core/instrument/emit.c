@@ -170,6 +170,14 @@ static const char HEADER_CALIB[] =
 
 #define RUN_MAX 32 /* records under one bounds check at most (a longer run is split) */
 
+/* What tells the code added from the user's (emu's counters leave it out, issue 24): every
+ * instruction added names a __mgpu register, parameter or label, or ends its line with a
+ * "// mgpu:" comment (no "@": not a marker comment, which the front end keeps as a statement);
+ * a branch added in front of one of the user's exits or guarded branches,
+ * with its guard, that takes the user's instruction's place ends its line with STAND_IN, and
+ * emu counts it as that instruction (core/emu/emu_counters.c, MH_CT_STAND_IN there). */
+#define STAND_IN "\t// mgpu: stands for the line below"
+
 /* An instruction after which the straight line ends: a branch, a call, an exit. */
 static int ends_line(const mh_ptx_insn *in)
 {
@@ -274,7 +282,12 @@ static void exit_code(const emit_ctx *c, uint32_t i, const point *xp, size_t nx,
     const mh_ptx_insn *in = &c->f->code[i];
     size_t at = in->text_off;
     const char *g = in->guard >= 0 ? c->m->reg_name[in->guard] : "";
-    if (in->guard >= 0 && (nx || !c->entry)) {
+    if (in->guard >= 0 && nx && c->entry) {
+        /* the exit path's records out of line, after the exit block: the branch there has the
+         * exit's own guard, so it stands for the exit (emu counts it as the user's: STAND_IN) */
+        add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_xpath%zu; " STAND_IN "\n\t", in->guard_neg ? "!" : "", g, *label);
+        (*label)++; /* the block itself: exit_paths, after the exit block */
+    } else if (in->guard >= 0 && (nx || !c->entry)) {
         add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_skip%zu;\n", in->guard_neg ? "" : "!", g, *label);
         emit_records_at(c, at, xp, nx);
         if (c->entry) add_edit(c->E, at, P_EXIT, "\tbra \t$__mgpu_exit%zu;\n", exit_label);
@@ -282,11 +295,32 @@ static void exit_code(const emit_ctx *c, uint32_t i, const point *xp, size_t nx,
         add_edit(c->E, at, P_FILL, "$__mgpu_skip%zu:\n\t", *label);
         (*label)++;
     } else if (in->guard >= 0) /* an entry's guarded exit without points of its own */
-        add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_exit%zu;\n\t", in->guard_neg ? "!" : "", g, exit_label);
-    else if (c->entry) add_edit(c->E, at, P_EXIT, "bra \t$__mgpu_exit%zu;\n\t", exit_label);
+        add_edit(c->E, at, P_EXIT, "@%s%s bra \t$__mgpu_exit%zu; " STAND_IN "\n\t", in->guard_neg ? "!" : "", g,
+                 exit_label);
+    else if (c->entry) add_edit(c->E, at, P_EXIT, "bra \t$__mgpu_exit%zu; " STAND_IN "\n\t", exit_label);
     else {
         add_edit(c->E, at, P_EXIT, FUNC_EXIT);
         add_edit(c->E, at, P_FILL, "\t");
+    }
+}
+
+/* The out-of-line exit paths of an entry's guarded exits with points (exit_code's
+ * $__mgpu_xpathN, labels from first on in the exits' order), after its exit block. */
+static void exit_paths(const emit_ctx *c, const point *pts, size_t npts, size_t first, size_t exit_label)
+{
+    size_t end = c->f->body_open, k = 0, label = first;
+    for (uint32_t i = 0; i < c->f->ncode; i++) {
+        const mh_ptx_insn *in = &c->f->code[i];
+        if ((in->text_off == 0 && in->text_end == 0) || (in->op != MH_OP_RET && in->op != MH_OP_EXIT)) continue;
+        while (k < npts && pts[k].insn < i) k++;
+        size_t x = k;
+        while (x < npts && pts[x].insn == i && pts[x].where != PT_EXIT) x++;
+        size_t xe = x;
+        while (xe < npts && pts[xe].insn == i) xe++;
+        if (in->guard < 0 || xe == x) continue;
+        add_edit(c->E, end, P_EXIT, "$__mgpu_xpath%zu:\t// @mgpu: the exit path of line %u\n", label++, in->line);
+        emit_records_at(c, end, pts + x, xe - x);
+        add_edit(c->E, end, P_EXIT, "\tbra \t$__mgpu_exit%zu;\n", exit_label);
     }
 }
 
@@ -301,7 +335,7 @@ static void exit_block(const emit_ctx *c, size_t exit_label, unsigned scope)
     add_edit(c->E, at, P_EXIT, c->aligned ? HEADER_V2 : HEADER_LEGACY);
     add_edit(c->E, at, P_EXIT, TRACE_SLOT, scope - 1, lg, scope - 1, lg);
     add_edit(c->E, at, P_EXIT, HEADER_CALIB);
-    add_edit(c->E, at, P_EXIT, "\texit; \t// @mgpu: the kernel ends here\n");
+    add_edit(c->E, at, P_EXIT, "\texit; \t// mgpu: the kernel ends here\n");
 }
 
 /* The text of branch i's target label (the last word before its ';'). */
@@ -327,12 +361,12 @@ static void trampolines(const emit_ctx *c, const point *pts, size_t n, size_t *l
         const char *t;
         int tl;
         branch_target(c->m, in, &t, &tl);
-        add_edit(c->E, in->text_off, P_SYNC_BEFORE, "@%s%s bra \t$__mgpu_edge%zu;\n\t", in->guard_neg ? "!" : "",
-                 c->m->reg_name[in->guard], *label);
-        size_t at = c->f->body_close;
+        add_edit(c->E, in->text_off, P_SYNC_BEFORE, "@%s%s bra \t$__mgpu_edge%zu; " STAND_IN "\n\t",
+                 in->guard_neg ? "!" : "", c->m->reg_name[in->guard], *label);
+        size_t at = c->f->body_open;
         add_edit(c->E, at, P_EXIT, "$__mgpu_edge%zu:\t// @mgpu: the edge to %.*s\n", *label, tl, t);
         emit_records_at(c, at, pts + i, j - i);
-        add_edit(c->E, at, P_EXIT, "\tbra \t%.*s;\n", tl, t);
+        add_edit(c->E, at, P_EXIT, "\tbra \t%.*s; \t// mgpu: on to the edge's target\n", tl, t);
         (*label)++;
         i = j;
     }
@@ -395,7 +429,7 @@ static void emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigne
 {
     const mh_ptx_func *f = c->f;
     int ends_with_exit = 0;
-    size_t k = 0, exit_label = (*label)++;
+    size_t k = 0, exit_label = (*label)++, first_path = *label; /* exit_code numbers the exit paths first */
     for (uint32_t i = 0; i < f->ncode; i++) {
         const mh_ptx_insn *in = &f->code[i];
         if (in->text_off == 0 && in->text_end == 0) continue; /* the synthetic final ret */
@@ -410,7 +444,23 @@ static void emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigne
     }
     if (f->is_entry) {
         exit_block(c, exit_label, scope);
+        /* the exit paths and trampolines go right after the prologue, jumped over: there they
+         * have lower addresses than the code that branches to them, as the user's branch
+         * targets had, so emu's lowest-pc-first reconvergence (and its counters) stay the
+         * plain kernel's; at the end, divergent paths met later */
+        int out_of_line = 0;
+        for (size_t q = 0; q < npts; q++)
+            out_of_line |= pts[q].where == PT_EDGE ||
+                           (pts[q].where == PT_EXIT && f->code[pts[q].insn].guard >= 0);
+        size_t body = *label;
+        if (out_of_line) {
+            (*label)++;
+            add_edit(c->E, f->body_open, P_EXIT, "\tbra \t$__mgpu_body%zu; \t// mgpu: over the exit paths and edges\n",
+                     body);
+        }
+        exit_paths(c, pts, npts, first_path, exit_label);
         trampolines(c, pts, npts, label);
+        if (out_of_line) add_edit(c->E, f->body_open, P_EXIT, "$__mgpu_body%zu:\n", body);
     } else if (!ends_with_exit) add_edit(c->E, f->body_close, P_EXIT, FUNC_EXIT);
 }
 

@@ -3,19 +3,57 @@
  * flow.c, emit.c, and edits.c, which splices the edits into the original text. */
 #include "instrument/rewrite.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether s (at least n bytes) starts the word w at a word boundary of text t. */
+static int word_at(const char *t, const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    return !strncmp(s, w, n) && (s == t || isspace((unsigned char)s[-1])) && (s[n] == ' ' || s[n] == '\t');
+}
+
+/* The source file and line (from the last .loc before PTX line `line` in its function, and the
+ * .file it names) as "FILE:LINE" in buf; 0 when the PTX has none there (issue 24: errors name
+ * the .cu line a user edits, not only the cached PTX's). */
+static int source_of(const mh_ptx_module *m, uint32_t line, char *buf, size_t len)
+{
+    const char *t = m->text, *p = t;
+    if (!t || !line) return 0;
+    for (uint32_t l = 1; l < line && *p; p++) l += *p == '\n';
+    const char *loc = NULL;
+    for (const char *q = p; q > t; q--) {
+        if (word_at(t, q, ".entry") || word_at(t, q, ".func")) break;
+        if (word_at(t, q, ".loc")) { loc = q; break; }
+    }
+    if (!loc) return 0;
+    char *end;
+    unsigned long file = strtoul(loc + 4, &end, 10), src = strtoul(end, NULL, 10);
+    if (!src) return 0;
+    for (const char *q = t; (q = strstr(q, ".file")) != NULL; q += 5) {
+        if (!word_at(t, q, ".file") || strtoul(q + 5, &end, 10) != file) continue;
+        const char *a = strchr(end, '"'), *nl = strchr(end, '\n');
+        if (!a || (nl && a > nl)) return 0;
+        const char *b = strchr(a + 1, '"');
+        if (!b || (nl && b > nl)) return 0;
+        snprintf(buf, len, "%.*s:%lu", (int)(b - a - 1 < 300 ? b - a - 1 : 300), a + 1, src);
+        return 1;
+    }
+    return 0;
+}
+
 int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code code, const char *fmt, ...)
 {
-    char msg[600];
+    char msg[600], src[340];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     e->line = line;
+    if (source_of(m, line, src, sizeof src)) return mh_fail(e, code, "%.340s (PTX %.200s:%u): %s", src, m->path, line, msg);
     return mh_fail(e, code, "%.200s:%u: %s", m->path, line, msg);
 }
 
@@ -75,6 +113,12 @@ static int function_points(rewrite *w, uint32_t fi, mh_error *e)
     if (!rc) rc = marker_points(m, f, fmk, fn, ids, &w->pts, &w->npts, &w->cap, e);
     free(ids);
     if (!rc && w->npts > 1) qsort(w->pts, w->npts, sizeof *w->pts, by_place);
+    if (!rc && f->is_entry && w->npts) {
+        /* regions still open where a thread exits end there (issue 24) */
+        size_t before = w->npts;
+        rc = close_at_exits(m, f, &w->pts, &w->npts, &w->cap, e);
+        if (!rc && w->npts > before) qsort(w->pts, w->npts, sizeof *w->pts, by_place);
+    }
     if (!rc) rc = check_flow(m, f, w->pts, w->npts, &out->names, !f->is_entry, e);
     out->markers += (uint32_t)fn;
     return rc;

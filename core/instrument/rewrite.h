@@ -150,6 +150,10 @@ int probes_collect(rewrite *w, const mh_instrument_opts *opts, mh_error *e);
  * must_close: a .func, whose regions end before it returns. */
 int check_flow(const mh_ptx_module *m, const mh_ptx_func *f, const point *pts, size_t npts,
                const mh_names *names, int must_close, mh_error *e);
+/* flow.c: in an entry, the regions still open where a thread exits end there (issue 24): ends
+ * appended to *pts (f's points sorted by place; *npts, *cap updated) on the edges into the exit
+ * tails whose paths differ, and at each exit for what stays open; sort again after. */
+int close_at_exits(const mh_ptx_module *m, const mh_ptx_func *f, point **pts, size_t *npts, size_t *cap, mh_error *e);
 /* emit.c: the module variables .funcs with markers read, before the first function. */
 void emit_globals(edits *E, const mh_ptx_module *m);
 /* emit.c: all the code added to function f for its points pts[0 .. npts) (sorted by place): an

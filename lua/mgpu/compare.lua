@@ -83,7 +83,24 @@ function M.folders(base, new)
   for _, r in ipairs(rows_b) do by_key[r.key] = r end
   local head = { "#" }
   for _, n in ipairs(names) do head[#head + 1] = n end
-  for _, c in ipairs({ "base", "new", "change", "regions (median change)" }) do head[#head + 1] = c end
+  local instrumented = false -- an instrumented run: time_ns is the plain kernel's, the overhead beside it
+  for _, rows in ipairs({ rows_a, rows_b }) do
+    for _, r in ipairs(rows) do if r.overhead then instrumented = true end end
+  end
+  for _, c in ipairs({ "base", "new", "change" }) do head[#head + 1] = c end
+  if instrumented then head[#head + 1] = "overhead" end
+  head[#head + 1] = "regions (median change)"
+  -- the overhead cell: "x1.60 -> x1.72", "-" when neither row has one
+  local function overhead(a, b)
+    if not instrumented then return nil end
+    if not (a and a.overhead) and not (b and b.overhead) then return "-" end
+    return results.fmt_overhead(a and a.overhead) .. " -> " .. results.fmt_overhead(b and b.overhead)
+  end
+  local function add(line, cells)
+    for i = 1, 3 do line[#line + 1] = cells[i] end
+    if instrumented then line[#line + 1] = cells[5] or "-" end
+    line[#line + 1] = cells[4]
+  end
   local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0 }
   local seen = {}
   for _, a in ipairs(rows_a) do
@@ -93,14 +110,10 @@ function M.folders(base, new)
     for _, n in ipairs(names) do line[#line + 1] = tostring(a.point and a.point[n]) end
     if not b then
       acc.only_base = acc.only_base + 1
-      for _, c in ipairs({ results.fmt_ns(a.time_ns and a.time_ns.median, "ns"), "-", "-", "not in the new run" }) do
-        line[#line + 1] = c
-      end
+      add(line, { results.fmt_ns(a.time_ns and a.time_ns.median, "ns"), "-", "-", "not in the new run" })
     elseif a.status ~= "ok" or b.status ~= "ok" then
       acc.matched = acc.matched + 1
-      for _, c in ipairs({ a.status, b.status, "-", (b.error and b.error.message or a.error and a.error.message or ""):sub(1, 60) }) do
-        line[#line + 1] = c
-      end
+      add(line, { a.status, b.status, "-", (b.error and b.error.message or a.error and a.error.message or ""):sub(1, 60) })
     else
       acc.matched = acc.matched + 1
       local ta, tb = a.time_ns or {}, b.time_ns or {}
@@ -108,9 +121,7 @@ function M.folders(base, new)
       local noise = (ta.max or 0) - (ta.min or 0) + (tb.max or 0) - (tb.min or 0)
       local noisy = pct ~= nil and pct ~= 0 and math.abs(tb.median - ta.median) <= noise
       worst(acc, pct, noisy)
-      line[#line + 1] = results.fmt_ns(ta.median, "ns")
-      line[#line + 1] = results.fmt_ns(tb.median, "ns")
-      line[#line + 1] = fmt_change(pct, noisy)
+      local cells = { results.fmt_ns(ta.median, "ns"), results.fmt_ns(tb.median, "ns"), fmt_change(pct, noisy) }
       local regs, by_name = {}, {}
       for _, g in ipairs(b.regions or {}) do by_name[g.name] = g end
       for _, g in ipairs(a.regions or {}) do
@@ -123,7 +134,8 @@ function M.folders(base, new)
           regs[#regs + 1] = g.name .. " gone"
         end
       end
-      line[#line + 1] = table.concat(regs, ", ")
+      cells[4], cells[5] = table.concat(regs, ", "), overhead(a, b)
+      add(line, cells)
     end
     acc.body[#acc.body + 1] = line
   end
@@ -132,9 +144,7 @@ function M.folders(base, new)
       acc.only_new = acc.only_new + 1
       local line = { "new" }
       for _, n in ipairs(names) do line[#line + 1] = tostring(b.point and b.point[n]) end
-      for _, c in ipairs({ "-", results.fmt_ns(b.time_ns and b.time_ns.median, "ns"), "-", "not in the base run" }) do
-        line[#line + 1] = c
-      end
+      add(line, { "-", results.fmt_ns(b.time_ns and b.time_ns.median, "ns"), "-", "not in the base run" })
       acc.body[#acc.body + 1] = line
     end
   end

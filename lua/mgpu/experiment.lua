@@ -22,7 +22,10 @@
 --               launches, repeats and the launch's retry all run the kernel again),
 --               expect = {NAME = count, ...}: how many regions of each name the trace must
 --               close (all traces together; a function(count) -> ok may stand for a count),
---               cooperative = true: a cooperative launch (cg::this_grid().sync())}
+--               cooperative = true: a cooperative launch (cg::this_grid().sync()),
+--               bytes = the bytes the launch reads and writes, flops = its floating-point
+--               operations: the row's gbps and gflops (on emu with stats, bytes default to the
+--               global bytes the counters saw)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
@@ -66,13 +69,15 @@ local timing = require "mgpu.timing"
 local M = {}
 
 local point_row, worker_plan, probe_device, run_workers -- defined below, used by run_locked
+local throughput -- defined below, used by attempt_point
 
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
   "timeout_s", "stats", "probes" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
-local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative" }
+local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative",
+  "bytes", "flops" }
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
@@ -257,6 +262,32 @@ local function check_expect(expect, row, index)
   end
 end
 
+-- The row's throughput (issue 24): setup's bytes and flops over the (plain) kernel's median
+-- time: gbps (bytes / ns = GB/s) and gflops; on emu with stats, bytes undeclared are the global
+-- memory's bytes the counters saw the kernel ask for (bytes_source "counted", else "declared").
+function throughput(row, spec)
+  local t = row.time_ns and row.time_ns.median
+  local bytes, source = spec.bytes, spec.bytes ~= nil and "declared" or nil
+  if bytes == nil and row.stats then
+    local ld = row.stats["ptx__bytes_requested_mem_global_op_ld.sum"]
+    local st = row.stats["ptx__bytes_requested_mem_global_op_st.sum"]
+    if ld or st then bytes, source = (ld or 0) + (st or 0), "counted" end
+  end
+  row.bytes, row.bytes_source, row.flops = bytes, source, spec.flops
+  if t and t > 0 then
+    row.gbps = bytes and bytes / t or nil
+    row.gflops = spec.flops and spec.flops / t or nil
+  end
+end
+
+-- The experiment's kernel as it runs for the trace (instrumented when exp.instrument) and, for an
+-- instrumented experiment, the same kernel loaded plain: the one that is timed (issue 24).
+local function load_kernels(dev, load_path, exp)
+  if not exp.instrument then return dev:load(load_path):kernel(exp.kernel), nil end
+  local kernel = dev:load(load_path, { instrument = exp.instrument, probes = exp.probes }):kernel(exp.kernel)
+  return kernel, dev:load(load_path):kernel(exp.kernel)
+end
+
 -- One attempt at a point with `entries` per trace (nil: the experiment's choice).
 local function attempt_point(ctx, index, point, entries, row)
   local exp = ctx.exp
@@ -270,6 +301,14 @@ local function attempt_point(ctx, index, point, entries, row)
   check_type(spec.expect, "setup's expect", "table", "a table {region name = count}")
   check_entries(spec.entries, "setup's entries")
   if spec.estimate ~= nil then timing.count(spec.estimate, "setup's estimate", 0, math.floor((MAX_ENTRIES - 3) / 2)) end
+  for _, k in ipairs({ "bytes", "flops" }) do -- what the launch moves and computes: throughput (issue 24)
+    local v = spec[k]
+    if v ~= nil and (type(v) ~= "number" or v ~= v or v < 0 or v == math.huge) then
+      bad(string.format("setup's %s must be a number >= 0 (the %s the launch %s), got %s", k,
+        k == "bytes" and "bytes of memory" or "floating-point operations", k == "bytes" and "reads and writes" or
+        "does", tostring(v)))
+    end
+  end
   local launch = { grid = spec.grid, block = spec.block, smem = spec.smem, args = spec.args, timeout_s = exp.timeout_s,
     stats = exp.stats or nil, cooperative = spec.cooperative }
   entries = entries or spec.entries or (spec.estimate and mgpu.entries_for(spec.estimate))
@@ -310,17 +349,39 @@ local function attempt_point(ctx, index, point, entries, row)
   end
   -- this attempt's entries, also when the launch fails (run_point resizes from them)
   row.entries = launch.profile and launch.profile.entries
+  local time_opts = { warmup = exp.warmup, repeats = exp.repeats, flush_l2 = exp.flush_l2, flush = ctx.flush,
+    before = spec.before }
+  local plain_run -- an instrumented experiment times the plain kernel: its time is the point's time_ns
+  if ctx.plain then
+    local plain = {}
+    for k, v in pairs(launch) do plain[k] = v end
+    plain.profile = nil
+    row.time_ns, plain_run, ctx.flush = timing.time(ctx.plain, plain, time_opts)
+    time_opts.flush = ctx.flush
+    launch.stats = nil -- the counters are the plain kernel's (the user's code alone)
+    if spec.check then -- the plain kernel's output, checked as the instrumented one's is below
+      local ok, msg = spec.check()
+      if not ok then
+        error(errors.new("check_failed", "check failed (the plain kernel): " .. tostring(msg or "output differs")), 0)
+      end
+    end
+  end
   local time_ns, run
-  time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, { warmup = exp.warmup, repeats = exp.repeats,
-    flush_l2 = exp.flush_l2, flush = ctx.flush, before = spec.before })
+  time_ns, run, ctx.flush = timing.time(ctx.kernel, launch, time_opts)
   for _, a in ipairs(run.attempts or {}) do row.attempts[#row.attempts + 1] = a end
-  row.time_ns = time_ns
-  row.cycles, row.thread_insns = run.cycles, run.thread_insns
+  if plain_run then
+    row.instrumented_time_ns = time_ns
+    row.overhead = row.time_ns.median > 0 and time_ns.median / row.time_ns.median or nil
+  else
+    row.time_ns = time_ns
+  end
+  local counted = plain_run or run
+  row.cycles, row.thread_insns = counted.cycles, counted.thread_insns
   row.entries = run.entries or row.entries
-  if run.stats then -- emu's exact counters of the last measured launch (they are the same each launch)
+  if counted.stats then -- emu's exact counters of the last measured launch (they are the same each launch)
     local stats = require "mgpu.stats"
-    stats.write(ctx.dir .. string.format("/point-%d", index), run.stats)
-    row.stats = stats.totals(run.stats)
+    stats.write(ctx.dir .. string.format("/point-%d", index), counted.stats)
+    row.stats = stats.totals(counted.stats)
     row.stats_file = string.format("point-%d.stats.json", index)
   end
   if run.trace then
@@ -339,6 +400,7 @@ local function attempt_point(ctx, index, point, entries, row)
       core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
         true) .. "\n")
   end
+  throughput(row, spec)
   if spec.expect ~= nil then check_expect(spec.expect, row, index) end
   if spec.check then
     local ok, msg = spec.check()
@@ -464,6 +526,7 @@ local function plan(exp, set, man, where, shard)
     end
   end
   local filtered = #all - #selected
+  local kept = selected -- what the filter kept of the whole sweep (a shard's manifest records it: issue 24)
   if shard and not from_man then -- round-robin by index over the full list: the same split everywhere
     local mine = {}
     for _, i in ipairs(selected) do
@@ -472,7 +535,7 @@ local function plan(exp, set, man, where, shard)
     selected = mine
   end
   return { groups = groups, names = axes.names(groups), all = all, keys = keys, selected = selected,
-    filtered = filtered }
+    filtered = filtered, kept = kept }
 end
 
 local function holds_results(dir)
@@ -684,9 +747,9 @@ local function run_locked(exp, opts, dir, script, state)
       changed[#changed + 1] = msg
     end
   end
-  local kernel
+  local kernel, plain
   if not nworkers then
-    kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
+    kernel, plain = load_kernels(dev, load_path, exp)
   end
 
   -- what a resumed folder holds: its ok points are done; a torn last line
@@ -736,6 +799,7 @@ local function run_locked(exp, opts, dir, script, state)
       points = #pl.selected,
       seed = exp.seed,
       shard = opts.shard,                    -- {index=, count=}: this folder holds shard index of count
+      sweep_selected = opts.shard and pl.kept or nil, -- a shard's: the points the filter kept of the whole sweep
       workers = nworkers,                    -- worker processes, and the device each slot used
       devices = slots and slots.devices or nil,
       warmup = exp.warmup or 1,
@@ -749,7 +813,8 @@ local function run_locked(exp, opts, dir, script, state)
   end
   state.wrote = true
 
-  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = opts.quiet, tty = core.isatty(2), t0 = core.now() }
+  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = opts.quiet, tty = core.isatty(2),
+    t0 = core.now() }
   local todo, nskipped = {}, 0
   for _, i in ipairs(pl.selected) do
     if done[pl.keys[i]] then nskipped = nskipped + 1 else todo[#todo + 1] = i end
@@ -851,8 +916,8 @@ function M.worker(exp, opts)
     load_path = files.absolute((require("mgpu.nvcc").compile(load_path, { arch = c.arch or dev.arch,
       nvcc_flags = c.nvcc_flags })))
   end
-  local kernel = dev:load(load_path, exp.instrument and { instrument = exp.instrument, probes = exp.probes } or nil):kernel(exp.kernel)
-  local ctx = { exp = exp, dev = dev, kernel = kernel, dir = dir, quiet = true, tty = false, t0 = core.now() }
+  local kernel, plain = load_kernels(dev, load_path, exp)
+  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = true, tty = false, t0 = core.now() }
   for line in io.lines() do
     local msg = core.json_decode(line, "worker input")
     local i = msg.item

@@ -83,14 +83,16 @@ function M.read(dir)
     end
     if man.axes == nil then fail("axes are missing (point_keys come from them)") end
   end
-  if man.selected ~= nil then
-    if man.point_keys == nil then -- selected indexes point_keys: name what is missing, not selected
-      fail("point_keys are missing (selected indexes them): an older mgpu-harness wrote it, or it was edited")
-    end
-    if not is_list(man.selected) then fail("selected must be a list of point indices") end
-    for i, v in ipairs(man.selected) do
-      if type(v) ~= "number" or v ~= math.floor(v) or v < 1 or v > #man.point_keys then
-        fail(string.format("selected[%d] must be a point index from 1 to %d", i, #man.point_keys))
+  for _, f in ipairs({ "selected", "sweep_selected" }) do
+    if man[f] ~= nil then
+      if man.point_keys == nil then -- selected indexes point_keys: name what is missing, not selected
+        fail("point_keys are missing (" .. f .. " indexes them): an older mgpu-harness wrote it, or it was edited")
+      end
+      if not is_list(man[f]) then fail(f .. " must be a list of point indices") end
+      for i, v in ipairs(man[f]) do
+        if type(v) ~= "number" or v ~= math.floor(v) or v < 1 or v > #man.point_keys then
+          fail(string.format("%s[%d] must be a point index from 1 to %d", f, i, #man.point_keys))
+        end
       end
     end
   end

@@ -111,7 +111,17 @@ function M.merge(out, dirs, opts)
       end
     end
     if first.shard then -- the shards' union is the sweep: every point a shard would own
-      for i = 1, #keys do if not seen[i] then seen[i] = true; selected[#selected + 1] = i end end
+      -- (what the sweep's filter kept, which each shard's manifest records; an older shard's
+      -- manifest without it: every point of the axes)
+      local kept = nil
+      for _, src in ipairs(all_dirs) do
+        if type(src.man.sweep_selected) == "table" then kept = src.man.sweep_selected end
+      end
+      if kept then
+        for _, i in ipairs(kept) do if not seen[i] then seen[i] = true; selected[#selected + 1] = i end end
+      else
+        for i = 1, #keys do if not seen[i] then seen[i] = true; selected[#selected + 1] = i end end
+      end
     end
     table.sort(selected)
     local sources = {}
@@ -139,7 +149,7 @@ function M.merge(out, dirs, opts)
     results.write_csv(out, names, rows)
     local man = {}
     for k, v in pairs(first) do man[k] = v end
-    man.shard, man.workers, man.devices = nil, nil, nil
+    man.shard, man.workers, man.devices, man.sweep_selected = nil, nil, nil, nil
     man.selected, man.points = selected, #selected
     man.created = (old and old.created) or os.date("!%Y-%m-%dT%H:%M:%SZ")
     local parts = {}

@@ -46,6 +46,8 @@ M.ALL_POINTS_BYTES = 16 * 1048576
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
+local throughput_text, counters_text -- the point facts of issue 24, below
+
 -- What a path is: "results" (a results folder), "trace", "summary"; other
 -- folders and files are a bad_argument naming them.
 local function is_dir(path)
@@ -175,15 +177,95 @@ table{border-collapse:collapse;font-size:12px;margin:8px 0}th,td{border:1px soli
 th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}tr.failed td{color:#b00}tr.flag td{background:#fff2f2}
 .virtual{color:#8a4b00;font-weight:bold}.notes{font-size:12px;color:#555}
 details{margin:6px 0}summary{cursor:pointer;font-weight:bold;font-size:15px}
+svg.timeline g.zoom line,svg.timeline g.zoom path{vector-effect:non-scaling-stroke}svg.timeline{cursor:grab}
 ]]
+
+-- The one script of a report (issue 24): the timelines zoom (wheel, about the pointer) and pan
+-- (drag); a double-click shows the whole span again.  It moves the figure's g.zoom by a
+-- transform and draws the zoomed view's time ticks in g.zaxis; nothing is loaded.
+local ZOOM_JS = [[
+(function () {
+  "use strict";
+  function nice(x) { var p = Math.pow(10, Math.floor(Math.log10(x))), m = x / p; return (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p; }
+  document.querySelectorAll("svg.timeline[data-zoom]").forEach(function (s) {
+    var L = +s.dataset.l, R = +s.dataset.r, span = +s.dataset.span, scale = +s.dataset.scale;
+    var z = s.querySelector("g.zoom"), zax = s.querySelector("g.zaxis"), fixed = s.querySelector("g.xaxis");
+    var ay = +zax.dataset.y, NS = s.namespaceURI, v0 = 0, v1 = span, drag = null;
+    function el(tag, a, text) { var e = document.createElementNS(NS, tag); for (var k in a) e.setAttribute(k, a[k]); if (text) e.textContent = text; zax.appendChild(e); }
+    function draw() {
+      var k = span / (v1 - v0), whole = v0 <= 0 && v1 >= span;
+      z.setAttribute("transform", whole ? "" : "translate(" + (L - k * v0 / span * (R - L)) + " 0) scale(" + k + " 1) translate(" + (-L) + " 0)");
+      s.setAttribute("data-view", v0 + " " + v1);
+      fixed.style.display = whole ? "" : "none";
+      s.querySelectorAll(".donelabel").forEach(function (t) { t.style.display = whole ? "" : "none"; });
+      while (zax.firstChild) zax.removeChild(zax.firstChild);
+      if (whole) return;
+      var step = nice((v1 - v0) / 8), digits = Math.max(0, -Math.floor(Math.log10(step / scale) + 1e-9));
+      el("line", { x1: L, y1: ay, x2: R, y2: ay, "class": "ax" });
+      for (var t = Math.ceil(v0 / step) * step; t <= v1 + 1e-9 * step; t += step) {
+        var x = L + (t - v0) / (v1 - v0) * (R - L);
+        el("line", { x1: x, y1: ay, x2: x, y2: ay + 4, "class": "ax" });
+        el("text", { x: x, y: ay + 15, "text-anchor": "middle", "class": "ztick" }, (t / scale).toFixed(Math.min(digits, 9)));
+      }
+    }
+    function at(e) { var p = s.createSVGPoint(); p.x = e.clientX; p.y = e.clientY; return p.matrixTransform(s.getScreenCTM().inverse()).x; }
+    function clamp(w) { w = Math.max(w, span * 1e-6); if (w >= span) { v0 = 0; v1 = span; return; } if (v0 < 0) v0 = 0; v1 = v0 + w; if (v1 > span) { v1 = span; v0 = span - w; } }
+    s.mgpuZoom = function (f, x) {
+      var c = v0 + (Math.min(Math.max(x, L), R) - L) / (R - L) * (v1 - v0);
+      var w = (v1 - v0) * f; v0 = c - (c - v0) * f; clamp(w); draw();
+    };
+    s.mgpuReset = function () { v0 = 0; v1 = span; draw(); };
+    s.addEventListener("wheel", function (e) { e.preventDefault(); s.mgpuZoom(e.deltaY < 0 ? 0.8 : 1.25, at(e)); }, { passive: false });
+    s.addEventListener("mousedown", function (e) { drag = { x: at(e), v0: v0 }; e.preventDefault(); });
+    window.addEventListener("mouseup", function () { drag = null; });
+    s.addEventListener("mousemove", function (e) {
+      if (!drag) return;
+      var w = v1 - v0; v0 = drag.v0 - (at(e) - drag.x) / (R - L) * w; clamp(w); draw();
+    });
+    s.addEventListener("dblclick", function () { s.mgpuReset(); });
+  });
+})();
+]]
+
+-- base64 of a string of bytes
+local function base64(b)
+  local A = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+  local out = {}
+  for i = 1, #b, 3 do
+    local a, c, d = b:byte(i, i + 2)
+    local n = a * 65536 + (c or 0) * 256 + (d or 0)
+    local q = { floor(n / 262144) % 64, floor(n / 4096) % 64, floor(n / 64) % 64, n % 64 }
+    out[#out + 1] = A:sub(q[1] + 1, q[1] + 1) .. A:sub(q[2] + 1, q[2] + 1) ..
+      (c and A:sub(q[3] + 1, q[3] + 1) or "=") .. (d and A:sub(q[4] + 1, q[4] + 1) or "=")
+  end
+  return table.concat(out)
+end
+
+-- The script's CSP hash ('sha256-...'): only that inline script may run.
+local script_hash
+local function zoom_hash()
+  if script_hash then return script_hash end
+  local tmp = os.tmpname()
+  local f = assert(io.open(tmp, "wb"))
+  f:write(ZOOM_JS)
+  f:close()
+  local hex = core.sha256_file(tmp)
+  os.remove(tmp)
+  script_hash = "sha256-" .. base64((hex:gsub("%x%x", function(h) return string.char(tonumber(h, 16)) end)))
+  return script_hash
+end
+M.ZOOM_JS = ZOOM_JS
 
 local function page(title, body)
   return table.concat({
     "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n",
-    -- nothing may be loaded: the report is one file, readable offline
-    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n",
+    -- nothing may be loaded: the report is one file, readable offline; its one inline script
+    -- (the timelines' zoom) runs by its hash
+    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; script-src '",
+    zoom_hash(), "'\">\n",
     "<meta name=\"generator\" content=\"mgpu-harness ", esc(core.VERSION), "\">\n",
-    "<title>", esc(title), "</title>\n<style>\n", CSS, "</style>\n</head>\n<body>\n", body, "</body>\n</html>\n" })
+    "<title>", esc(title), "</title>\n<style>\n", CSS, "</style>\n</head>\n<body>\n", body,
+    "<script>", ZOOM_JS, "</script>\n</body>\n</html>\n" })
 end
 
 -- A point -----------------------------------------------------------------------
@@ -210,8 +292,11 @@ local function timeline_svg(ctx, tr, opts)
   local gap = nsm > 1 and min(4, max(0.5, 300 / nsm)) or 0
   if nl <= 40 then gap = 4 end
   local names = tr.names
+  local scale0, su0 = svg.time_ticks_unit(tr.span, unit)
   local doc = svg.new(W, 10, { class = "chart timeline", label = "timeline of " .. nl .. " traces",
-    data = { traces = nl, sms = nsm, runs = tr.runs, merged = tr.merged, events = tr.events } })
+    data = { traces = nl, sms = nsm, runs = tr.runs, merged = tr.merged, events = tr.events,
+      -- what the page's zoom script needs (ZOOM_JS): the plot's x range, the span and the tick unit
+      zoom = 1, l = L, r = R, span = tr.span, scale = scale0, su = su0 } })
   svg.heading(doc, fmt("Timeline: %d traces on %d SMs, span %s", nl, nsm, svg.time(tr.span, unit)), virtual)
   local items = {}
   for _, n in ipairs(names) do items[#items + 1] = { name = n, color = color_of(ctx, n) } end
@@ -228,9 +313,17 @@ local function timeline_svg(ctx, tr, opts)
   local cy = T
   local label_every = 1
   local group_h = {}
+  local sm_labels = {}
   for i, sm in ipairs(sms) do group_h[i] = #sm.lanes * lh end
   local gh = group_h[1] or 1
   if gh < 10 then label_every = math.ceil(10 / (gh + gap)) end
+  -- everything drawn against time zooms and pans (the page's script): clipped to the plot
+  ctx.nclip = (ctx.nclip or 0) + 1
+  local clip = "tlclip" .. ctx.nclip
+  doc:raw(fmt('<defs><clipPath id="%s"><rect x="%s" y="0" width="%s" height="100000"/></clipPath></defs>', clip,
+    svg.num(L), svg.num(R - L + 1)))
+  doc:open({ class = "zoomable", ["clip-path"] = "url(#" .. clip .. ")" })
+  doc:open({ class = "zoom" })
   doc:open({ class = "lanes" })
   local tf0 = tr.t_first
   for si, sm in ipairs(sms) do
@@ -291,9 +384,7 @@ local function timeline_svg(ctx, tr, opts)
     doc:line(xd, top - 0.5, xd, cy + 0.5, { stroke = "#000", ["stroke-width"] = 1.5, class = "smdone" },
       fmt("%s done at %s", sm.name, tf(sm.done)))
     doc:close()
-    if (si - 1) % label_every == 0 then
-      doc:text(8, (top + cy) / 2 + 4, sm.name)
-    end
+    if (si - 1) % label_every == 0 then sm_labels[#sm_labels + 1] = { (top + cy) / 2 + 4, sm.name } end
     cy = cy + gap
   end
   doc:close()
@@ -311,7 +402,6 @@ local function timeline_svg(ctx, tr, opts)
     local x = sx(m[1])
     doc:line(x, T - 36 + 11 * (i - 1), x, B + 58, { stroke = "#555", ["stroke-dasharray"] = "3 3", class = "donemark" },
       fmt("%s: %s", m[2], tf(m[1])))
-    doc:text(x - 3, T - 28 + 11 * (i - 1), fmt("%s %s", m[2], tf(m[1])), { anchor = "end", class = "note" })
   end
   -- SMs still running
   local sy = svg.linear(0, nsm, B + 58, B + 22)
@@ -322,11 +412,23 @@ local function timeline_svg(ctx, tr, opts)
   d[#d + 1] = "H" .. svg.num(sx(tr.span)) .. "V" .. svg.num(sy(0)) .. "H" .. svg.num(sx(0)) .. "Z"
   doc:path(table.concat(d), { fill = "#888", ["fill-opacity"] = 0.5, stroke = "#444", class = "running" },
     fmt("SMs still running: %d until %s, the last one until %s", nsm, tf(done[1]), tf(done[#done])))
+  doc:close() -- g.zoom
+  doc:close() -- g.zoomable
+  for i, m in ipairs(marks) do
+    local x = sx(m[1])
+    doc:text(x - 3, T - 28 + 11 * (i - 1), fmt("%s %s", m[2], tf(m[1])), { anchor = "end", class = "note donelabel" })
+  end
+  for _, sl in ipairs(sm_labels) do doc:text(8, sl[1], sl[2]) end
   doc:text(L - 6, B + 44, "SMs running", { anchor = "end", class = "note" })
-  local scale, su = svg.time_ticks_unit(tr.span, unit)
+  local scale, su = scale0, su0
   local xt = svg.ticks(0, tr.span, 10)
+  doc:open({ class = "xaxis" })
   svg.x_axis(doc, B + 60, sx, xt, function(v) return svg.short(v / scale) end,
     fmt("time from the first event (%s)%s", su, opts.unit_note or ""), L, R)
+  doc:close()
+  doc:open({ class = "zaxis", ["data-y"] = B + 60 }) -- the zoomed view's ticks (the script draws them)
+  doc:close()
+  doc:text(R, B + 89, "wheel: zoom, drag: pan, double-click: whole span", { anchor = "end", class = "note zhint" })
   doc.h = B + 100
   return doc, { L = L, R = R }
 end
@@ -603,6 +705,19 @@ function M.sweep_section(ctx, dir, man, rows)
             metric = "time" } })
         out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-time", doc, nil)
       end
+      for _, m in ipairs({ { "gbps", "GB/s", "B" }, { "gflops", "GFLOP/s", "FLOP" } }) do
+        local ts = series_of(rows, groups, gi, function(r)
+          if type(r[m[1]]) ~= "number" then return nil end
+          return r[m[1]], nil, nil, fmt("%s: %s", point_text(names, r.point), results.fmt_rate(r[m[1]], m[3]))
+        end)
+        if #ts > 0 then
+          local doc = svg.lines({ title = m[2] .. ": " .. table.concat(g.names, "/"), virtual = virtual, x = x,
+            series = ts, y_fmt = function(v) return results.fmt_rate(v, m[3]) end,
+            note = "the point's bytes or flops over the plain kernel's median time",
+            data = { axis = table.concat(g.names, "/"), metric = m[1] } })
+          out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-" .. m[1], doc, nil)
+        end
+      end
       for _, name in ipairs(region_names) do
         local rs = series_of(rows, groups, gi, function(r)
           for _, reg in ipairs(r.regions or {}) do
@@ -626,7 +741,18 @@ function M.sweep_section(ctx, dir, man, rows)
   out[#out + 1] = "<h2>Results</h2>\n"
   local head = { "#" }
   for _, n in ipairs(names) do head[#head + 1] = n end
-  for _, c in ipairs({ "status", time_label, "min", "max", "entries" }) do head[#head + 1] = c end
+  local instrumented = false -- time_ns is the plain kernel's; the instrumented one's and the overhead beside it
+  local gbps, gflops = false, false
+  for _, r in ipairs(rows) do
+    if type(r.instrumented_time_ns) == "table" then instrumented = true end
+    if type(r.gbps) == "number" then gbps = true end
+    if type(r.gflops) == "number" then gflops = true end
+  end
+  for _, c in ipairs({ "status", time_label, "min", "max" }) do head[#head + 1] = c end
+  if instrumented then head[#head + 1] = "instrumented"; head[#head + 1] = "overhead" end
+  if gbps then head[#head + 1] = "GB/s" end
+  if gflops then head[#head + 1] = "GFLOP/s" end
+  head[#head + 1] = "entries"
   for _, n in ipairs(region_names) do head[#head + 1] = n .. " median" end
   local body = {}
   for _, r in ipairs(rows) do
@@ -638,6 +764,13 @@ function M.sweep_section(ctx, dir, man, rows)
     line[#line + 1] = svg.time(t.median, "ns")
     line[#line + 1] = svg.time(t.min, "ns")
     line[#line + 1] = svg.time(t.max, "ns")
+    if instrumented then
+      local it = type(r.instrumented_time_ns) == "table" and r.instrumented_time_ns or {}
+      line[#line + 1] = svg.time(it.median, "ns")
+      line[#line + 1] = results.fmt_overhead(r.overhead)
+    end
+    if gbps then line[#line + 1] = type(r.gbps) == "number" and fmt("%.1f", r.gbps) or "-" end
+    if gflops then line[#line + 1] = type(r.gflops) == "number" and fmt("%.1f", r.gflops) or "-" end
     line[#line + 1] = r.entries and svg.short(r.entries) or "-"
     local by = {}
     for _, g in ipairs(r.regions or {}) do by[g.name] = g end
@@ -648,7 +781,53 @@ function M.sweep_section(ctx, dir, man, rows)
     body[#body + 1] = line
   end
   out[#out + 1] = html_table(head, body, "results")
+  -- a stats run's counters (emu's exact totals of the user's code), a line per point
+  local counted = {}
+  for _, r in ipairs(rows) do
+    local c = counters_text(r)
+    if c then counted[#counted + 1] = { tostring(r.index or ""), point_text(names, r.point), c } end
+  end
+  if #counted > 0 then
+    out[#out + 1] = "<h2>Counters</h2>\n"
+    out[#out + 1] = html_table({ "#", "point", "emu's exact counters (the user's code)" }, counted, "counters")
+  end
   return table.concat(out)
+end
+
+-- "412.3 GB/s (1.05 MB declared), 12.1 GFLOP/s", or nil
+function throughput_text(r)
+  local parts = {}
+  if type(r.gbps) == "number" then
+    parts[#parts + 1] = fmt("%s (%s bytes %s)", results.fmt_rate(r.gbps, "B"), svg.short(r.bytes or 0),
+      r.bytes_source == "counted" and "counted by emu" or "declared")
+  end
+  if type(r.gflops) == "number" then
+    parts[#parts + 1] = fmt("%s (%s flops)", results.fmt_rate(r.gflops, "FLOP"), svg.short(r.flops or 0))
+  end
+  return #parts > 0 and table.concat(parts, ", ") or nil
+end
+
+-- A stats run's counters (emu's exact totals, the user's code only), or nil
+function counters_text(r)
+  local t = type(r.stats) == "table" and r.stats or nil
+  if not t then return nil end
+  local function n(k) return type(t[k]) == "number" and t[k] or 0 end
+  local G = "l1tex__t_%s_pipe_lsu_mem_global_op_%s.sum"
+  local parts = { fmt("%s warp instructions", svg.short(n("ptx__inst_executed.sum"))) }
+  for _, op in ipairs({ { "ld", "loads" }, { "st", "stores" } }) do
+    local req, sec = n(G:format("requests", op[1])), n(G:format("sectors", op[1]))
+    if req > 0 then
+      parts[#parts + 1] = fmt("global %s %s requests, %s sectors (%.1f a request)", op[2], svg.short(req),
+        svg.short(sec), sec / req)
+    end
+  end
+  local bc = n("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+    + n("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum")
+  if bc > 0 then parts[#parts + 1] = fmt("%s shared bank conflicts", svg.short(bc)) end
+  local left = n("mgpu__inst_executed_instrumentation.sum")
+  if left > 0 then parts[#parts + 1] = fmt("(%s instructions of the instrumentation left out)", svg.short(left)) end
+  if type(r.stats_file) == "string" then parts[#parts + 1] = "per line: " .. r.stats_file end
+  return table.concat(parts, "; ")
 end
 
 -- A results folder: facts, sweep, and points' sections.
@@ -695,7 +874,12 @@ function M.results_report(ctx, dir, opts)
     local t = type(r.time_ns) == "table" and r.time_ns or {}
     local pf = facts({
       { "launch time", t.median and fmt("median %s (min %s, max %s)%s", svg.time(t.median, "ns"), svg.time(t.min, "ns"),
-        svg.time(t.max, "ns"), virtual and ", virtual" or "") },
+        svg.time(t.max, "ns"), virtual and ", virtual" or "") .. (type(r.instrumented_time_ns) == "table" and
+        " of the plain kernel" or "") },
+      { "instrumented", type(r.instrumented_time_ns) == "table" and fmt("median %s: overhead %s (the traced launch)",
+        svg.time(r.instrumented_time_ns.median, "ns"), results.fmt_overhead(r.overhead)) or nil },
+      { "throughput", throughput_text(r) },
+      { "counters", counters_text(r) },
       { "entries", r.entries and fmt("%s per trace (%d attempts)", svg.short(r.entries), #(r.attempts or {})) },
       { "trace", dir .. "/" .. r.trace },
     })

@@ -206,6 +206,15 @@ function M.read(path, opts)
   local Q = span_est / nbins
   local cap = max(4, floor(budget / nlanes_est))
 
+  if fast and core.trace_scan and not opts.lua then
+    -- the default dump: the same pass in C (core.trace_scan, issue 24), 10x faster
+    local r = core.trace_scan(path, { q0 = q0, Q = Q, origin = origin, cap = cap, max_depth = M.MAX_DEPTH })
+    if r.events == 0 then return M.read_decoded(path, opts, size) end
+    return M.finish({ path = path, unit = unit, mode = mode, other = other, t_first = r.t_first, t_last = r.t_last,
+      events = r.events, lane_list = r.lane_list, lane_names = r.lane_names, sm_names = r.sm_names,
+      regions = r.regions, names = r.names, cov = r.cov, diff = r.diff, Q = Q, origin = origin, budget = budget,
+      width = width })
+  end
   local lanes, lane_list = {}, {}
   local sm_names, lane_names = {}, {}
   local regions, names = {}, {}

@@ -124,6 +124,10 @@ function M.check_rows(path, rows, lines, man)
       bad_row(where, "error must be an object with a message")
     end
     check_numbers(r.time_ns, { "min", "median", "max" }, where, "time_ns")
+    check_numbers(r.instrumented_time_ns, { "min", "median", "max" }, where, "instrumented_time_ns")
+    for _, f in ipairs({ "overhead", "bytes", "flops", "gbps", "gflops" }) do
+      if r[f] ~= nil and type(r[f]) ~= "number" then bad_row(where, f .. " must be a number") end
+    end
     check_regions(r.regions, where)
     if ok_at[r.key] then
       bad_row(where, string.format("a second row of point %s after its ok row at line %d (a run never writes one)",
@@ -195,7 +199,8 @@ function M.write_csv(dir, axis_names, rows)
   local cols = { "index" }
   for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
   local fixed = { "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean",
-    "time_ns_stddev", "cycles", "thread_insns", "entries", "attempts", "trace" }
+    "time_ns_stddev", "instrumented_time_ns_median", "overhead", "bytes", "flops", "gbps", "gflops", "cycles",
+    "thread_insns", "entries", "attempts", "trace" }
   for _, c in ipairs(fixed) do cols[#cols + 1] = c end
   local regions = region_names(rows)
   if #regions > 0 then
@@ -215,6 +220,7 @@ function M.write_csv(dir, axis_names, rows)
     local v, k = { r.index }, 1 -- explicit positions: values may be nil
     for _, n in ipairs(axis_names) do k = k + 1; v[k] = r.point and r.point[n] end
     local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean, t.stddev,
+      r.instrumented_time_ns and r.instrumented_time_ns.median, r.overhead, r.bytes, r.flops, r.gbps, r.gflops,
       r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace }
     for j = 1, #fixed do v[k + j] = rest[j] end
     k = k + #fixed
@@ -250,17 +256,47 @@ end
 
 M.fmt_ns = fmt_ns
 
--- A table for the terminal: one line per point.
+-- "x1.85" (instrumented / plain median), "-" without
+function M.fmt_overhead(v) return type(v) == "number" and string.format("x%.2f", v) or "-" end
+
+-- "412.3 GB/s", "1.25 TB/s" (bytes / ns); "GFLOP/s" for unit "FLOP"; "-" without
+function M.fmt_rate(v, unit)
+  if type(v) ~= "number" then return "-" end
+  unit = unit or "B"
+  if v >= 1000 then return string.format("%.2f T%s/s", v / 1000, unit) end
+  if v >= 1 then return string.format("%.1f G%s/s", v, unit) end
+  return string.format("%.1f M%s/s", v * 1000, unit)
+end
+
+-- A table for the terminal: one line per point (the plain kernel's time, and
+-- beside it the instrumented one's and the overhead when the kernel was instrumented).
 function M.table(axis_names, rows, time_label)
   local head = { "#" }
+  local instrumented, gbps, gflops = false, false, false
+  for _, r in ipairs(rows) do
+    if r.instrumented_time_ns then instrumented = true end
+    if r.gbps then gbps = true end
+    if r.gflops then gflops = true end
+  end
   for _, n in ipairs(axis_names) do head[#head + 1] = n end
-  for _, c in ipairs({ "status", time_label or "time", "entries", "regions (mean)" }) do head[#head + 1] = c end
+  head[#head + 1] = "status"
+  head[#head + 1] = time_label or "time"
+  if instrumented then head[#head + 1] = "instrumented"; head[#head + 1] = "overhead" end
+  if gbps then head[#head + 1] = "GB/s" end
+  if gflops then head[#head + 1] = "GFLOP/s" end
+  for _, c in ipairs({ "entries", "regions (mean)" }) do head[#head + 1] = c end
   local body = {}
   for _, r in ipairs(rows) do
     local line = { tostring(r.index) }
     for _, n in ipairs(axis_names) do line[#line + 1] = tostring(r.point and r.point[n]) end
     line[#line + 1] = r.status == "ok" and "ok" or (r.status .. (r.error and (" " .. r.error.code) or ""))
     line[#line + 1] = r.time_ns and fmt_ns(r.time_ns.median, "ns") or "-"
+    if instrumented then
+      line[#line + 1] = r.instrumented_time_ns and fmt_ns(r.instrumented_time_ns.median, "ns") or "-"
+      line[#line + 1] = M.fmt_overhead(r.overhead)
+    end
+    if gbps then line[#line + 1] = r.gbps and string.format("%.1f", r.gbps) or "-" end
+    if gflops then line[#line + 1] = r.gflops and string.format("%.1f", r.gflops) or "-" end
     local tries = r.attempts and #r.attempts or 0
     line[#line + 1] = r.entries and (tostring(r.entries) .. (tries > 1 and (" (" .. tries .. " tries)") or "")) or "-"
     local regs = {}

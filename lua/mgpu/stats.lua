@@ -37,7 +37,11 @@ M.METRICS = {
   "ptx__inst_executed_op_shared_st.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
   "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
   "ptx__inst_executed_op_shared_atom.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
+  "mgpu__inst_executed_instrumentation.sum", -- the instrumentation's own instructions, left out of the others
 }
+
+-- the total of warp instructions the instrumentation added, left out of every other counter
+M.LEFT_OUT = "mgpu__inst_executed_instrumentation.sum"
 
 -- Every metric name st has (rows and totals), emu's order first.
 local function metric_names(st)
@@ -84,13 +88,14 @@ end
 
 local G = "l1tex__t_%s_pipe_lsu_mem_global_op_%s.sum"
 
--- Global memory of a row: requests, sectors, bytes asked for, and the sectors' bytes not asked for.
-local function global_waste(r)
+-- Global memory of a row: requests, sectors, bytes asked for, and the sectors' bytes not asked for;
+-- op "ld" or "st" alone, both when nil.
+local function global_waste(r, op)
   local req, sec, bytes = 0, 0, 0
-  for _, op in ipairs({ "ld", "st" }) do
-    req = req + num(r, G:format("requests", op))
-    sec = sec + num(r, G:format("sectors", op))
-    bytes = bytes + num(r, "ptx__bytes_requested_mem_global_op_" .. op .. ".sum")
+  for _, o in ipairs(op and { op } or { "ld", "st" }) do
+    req = req + num(r, G:format("requests", o))
+    sec = sec + num(r, G:format("sectors", o))
+    bytes = bytes + num(r, "ptx__bytes_requested_mem_global_op_" .. o .. ".sum")
   end
   return req, sec, bytes, math.max(0, sec * 32 - bytes)
 end
@@ -139,6 +144,10 @@ function M.report(st, opts)
   local inst, threads = num(t, "ptx__inst_executed.sum"), num(t, "ptx__thread_inst_executed.sum")
   add(string.format("%s: %s PTX warp instructions, %s threads each on average (of 32)", short_file(st.module), fmt(inst),
     inst > 0 and string.format("%.1f", threads / inst) or "-"))
+  if num(t, M.LEFT_OUT) > 0 then
+    add(string.format("(the user's code only: %s warp instructions the instrumentation added are left out)",
+      fmt(num(t, M.LEFT_OUT))))
+  end
   local req, sec, bytes = global_waste(t)
   if req > 0 then
     add(string.format("global: %s requests, %s sectors (%.1f a request), %s of the sectors' bytes asked for", fmt(req),
@@ -169,8 +178,10 @@ function M.report(st, opts)
   end
   local waste, bank, hot = {}, {}, {}
   for _, r in ipairs(st.lines) do
-    local rq, _, _, w = global_waste(r)
-    if rq > 0 and w > 0 then waste[#waste + 1] = r end
+    for _, op in ipairs({ "ld", "st" }) do -- a line's loads and stores apart: each its own row
+      local rq, _, _, w = global_waste(r, op)
+      if rq > 0 and w > 0 then waste[#waste + 1] = setmetatable({ op = op }, { __index = r }) end
+    end
     local _, _, bc = conflicts(r)
     if bc > 0 then bank[#bank + 1] = r end
     if num(r, "ptx__inst_executed.sum") > 0 then hot[#hot + 1] = r end
@@ -178,14 +189,20 @@ function M.report(st, opts)
   local function by(f) return function(a, b) local x, y = f(a), f(b); if x ~= y then return x > y end
       if tostring(a.file) ~= tostring(b.file) then return tostring(a.file) < tostring(b.file) end
       return a.line < b.line end end
-  table.sort(waste, by(function(r) return select(4, global_waste(r)) end))
+  table.sort(waste, function(a, b)
+    local x, y = select(4, global_waste(a, a.op)), select(4, global_waste(b, b.op))
+    if x ~= y then return x > y end
+    if tostring(a.file) ~= tostring(b.file) then return tostring(a.file) < tostring(b.file) end
+    if a.line ~= b.line then return a.line < b.line end
+    return a.op < b.op
+  end)
   table.sort(bank, by(function(r) return select(3, conflicts(r)) end))
   table.sort(hot, by(function(r) return num(r, "ptx__inst_executed.sum") end))
   section("global memory, worst coalescing first (bytes fetched in sectors and not asked for):", waste,
-    { "line", "requests", "sectors", "sectors/req", "used", "source" },
+    { "line", "op", "requests", "sectors", "sectors/req", "used", "source" },
     function(r)
-      local rq, sc, by_, _ = global_waste(r)
-      return { where(r), fmt(rq), fmt(sc), string.format("%.1f", sc / rq),
+      local rq, sc, by_, _ = global_waste(r, r.op)
+      return { where(r), r.op == "ld" and "load" or "store", fmt(rq), fmt(sc), string.format("%.1f", sc / rq),
         pct(sc > 0 and by_ / (32 * sc) or 1), src(r) }
     end)
   section("shared memory, most bank conflicts first:", bank,

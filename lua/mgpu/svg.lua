@@ -273,12 +273,25 @@ function M.y_axis(doc, x0, x1, sy, ticks, label, title, ty)
 end
 
 -- A bottom x axis at y: ticks, scale sx, label fn, title under it.
+-- A tick label's width in px (11 px DejaVu Sans: about 6.6 px a character).
+function M.text_width(s) return 6.6 * #tostring(s) end
+
+-- Labels are never repeated, never overlap and never cross the figure's edge (issue 24): a tick
+-- whose label equals or would touch the previous one's is drawn without a label, and a label
+-- near an edge is moved inside it.
 function M.x_axis(doc, y, sx, ticks, label, title, x0, x1)
   doc:line(x0, y, x1, y, { class = "ax" })
+  local prev_text, prev_right = nil, -math.huge
   for _, v in ipairs(ticks) do
     local x = sx(v)
     doc:line(x, y, x, y + 4, { class = "ax" })
-    doc:text(x, y + 15, label(v), { anchor = "middle" })
+    local text = label(v)
+    local half = M.text_width(text) / 2
+    local tx = min(max(x, half + 2), doc.w - half - 2)
+    if text ~= prev_text and tx - half >= prev_right + 4 then
+      doc:text(tx, y + 15, text, { anchor = "middle", class = "xt" })
+      prev_text, prev_right = text, tx + half
+    end
   end
   if title then doc:text((x0 + x1) / 2, y + 29, title, { anchor = "middle", class = "note" }) end
 end
@@ -334,18 +347,24 @@ function M.lines(spec)
     xlab = spec.x.fmt or M.short
   end
   M.x_axis(doc, B, sx, xt, xlab, spec.x.title, L, R)
-  for _, s in ipairs(spec.series) do
+  -- series with equal values stay visible (issue 24): the first is drawn widest, each later one
+  -- narrower and dashed over it, so lines that coincide show every colour
+  local ns = #spec.series
+  for si, s in ipairs(spec.series) do
     doc:open({ class = "series", ["data-name"] = s.name })
     local d = {}
     for i, p in ipairs(s.points) do d[#d + 1] = (i == 1 and "M" or "L") .. num(sx(p.x)) .. " " .. num(sy(p.y)) end
-    if #d > 1 then doc:path(table.concat(d, " "), { fill = "none", stroke = s.color, ["stroke-width"] = 2 }) end
+    local width = 2 + 2 * (ns - si)
+    local a = { fill = "none", stroke = s.color, ["stroke-width"] = min(width, 8) }
+    if si > 1 then a["stroke-dasharray"] = fmt("%d %d", 6 + 2 * si, 3 + si) end
+    if #d > 1 then doc:path(table.concat(d, " "), a) end
     for _, p in ipairs(s.points) do
       local x = sx(p.x)
       if p.lo and p.hi and p.hi > p.lo then
         doc:path(fmt("M%s %sV%sM%s %sH%sM%s %sH%s", num(x), num(sy(p.lo)), num(sy(p.hi)), num(x - 4), num(sy(p.lo)),
           num(x + 4), num(x - 4), num(sy(p.hi)), num(x + 4)), { stroke = s.color, fill = "none", class = "errbar" })
       end
-      doc:circle(x, sy(p.y), 3.5, { fill = s.color, class = "pt" }, p.tip)
+      doc:circle(x, sy(p.y), min(3.5 + 1.5 * (ns - si), 7), { fill = s.color, class = "pt" }, p.tip)
     end
     doc:close()
   end
@@ -393,7 +412,10 @@ function M.histogram(spec)
   for i, m in ipairs(spec.marks or {}) do
     local x = sx(m.v)
     doc:line(x, T, x, B, { stroke = "#222", ["stroke-dasharray"] = "4 3", class = "mark" }, m.tip)
-    doc:text(x + 3, T + 10 + 12 * (i - 1), m.name, { class = "note" })
+    -- right of the line, or left of it where the figure ends (never clipped)
+    local w = 6 * #m.name
+    if x + 3 + w <= W - 2 then doc:text(x + 3, T + 10 + 12 * (i - 1), m.name, { class = "note marklabel" })
+    else doc:text(x - 3, T + 10 + 12 * (i - 1), m.name, { class = "note marklabel", anchor = "end" }) end
   end
   return doc
 end

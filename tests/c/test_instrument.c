@@ -8,6 +8,7 @@
 #include "emu/emu.h"
 #include "emu_util.h"
 #include "instrument/instrument.h"
+#include "emu/emu_counters.h"
 #include "frontend/ptx.h"
 
 static const char *src;
@@ -63,7 +64,10 @@ static void errors(void)
          "end \"a\" without its begin"},
         {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
          "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\n// @mgpu end a\nret;\n}\n",
-         13, "paths into this line of k have different open regions"},
+         13, "end \"a\" without its begin on some path"}, /* the exit tail ended "a" on the fall-through (issue 24) */
+        {".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [n];\n"
+         "setp.eq.u32 %p1, %r1, 0;\n@%p1 bra L;\n// @mgpu begin a\nL:\nadd.u32 %r1, %r1, 1;\n@%p1 bra M;\nM:\nret;\n}\n",
+         13, "paths into this line of k have different open regions"}, /* not an exit tail: a branch follows */
         {".func f()\n{\n// @mgpu begin a\nret;\n}\n.visible .entry k()\n{\ncall f;\nret;\n}\n", 7,
          "region \"a\" is still open where .func f returns: a .func's regions must end before it returns"},
         {".func f(.param .u32 x)\n{\n.reg .pred %p<2>;\n.reg .b32 %r<2>;\nld.param.u32 %r1, [x];\nsetp.eq.u32 %p1, %r1, 0;\n"
@@ -646,6 +650,53 @@ static int emit(const char *dir, int nfiles, char **files)
     return bad ? 1 : 0;
 }
 
+/* emu's counters tell the instrumentation's code from the user's by mh_ct_kind (issue 24):
+ * what it calls the user's in a rewritten module is the original module's code, instruction for
+ * instruction (markers, probes of every kind, both scopes, both record layouts). */
+static void added_code_is_told(void)
+{
+    static const char *const files[] = {"ptx/tiled.ptx", "ptx/reduce.ptx", "tests/ptx/early_return.ptx",
+                                        "tests/ptx/func_markers.ptx", "tests/ptx/probes_triton.ptx"};
+    mh_probe probes[] = {
+        {.kind = MH_PROBE_KERNEL, .name = "k"},
+        {.kind = MH_PROBE_LOOP, .name = "l"},
+        {.kind = MH_PROBE_AROUND, .name = "ld", .around = "ld.global"},
+    };
+    for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++)
+        for (int variant = 0; variant < 4; variant++) {
+            mh_ptx_module m, inst;
+            mh_instrumented r;
+            mh_error e;
+            CHECK(parse_file(&m, files[fi]) == 0);
+            int use_probes = variant >= 2 && fi == 4; /* probes_triton.ptx has loops and global loads */
+            mh_instrument_opts o = {.scope = variant & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = variant & 1,
+                                    .probes = use_probes ? probes : NULL, .nprobes = use_probes ? 3 : 0,
+                                    .kernel_probe = 1};
+            int rc = mh_instrument_with(&m, &o, &r, &e);
+            CHECK(rc == 0);
+            if (rc) { fprintf(stderr, "  %s: %s\n", files[fi], e.message); mh_ptx_free(&m); continue; }
+            CHECK(mh_ptx_parse(&inst, r.text, r.len, "inst.ptx", &e) == 0);
+            CHECK(inst.nfuncs == m.nfuncs);
+            for (uint32_t f = 0; f < m.nfuncs && f < inst.nfuncs; f++) {
+                const mh_ptx_func *a = &m.funcs[f], *b = &inst.funcs[f];
+                uint32_t j = 0, bad = 0;
+                for (uint32_t i = 0; i < b->ncode; i++) {
+                    int kind = mh_ct_kind(r.text, &b->code[i]);
+                    if (kind != MH_CT_USER) continue;
+                    if (j >= a->ncode || a->code[j].op != b->code[i].op) bad++;
+                    j++;
+                }
+                CHECK(bad == 0 && j == a->ncode);
+                if (bad || j != a->ncode)
+                    fprintf(stderr, "  %s variant %d, %s: %u user instructions (%u differ), the original has %u\n",
+                            files[fi], variant, a->name, j, bad, a->ncode);
+            }
+            mh_ptx_free(&inst);
+            mh_instrumented_free(&r);
+            mh_ptx_free(&m);
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -659,5 +710,6 @@ int main(int argc, char **argv)
     overflow_and_retry();
     partial_blocks();
     layouts();
+    added_code_is_told();
     return check_report("test_instrument");
 }

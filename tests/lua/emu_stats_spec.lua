@@ -204,7 +204,7 @@ describe("mgpu.stats", function()
       args = { dev:array("f32", 1024 * 32), dev:array("f32", 1024), 32 } }
     text = stats.report(run.stats, { top = 2 })
     local worst = text:match("worst coalescing first[^\n]*\n[^\n]*\n([^\n]*)")
-    assert.matches("^  emu_stats%.cu:15 +32 +1024 +32%.0 +13%% +float v = in%[t %* stride%];$", worst)
+    assert.matches("^  emu_stats%.cu:15 +load +32 +1024 +32%.0 +13%% +float v = in%[t %* stride%];$", worst)
     assert.matches("%.%.%. 3 more", text)
     local prefix = os.tmpname()
     local json, csv = stats.write(prefix, run.stats)

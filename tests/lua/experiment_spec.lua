@@ -148,9 +148,10 @@ describe("experiments", function()
     local r = mgpu.run(exp, { out = dir, quiet = true })
     assert.equal(1, r.ok)
     assert.equal(1, setups)
-    -- before each of the 2 measured launches, and before the first one's retry: the second launch
-    -- is given the entries the first one needed, so it fits at once
-    assert.equal(3, befores)
+    -- before each of the plain kernel's 2 timed launches, each of the 2 measured instrumented
+    -- launches, and before the first one's retry: the second launch is given the entries the first
+    -- one needed, so it fits at once
+    assert.equal(5, befores)
     local rows = results.read_jsonl(dir .. "/results.jsonl")
     assert.same({ { entries = 6, required = 51 },
       { entries = 52, required = 51, restored = { 2 }, restored_bytes = 1536 } }, rows[1].attempts)
@@ -161,7 +162,7 @@ describe("experiments", function()
     r = mgpu.run(exp, { out = dir .. "/no", quiet = true })
     assert.equal(1, r.failed)
     assert.equal(1, setups)
-    assert.equal(2, befores)
+    assert.equal(4, befores) -- the plain kernel's 2 launches, then the instrumented one's
     local row = results.read_jsonl(dir .. "/no/results.jsonl")[1]
     assert.equal("insufficient_space", row.error.code)
     assert.equal(51, row.error.required)
@@ -207,7 +208,7 @@ describe("experiments", function()
     row = results.read_jsonl(dir .. "/s/results.jsonl")[1]
     assert.equal("bad_argument", row.error.code)
     assert.equal('setup: unknown key "grdi" (allowed: grid, block, smem, args, entries, estimate, check, before, '
-      .. 'expect, cooperative)', row.error.message)
+      .. 'expect, cooperative, bytes, flops)', row.error.message)
   end)
 
   it("add in-flight counter tracks to each point's trace when asked", function()

@@ -15,6 +15,7 @@
     var r = { ok: true, errors: errors, load_ms: loadMs, paint_ms: paintMs };
     if (!doc || !doc.body) { out.textContent = JSON.stringify({ ok: false, why: "no document (file access?)" }); return; }
     r.scripts = count(doc, "script");
+    r.script_src = count(doc, "script[src]");
     r.external = count(doc, "[src], link[href], [href^='http']");
     var svgs = doc.querySelectorAll("svg");
     r.svgs = svgs.length;
@@ -37,12 +38,45 @@
         sms: attr(s, "data-sms"), sm_groups: count(s, "g.sm"), legend: count(s, "g.legend g.key"),
         width: s.getBoundingClientRect().width, height: s.getBoundingClientRect().height });
     });
+    // the timelines zoom and pan (the report's own script): a zoom to a quarter about the middle
+    // shows a quarter of the span with its own time ticks, distinct; a reset shows it all again
+    r.zoom = [];
+    doc.querySelectorAll("svg.timeline").forEach(function (s) {
+      var z = { script: typeof s.mgpuZoom === "function" };
+      if (z.script) {
+        var L = Number(s.getAttribute("data-l")), R = Number(s.getAttribute("data-r"));
+        var rect = s.querySelector("g.lane > rect"), w0 = rect ? rect.getBoundingClientRect().width : 0;
+        s.mgpuZoom(0.25, (L + R) / 2);
+        var v = (s.getAttribute("data-view") || "0 0").split(" ").map(Number);
+        z.span = Number(s.getAttribute("data-span"));
+        z.shown = (v[1] - v[0]) / z.span;
+        z.transform = s.querySelector("g.zoom").getAttribute("transform") || "";
+        z.wider = rect ? rect.getBoundingClientRect().width > w0 * 3.5 : true;
+        var labels = [];
+        s.querySelectorAll("g.zaxis text").forEach(function (t) { labels.push(t.textContent); });
+        z.ticks = labels.length;
+        z.distinct = new Set(labels).size;
+        z.fixed_axis_hidden = s.querySelector("g.xaxis").style.display === "none";
+        s.mgpuReset();
+        z.reset = (s.querySelector("g.zoom").getAttribute("transform") || "") === "" &&
+          s.querySelectorAll("g.zaxis text").length === 0;
+      }
+      r.zoom.push(z);
+    });
     r.histograms = [];
     doc.querySelectorAll("svg.histogram").forEach(function (s) {
       var sum = 0;
       s.querySelectorAll("rect.bin").forEach(function (b) { sum += attr(b, "data-count"); });
+      // tick labels never repeated, no label (ticks, median, p99) past the figure's edges
+      var box = s.getBoundingClientRect(), labels = [], clipped = 0;
+      s.querySelectorAll("text.xt").forEach(function (t) { labels.push(t.textContent); });
+      s.querySelectorAll("text").forEach(function (t) {
+        var b = t.getBoundingClientRect();
+        if (b.width > 0 && (b.left < box.left - 0.5 || b.right > box.right + 0.5)) clipped++;
+      });
       r.histograms.push({ region: s.getAttribute("data-region"), count: attr(s, "data-count"), bins: sum,
-        nbins: count(s, "rect.bin") });
+        nbins: count(s, "rect.bin"), labels: labels.length, distinct_labels: new Set(labels).size, clipped: clipped,
+        marks: count(s, "text.marklabel") });
     });
     r.bars = [];
     doc.querySelectorAll("svg.hbars").forEach(function (s) {

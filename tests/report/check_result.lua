@@ -1,6 +1,6 @@
 -- check_result.lua: `mgpu-harness check_result.lua RESULT KIND INPUT [INPUT2]`
 -- checks what tests/report/check.js found in the browser (RESULT: its JSON)
--- against the data the report was made from: no script, nothing external,
+-- against the data the report was made from: one inline script (the zoom), nothing external,
 -- every figure drawn with a size; lanes = traces, runs and merged runs as
 -- the figure states, SMs, legend; histogram bins = the region's count;
 -- comparison bars = points x regions.  KIND: point, sweep, compare-folders,
@@ -24,7 +24,8 @@ end
 
 check("result read", r.ok, true)
 check("script errors", #(r.errors or {}), 0)
-check("script elements in the report", r.scripts, 0)
+check("script elements in the report (the zoom's, inline)", r.scripts, 1)
+check("scripts loaded from elsewhere", r.script_src, 0)
 check("external references", r.external, 0)
 check("figures with no drawn size", r.empty_svgs, 0)
 
@@ -39,6 +40,24 @@ local function check_timeline(t, summary, label)
   check(label .. " legend keys = regions", t.legend, #summary.regions)
 end
 
+-- every timeline zooms: a quarter of the span shown, lanes wider, its own distinct ticks; reset
+local function check_zoom(zs)
+  for i, z in ipairs(zs or {}) do
+    local label = "timeline " .. i .. " zoom"
+    check(label .. ": the script is there", z.script, true)
+    if z.script then
+      check(label .. ": a quarter of the span shown", math.abs((z.shown or 0) - 0.25) < 1e-6, true)
+      check(label .. ": transformed", (z.transform or "") ~= "", true)
+      check(label .. ": lanes drawn wider", z.wider, true)
+      check(label .. ": time ticks of the view (at least 3)", (z.ticks or 0) >= 3, true)
+      check(label .. ": tick labels distinct", z.distinct, z.ticks)
+      check(label .. ": the whole span's axis hidden", z.fixed_axis_hidden, true)
+      check(label .. ": a reset shows the whole span", z.reset, true)
+    end
+  end
+end
+check_zoom(r.zoom)
+
 local function check_histograms(hists, summary, label)
   local by = {}
   for _, h in ipairs(hists) do by[h.region] = h end
@@ -48,6 +67,8 @@ local function check_histograms(hists, summary, label)
     if h then
       check(label .. " " .. g.name .. " bins sum = count", h.bins, g.count)
       check(label .. " " .. g.name .. " figure's count", h.count, g.count)
+      check(label .. " " .. g.name .. " tick labels distinct", h.distinct_labels, h.labels)
+      check(label .. " " .. g.name .. " labels inside the figure", h.clipped, 0)
     end
   end
 end

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # sweep_test.sh - `mgpu-harness slurm` against a real Slurm (run inside
 # tests/slurm/cluster.sh, which starts one and sets SLURM_CONF): a 12-point emu
-# sweep through --tasks 4 --wait equals a single-process run; --dry-run writes
+# sweep through --tasks 4 --wait equals a single-process run, a filtered one too (issue 24:
+# complete, exit 0); --dry-run writes
 # the scripts and submits nothing; a cancelled array task leaves its points
 # missing, the merge says so, and the same command again completes them.
 # usage: sweep_test.sh HARNESS SOURCE_DIR
@@ -40,6 +41,15 @@ echo "== --tasks 4 --wait"
 "$exe" slurm "$T/exp.lua" --tasks 4 --out "$T/sweep" --wait || fail "the sweep through Slurm"
 "$exe" "$src/tests/slurm/same_rows.lua" "$T/one" "$T/sweep" || fail "the merged sweep differs from the single run"
 [ -e "$T/sweep/shards/4/manifest.json" ] || fail "no shard folder"
+
+echo "== a filtered sweep: --tasks 4 --wait is complete (no shard owes a point the filter dropped)"
+sed 's/name = "slurm_sweep",/name = "slurm_filtered", filter = function(p) return p.tiles % 2 == 1 or p.alpha == 1.0 end,/' \
+  "$T/exp.lua" > "$T/filtered.lua"
+grep -q 'filter = function' "$T/filtered.lua" || fail "no filter in the filtered experiment"
+"$exe" "$T/filtered.lua" --out "$T/fone" --quiet || fail "the filtered single-process run"
+"$exe" slurm "$T/filtered.lua" --tasks 4 --out "$T/fsweep" --wait || fail "the filtered sweep through Slurm"
+"$exe" "$src/tests/slurm/same_rows.lua" "$T/fone" "$T/fsweep" || fail "the merged filtered sweep differs"
+grep -q ' 0 missing' "$T/fsweep/slurm/logs/merge.out" || { cat "$T/fsweep/slurm/logs/merge.out"; fail "the filtered merge misses points"; }
 
 echo "== a cancelled task, then the same command again"
 out=$(MGPU_TEST_SLOW=1 "$exe" slurm "$T/exp.lua" --tasks 4 --out "$T/cut")
