@@ -131,6 +131,7 @@ uint64_t emu_sym_addr(ctx *c, int v)
     const mh_ptx_var *var = &c->m->vars[v];
     if (var->space == MH_SP_GLOBAL) return c->data_addr + var->offset;
     if (var->space == MH_SP_LOCAL) return var->offset - c->local_lo; /* the kernel's own span, from 0 */
+    if (var->space == MH_SP_SHARED && var->size == 0) return c->f->dyn_offset; /* dynamic: after the kernel's own */
     return var->offset; /* shared, const: offsets in their space */
 }
 

@@ -2,13 +2,15 @@
  * is host memory (so it has a host address), modules need no build (emu
  * runs the parsed PTX and checks each kernel when it is taken), a launch
  * reports exact instruction counts and virtual cycles (and, asked, exact
- * counters per source line), and there is no TMA.  A module's registers,
+ * counters per source line), and tensor maps are emu's own encoding
+ * (emu_tma.h).  A module's registers,
  * spills and stack are ptxas's where ptxas is installed (asked once per
  * module, when kernel:info or a launch first needs them): they also size
  * the virtual SM's residency. */
 #include "emu/emu_backend.h"
 #include "emu/emu.h"
 #include "emu/emu_ptxas.h"
+#include "emu/emu_tma.h"
 #include "launch/launch_shape.h"
 
 #include <stdio.h>
@@ -165,6 +167,12 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     return rc;
 }
 
+static int emu_tensor_map(void *d, const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
+{
+    (void)d;
+    return mh_emu_tensor_map(s, out, e);
+}
+
 static const mh_backend_ops emu_ops = {
     .close = emu_close,
     .alloc = emu_alloc,
@@ -178,6 +186,7 @@ static const mh_backend_ops emu_ops = {
     .kernel_check = emu_kernel_check,
     .kernel_facts = emu_kernel_facts,
     .launch = emu_launch,
+    .tensor_map = emu_tensor_map,
 };
 
 static void emu_facts(uint32_t sms, mh_device_facts *f)

@@ -18,6 +18,10 @@
 #define ALLOC_GAP 0x10000ull               /* unmapped bytes between allocations */
 #define SHARED_WIN 0x00007e0000000000ull   /* generic window of shared memory */
 #define LOCAL_WIN 0x00007f0000000000ull    /* generic window of local memory */
+#define PARAM_WIN 0x00007d0000000000ull    /* generic window of the kernel's parameters (cvta.param) */
+/* shared::cluster addresses: a block's own shared::cta offsets, or (rank + 1) * EMU_DSMEM_RANK +
+ * offset for the block of that rank in the cluster (what mapa gives); generic: SHARED_WIN + that */
+#define EMU_DSMEM_RANK 0x1000000ull
 #define WIN_SIZE 0x0000010000000000ull
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
@@ -214,6 +218,15 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 
+/* ---- bulk copies and clusters (emu_tma.c, emu_cluster.c, emu_sync.c) ---- */
+int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* complete_tx of `bytes` on the mbarrier at shared::cluster address addr (lane l's) */
+int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes);
+/* Host pointer of `size` bytes at a shared::cluster address (its block in *owner when asked),
+ * or NULL after a fault. */
+unsigned char *emu_dsmem(ctx *c, const warp *w, int lane, uint64_t addr, uint32_t size, int write, blk **owner);
+uint32_t emu_cluster_size(const ctx *c);
+
 /* ---- the fast path of converged warps (emu_fast.c) ---- */
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
@@ -257,6 +270,7 @@ static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w,
     case MH_OPK_IMM: v = (uint64_t)o->imm; break;
     case MH_OPK_SREG: v = emu_sreg(c, w, o->reg, lane); break;
     case MH_OPK_SYM: v = emu_sym_addr(c, o->sym); break;
+    case MH_OPK_PARAM_ADDR: v = c->f->params[o->param].offset; break; /* a kernel parameter's .param address */
     default: v = 0;
     }
     return o->neg ? !v : v;

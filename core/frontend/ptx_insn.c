@@ -199,9 +199,11 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
     size_t n0 = dot ? (size_t)(dot - s) : t->len;
     int op = op_of(s, n0);
     if (op == MH_OP_MBARRIER_INIT || op == MH_OP_MBARRIER || (n0 == 8 && !memcmp(s, "mbarrier", 8))) {
-        /* the mbarrier forms emu runs; others (arrive_drop, pending_count, inval, ...) stay text */
+        /* the mbarrier forms emu runs; others stay text */
         static const struct { const char *w; int kind; } forms[] = {
             {"mbarrier.init", -1}, {"mbarrier.arrive.expect_tx", MH_MB_ARRIVE_EXPECT_TX}, {"mbarrier.arrive", MH_MB_ARRIVE},
+            {"mbarrier.arrive_drop.expect_tx", MH_MB_ARRIVE_DROP_EXPECT_TX}, {"mbarrier.arrive_drop", MH_MB_ARRIVE_DROP},
+            {"mbarrier.pending_count", MH_MB_PENDING_COUNT}, {"mbarrier.inval", MH_MB_INVAL},
             {"mbarrier.expect_tx", MH_MB_EXPECT_TX}, {"mbarrier.complete_tx", MH_MB_COMPLETE_TX},
             {"mbarrier.test_wait", MH_MB_TEST_WAIT}, {"mbarrier.try_wait", MH_MB_TRY_WAIT}, {NULL, 0},
         };
@@ -450,10 +452,13 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
                   op == MH_OP_MBARRIER;
     int writes = !no_type && op != MH_OP_ST && op != MH_OP_RED && op != MH_OP_MBARRIER_INIT;
     if (op == MH_OP_MBARRIER) { /* [addr] first, or a state/predicate (arrive: may be the sink "_") then [addr] */
-        int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
-        int extra = k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT || k == MH_MB_EXPECT_TX ||
-                    k == MH_MB_COMPLETE_TX;
-        if (in->nopnds < ai + 1 + extra) what = "too few operands";
+        int k = in->cmp, ai = mh_mb_addr_opnd(k);
+        int extra = k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_ARRIVE_DROP_EXPECT_TX || k == MH_MB_TEST_WAIT ||
+                    k == MH_MB_TRY_WAIT || k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX;
+        if (ai < 0) { /* pending_count d, state */
+            if (in->nopnds != 2) what = "pending_count takes a destination and a state";
+            else if (in->o[0].kind != MH_OPK_REG) what = "the destination must be a register";
+        } else if (in->nopnds < ai + 1 + extra) what = "too few operands";
         else if (in->o[ai].kind != MH_OPK_ADDR) what = "the mbarrier must be an address [..]";
         else if (ai && in->o[0].kind != MH_OPK_REG && in->o[0].kind != MH_OPK_SINK) what = "the destination must be a register";
         if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
@@ -528,6 +533,10 @@ static int parse_instruction(parser *P)
     if (mma_mnemonic(&mn)) { /* tensor cores: their own operand forms (ptx_mma.c) */
         NEXT();
         return parse_mma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
+    }
+    if (tma_mnemonic(&mn)) { /* bulk copies: their own operand forms (ptx_tma.c) */
+        NEXT();
+        return parse_tma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
     }
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();

@@ -74,12 +74,16 @@ int main(int argc, char **argv)
     CHECK(got[0] == 7 && got[31] == 38);
     CHECK(mh_device_host(&emu, out, 128, &e) != NULL);
     CHECK(mh_device_generation(&emu) == 0);
-    /* what emu does not have is refused by backend.c, naming the backend */
+    /* tensor maps: emu's own encoding, after the same checks as the cuda backend's */
     unsigned char map[MH_TMAP_BYTES];
     mh_tensor_map_spec ts;
     memset(&ts, 0, sizeof ts);
-    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "which emu does not run");
+    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "tensor map: rank 0 (1 to 5 dimensions)");
+    ts = (mh_tensor_map_spec){.data_type = MH_TMAP_FLOAT32, .elem_size = 4, .rank = 1, .address = out, .bytes = 128,
+                              .dims = {32}, .box = {32}, .elem_strides = {1}};
+    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == 0 && !memcmp(map, "MGPUTMAP", 8));
+    /* what emu does not have is refused by backend.c, naming the backend */
     CHECK(mh_device_takes_images(&emu, "k.cubin", &e) == MH_E_BAD_ARGUMENT);
     CHECK_CONTAINS(e.message, "k.cubin: a cubin/fatbin runs on the cuda backend only; emu runs PTX");
     mh_kernel_facts kf;

@@ -170,12 +170,12 @@ describe("mgpu on the cuda backend (fake driver)", function()
       assert.equal("bad_argument", err.code)
       assert.matches("tensor map: " .. c[2], err.message)
     end
-    -- emu checks the same, then says it has no TMA
+    -- emu checks the same, then encodes its own map (docs/emu.md)
     local emu = mgpu.device("emu")
-    local ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 32 } })
-    assert.equal("ptx_unsupported", err.code)
-    assert.matches("tensor maps are for TMA %(cp%.async%.bulk%.tensor%), which emu does not run", err.message)
-    ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 2 } })
+    local em = emu:tensor_map(emu:array("f32", 256), { box = { 32 } })
+    assert.equal(128, #em)
+    assert.equal("MGPUTMAP", em:sub(1, 8))
+    local ok, err = pcall(emu.tensor_map, emu, emu:array("f32", 256), { box = { 2 } })
     assert.equal("bad_argument", err.code)
     ok, err = pcall(emu.tensor_map, emu, emu:array("u8", 4096), { dims = { 4294967296, 4294967296, 4294967296 },
       strides = { 1099511627760, 1099511627760 }, box = { 16, 1, 1 } }) -- 2^32 each, 2^40 - 16
