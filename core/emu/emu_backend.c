@@ -128,7 +128,7 @@ static int emu_kernel_facts(void *d, void *mod, const mh_ptx_func *f, mh_kernel_
     return 0;
 }
 
-/* emu has no clusters: it runs the grid as it is (PTX using cluster features is refused). */
+/* A launch: its cluster (launch{cluster=} or the kernel's .reqnctapercluster) runs resident together. */
 static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_func *f, const mh_launch_desc *l,
                       mh_launch_stats *st, mh_error *e)
 {
@@ -148,6 +148,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.nargs = l->nparams;
     el.timeout_s = l->timeout_s;
     mh_emu_extra x = {.stats = l->stats, .cooperative = l->cooperative};
+    memcpy(x.cluster, l->cluster, sizeof x.cluster); /* checked against the kernel's directives (emu_cluster.c) */
     if (mod) { /* the SM holds as many blocks as the registers ptxas gives allow */
         const mh_ptxas_info *pi = ptxas_of(mod);
         const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;

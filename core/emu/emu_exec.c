@@ -547,6 +547,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     case MH_OP_NOP: case MH_OP_MEMBAR: case MH_OP_PREFETCH: break;
     case MH_OP_MMA: if (emu_mma_exec(c, w, in, mask, emask)) return -1; break; /* tensor cores: emu_mma.c */
     case MH_OP_TMA: if (emu_tma_exec(c, w, in, emask)) return -1; break; /* bulk copies: emu_tma.c */
+    case MH_OP_CLUSTER: if (emu_cluster_exec(c, w, in, emask)) return -1; break; /* clusters: emu_cluster.c */
     case MH_OP_MOV:
         if (o[0].kind == MH_OPK_VEC) { /* unpack */
             int part = mh_ptx_type_bits(t) / o[0].n;

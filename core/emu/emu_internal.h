@@ -56,6 +56,7 @@ typedef struct {
 } call_frame;
 
 typedef struct blk blk;
+#define MH_EMU_MAX_CLUSTER 16   /* blocks a cluster may have (sm_90's non-portable limit) */
 
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
@@ -82,6 +83,8 @@ typedef struct {
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
     struct { uint64_t busy, pending, group[8]; uint32_t ngroups; } mma;
+    /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
+    uint32_t cl_arrived, cl_phase;
 } warp;
 
 typedef struct vsm vsm;
@@ -104,6 +107,13 @@ struct blk {
     uint64_t round_writes;  /* memory writes at the last round in which every warp waited */
     uint64_t stalled;       /* such rounds in a row without a write */
     uint64_t end;           /* when its last warp finished */
+    /* clusters (emu_cluster.c): its rank, the blocks of its cluster by rank (itself included), and
+     * (kept by rank 0) the cluster barrier's arrivals and phase */
+    uint32_t rank;
+    blk *peer[MH_EMU_MAX_CLUSTER];
+    int done;               /* finished, its slot kept until every block of the cluster has */
+    uint32_t cl_arrived;
+    int cl_phase;
 };
 
 #define SUBPARTS 4          /* sub-partitions of an SM, each issuing one warp instruction per cycle */
@@ -167,6 +177,9 @@ typedef struct {
     uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
     int verify;             /* a stall is being verified: polls compare the warps' registers */
     uint64_t verify_insns;  /* the warp instructions when the verification began */
+    uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
+    int cluster_explicit;   /* launched with a cluster (%is_explicit_cluster) */
+    uint32_t cluster_waiting; /* slots whose vacancy waits for the others of a whole cluster */
     uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
     int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
     int slow;               /* strict mode or counting: the checks around each instruction */
@@ -226,6 +239,12 @@ int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes);
  * or NULL after a fault. */
 unsigned char *emu_dsmem(ctx *c, const warp *w, int lane, uint64_t addr, uint32_t size, int write, blk **owner);
 uint32_t emu_cluster_size(const ctx *c);
+/* The launch's cluster from the launch (req: 0 or 1x1x1 none) and the kernel's directives, checked. */
+int emu_cluster_setup(ctx *c, const uint32_t req[3], mh_error *e);
+uint64_t emu_cluster_sreg(const ctx *c, const warp *w, uint32_t id);
+/* Block `linear` of dispatch order j (clusters whole, in cluster order, each by rank). */
+uint64_t emu_cluster_block_of(const ctx *c, uint64_t j);
+int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 
 /* ---- the fast path of converged warps (emu_fast.c) ---- */
 uint8_t emu_fast_kind(const mh_ptx_insn *in);

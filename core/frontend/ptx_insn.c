@@ -235,6 +235,15 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             dot = s + 24;
         }
     }
+    if ((op == MH_OP_BAR && t->len >= 15 && !memcmp(s, "barrier.cluster", 15) && (t->len == 15 || s[15] == '.')) ||
+        (n0 == 4 && !memcmp(s, "mapa", 4)) || (n0 == 10 && !memcmp(s, "getctarank", 10)) ||
+        (n0 == 5 && !memcmp(s, "elect", 5))) {
+        /* clusters: barrier.cluster.{arrive,wait}, mapa, getctarank, elect.sync (cmp set below) */
+        in->cmp = n0 == 4 ? MH_CL_MAPA : n0 == 10 ? MH_CL_GETCTARANK : n0 == 5 ? MH_CL_ELECT : 0xff;
+        if (op == MH_OP_BAR) dot = t->len == 15 ? NULL : s + 15;
+        op = MH_OP_CLUSTER;
+    }
+    if (n0 == 14 && !memcmp(s, "griddepcontrol", 14)) op = MH_OP_MEMBAR; /* one launch: only ordering */
     if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
         in->op = MH_OP_OPAQUE;
         return 0;
@@ -256,7 +265,7 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             ntypes++;
         } else if ((k = space_of(q, n)) >= 0 && (op == MH_OP_LD || op == MH_OP_ST || op == MH_OP_ATOM || op == MH_OP_RED ||
                                                    op == MH_OP_CVTA || op == MH_OP_MBARRIER_INIT || op == MH_OP_PREFETCH || op == MH_OP_CP_ASYNC ||
-                                                   op == MH_OP_MBARRIER)) {
+                                                   op == MH_OP_MBARRIER || op == MH_OP_CLUSTER)) {
             in->space = (uint8_t)k;
         } else if (n == 2 && q[0] == 'v' && (q[1] == '2' || q[1] == '4')) {
             in->vec = (uint8_t)(q[1] - '0');
@@ -291,6 +300,8 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == MH_OP_MBARRIER && n == 6 && !memcmp(q, "parity", 6)) in->mods |= MH_MOD_PARITY;
+        else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 6 && !memcmp(q, "arrive", 6)) in->cmp = MH_CL_ARRIVE;
+        else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 4 && !memcmp(q, "wait", 4)) in->cmp = MH_CL_WAIT;
         else if (op == MH_OP_MBARRIER && n == 5 && !memcmp(q, "noinc", 5)) in->mods |= MH_MOD_NOINC;
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
@@ -311,7 +322,10 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         /* bar.sync / barrier.sync (cmp 0), bar.arrive / barrier.arrive (cmp 2); bar.red is not supported */
         if (!strstr_n(s, t->len, "sync")) in->op = MH_OP_OPAQUE; /* bar.red: not decoded */
     }
-    if (op == MH_OP_BAR && strstr_n(s, t->len, "cluster")) in->op = MH_OP_OPAQUE; /* barrier.cluster.*: not a CTA barrier */
+    if (op == MH_OP_CLUSTER && in->cmp == 0xff) { /* barrier.cluster without arrive or wait: not decoded */
+        memset(in, 0, offsetof(mh_ptx_insn, guard));
+        in->op = MH_OP_OPAQUE;
+    }
     return 0;
 }
 
@@ -462,6 +476,17 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
         else if (in->o[ai].kind != MH_OPK_ADDR) what = "the mbarrier must be an address [..]";
         else if (ai && in->o[0].kind != MH_OPK_REG && in->o[0].kind != MH_OPK_SINK) what = "the destination must be a register";
         if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+    }
+    if (op == MH_OP_CLUSTER) { /* barrier.cluster: none; mapa d, a, rank; getctarank d, a; elect.sync d|p, members */
+        static const int n_of[] = {[MH_CL_ARRIVE] = 0, [MH_CL_WAIT] = 0, [MH_CL_MAPA] = 3, [MH_CL_GETCTARANK] = 2, [MH_CL_ELECT] = 2};
+        int k = in->cmp;
+        if (in->nopnds != n_of[k]) what = "wrong number of operands";
+        else if ((k == MH_CL_MAPA || k == MH_CL_GETCTARANK) && (in->o[0].kind != MH_OPK_REG || !in->type))
+            what = "a typed register destination is needed (.u32 or .u64)";
+        else if (k == MH_CL_ELECT && ((in->o[0].kind != MH_OPK_REG && in->o[0].kind != MH_OPK_SINK) || in->dst2 < 0))
+            what = "elect.sync takes d|p, membermask";
+        if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+        return 0;
     }
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == MH_PT_NONE) what = "a type is needed (e.g. .u32)";

@@ -11,7 +11,7 @@
 #include "emu/emu_tma.h"
 #include "frontend/ptx.h"
 
-static mh_ptx_module tma_ptx;
+static mh_ptx_module tma_ptx, cl_ptx;
 static mh_emu *dev;
 
 static uint64_t upload(const void *host, uint64_t bytes)
@@ -37,6 +37,21 @@ static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint3
 }
 
 #define ARG(v) {&(v), sizeof(v)}
+
+/* A launch of a grid with clusters (cl: zeros for the kernel's own). */
+static int run_grid(const mh_ptx_module *m, const char *kernel, const uint32_t grid[3], uint32_t block,
+                    const uint32_t cl[3], uint32_t smem, const mh_emu_arg *args, uint32_t n, mh_error *e)
+{
+    mh_emu_launch l = {.grid = {grid[0], grid[1], grid[2]}, .block = {block, 1, 1}, .dynamic_smem = smem, .args = args,
+                       .nargs = n, .timeout_s = 60};
+    mh_emu_extra x = {.cluster = {cl[0], cl[1], cl[2]}};
+    mh_emu_stats st;
+    mh_error_clear(e);
+    int rc = mh_emu_run_ex(dev, m, kernel, &l, &x, &st, e) ? (int)e->code : 0;
+    free(st.output);
+    if (rc && rc != MH_E_KERNEL_FAULT && rc != MH_E_BAD_ARGUMENT) fprintf(stderr, "  %s: %s\n", kernel, e->message);
+    return rc;
+}
 
 /* ---- the host's reading of a tile copy (the CUDA driver API's and the PTX ISA's definition) ---- */
 
@@ -441,6 +456,101 @@ static void mbarriers(void)
     mh_emu_free(dev, out, &e);
 }
 
+/* ---- clusters ---- */
+
+static void clusters(void)
+{
+    mh_error e;
+    /* the special registers: a 4 x 4 grid in clusters of 2 x 2, then without clusters */
+    uint64_t out = upload(NULL, 16 * 16 * 4);
+    mh_emu_arg args[] = {ARG(out)};
+    uint32_t g44[3] = {4, 4, 1}, c22[3] = {2, 2, 1}, none[3] = {0, 0, 0};
+    for (int with = 1; with >= 0; with--) {
+        CHECK(run_grid(&cl_ptx, "cluster_regs", g44, 32, with ? c22 : none, 0, args, 1, &e) == 0);
+        uint32_t got[16][16];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (uint32_t y = 0; y < 4; y++)
+            for (uint32_t x = 0; x < 4; x++) {
+                uint32_t cx = with ? 2 : 1, cy = with ? 2 : 1, *o = got[y * 4 + x];
+                uint32_t want[16] = {x / cx, y / cy, 0, 4 / cx, 4 / cy, 1, x % cx, y % cy, 0, cx, cy, 1,
+                                     x % cx + cx * (y % cy), cx * cy, (uint32_t)with, 0xc0de};
+                bad += memcmp(o, want, sizeof want) != 0;
+            }
+        if (bad) fprintf(stderr, "  cluster_regs (clusters %d): %d blocks wrong\n", with, bad);
+        CHECK(bad == 0);
+    }
+    uint32_t g3[3] = {3, 1, 1}, c2[3] = {2, 1, 1};
+    CHECK(run_grid(&cl_ptx, "cluster_regs", g3, 32, c2, 0, args, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "cluster_regs: grid 3x1x1 is not a whole number of 2x1x1 clusters");
+    uint32_t c17[3] = {17, 1, 1}, g17[3] = {17, 1, 1};
+    CHECK(run_grid(&cl_ptx, "cluster_regs", g17, 32, c17, 0, args, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "a cluster of 17x1x1 = 17 blocks (sm_90 takes at most 16)");
+    mh_emu_free(dev, out, &e);
+
+    /* distributed shared memory: 64 clusters of 4 (.reqnctapercluster 4), more than 4 SMs hold at
+     * once, so whole clusters are dispatched into freed slots */
+    enum { NB = 256 };
+    out = upload(NULL, NB * 256 * 4);
+    mh_emu_arg dargs[] = {ARG(out)};
+    uint32_t gd[3] = {NB, 1, 1};
+    CHECK(run_grid(&cl_ptx, "dsmem", gd, 64, none, 0, dargs, 1, &e) == 0);
+    uint32_t *got = malloc(NB * 256 * 4);
+    CHECK(mh_emu_read(dev, out, got, NB * 256 * 4, &e) == 0);
+    int bad = 0;
+    for (uint32_t b = 0; b < NB; b++) {
+        uint32_t rank = b % 4, right = (rank + 1) % 4, left = (rank + 3) % 4, *o = got + b * 256;
+        for (uint32_t t = 0; t < 64; t++)
+            bad += o[t] != right * 1000 + t || o[64 + t] != left * 1000 + t || o[128 + t] != left + 100;
+        bad += o[192] != 4 * 64 || o[193] != left;
+    }
+    if (bad) fprintf(stderr, "  dsmem: %d values wrong\n", bad);
+    CHECK(bad == 0);
+    free(got);
+    CHECK(run_grid(&cl_ptx, "dsmem", gd, 64, c2, 0, dargs, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dsmem declares .reqnctapercluster 4, 1, 1; the launch asks for clusters of 2x1x1");
+    mh_emu_free(dev, out, &e);
+
+    /* TMA multicast into both blocks of a cluster of 2, then cp.async.bulk from rank 1 into rank 0 */
+    {
+        float t2[8][32];
+        for (int i = 0; i < 256; i++) ((float *)t2)[i] = (float)i + 0.5f;
+        uint64_t a = upload(t2, sizeof t2);
+        uint64_t d[] = {32, 8};
+        uint32_t box[] = {32, 8};
+        mh_tensor_map_spec sp = spec(MH_TMAP_FLOAT32, 4, 2, a, sizeof t2, d, box);
+        sp.swizzle = MH_TMAP_SWIZZLE_128B;
+        unsigned char map[MH_TMAP_BYTES], want[1024];
+        CHECK(mh_emu_tensor_map(&sp, map, &e) == 0);
+        uint64_t bytes;
+        int c[5] = {0, 0};
+        ref_load(&sp, (unsigned char *)t2, c, 0, want, &bytes);
+        unsigned b = 1024;
+        uint64_t o = upload(NULL, 2 * 1024 + 256);
+        mh_emu_arg margs[] = {{map, MH_TMAP_BYTES}, ARG(b), ARG(o)};
+        uint32_t g2[3] = {2, 1, 1};
+        CHECK(run_grid(&cl_ptx, "multicast", g2, 64, none, 1024, margs, 3, &e) == 0);
+        unsigned char gm[2 * 1024 + 256];
+        CHECK(mh_emu_read(dev, o, gm, sizeof gm, &e) == 0);
+        CHECK(!memcmp(gm, want, 1024) && !memcmp(gm + 1024, want, 1024) && !memcmp(gm + 2048, want, 256));
+        mh_emu_free(dev, a, &e);
+        mh_emu_free(dev, o, &e);
+    }
+    /* elect.sync */
+    {
+        uint64_t o = upload(NULL, 64 * 4);
+        mh_emu_arg eargs[] = {ARG(o)};
+        uint32_t g1[3] = {1, 1, 1};
+        CHECK(run_grid(&cl_ptx, "elect", g1, 64, none, 0, eargs, 1, &e) == 0);
+        uint32_t ge[64];
+        CHECK(mh_emu_read(dev, o, ge, sizeof ge, &e) == 0);
+        int wrong = 0;
+        for (int t = 0; t < 64; t++) wrong += ge[t] != (t % 2 == 0 ? 0xffffu : t % 32 == 1 ? 3u : 2u);
+        CHECK(wrong == 0);
+        mh_emu_free(dev, o, &e);
+    }
+}
+
 /* ---- what emu refuses by name ---- */
 
 static void refusals(void)
@@ -473,6 +583,13 @@ int main(int argc, char **argv)
         return 1;
     }
     free(text);
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_cluster.ptx", root);
+    text = read_file_all(path, &n);
+    if (!text || mh_ptx_parse(&cl_ptx, text, n, "hopper_cluster.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
     dev = mh_emu_create(&o, &e);
     CHECK(dev != NULL);
@@ -480,8 +597,10 @@ int main(int argc, char **argv)
     tma_stores();
     bulk();
     mbarriers();
+    clusters();
     refusals();
     mh_emu_destroy(dev);
     mh_ptx_free(&tma_ptx);
+    mh_ptx_free(&cl_ptx);
     return check_report("test_emu_hopper");
 }
