@@ -10,8 +10,9 @@
 #include "emu/emu.h"
 #include "emu/emu_tma.h"
 #include "frontend/ptx.h"
+#include "base/fp16.h"
 
-static mh_ptx_module tma_ptx, cl_ptx;
+static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx;
 static mh_emu *dev;
 
 static uint64_t upload(const void *host, uint64_t bytes)
@@ -551,6 +552,49 @@ static void clusters(void)
     }
 }
 
+/* ---- the warp-specialised GEMM (tests/ptx/hopper_gemm.cu) ---- */
+
+static uint16_t bf16(int v) { return mh_float_to_bf16((float)v); }
+
+static void gemm(void)
+{
+    enum { M = 256, N = 128, K = 256, SMEM = 3 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 4 };
+    mh_error e;
+    uint16_t *A = malloc(M * K * 2), *B = malloc(N * K * 2);
+    float *C = malloc(M * N * 4), *ref = malloc(M * N * 4);
+    int *ai = malloc(M * K * sizeof(int)), *bi = malloc(N * K * sizeof(int));
+    unsigned seed = 7;
+    for (int i = 0; i < M * K; i++) seed = seed * 1103515245u + 12345u, ai[i] = (int)(seed >> 16) % 9 - 4, A[i] = bf16(ai[i]);
+    for (int i = 0; i < N * K; i++) seed = seed * 1103515245u + 12345u, bi[i] = (int)(seed >> 16) % 7 - 3, B[i] = bf16(bi[i]);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            int acc = 0;
+            for (int k = 0; k < K; k++) acc += ai[m * K + k] * bi[n * K + k];
+            ref[m * N + n] = (float)acc;
+        }
+    uint64_t da = upload(A, M * K * 2), db = upload(B, N * K * 2), dc = upload(NULL, M * N * 4);
+    uint64_t dA[] = {K, M}, dB[] = {K, N}, dC[] = {N, M};
+    uint32_t bA[] = {64, 128}, bB[] = {64, 32}, bC[] = {64, 128};
+    mh_tensor_map_spec sa = spec(MH_TMAP_BFLOAT16, 2, 2, da, M * K * 2, dA, bA), sb = spec(MH_TMAP_BFLOAT16, 2, 2, db, N * K * 2, dB, bB),
+                       sc = spec(MH_TMAP_FLOAT32, 4, 2, dc, M * N * 4, dC, bC);
+    sa.swizzle = sb.swizzle = MH_TMAP_SWIZZLE_128B;
+    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES], mc[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&sa, ma, &e) == 0 && mh_emu_tensor_map(&sb, mb, &e) == 0 && mh_emu_tensor_map(&sc, mc, &e) == 0);
+    int k = K;
+    mh_emu_arg args[] = {{ma, MH_TMAP_BYTES}, {mb, MH_TMAP_BYTES}, {mc, MH_TMAP_BYTES}, ARG(k)};
+    uint32_t grid[3] = {M / 128, N / 64, 1}, none[3] = {0, 0, 0};
+    CHECK(run_grid(&gemm_ptx, "ws_gemm", grid, 384, none, SMEM, args, 4, &e) == 0);
+    CHECK(mh_emu_read(dev, dc, C, M * N * 4, &e) == 0);
+    int bad = 0;
+    for (int i = 0; i < M * N; i++) bad += C[i] != ref[i];
+    if (bad) fprintf(stderr, "  ws_gemm: %d of %d values differ (C[0] %g, want %g)\n", bad, M * N, C[0], ref[0]);
+    CHECK(bad == 0);
+    mh_emu_free(dev, da, &e);
+    mh_emu_free(dev, db, &e);
+    mh_emu_free(dev, dc, &e);
+    free(A), free(B), free(C), free(ref), free(ai), free(bi);
+}
+
 /* ---- what emu refuses by name ---- */
 
 static void refusals(void)
@@ -590,6 +634,13 @@ int main(int argc, char **argv)
         return 1;
     }
     free(text);
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_gemm.ptx", root);
+    text = read_file_all(path, &n);
+    if (!text || mh_ptx_parse(&gemm_ptx, text, n, "hopper_gemm.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
     dev = mh_emu_create(&o, &e);
     CHECK(dev != NULL);
@@ -598,9 +649,11 @@ int main(int argc, char **argv)
     bulk();
     mbarriers();
     clusters();
+    gemm();
     refusals();
     mh_emu_destroy(dev);
     mh_ptx_free(&tma_ptx);
     mh_ptx_free(&cl_ptx);
+    mh_ptx_free(&gemm_ptx);
     return check_report("test_emu_hopper");
 }
