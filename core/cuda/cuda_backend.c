@@ -9,6 +9,7 @@
  * again. */
 #include "cuda/cuda_backend.h"
 #include "cuda/cuda.h"
+#include "launch/args.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +151,11 @@ static int cuda_launch(void *p, void *mod, const mh_ptx_module *ptx, const mh_pt
     (void)ptx;
     cuda_device *d = p;
     void *fn;
+    /* the cluster against the kernel's .reqnctapercluster/.explicitcluster/.maxclusterrank, as emu checks
+     * it; a kernel's own cluster shape is the driver's to apply when the launch asks for none */
+    uint32_t shape[3];
+    int clustered;
+    if (mh_launch_cluster(f, l->grid, l->cluster, shape, &clustered, e)) return -1;
     if (kernel_handle(mod, f, &fn, e)) return -1;
     void *params[MH_LAUNCH_MAX_PARAMS];
     if (l->nparams > MH_LAUNCH_MAX_PARAMS) return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: too many parameters", f->name);

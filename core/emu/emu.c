@@ -121,7 +121,7 @@ uint64_t emu_sreg(ctx *c, const warp *w, uint32_t id, int lane)
     case MH_SR_AGGR_SMEM_SIZE: return c->shared_size; /* no reserved shared memory on emu */
     case MH_SR_ENVREG0 + 1: c->envreg_read = 1; return c->grid_ws >> 32;         /* the grid workspace, as the */
     case MH_SR_ENVREG0 + 2: c->envreg_read = 1; return c->grid_ws & 0xffffffffu; /* driver hands it over */
-    default: return 0;
+    default: return id >= MH_SR_CLUSTERID_X && id <= MH_SR_IS_EXPLICIT_CLUSTER ? emu_cluster_sreg(c, w, id) : 0;
     }
 }
 
@@ -131,6 +131,7 @@ uint64_t emu_sym_addr(ctx *c, int v)
     const mh_ptx_var *var = &c->m->vars[v];
     if (var->space == MH_SP_GLOBAL) return c->data_addr + var->offset;
     if (var->space == MH_SP_LOCAL) return var->offset - c->local_lo; /* the kernel's own span, from 0 */
+    if (var->space == MH_SP_SHARED && var->size == 0) return c->f->dyn_offset; /* dynamic: after the kernel's own */
     return var->offset; /* shared, const: offsets in their space */
 }
 
@@ -342,6 +343,12 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         if (mh_emu_alloc(d, sizeof ws, &c.grid_ws, e) || mh_emu_write(d, c.grid_ws, ws, sizeof ws, e)) { rc = -1; goto done; }
     }
     if (c.resident > per_sm) c.resident = (uint32_t)per_sm;
+    if (emu_cluster_setup(&c, x->cluster, e)) { rc = -1; goto done; }
+    if ((uint64_t)c.resident * (c.nblocks < d->nsm ? c.nblocks : d->nsm) < c.cluster_n) {
+        rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cluster of %u blocks cannot be resident at once: %u blocks per SM x %u "
+                     "SMs", name, c.cluster_n, c.resident, d->nsm);
+        goto done;
+    }
     if (link_code(&c, e)) { rc = -1; goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;

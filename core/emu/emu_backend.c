@@ -2,13 +2,15 @@
  * is host memory (so it has a host address), modules need no build (emu
  * runs the parsed PTX and checks each kernel when it is taken), a launch
  * reports exact instruction counts and virtual cycles (and, asked, exact
- * counters per source line), and there is no TMA.  A module's registers,
+ * counters per source line), and tensor maps are emu's own encoding
+ * (emu_tma.h).  A module's registers,
  * spills and stack are ptxas's where ptxas is installed (asked once per
  * module, when kernel:info or a launch first needs them): they also size
  * the virtual SM's residency. */
 #include "emu/emu_backend.h"
 #include "emu/emu.h"
 #include "emu/emu_ptxas.h"
+#include "emu/emu_tma.h"
 #include "launch/launch_shape.h"
 
 #include <stdio.h>
@@ -126,7 +128,7 @@ static int emu_kernel_facts(void *d, void *mod, const mh_ptx_func *f, mh_kernel_
     return 0;
 }
 
-/* emu has no clusters: it runs the grid as it is (PTX using cluster features is refused). */
+/* A launch: its cluster (launch{cluster=} or the kernel's .reqnctapercluster) runs resident together. */
 static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_func *f, const mh_launch_desc *l,
                       mh_launch_stats *st, mh_error *e)
 {
@@ -146,6 +148,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.nargs = l->nparams;
     el.timeout_s = l->timeout_s;
     mh_emu_extra x = {.stats = l->stats, .cooperative = l->cooperative};
+    memcpy(x.cluster, l->cluster, sizeof x.cluster); /* checked against the kernel's directives (emu_cluster.c) */
     if (mod) { /* the SM holds as many blocks as the registers ptxas gives allow */
         const mh_ptxas_info *pi = ptxas_of(mod);
         const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;
@@ -165,6 +168,12 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     return rc;
 }
 
+static int emu_tensor_map(void *d, const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
+{
+    (void)d;
+    return mh_emu_tensor_map(s, out, e);
+}
+
 static const mh_backend_ops emu_ops = {
     .close = emu_close,
     .alloc = emu_alloc,
@@ -178,6 +187,7 @@ static const mh_backend_ops emu_ops = {
     .kernel_check = emu_kernel_check,
     .kernel_facts = emu_kernel_facts,
     .launch = emu_launch,
+    .tensor_map = emu_tensor_map,
 };
 
 static void emu_facts(uint32_t sms, mh_device_facts *f)

@@ -90,10 +90,9 @@ static int check_function(const mh_ptx_module *m, uint32_t fi, mh_error *e)
             int sr = o->kind == MH_OPK_SREG ? (int)o->reg : -1;
             for (int j = 0; o->kind == MH_OPK_VEC && j < 4; j++)
                 if (o->vec[j] != UINT32_MAX && (o->vec[j] & MH_PTX_VEC_SREG)) sr = (int)(o->vec[j] & ~MH_PTX_VEC_SREG);
-            if (o->kind == MH_OPK_PARAM_ADDR) {
-                snprintf(why, sizeof why, "takes the address of parameter %s (a __grid_constant__ parameter, such as "
-                         "a TMA descriptor): not supported by emu (the cuda backend runs it)",
-                         f->params[o->param].name);
+            if (o->kind == MH_OPK_PARAM_ADDR && !f->is_entry) {
+                snprintf(why, sizeof why, "takes the address of parameter %s of a .func: not supported by emu (a "
+                         "kernel's parameters' addresses are)", f->params[o->param].name);
             } else if (o->kind == MH_OPK_FUNC) {
                 snprintf(why, sizeof why, "takes the address of function %s: function pointers are not supported by "
                          "emu (the cuda backend runs them)", m->funcs[o->reg].name);

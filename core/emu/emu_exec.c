@@ -492,6 +492,11 @@ static unsigned char *param_ptr(ctx *c, const warp *w, int lane, const mh_ptx_op
         base = frame(c, w, lane, fi, 1) + r->offset;
         limit = r->size;
         what = r->name;
+    } else if (F->is_entry && o->reg != UINT32_MAX) { /* [%rd] of a kernel parameter's address (mov %rd, param) */
+        off += REG(w, o->reg, lane);
+        base = c->params;
+        limit = F->param_bytes;
+        what = "the kernel's parameters";
     } else {
         return emu_fault(c, w, lane, ".param access through a register is not supported");
     }
@@ -541,6 +546,8 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     switch (in->op) {
     case MH_OP_NOP: case MH_OP_MEMBAR: case MH_OP_PREFETCH: break;
     case MH_OP_MMA: if (emu_mma_exec(c, w, in, mask, emask)) return -1; break; /* tensor cores: emu_mma.c */
+    case MH_OP_TMA: if (emu_tma_exec(c, w, in, emask)) return -1; break; /* bulk copies: emu_tma.c */
+    case MH_OP_CLUSTER: if (emu_cluster_exec(c, w, in, emask)) return -1; break; /* clusters: emu_cluster.c */
     case MH_OP_MOV:
         if (o[0].kind == MH_OPK_VEC) { /* unpack */
             int part = mh_ptx_type_bits(t) / o[0].n;
@@ -614,6 +621,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         LANES {
             uint64_t a = val(c, w, &o[1], l), lin = w->index * WARP + (uint64_t)l;
             if (in->space == MH_SP_SHARED) a = (in->mods & MH_MOD_TO) ? a - SHARED_WIN : a + SHARED_WIN;
+            else if (in->space == MH_SP_PARAM) a = (in->mods & MH_MOD_TO) ? a - PARAM_WIN : a + PARAM_WIN;
             else if (in->space == MH_SP_LOCAL)
                 a = (in->mods & MH_MOD_TO) ? (a - LOCAL_WIN) % (c->local_stride ? c->local_stride : 1)
                                         : a + LOCAL_WIN + lin * c->local_stride;

@@ -18,6 +18,10 @@
 #define ALLOC_GAP 0x10000ull               /* unmapped bytes between allocations */
 #define SHARED_WIN 0x00007e0000000000ull   /* generic window of shared memory */
 #define LOCAL_WIN 0x00007f0000000000ull    /* generic window of local memory */
+#define PARAM_WIN 0x00007d0000000000ull    /* generic window of the kernel's parameters (cvta.param) */
+/* shared::cluster addresses: a block's own shared::cta offsets, or (rank + 1) * EMU_DSMEM_RANK +
+ * offset for the block of that rank in the cluster (what mapa gives); generic: SHARED_WIN + that */
+#define EMU_DSMEM_RANK 0x1000000ull
 #define WIN_SIZE 0x0000010000000000ull
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
@@ -52,6 +56,7 @@ typedef struct {
 } call_frame;
 
 typedef struct blk blk;
+#define MH_EMU_MAX_CLUSTER 16   /* blocks a cluster may have (sm_90's non-portable limit) */
 
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
@@ -78,6 +83,8 @@ typedef struct {
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
     struct { uint64_t busy, pending, group[8]; uint32_t ngroups; } mma;
+    /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
+    uint32_t cl_arrived, cl_phase;
 } warp;
 
 typedef struct vsm vsm;
@@ -100,6 +107,13 @@ struct blk {
     uint64_t round_writes;  /* memory writes at the last round in which every warp waited */
     uint64_t stalled;       /* such rounds in a row without a write */
     uint64_t end;           /* when its last warp finished */
+    /* clusters (emu_cluster.c): its rank, the blocks of its cluster by rank (itself included), and
+     * (kept by rank 0) the cluster barrier's arrivals and phase */
+    uint32_t rank;
+    blk *peer[MH_EMU_MAX_CLUSTER];
+    int done;               /* finished, its slot kept until every block of the cluster has */
+    uint32_t cl_arrived;
+    int cl_phase;
 };
 
 #define SUBPARTS 4          /* sub-partitions of an SM, each issuing one warp instruction per cycle */
@@ -163,6 +177,9 @@ typedef struct {
     uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
     int verify;             /* a stall is being verified: polls compare the warps' registers */
     uint64_t verify_insns;  /* the warp instructions when the verification began */
+    uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
+    int cluster_explicit;   /* launched with a cluster (%is_explicit_cluster) */
+    uint32_t cluster_waiting; /* slots whose vacancy waits for the others of a whole cluster */
     uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
     int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
     int slow;               /* strict mode or counting: the checks around each instruction */
@@ -214,6 +231,21 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 
+/* ---- bulk copies and clusters (emu_tma.c, emu_cluster.c, emu_sync.c) ---- */
+int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* complete_tx of `bytes` on the mbarrier at shared::cluster address addr (lane l's) */
+int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes);
+/* Host pointer of `size` bytes at a shared::cluster address (its block in *owner when asked),
+ * or NULL after a fault. */
+unsigned char *emu_dsmem(ctx *c, const warp *w, int lane, uint64_t addr, uint32_t size, int write, blk **owner);
+uint32_t emu_cluster_size(const ctx *c);
+/* The launch's cluster from the launch (req: 0 or 1x1x1 none) and the kernel's directives, checked. */
+int emu_cluster_setup(ctx *c, const uint32_t req[3], mh_error *e);
+uint64_t emu_cluster_sreg(const ctx *c, const warp *w, uint32_t id);
+/* Block `linear` of dispatch order j (clusters whole, in cluster order, each by rank). */
+uint64_t emu_cluster_block_of(const ctx *c, uint64_t j);
+int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+
 /* ---- the fast path of converged warps (emu_fast.c) ---- */
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
@@ -257,6 +289,7 @@ static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w,
     case MH_OPK_IMM: v = (uint64_t)o->imm; break;
     case MH_OPK_SREG: v = emu_sreg(c, w, o->reg, lane); break;
     case MH_OPK_SYM: v = emu_sym_addr(c, o->sym); break;
+    case MH_OPK_PARAM_ADDR: v = c->f->params[o->param].offset; break; /* a kernel parameter's .param address */
     default: v = 0;
     }
     return o->neg ? !v : v;

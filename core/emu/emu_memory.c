@@ -163,6 +163,7 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
                      (unsigned long long)addr);
     if (space == MH_SP_GENERIC) {
         if (addr - SHARED_WIN < WIN_SIZE) { space = MH_SP_SHARED; addr -= SHARED_WIN; }
+        else if (addr - PARAM_WIN < WIN_SIZE) { space = MH_SP_PARAM; addr -= PARAM_WIN; } /* cvta.param */
         else if (addr - LOCAL_WIN < WIN_SIZE) {
             uint64_t lin = w->index * WARP + (uint64_t)lane;
             space = MH_SP_LOCAL;
@@ -186,6 +187,7 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
                      (unsigned long long)addr, nb);
     }
     case MH_SP_SHARED:
+        if (addr >= EMU_DSMEM_RANK) return emu_dsmem(c, w, lane, addr, size, write, NULL); /* another block's (mapa) */
         if (addr < c->shared_size && size <= c->shared_size - addr) return c->shared + addr;
         return emu_fault(c, w, lane, "out-of-range shared %s of %u bytes at offset 0x%llx: the block has %llu bytes of "
                      "shared memory (static + dynamic)", verb, size, (unsigned long long)addr,

@@ -144,6 +144,11 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
     b->running = b->live = c->nwarps;
     b->parked = 0;
+    b->done = 0;
+    b->cl_arrived = 0;
+    b->cl_phase = 0;
+    b->rank = 0;
+    b->peer[0] = b;
     b->stalled = 0;
     b->park_writes = b->round_writes = c->writes;
     b->end = when;
@@ -158,6 +163,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
         w->known = 0;
+        w->cl_arrived = w->cl_phase = 0;
         w->sched = W_RUN;
         w->slot = (uint16_t)(slot0 + i);
         w->sp = (uint8_t)((slot0 + i) % SUBPARTS);
@@ -171,25 +177,50 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     return 0;
 }
 
+/* Slot b's block has finished (at `end`): the grid's next block is owed to it. */
+static void slot_free(ctx *c, blk *b, uint64_t end)
+{
+    vsm *sm = b->sm;
+    b->busy = 0;
+    b->end = end;
+    if (b->end > sm->end) sm->end = b->end;
+    if (c->next_block < c->nblocks) {
+        b->vacant = 1;
+        if (b->end < sm->vacant_at) sm->vacant_at = b->end;
+    }
+}
+
+/* Whether a block of b's cluster other than b has a warp that can issue (b waits for it). */
+static int peer_runs(const ctx *c, const blk *b)
+{
+    for (uint32_t r = 0; c->cluster_n > 1 && r < c->cluster_n; r++)
+        if (b->peer[r] != b && b->peer[r]->running) return 1;
+    return 0;
+}
+
 /* Block b has no warp that can issue. */
 static int block_stuck(ctx *c, blk *b)
 {
     uint64_t when = c->now + c->cost;
     if (!b->live) { /* finished: the grid's next block is owed to this slot (the scheduler dispatches) */
-        vsm *sm = b->sm;
-        b->busy = 0;
         c->progress++;
-        if (b->end > sm->end) sm->end = b->end;
-        if (c->next_block < c->nblocks) {
-            b->vacant = 1;
-            if (b->end < sm->vacant_at) sm->vacant_at = b->end;
+        if (c->cluster_n > 1) { /* a cluster's slots are given back together, when all its blocks are done */
+            b->done = 1;
+            uint64_t end = 0;
+            for (uint32_t r = 0; r < c->cluster_n; r++) {
+                if (!b->peer[r]->done) return 0;
+                if (b->peer[r]->end > end) end = b->peer[r]->end;
+            }
+            for (uint32_t r = 0; r < c->cluster_n; r++) slot_free(c, b->peer[r], end);
+            return 0;
         }
+        slot_free(c, b, b->end);
         return 0;
     }
     if (b->parked) {
         /* lanes that found an mbarrier phase incomplete try again first; a bar.sync
          * opens only when no lane can go on otherwise (every live lane is at it) */
-        b->stalled = c->writes == b->round_writes ? b->stalled + 1 : 0;
+        b->stalled = c->writes == b->round_writes && !peer_runs(c, b) ? b->stalled + 1 : 0;
         b->round_writes = c->writes;
         if (b->stalled > STALLED_ROUNDS) {
             for (uint32_t i = 0; i < c->nwarps; i++)
@@ -383,11 +414,13 @@ static int step_warp(ctx *c, warp *w)
             w->kpc = pc + 1; /* still right when it was known */
             continue;
         }
+        int elect = in->op == MH_OP_CLUSTER && in->cmp == MH_CL_ELECT;
         int wsync = in->op == MH_OP_SHFL || in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ||
-                    (in->op == MH_OP_BAR && in->cmp == 1) || in->op == MH_OP_MMA; /* mma: the whole warp */
+                    (in->op == MH_OP_BAR && in->cmp == 1) || in->op == MH_OP_MMA || elect; /* mma: the whole warp */
         if (wsync && !forced) {
             /* wait until every live lane of the member mask has arrived */
-            int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2 : 0;
+            int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2
+                   : elect ? 1 : 0;
             const mh_ptx_opnd *mo = &in->o[mi];
             uint32_t members = in->nopnds > mi
                                    ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
@@ -471,9 +504,71 @@ static uint64_t sm_next_event(vsm *sm)
     return t;
 }
 
+/* The blocks of the grid's next cluster (blocks in dispatch order from `first`) to the slots
+ * b[0..n), rank by rank, each knowing the others; they start at `when`. */
+static int start_cluster(ctx *c, blk **b, uint64_t first, uint64_t when)
+{
+    uint32_t n = emu_cluster_size(c);
+    for (uint32_t r = 0; r < n; r++)
+        if (start_block(c, b[r], emu_cluster_block_of(c, first + r), when < b[r]->end ? b[r]->end : when)) return -1;
+    for (uint32_t r = 0; r < n; r++) {
+        b[r]->rank = r;
+        for (uint32_t k = 0; k < n; k++) b[r]->peer[k] = b[k];
+    }
+    return 0;
+}
+
+/* With clusters: SM sm's earliest vacancy waits until n slots (on any SMs) are free; then the
+ * next cluster takes the n that freed first (the lower SM on a tie), from when the last did. */
+static int dispatch_cluster(ctx *c, vsm *sm)
+{
+    blk *b = NULL;
+    for (uint32_t s = 0; s < c->resident; s++) {
+        blk *x = &sm->blks[s];
+        if (x->vacant == 1 && (!b || x->end < b->end)) b = x;
+    }
+    if (b) {
+        b->vacant = 2; /* waiting for a whole cluster's slots */
+        c->cluster_waiting++;
+    }
+    sm->vacant_at = UINT64_MAX;
+    for (uint32_t s = 0; s < c->resident; s++)
+        if (sm->blks[s].vacant == 1 && sm->blks[s].end < sm->vacant_at) sm->vacant_at = sm->blks[s].end;
+    uint32_t n = c->cluster_n;
+    while (c->cluster_waiting >= n && c->next_block < c->nblocks) {
+        blk *pick[MH_EMU_MAX_CLUSTER];
+        uint64_t when = 0;
+        for (uint32_t r = 0; r < n; r++) {
+            blk *best = NULL;
+            for (uint32_t i = 0; i < c->nsms; i++)
+                for (uint32_t s = 0; s < c->resident; s++) {
+                    blk *x = &c->sms[i].blks[s];
+                    if (x->vacant == 2 && (!best || x->end < best->end)) best = x;
+                }
+            best->vacant = 0;
+            pick[r] = best;
+            if (best->end > when) when = best->end;
+        }
+        c->cluster_waiting -= n;
+        if (start_cluster(c, pick, c->next_block, when)) return -1;
+        c->next_block += n;
+        for (uint32_t r = 0; r < n; r++) pick[r]->sm->next = 0; /* recomputed by the caller's loop */
+    }
+    if (c->next_block >= c->nblocks) { /* nothing more to hand out: the vacancies stay empty */
+        for (uint32_t i = 0; i < c->nsms; i++) {
+            for (uint32_t s = 0; s < c->resident; s++) c->sms[i].blks[s].vacant = 0;
+            c->sms[i].vacant_at = UINT64_MAX;
+        }
+        c->cluster_waiting = 0;
+    }
+    c->cb = NULL;
+    return 0;
+}
+
 /* The grid's next block to SM sm's earliest vacant slot. */
 static int dispatch(ctx *c, vsm *sm)
 {
+    if (c->cluster_n > 1) return dispatch_cluster(c, sm);
     blk *b = NULL;
     for (uint32_t s = 0; s < c->resident; s++) {
         blk *x = &sm->blks[s];
@@ -642,8 +737,18 @@ int emu_run_grid(ctx *c, uint64_t *longest)
         sm->vacant_at = UINT64_MAX;
         for (uint32_t s = 0; s < c->resident; s++) sm->blks[s].sm = sm;
     }
-    for (uint64_t j = 0; j < first; j++) /* the first wave: one block a cycle, round the SMs */
-        if (start_block(c, &c->sms[j % c->nsms].blks[j / c->nsms], j, j)) return -1;
+    uint32_t cn = emu_cluster_size(c);
+    first -= first % cn; /* whole clusters (emu_cluster_setup made sure one fits) */
+    if (cn == 1) {
+        for (uint64_t j = 0; j < first; j++) /* the first wave: one block a cycle, round the SMs */
+            if (start_block(c, &c->sms[j % c->nsms].blks[j / c->nsms], j, j)) return -1;
+    } else {
+        for (uint64_t j = 0; j < first; j += cn) { /* a cluster's blocks on consecutive SMs */
+            blk *pick[MH_EMU_MAX_CLUSTER];
+            for (uint32_t r = 0; r < cn; r++) pick[r] = &c->sms[(j + r) % c->nsms].blks[(j + r) / c->nsms];
+            if (start_cluster(c, pick, j, j)) return -1;
+        }
+    }
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
@@ -658,7 +763,10 @@ int emu_run_grid(ctx *c, uint64_t *longest)
         if (!a) break;
         if (a->vacant_at <= t1) {
             if (dispatch(c, a)) return -1;
-            a->next = sm_next_event(a);
+            if (c->cluster_n > 1) /* a cluster may have started on other SMs too */
+                for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+            else
+                a->next = sm_next_event(a);
             continue;
         }
         /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall

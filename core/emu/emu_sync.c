@@ -31,26 +31,61 @@ uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, 
     return old;
 }
 
-/* mbarrier.arrive / expect_tx / complete_tx / test_wait / try_wait and
- * cp.async.mbarrier.arrive (emu's cp.async copies at issue, so it arrives at
- * once).  A phase completes when no arrival and no transaction byte is
- * pending; a wait that finds its phase not complete sets its predicate false
- * and the lane yields, so the other warps run before it tries again. */
+/* An mbarrier's transaction count and pending arrivals after a change (b.tx, b.pending already
+ * updated): refuses what the ISA leaves undefined, completes the phase when neither is pending. */
+static int mb_settle(ctx *c, warp *w, int l, unsigned char *p, mbar b, int completes)
+{
+    if (b.pending < 0)
+        return emu_fault(c, w, l, "mbarrier: more arrivals than the %lld it expects per phase", (long long)b.expected), -1;
+    if (b.tx > 0xFFFFF || b.tx < -0xFFFFF)
+        return emu_fault(c, w, l, "mbarrier: transaction count %lld out of range", (long long)b.tx), -1;
+    if (b.pending == 0 && b.tx == 0 && completes) { /* the phase completes */
+        b.phase ^= 1;
+        b.pending = b.expected;
+    }
+    mb_store(p, b);
+    return 0;
+}
+
+int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes)
+{
+    unsigned char *p = emu_mem(c, w, l, MH_SP_SHARED, addr, 8, 1);
+    if (!p) return -1;
+    mbar b = mb_load(p);
+    b.tx -= bytes;
+    c->progress++;
+    return mb_settle(c, w, l, p, b, 1);
+}
+
+/* mbarrier.arrive(_drop)(.expect_tx) / expect_tx / complete_tx / test_wait / try_wait /
+ * pending_count / inval and cp.async.mbarrier.arrive (emu's cp.async copies at issue, so it
+ * arrives at once).  A phase completes when no arrival and no transaction byte is pending; a
+ * wait that finds its phase not complete sets its predicate false and the lane yields, so the
+ * other warps run before it tries again.  The state an arrive returns is emu's own: the phase
+ * it arrived at in bit 63, the arrivals then still pending in the low bits (pending_count). */
 int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
 {
     const mh_ptx_opnd *o = in->o;
-    int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
+    int k = in->cmp, ai = mh_mb_addr_opnd(k);
     c->cost += 2;
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
+        if (ai < 0) { /* pending_count d, state */
+            put(c, w, o[0].reg, l, val(c, w, &o[1], l) & MH_MB_FIELD, MH_PT_B32);
+            continue;
+        }
         int wait = k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT;
         unsigned char *p = emu_mem(c, w, l, in->space ? in->space : MH_SP_SHARED, address(c, w, &o[ai], l), 8, !wait);
         if (!p) return -1;
+        if (k == MH_MB_INVAL) { /* the object is no longer an mbarrier: emu zeroes it */
+            memset(p, 0, 8);
+            continue;
+        }
         mbar b = mb_load(p);
         int64_t arrive = 0;
         switch (k) {
-        case MH_MB_ARRIVE: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
-        case MH_MB_ARRIVE_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
+        case MH_MB_ARRIVE: case MH_MB_ARRIVE_DROP: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
+        case MH_MB_ARRIVE_EXPECT_TX: case MH_MB_ARRIVE_DROP_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
         case MH_MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
         case MH_MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
         case MH_MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MH_MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
@@ -63,20 +98,19 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
             continue;
         }
         }
-        if (k == MH_MB_ARRIVE || k == MH_MB_ARRIVE_EXPECT_TX) { /* the state: the phase arrived at */
-            if (o[0].kind == MH_OPK_REG) put(c, w, o[0].reg, l, (uint64_t)b.phase << 63, MH_PT_B64);
-        }
+        if (arrive < 0 || arrive > 0xFFFFF)
+            return emu_fault(c, w, l, "mbarrier: an arrival count of %lld (1 to 2^20 - 1)", (long long)arrive), -1;
+        int phase = b.phase;
         b.pending -= arrive;
-        if (b.pending < 0)
-            return emu_fault(c, w, l, "mbarrier: more arrivals than the %lld it expects per phase",
-                         (long long)b.expected), -1;
-        if (b.tx > 0xFFFFF || b.tx < -0xFFFFF)
-            return emu_fault(c, w, l, "mbarrier: transaction count %lld out of range", (long long)b.tx), -1;
-        if (b.pending == 0 && b.tx == 0 && (arrive || k == MH_MB_COMPLETE_TX)) { /* the phase completes */
-            b.phase ^= 1;
-            b.pending = b.expected;
+        if (k == MH_MB_ARRIVE_DROP || k == MH_MB_ARRIVE_DROP_EXPECT_TX) { /* this phase's and the next ones' */
+            b.expected -= arrive;
+            if (b.expected < 0)
+                return emu_fault(c, w, l, "mbarrier: arrive_drop below an expected count of 0"), -1;
         }
-        mb_store(p, b);
+        int64_t left = b.pending;
+        if (mb_settle(c, w, l, p, b, arrive || k == MH_MB_COMPLETE_TX)) return -1;
+        if (arrive && o[0].kind == MH_OPK_REG) /* the state: the phase arrived at, the arrivals then pending */
+            put(c, w, o[0].reg, l, (uint64_t)phase << 63 | ((uint64_t)left & MH_MB_FIELD), MH_PT_B64);
     }
     return 0;
 }

@@ -50,6 +50,9 @@ typedef enum {
     MH_OP_MATCH,    /* match.{any,all}.sync.b32/b64 (cmp: 0 any, 1 all; match.all's predicate in dst2) */
     MH_OP_MMA,      /* tensor cores and warpgroups (wgmma, mma, wmma, ldmatrix, stmatrix, movmatrix, setmaxnreg):
                      * decoded into m->mma[callee] (ptx_mma.h), no operands in o[] */
+    MH_OP_CLUSTER,  /* clusters (cmp: MH_CL_*): barrier.cluster.arrive/wait, mapa, getctarank, elect.sync */
+    MH_OP_TMA,      /* bulk copies (cp.async.bulk[.tensor], cp.reduce.async.bulk[.tensor]): decoded into
+                     * m->tma[callee] (ptx_tma.h), kind in cmp, no operands in o[] */
     MH_OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
                   * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     MH_OP_COUNT_
@@ -75,7 +78,17 @@ enum {
 };
 
 /* MH_OP_MBARRIER's kind (in cmp): the mbarrier object's arrivals, transaction bytes and waits. */
-enum { MH_MB_ARRIVE, MH_MB_ARRIVE_EXPECT_TX, MH_MB_EXPECT_TX, MH_MB_COMPLETE_TX, MH_MB_TEST_WAIT, MH_MB_TRY_WAIT, MH_MB_CP_ASYNC_ARRIVE };
+enum { MH_MB_ARRIVE, MH_MB_ARRIVE_EXPECT_TX, MH_MB_EXPECT_TX, MH_MB_COMPLETE_TX, MH_MB_TEST_WAIT, MH_MB_TRY_WAIT, MH_MB_CP_ASYNC_ARRIVE,
+       MH_MB_ARRIVE_DROP, MH_MB_ARRIVE_DROP_EXPECT_TX, MH_MB_PENDING_COUNT, MH_MB_INVAL };
+/* Where an MH_OP_MBARRIER's mbarrier address is (o[0] or o[1]); -1: none (pending_count reads a state) */
+static inline int mh_mb_addr_opnd(int k)
+{
+    return k == MH_MB_PENDING_COUNT ? -1 : k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ||
+                                               k == MH_MB_INVAL ? 0 : 1;
+}
+
+/* MH_OP_CLUSTER's kind (in cmp). */
+enum { MH_CL_ARRIVE, MH_CL_WAIT, MH_CL_MAPA, MH_CL_GETCTARANK, MH_CL_ELECT };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
 typedef enum { MH_TESTP_FINITE, MH_TESTP_INFINITE, MH_TESTP_NUMBER, MH_TESTP_NOTANUMBER, MH_TESTP_NORMAL, MH_TESTP_SUBNORMAL } mh_ptx_testp;
@@ -96,13 +109,13 @@ typedef enum {
     MH_SR_GLOBALTIMER, MH_SR_GLOBALTIMER_LO, MH_SR_GLOBALTIMER_HI,
     MH_SR_LANEMASK_EQ, MH_SR_LANEMASK_LT, MH_SR_LANEMASK_LE, MH_SR_LANEMASK_GT, MH_SR_LANEMASK_GE,
     MH_SR_DYNAMIC_SMEM_SIZE, MH_SR_TOTAL_SMEM_SIZE, MH_SR_GRIDID, MH_SR_AGGR_SMEM_SIZE,
+    MH_SR_CLUSTERID_X, MH_SR_CLUSTERID_Y, MH_SR_CLUSTERID_Z, MH_SR_NCLUSTERID_X, MH_SR_NCLUSTERID_Y,
+    MH_SR_NCLUSTERID_Z, MH_SR_CLUSTER_CTAID_X, MH_SR_CLUSTER_CTAID_Y, MH_SR_CLUSTER_CTAID_Z, MH_SR_CLUSTER_NCTAID_X,
+    MH_SR_CLUSTER_NCTAID_Y, MH_SR_CLUSTER_NCTAID_Z, MH_SR_CLUSTER_CTARANK, MH_SR_CLUSTER_NCTARANK, MH_SR_IS_EXPLICIT_CLUSTER,
     /* known to the front end (instrumentation and the cuda backend take them), not run by
      * emu: a kernel reading one is refused there, naming it */
     MH_SR_NOT_ON_EMU_,
-    MH_SR_CLUSTERID_X = MH_SR_NOT_ON_EMU_, MH_SR_CLUSTERID_Y, MH_SR_CLUSTERID_Z, MH_SR_NCLUSTERID_X, MH_SR_NCLUSTERID_Y,
-    MH_SR_NCLUSTERID_Z, MH_SR_CLUSTER_CTAID_X, MH_SR_CLUSTER_CTAID_Y, MH_SR_CLUSTER_CTAID_Z, MH_SR_CLUSTER_NCTAID_X,
-    MH_SR_CLUSTER_NCTAID_Y, MH_SR_CLUSTER_NCTAID_Z, MH_SR_CLUSTER_CTARANK, MH_SR_CLUSTER_NCTARANK, MH_SR_IS_EXPLICIT_CLUSTER,
-    MH_SR_RESERVED_SMEM_BEGIN, MH_SR_RESERVED_SMEM_END, MH_SR_RESERVED_SMEM_CAP, MH_SR_RESERVED_SMEM_0, MH_SR_RESERVED_SMEM_1,
+    MH_SR_RESERVED_SMEM_BEGIN = MH_SR_NOT_ON_EMU_, MH_SR_RESERVED_SMEM_END, MH_SR_RESERVED_SMEM_CAP, MH_SR_RESERVED_SMEM_0, MH_SR_RESERVED_SMEM_1,
     MH_SR_CURRENT_GRAPH_EXEC,
     MH_SR_ENVREG0, MH_SR_PM0 = MH_SR_ENVREG0 + 32, MH_SR_PM0_64 = MH_SR_PM0 + 8,
     MH_SR_COUNT_ = MH_SR_PM0_64 + 8
@@ -198,9 +211,13 @@ typedef struct mh_ptx_func {
     uint32_t ncode;
     uint32_t line;       /* line of the declaration */
     uint64_t shared_bytes; /* static shared memory used (module + own variables) */
+    uint64_t dyn_offset;   /* where its dynamic shared memory (unsized .extern .shared arrays) starts */
     uint64_t local_bytes;  /* .local variables per thread */
     uint32_t maxntid[3];   /* .maxntid or .reqntid (0: none) */
     int reqntid;           /* maxntid came from .reqntid: the block must be exactly that */
+    uint32_t reqcluster[3];  /* .reqnctapercluster (0: none) */
+    uint32_t maxclusterrank; /* .maxclusterrank (0: none) */
+    int explicitcluster;     /* .explicitcluster: launched with a cluster */
     int defined;         /* has a body */
     uint32_t ret_bytes;  /* bytes of the return parameters */
     uint32_t params_close; /* offset of the ')' closing the parameter list (0: none) */
@@ -250,6 +267,8 @@ typedef struct mh_ptx_module {
     uint32_t nmma;
     uint32_t *mma_regs;     /* their register lists, one after another (module register numbers) */
     size_t nmma_regs;
+    struct mh_ptx_tma *tma; /* the MH_OP_TMA instructions' records (ptx_tma.h) */
+    uint32_t ntma;
 } mh_ptx_module;
 
 /* Parses and decodes text (copied); `path` names it in errors.  Errors:

@@ -199,9 +199,11 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
     size_t n0 = dot ? (size_t)(dot - s) : t->len;
     int op = op_of(s, n0);
     if (op == MH_OP_MBARRIER_INIT || op == MH_OP_MBARRIER || (n0 == 8 && !memcmp(s, "mbarrier", 8))) {
-        /* the mbarrier forms emu runs; others (arrive_drop, pending_count, inval, ...) stay text */
+        /* the mbarrier forms emu runs; others stay text */
         static const struct { const char *w; int kind; } forms[] = {
             {"mbarrier.init", -1}, {"mbarrier.arrive.expect_tx", MH_MB_ARRIVE_EXPECT_TX}, {"mbarrier.arrive", MH_MB_ARRIVE},
+            {"mbarrier.arrive_drop.expect_tx", MH_MB_ARRIVE_DROP_EXPECT_TX}, {"mbarrier.arrive_drop", MH_MB_ARRIVE_DROP},
+            {"mbarrier.pending_count", MH_MB_PENDING_COUNT}, {"mbarrier.inval", MH_MB_INVAL},
             {"mbarrier.expect_tx", MH_MB_EXPECT_TX}, {"mbarrier.complete_tx", MH_MB_COMPLETE_TX},
             {"mbarrier.test_wait", MH_MB_TEST_WAIT}, {"mbarrier.try_wait", MH_MB_TRY_WAIT}, {NULL, 0},
         };
@@ -233,6 +235,15 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             dot = s + 24;
         }
     }
+    if ((op == MH_OP_BAR && t->len >= 15 && !memcmp(s, "barrier.cluster", 15) && (t->len == 15 || s[15] == '.')) ||
+        (n0 == 4 && !memcmp(s, "mapa", 4)) || (n0 == 10 && !memcmp(s, "getctarank", 10)) ||
+        (n0 == 5 && !memcmp(s, "elect", 5))) {
+        /* clusters: barrier.cluster.{arrive,wait}, mapa, getctarank, elect.sync (cmp set below) */
+        in->cmp = n0 == 4 ? MH_CL_MAPA : n0 == 10 ? MH_CL_GETCTARANK : n0 == 5 ? MH_CL_ELECT : 0xff;
+        if (op == MH_OP_BAR) dot = t->len == 15 ? NULL : s + 15;
+        op = MH_OP_CLUSTER;
+    }
+    if (n0 == 14 && !memcmp(s, "griddepcontrol", 14)) op = MH_OP_MEMBAR; /* one launch: only ordering */
     if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
         in->op = MH_OP_OPAQUE;
         return 0;
@@ -254,7 +265,7 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             ntypes++;
         } else if ((k = space_of(q, n)) >= 0 && (op == MH_OP_LD || op == MH_OP_ST || op == MH_OP_ATOM || op == MH_OP_RED ||
                                                    op == MH_OP_CVTA || op == MH_OP_MBARRIER_INIT || op == MH_OP_PREFETCH || op == MH_OP_CP_ASYNC ||
-                                                   op == MH_OP_MBARRIER)) {
+                                                   op == MH_OP_MBARRIER || op == MH_OP_CLUSTER)) {
             in->space = (uint8_t)k;
         } else if (n == 2 && q[0] == 'v' && (q[1] == '2' || q[1] == '4')) {
             in->vec = (uint8_t)(q[1] - '0');
@@ -289,6 +300,8 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == MH_OP_MBARRIER && n == 6 && !memcmp(q, "parity", 6)) in->mods |= MH_MOD_PARITY;
+        else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 6 && !memcmp(q, "arrive", 6)) in->cmp = MH_CL_ARRIVE;
+        else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 4 && !memcmp(q, "wait", 4)) in->cmp = MH_CL_WAIT;
         else if (op == MH_OP_MBARRIER && n == 5 && !memcmp(q, "noinc", 5)) in->mods |= MH_MOD_NOINC;
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
@@ -309,7 +322,10 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         /* bar.sync / barrier.sync (cmp 0), bar.arrive / barrier.arrive (cmp 2); bar.red is not supported */
         if (!strstr_n(s, t->len, "sync")) in->op = MH_OP_OPAQUE; /* bar.red: not decoded */
     }
-    if (op == MH_OP_BAR && strstr_n(s, t->len, "cluster")) in->op = MH_OP_OPAQUE; /* barrier.cluster.*: not a CTA barrier */
+    if (op == MH_OP_CLUSTER && in->cmp == 0xff) { /* barrier.cluster without arrive or wait: not decoded */
+        memset(in, 0, offsetof(mh_ptx_insn, guard));
+        in->op = MH_OP_OPAQUE;
+    }
     return 0;
 }
 
@@ -450,13 +466,27 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
                   op == MH_OP_MBARRIER;
     int writes = !no_type && op != MH_OP_ST && op != MH_OP_RED && op != MH_OP_MBARRIER_INIT;
     if (op == MH_OP_MBARRIER) { /* [addr] first, or a state/predicate (arrive: may be the sink "_") then [addr] */
-        int k = in->cmp, ai = k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX || k == MH_MB_CP_ASYNC_ARRIVE ? 0 : 1;
-        int extra = k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_TEST_WAIT || k == MH_MB_TRY_WAIT || k == MH_MB_EXPECT_TX ||
-                    k == MH_MB_COMPLETE_TX;
-        if (in->nopnds < ai + 1 + extra) what = "too few operands";
+        int k = in->cmp, ai = mh_mb_addr_opnd(k);
+        int extra = k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_ARRIVE_DROP_EXPECT_TX || k == MH_MB_TEST_WAIT ||
+                    k == MH_MB_TRY_WAIT || k == MH_MB_EXPECT_TX || k == MH_MB_COMPLETE_TX;
+        if (ai < 0) { /* pending_count d, state */
+            if (in->nopnds != 2) what = "pending_count takes a destination and a state";
+            else if (in->o[0].kind != MH_OPK_REG) what = "the destination must be a register";
+        } else if (in->nopnds < ai + 1 + extra) what = "too few operands";
         else if (in->o[ai].kind != MH_OPK_ADDR) what = "the mbarrier must be an address [..]";
         else if (ai && in->o[0].kind != MH_OPK_REG && in->o[0].kind != MH_OPK_SINK) what = "the destination must be a register";
         if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+    }
+    if (op == MH_OP_CLUSTER) { /* barrier.cluster: none; mapa d, a, rank; getctarank d, a; elect.sync d|p, members */
+        static const int n_of[] = {[MH_CL_ARRIVE] = 0, [MH_CL_WAIT] = 0, [MH_CL_MAPA] = 3, [MH_CL_GETCTARANK] = 2, [MH_CL_ELECT] = 2};
+        int k = in->cmp;
+        if (in->nopnds != n_of[k]) what = "wrong number of operands";
+        else if ((k == MH_CL_MAPA || k == MH_CL_GETCTARANK) && (in->o[0].kind != MH_OPK_REG || !in->type))
+            what = "a typed register destination is needed (.u32 or .u64)";
+        else if (k == MH_CL_ELECT && ((in->o[0].kind != MH_OPK_REG && in->o[0].kind != MH_OPK_SINK) || in->dst2 < 0))
+            what = "elect.sync takes d|p, membermask";
+        if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+        return 0;
     }
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == MH_PT_NONE) what = "a type is needed (e.g. .u32)";
@@ -528,6 +558,10 @@ static int parse_instruction(parser *P)
     if (mma_mnemonic(&mn)) { /* tensor cores: their own operand forms (ptx_mma.c) */
         NEXT();
         return parse_mma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
+    }
+    if (tma_mnemonic(&mn)) { /* bulk copies: their own operand forms (ptx_tma.c) */
+        NEXT();
+        return parse_tma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
     }
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();

@@ -180,12 +180,17 @@ static int parse_function(parser *P, int visible)
     F->maxntid[0] = F->maxntid[1] = F->maxntid[2] = 0;
     while (TOK->kind == MH_TK_IDENT && TOK->s[0] == '.') {
         int is_maxntid = mh_ptx_tok_is(TOK, ".maxntid") || mh_ptx_tok_is(TOK, ".reqntid");
+        int is_cluster = mh_ptx_tok_is(TOK, ".reqnctapercluster"), is_rank = mh_ptx_tok_is(TOK, ".maxclusterrank");
         if (mh_ptx_tok_is(TOK, ".reqntid")) F->reqntid = 1;
+        if (mh_ptx_tok_is(TOK, ".explicitcluster")) F->explicitcluster = 1;
+        if (is_cluster) F->reqcluster[0] = F->reqcluster[1] = F->reqcluster[2] = 1;
         NEXT();
         for (int i = 0; TOK->kind == MH_TK_INT; i++) {
             uint64_t v = 0;
             parse_u64(TOK, &v);
             if (is_maxntid && i < 3) F->maxntid[i] = (uint32_t)v;
+            if (is_cluster && i < 3) F->reqcluster[i] = v > 0xffff ? 0xffff : (uint32_t)v;
+            if (is_rank && i == 0) F->maxclusterrank = v > 0xffff ? 0xffff : (uint32_t)v;
             NEXT();
             if (mh_ptx_tok_punct(TOK, ',')) NEXT();
         }

@@ -58,6 +58,7 @@ typedef struct {
     const char *last_close;  /* the '}' that ended the last block */
     size_t next_marker;      /* markers of the lexer already placed */
     size_t cap_mma, cap_mma_regs; /* capacities of m->mma and m->mma_regs */
+    size_t cap_tma;          /* capacity of m->tma */
     size_t cap_funcs, cap_vars; /* capacities of m->funcs and m->vars (they grow geometrically) */
     name_index regs;         /* register declarations in scope: (name, 0) single, (prefix, 1) range -> decl */
     name_index vars;         /* (name, function or -1) -> the latest variable */
@@ -117,5 +118,12 @@ int mma_mnemonic(const mh_ptx_tok *t);
 /* Decodes one (its operands up to and with the ';'): MH_OP_MMA with its record, or a form
  * not decoded kept as text (MH_OP_OPAQUE, which emu refuses by name).  -1: an error. */
 int parse_mma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn);
+
+/* ptx_tma.c: the bulk copies.  1: the mnemonic is one (cp.async.bulk..., cp.reduce.async.bulk...) */
+int tma_mnemonic(const mh_ptx_tok *t);
+/* Decodes one (its operands up to and with the ';'): MH_OP_TMA with its record; commit_group and
+ * wait_group as MH_OP_MEMBAR, the prefetch forms as MH_OP_PREFETCH; a form not decoded kept as
+ * text (MH_OP_OPAQUE).  -1: an error. */
+int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn);
 
 #endif

@@ -121,7 +121,7 @@ static const char *const op_names[MH_OP_COUNT_] = {
     [MH_OP_VOTE] = "vote", [MH_OP_ACTIVEMASK] = "activemask", [MH_OP_MBARRIER_INIT] = "mbarrier.init", [MH_OP_CP_ASYNC] = "cp.async",
     [MH_OP_PREFETCH] = "prefetch", [MH_OP_TRAP] = "trap", [MH_OP_CALL] = "call", [MH_OP_REDUX] = "redux",
     [MH_OP_MBARRIER] = "mbarrier",
-    [MH_OP_MATCH] = "match", [MH_OP_MMA] = "tensor-core",
+    [MH_OP_MATCH] = "match", [MH_OP_MMA] = "tensor-core", [MH_OP_TMA] = "cp.async.bulk", [MH_OP_CLUSTER] = "cluster",
     /* MH_OP_OPAQUE has no name: no mnemonic decodes to it */
 };
 
@@ -343,16 +343,19 @@ int layout_vars(mh_ptx_module *m)
             if (!at || v->size == 0) continue;
             place(v, at);
         }
-        /* unsized (dynamic) shared arrays start after the static ones */
-        uint64_t dyn = shared;
+        /* unsized (dynamic) shared arrays start after the static ones, all at one offset (the
+         * largest alignment of them), which differs from function to function: dyn_offset */
+        uint64_t dyn = shared, a = 16;
         for (q = mod, o = own; q < mod_end || o < own_end;) {
             mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
-            if (v->space == MH_SP_SHARED && v->size == 0) {
-                uint64_t a = v->align > 16 ? v->align : 16;
-                dyn = (shared + a - 1) / a * a;
-                v->offset = dyn;
-            }
+            if (v->space == MH_SP_SHARED && v->size == 0 && v->align > a) a = v->align;
         }
+        dyn = (shared + a - 1) / a * a;
+        for (q = mod, o = own; q < mod_end || o < own_end;) {
+            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
+            if (v->space == MH_SP_SHARED && v->size == 0) v->offset = dyn; /* the last function's: use dyn_offset */
+        }
+        m->funcs[fi].dyn_offset = dyn;
         m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
         m->funcs[fi].local_bytes = local;
     }
@@ -391,6 +394,7 @@ void mh_ptx_free(mh_ptx_module *m)
     free(m->markers);
     free(m->mma);
     free(m->mma_regs);
+    free(m->tma);
     free(m->path);
     free(m->text);
     memset(m, 0, sizeof *m);

@@ -17,6 +17,33 @@ int mh_param_is_aggregate(const mh_ptx_param *p)
     return bits == 0 || p->size * 8 != (uint32_t)bits;
 }
 
+int mh_launch_cluster(const mh_ptx_func *f, const uint32_t grid[3], const uint32_t asked[3], uint32_t out[3],
+                      int *is_cluster, mh_error *e)
+{
+    int given = asked && (asked[0] > 1 || asked[1] > 1 || asked[2] > 1), req = f->reqcluster[0] != 0;
+    for (int i = 0; i < 3; i++) out[i] = req ? f->reqcluster[i] : given ? (asked[i] ? asked[i] : 1) : 1;
+    *is_cluster = given || req || f->explicitcluster;
+    if (given && req && (asked[0] != f->reqcluster[0] || (asked[1] ? asked[1] : 1) != f->reqcluster[1] ||
+                         (asked[2] ? asked[2] : 1) != f->reqcluster[2]))
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s declares .reqnctapercluster %u, %u, %u; the launch asks for clusters of "
+                       "%ux%ux%u", f->name, f->reqcluster[0], f->reqcluster[1], f->reqcluster[2], asked[0],
+                       asked[1] ? asked[1] : 1, asked[2] ? asked[2] : 1);
+    if (f->explicitcluster && !given && !req)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s declares .explicitcluster: launch it with cluster = {x, y, z}", f->name);
+    uint64_t n = (uint64_t)out[0] * out[1] * out[2];
+    if (n > MH_MAX_CLUSTER)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cluster of %ux%ux%u = %llu blocks (sm_90 takes at most %d)", f->name,
+                       out[0], out[1], out[2], (unsigned long long)n, MH_MAX_CLUSTER);
+    if (f->maxclusterrank && n > f->maxclusterrank)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s declares .maxclusterrank %u; clusters of %ux%ux%u have %llu blocks",
+                       f->name, f->maxclusterrank, out[0], out[1], out[2], (unsigned long long)n);
+    for (int i = 0; i < 3; i++)
+        if (grid[i] % out[i])
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: grid %ux%ux%u is not a whole number of %ux%ux%u clusters", f->name,
+                           grid[0], grid[1], grid[2], out[0], out[1], out[2]);
+    return 0;
+}
+
 int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e)
 {
     if (n != f->nparams)

@@ -31,4 +31,13 @@ int mh_param_is_aggregate(const mh_ptx_param *p);
  * by value) own bytes, which must be exactly N long. */
 int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t *out, const void **where, mh_error *e);
 
+/* The cluster a launch of kernel f runs with: `asked` (launch{cluster=}; zeros or 1x1x1: none
+ * asked) against the kernel's .reqnctapercluster (the shape when none is asked; another one is
+ * refused), .explicitcluster (a cluster must be given) and .maxclusterrank (blocks at most), at
+ * most MH_MAX_CLUSTER blocks, the grid a whole number of clusters.  out: the shape (1x1x1: none);
+ * *is_cluster: a cluster launch (%is_explicit_cluster).  bad_argument naming the rule. */
+#define MH_MAX_CLUSTER 16
+int mh_launch_cluster(const mh_ptx_func *f, const uint32_t grid[3], const uint32_t asked[3], uint32_t out[3],
+                      int *is_cluster, mh_error *e);
+
 #endif

@@ -77,21 +77,18 @@ int mh_tensor_map_check(const mh_tensor_map_spec *s, mh_error *e)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: element_strides[%u] = %u (1 to 8)", i + 1,
                            s->elem_strides[i]);
     }
-    uint64_t extent = s->dims[0] * s->elem_size, prev = extent; /* bytes the tensor spans */
+    /* cuda.h asks of each stride only a multiple of 16 (32 with the 32B interleave) below 2^40: strides
+     * need not grow outwards (a dimension may revisit bytes, a dimension of size 1 may have stride 0) */
+    uint64_t extent = s->dims[0] * s->elem_size; /* one past the last byte the tensor reaches */
     for (uint32_t i = 0; i + 1 < s->rank; i++) {
         uint64_t st = s->strides[i];
         if (st % align || st >= (1ull << 40))
             return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: strides[%u] = %llu bytes (a multiple of %llu below 2^40)",
                            i + 1, (unsigned long long)st, (unsigned long long)align);
-        if (st < prev)
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: strides[%u] = %llu bytes is less than the %llu bytes of "
-                           "the dimensions inside it: rows would overlap", i + 1, (unsigned long long)st,
-                           (unsigned long long)prev);
-        uint64_t span = st * (s->dims[i + 1] - 1);
-        if ((s->dims[i + 1] > 1 && span / (s->dims[i + 1] - 1) != st) || span > UINT64_MAX - extent)
+        uint64_t n1 = s->dims[i + 1] - 1, span = st * n1;
+        if ((n1 && span / n1 != st) || span > UINT64_MAX - extent)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "%s", "tensor map: the tensor's size overflows 64 bits");
-        extent = span + extent;
-        prev = st * s->dims[i + 1];
+        extent += span;
     }
     if (extent > s->bytes)
         return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: the tensor spans %llu bytes, the array has %llu: TMA would "

@@ -2,7 +2,8 @@
  * that take one as a __grid_constant__ parameter: the tiled layout's facts,
  * checked here against the driver's documented rules so a wrong descriptor is
  * a clear bad_argument before the driver's bare CUDA_ERROR_INVALID_VALUE, and
- * against the array it describes (a box outside it would read past the end).
+ * against the array it describes (the last byte the tensor reaches, whatever
+ * its strides, must lie inside it: TMA would read past its end otherwise).
  * The encoding itself is the driver's (cuTensorMapEncodeTiled, core/cuda.c). */
 #ifndef MH_TENSOR_MAP_H
 #define MH_TENSOR_MAP_H

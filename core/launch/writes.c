@@ -60,7 +60,8 @@ uint64_t mh_kernel_written_params(const mh_ptx_module *m, const mh_ptx_func *f)
 {
     if (f->nparams > 62) return MH_WRITES_UNKNOWN;
     for (uint32_t i = 0; i < f->ncode; i++)
-        if (f->code[i].op == MH_OP_CALL || f->code[i].op == MH_OP_OPAQUE) return MH_WRITES_UNKNOWN;
+        if (f->code[i].op == MH_OP_CALL || f->code[i].op == MH_OP_OPAQUE || f->code[i].op == MH_OP_TMA)
+            return MH_WRITES_UNKNOWN; /* TMA: a store's address is inside its tensor map */
     uint64_t *taint = calloc(m->nregs ? m->nregs : 1, sizeof *taint);
     if (!taint) return MH_WRITES_UNKNOWN;
     for (int changed = 1; changed;) {

@@ -7,6 +7,7 @@
 #include "backends.h"
 #include "cuda/cuda_backend.h"
 #include "emu/emu_backend.h"
+#include "dump_util.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -21,6 +22,79 @@ static const char ptx_text[] =
     "  cvta.to.global.u64 %rd2, %rd1;\n  mov.u32 %r2, %tid.x;\n"
     "  mul.wide.u32 %rd3, %r2, 4;\n  add.s64 %rd4, %rd2, %rd3;\n"
     "  add.u32 %r3, %r1, %r2;\n  st.global.u32 [%rd4], %r3;\n  ret;\n}\n";
+
+/* The warp-specialised Hopper GEMM (tests/ptx/hopper_gemm.ptx, a __cluster_dims__(2, 1, 1) kernel) and
+ * cluster_regs (tests/ptx/hopper_cluster.ptx, no cluster of its own) through the cuda adapter and the
+ * fake driver: the three tensor maps reach the launch as 128-byte parameters, the kernel's own cluster
+ * is the driver's to apply (no attribute), another one is refused before the driver is asked, and a
+ * launch{cluster=} on a kernel without one reaches cuLaunchKernelEx as its cluster attribute. */
+static void hopper_on_cuda(mh_device *cu, void *lib, const char *root)
+{
+    mh_error e;
+    char path[1024];
+    mh_ptx_module gm, cm;
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_gemm.ptx", root);
+    char *text = read_file_all(path, NULL);
+    CHECK(text && mh_ptx_parse(&gm, text, strlen(text), path, &e) == 0);
+    free(text);
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_cluster.ptx", root);
+    text = read_file_all(path, NULL);
+    CHECK(text && mh_ptx_parse(&cm, text, strlen(text), path, &e) == 0);
+    free(text);
+    mh_module_source gs = {.ptx = &gm, .opt_level = 4}, cs = {.ptx = &cm, .opt_level = 4};
+    void *gmod = NULL, *cmod = NULL;
+    CHECK(mh_device_module_load(cu, &gs, &gmod, &e) == 0 && mh_device_module_load(cu, &cs, &cmod, &e) == 0);
+    const mh_ptx_func *gf = mh_ptx_find(&gm, "ws_gemm"), *cf = mh_ptx_find(&cm, "cluster_regs");
+    CHECK(gf && cf && gf->reqcluster[0] == 2 && gf->explicitcluster);
+    uint64_t a, b, c;
+    CHECK(mh_device_alloc(cu, 256 * 256 * 2, &a, &e) == 0 && mh_device_alloc(cu, 128 * 256 * 2, &b, &e) == 0 &&
+          mh_device_alloc(cu, 256 * 128 * 4, &c, &e) == 0);
+    mh_tensor_map_spec sa = {.data_type = MH_TMAP_BFLOAT16, .elem_size = 2, .rank = 2, .address = a, .bytes = 256 * 256 * 2,
+                             .dims = {256, 256}, .box = {64, 128}, .elem_strides = {1, 1}, .swizzle = MH_TMAP_SWIZZLE_128B};
+    mh_tensor_map_spec sb = sa, sc = sa;
+    sb.address = b, sb.bytes = 128 * 256 * 2, sb.dims[1] = 128, sb.box[1] = 32;
+    sc.data_type = MH_TMAP_FLOAT32, sc.elem_size = 4, sc.address = c, sc.bytes = 256 * 128 * 4, sc.dims[0] = 128;
+    sc.swizzle = MH_TMAP_SWIZZLE_NONE;
+    mh_tensor_map_contiguous(&sa), mh_tensor_map_contiguous(&sb), mh_tensor_map_contiguous(&sc);
+    _Alignas(128) unsigned char maps[3][MH_TMAP_BYTES];
+    CHECK(mh_device_tensor_map(cu, &sa, maps[0], &e) == 0 && mh_device_tensor_map(cu, &sb, maps[1], &e) == 0 &&
+          mh_device_tensor_map(cu, &sc, maps[2], &e) == 0);
+    uint32_t K = 256;
+    const void *params[4] = {maps[0], maps[1], maps[2], &K};
+    unsigned *last = dlsym(lib, "fake_last_launch"), *cl = dlsym(lib, "fake_last_cluster");
+    void **last_params = dlsym(lib, "fake_last_params");
+    setenv("FAKE_CUDA_RECORD_PARAMS", "4", 1);
+    mh_launch_desc l = {.grid = {2, 2, 1}, .block = {384, 1, 1}, .cluster = {1, 1, 1}, .dynamic_smem = 106496,
+                        .params = params, .nparams = 4, .timed = 1};
+    mh_launch_stats st;
+    cl[0] = cl[1] = cl[2] = 0;
+    CHECK(mh_device_launch(cu, gmod, &gm, gf, &l, &st, &e) == 0);
+    CHECK(last[0] == 2 && last[1] == 2 && last[3] == 384 && last[6] == 106496);
+    CHECK(last_params[0] == maps[0] && last_params[1] == maps[1] && last_params[2] == maps[2] && *(uint32_t *)last_params[3] == 256);
+    uint64_t w[16];
+    memcpy(w, maps[1], sizeof w); /* the fake writes its arguments into the map: address, type, rank, dims, ... */
+    CHECK(w[0] == b && w[1] == MH_TMAP_BFLOAT16 && w[2] == 2 && w[3] == 256 && w[4] == 128);
+    CHECK(cl[0] == 0); /* the kernel's own cluster: no attribute */
+    l.cluster[0] = 2; /* the same as the kernel's: taken */
+    CHECK(mh_device_launch(cu, gmod, &gm, gf, &l, &st, &e) == 0 && cl[0] == 2 && cl[1] == 1);
+    l.cluster[0] = 4;
+    CHECK(mh_device_launch(cu, gmod, &gm, gf, &l, &st, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "ws_gemm declares .reqnctapercluster 2, 1, 1; the launch asks for clusters of 4x1x1");
+    uint64_t out;
+    CHECK(mh_device_alloc(cu, 16 * 16 * 4, &out, &e) == 0);
+    const void *cp[1] = {&out};
+    mh_launch_desc lc = {.grid = {4, 4, 1}, .block = {32, 1, 1}, .cluster = {2, 2, 1}, .params = cp, .nparams = 1, .timed = 1};
+    cl[0] = cl[1] = cl[2] = 0;
+    CHECK(mh_device_launch(cu, cmod, &cm, cf, &lc, &st, &e) == 0 && cl[0] == 2 && cl[1] == 2 && cl[2] == 1);
+    lc.cluster[0] = 32, lc.grid[0] = 32;
+    CHECK(mh_device_launch(cu, cmod, &cm, cf, &lc, &st, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "a cluster of 32x2x1 = 64 blocks (sm_90 takes at most 16)");
+    mh_device_free(cu, out, &e), mh_device_free(cu, a, &e), mh_device_free(cu, b, &e), mh_device_free(cu, c, &e);
+    mh_device_module_free(cu, gmod);
+    mh_device_module_free(cu, cmod);
+    mh_ptx_free(&gm);
+    mh_ptx_free(&cm);
+}
 
 /* Runs fill(out, 7) on 32 threads through d's table; the description is the same for both. */
 static int launch_fill(mh_device *d, const mh_ptx_module *m, void *mod, uint64_t out, uint32_t *v, void ***params_out,
@@ -74,12 +148,16 @@ int main(int argc, char **argv)
     CHECK(got[0] == 7 && got[31] == 38);
     CHECK(mh_device_host(&emu, out, 128, &e) != NULL);
     CHECK(mh_device_generation(&emu) == 0);
-    /* what emu does not have is refused by backend.c, naming the backend */
+    /* tensor maps: emu's own encoding, after the same checks as the cuda backend's */
     unsigned char map[MH_TMAP_BYTES];
     mh_tensor_map_spec ts;
     memset(&ts, 0, sizeof ts);
-    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "which emu does not run");
+    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "tensor map: rank 0 (1 to 5 dimensions)");
+    ts = (mh_tensor_map_spec){.data_type = MH_TMAP_FLOAT32, .elem_size = 4, .rank = 1, .address = out, .bytes = 128,
+                              .dims = {32}, .box = {32}, .elem_strides = {1}};
+    CHECK(mh_device_tensor_map(&emu, &ts, map, &e) == 0 && !memcmp(map, "MGPUTMAP", 8));
+    /* what emu does not have is refused by backend.c, naming the backend */
     CHECK(mh_device_takes_images(&emu, "k.cubin", &e) == MH_E_BAD_ARGUMENT);
     CHECK_CONTAINS(e.message, "k.cubin: a cubin/fatbin runs on the cuda backend only; emu runs PTX");
     mh_kernel_facts kf;
@@ -128,6 +206,7 @@ int main(int argc, char **argv)
         CHECK_STR(calls, "SRLLLLLRWT");
         CHECK(st.time_ns > 24999.9 && st.time_ns < 25000.1); /* the fake's 0.125 ms over 5 */
     }
+    if (lib && argc > 2) hopper_on_cuda(&cu, lib, argv[2]);
     CHECK(mh_device_free(&cu, out, &e) == 0);
     mh_device_module_free(&cu, cmod);
     /* a fault that loses the device (CUDA_ERROR_ILLEGAL_ADDRESS): a kernel_fault saying so, and the

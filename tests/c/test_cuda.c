@@ -387,6 +387,28 @@ int main(int argc, char **argv)
         ti.interleave = MH_TMAP_INTERLEAVE_16B;
         ti.swizzle = MH_TMAP_SWIZZLE_128B; /* other interleaves take any swizzle */
         CHECK(mh_tensor_map_check(&ti, &e) == 0);
+        /* only cuda.h's rules: strides need not grow outwards (a 3D map whose third stride is less than
+         * the bytes of the two inside it, a 5D one of size-1 dimensions with stride 0), each a multiple
+         * of 16 below 2^40; the tensor's last byte inside the array */
+        mh_tensor_map_spec t3 = {.data_type = MH_TMAP_BFLOAT16, .elem_size = 2, .rank = 3, .address = addr,
+                                 .bytes = 1 << 16, .dims = {64, 8, 4}, .strides = {128, 128}, .box = {64, 8, 4},
+                                 .elem_strides = {1, 1, 1}, .swizzle = MH_TMAP_SWIZZLE_128B};
+        CHECK(mh_tensor_map_check(&t3, &e) == 0);
+        CHECK(mh_cuda_tensor_map(dt, &t3, map, &e) == 0);
+        mh_tensor_map_spec t5 = {.data_type = MH_TMAP_FLOAT32, .elem_size = 4, .rank = 5, .address = addr,
+                                 .bytes = 1 << 16, .dims = {32, 16, 1, 2, 1}, .strides = {128, 0, 2048, 0},
+                                 .box = {32, 16, 1, 2, 1}, .elem_strides = {1, 1, 1, 1, 1}};
+        CHECK(mh_tensor_map_check(&t5, &e) == 0);
+        CHECK(mh_cuda_tensor_map(dt, &t5, map, &e) == 0);
+        t5.strides[1] = 8; /* not a multiple of 16 */
+        CHECK(mh_tensor_map_check(&t5, &e) == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "tensor map: strides[2] = 8 bytes (a multiple of 16 below 2^40)");
+        t5.strides[1] = 0;
+        t5.dims[3] = 32; /* 31 x 2048 + 15 x 128 + 128 bytes: the whole 64 KiB array, no more */
+        CHECK(mh_tensor_map_check(&t5, &e) == 0);
+        t5.dims[3] = 33;
+        CHECK(mh_tensor_map_check(&t5, &e) == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "tensor map: the tensor spans 67584 bytes, the array has 65536");
         CHECK(dt && mh_cuda_free(dt, addr, &e) == 0);
         mh_cuda_close(dt);
     }

@@ -341,14 +341,15 @@ static void cp_async_kernel(mh_emu *d)
     if (bad) fprintf(stderr, "  cp.async: %d values differ\n", bad);
     mh_ptx_free(&m);
 
-    /* the bulk (TMA) form: the front end keeps it as text (the GPU runs it), emu refuses it with its line */
-    static const char bulk[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+    /* a bulk (TMA) form emu does not run (the .cp_mask store): the front end keeps it as text (the GPU
+     * runs it), emu refuses it with its line; the others run (tests/c/test_emu_hopper.c) */
+    static const char bulk[] = ".version 8.6\n.target sm_100a\n.address_size 64\n.visible .entry k()\n{\n"
                                ".reg .b64 %rd<3>;\n.reg .b32 %r<2>;\n"
-                               "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%rd1], [%rd2], 16, [%r1];\n"
+                               "cp.async.bulk.global.shared::cta.bulk_group.cp_mask [%rd1], [%r1], 16, %rd2;\n"
                                "ret;\n}\n";
     CHECK(mh_ptx_parse(&m, bulk, sizeof bulk - 1, "b.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "b.ptx:8: instruction 'cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes' "
+    CHECK_CONTAINS(e.message, "b.ptx:8: instruction 'cp.async.bulk.global.shared::cta.bulk_group.cp_mask' "
                               "is not supported by emu");
     mh_ptx_free(&m);
     /* a copy size other than 4, 8 or 16 is refused at load, naming the line */
@@ -627,11 +628,11 @@ static void faults_and_refusals(mh_emu *d)
 
     static const char unsupported[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
-        "barrier.cluster.arrive;\nret;\n}\n";
+        "bar.red.popc.u32 %r1, 0, 1;\nret;\n}\n";
     CHECK(mh_ptx_parse(&m, unsupported, sizeof unsupported - 1, "u.ptx", &e) == 0);
     l.nargs = 0;
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == MH_E_PTX_UNSUPPORTED);
-    CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'barrier.cluster.arrive' is not supported by emu");
+    CHECK_CONTAINS(e.message, "u.ptx:7: instruction 'bar.red.popc.u32' is not supported by emu");
     CHECK(e.line == 7);
     mh_ptx_free(&m);
 

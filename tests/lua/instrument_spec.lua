@@ -183,7 +183,7 @@ describe("instrumented kernels", function()
     for _, scope in ipairs({ "warp", "warpgroup" }) do run(scope, "func_markers", args4, 128) end
   end)
 
-  it("keep function pointers, wide calls and cluster registers for the GPU; emu refuses those kernels by name", function()
+  it("keep function pointers, wide calls and cluster registers for the GPU; emu refuses the first two by name", function()
     -- tests/ptx/fptr.cu: the module instruments (the indirect call to a .func with markers gets
     -- the count's store and reload around it) and passes ptxas (tests/ptxas_check.sh)
     local path = h.src .. "/tests/ptx/fptr.ptx"
@@ -193,8 +193,12 @@ describe("instrumented kernels", function()
       local cases = {
         fptr = "takes the address of function _Z6%a%a%a_opff: function pointers are not supported by emu",
         wide_call = "call to _Z4wideffffffff with more than 6 parameters and returns: not supported by emu",
-        cluster_rank = "special register %%cluster_ctarank is not available on emu %(the cuda backend runs it%)",
       }
+      -- the cluster registers run on emu: clusters of 2 from launch{cluster=}
+      local ranks = emu:array("u32", 4 * 32)
+      m:kernel("cluster_rank"):launch { grid = 4, block = 32, cluster = 2, args = { ranks } }
+      local rv = ranks:read()
+      assert.same({ 0, 0, 1, 1, 0, 1 }, { rv[1], rv[32], rv[33], rv[64], rv[65], rv[128] })
       for name, msg in pairs(cases) do
         local ok, err = pcall(m.kernel, m, name)
         assert.is_false(ok, name)
@@ -256,11 +260,37 @@ describe("instrumented kernels", function()
     local k = {}
     for _, name in ipairs(m:kernels()) do k[name] = true end
     assert.same({ clustered = true, tma_like = true }, k)
-    local refused = {
-      clustered = "instruction 'barrier%.cluster%.arrive[%w.]*' is not supported by emu",
-      tma_like = "takes the address of parameter tma_like_param_0 %(a __grid_constant__ parameter, such as a TMA "
-        .. "descriptor%): not supported by emu",
-    }
+    local refused = {}
+    -- the cluster of 2 (.reqnctapercluster) swaps its blocks' rows through distributed shared memory
+    local x = emu:array("f32", 4 * 128, { fill = "ramp" })
+    local cr = m:kernel("clustered"):launch { grid = 4, block = 128, args = { x }, profile = { entries = 9 } }
+    local xv, wrong = x:read(), 0
+    for b = 0, 3 do
+      local peer = b - b % 2 + (b + 1) % 2
+      for t = 0, 127 do
+        if xv[b * 128 + t + 1] ~= peer * 128 + t then wrong = wrong + 1 end
+      end
+    end
+    assert.equal(0, wrong)
+    local cc = {}
+    for _, r in ipairs(cr.trace:summary()) do cc[r.name] = r.count end
+    assert.same({ ["local"] = 4, remote = 4 }, cc)
+    -- TMA through a __grid_constant__ map (emu's encoding), as scripts/device/check.lua runs it on a GPU:
+    -- the producer copies a 16 x 4 box of an 8 x 32 f32 tensor, the two consumer warpgroups write it out
+    local rows, cols = 8, 32
+    local a = emu:array("f32", rows * cols, { fill = "ramp", shape = { rows, cols } })
+    local out = emu:array("f32", 384)
+    local run = m:kernel("tma_like"):launch { grid = 1, block = 384, args = { emu:tensor_map(a, { box = { 16, 4 } }), out },
+      profile = { entries = 9 } }
+    local v, bad = out:read(), 0
+    for t = 128, 383 do
+      local i = (t - 128) % 64
+      if v[t + 1] ~= math.floor(i / 16) * cols + i % 16 then bad = bad + 1 end
+    end
+    assert.equal(0, bad)
+    local counts = {}
+    for _, r in ipairs(run.trace:summary()) do counts[r.name] = r.count end
+    assert.same({ producer = 1, consumer = 2 }, counts)
     for name, msg in pairs(refused) do
       local ok, err = pcall(m.kernel, m, name)
       assert.is_false(ok, name)

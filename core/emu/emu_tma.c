@@ -1,0 +1,284 @@
+/* emu_tma.c - Hopper's bulk copies on emu: emu's own tensor-map encoding, cp.async.bulk between
+ * global and shared memory (and to another block of the cluster), cp.async.bulk.tensor tile loads
+ * and stores (1d-5d, swizzles, interleave, element strides, out-of-bounds fill), the reductions
+ * cp.reduce.async.bulk(.tensor), each completing on an mbarrier (complete_tx::bytes) or a
+ * bulk_group.  Copies are done at issue; see docs/emu.md for what that means. */
+#include "emu/emu_internal.h"
+#include "emu/emu_tma.h"
+#include "frontend/ptx_tma.h"
+
+#include <stdio.h>
+
+static const char magic[8] = {'M', 'G', 'P', 'U', 'T', 'M', 'A', 'P'};
+
+static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+
+int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
+{
+    if (mh_tensor_map_check(s, e)) return (int)e->code;
+    memset(out, 0, MH_TMAP_BYTES);
+    memcpy(out, magic, 8);
+    out[8] = 1;
+    out[9] = (unsigned char)s->rank;
+    out[10] = (unsigned char)s->data_type;
+    out[11] = (unsigned char)s->elem_size;
+    out[12] = (unsigned char)s->interleave;
+    out[13] = (unsigned char)s->swizzle;
+    out[14] = (unsigned char)s->l2;
+    out[15] = (unsigned char)s->oob;
+    put_u64(out + 16, s->address);
+    for (uint32_t i = 0; i < s->rank; i++) {
+        put_u64(out + 24 + 8 * i, s->dims[i]);
+        if (i + 1 < s->rank) put_u64(out + 64 + 8 * i, s->strides[i]);
+        uint16_t b = (uint16_t)s->box[i];
+        memcpy(out + 96 + 2 * i, &b, 2);
+        out[106 + i] = (unsigned char)s->elem_strides[i];
+    }
+    return 0;
+}
+
+int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_map_spec *s)
+{
+    if (memcmp(in, magic, 8) || in[8] != 1 || in[9] < 1 || in[9] > MH_TMAP_MAX_RANK) return -1;
+    memset(s, 0, sizeof *s);
+    s->rank = in[9];
+    s->data_type = in[10];
+    s->elem_size = in[11];
+    s->interleave = in[12];
+    s->swizzle = in[13];
+    s->l2 = in[14];
+    s->oob = in[15];
+    s->address = get_u64(in + 16);
+    s->bytes = UINT64_MAX;
+    for (uint32_t i = 0; i < s->rank; i++) {
+        s->dims[i] = get_u64(in + 24 + 8 * i);
+        if (i + 1 < s->rank) s->strides[i] = get_u64(in + 64 + 8 * i);
+        uint16_t b;
+        memcpy(&b, in + 96 + 2 * i, 2);
+        s->box[i] = b;
+        s->elem_strides[i] = in[106 + i];
+    }
+    mh_error e;
+    mh_error_clear(&e);
+    return s->elem_size == 1 || s->elem_size == 2 || s->elem_size == 4 || s->elem_size == 8 ? (mh_tensor_map_check(s, &e) ? -1 : 0)
+                                                                                             : -1;
+}
+
+/* ---- the copies ------------------------------------------------------------- */
+
+/* The tensor map an instruction names: kernel parameter bytes, or 128 bytes at a generic address
+ * (a __grid_constant__ parameter through cvta.param, or global memory). */
+static int read_map(ctx *c, warp *w, int l, const mh_ptx_opnd *o, mh_tensor_map_spec *s)
+{
+    unsigned char buf[MH_TMAP_BYTES];
+    if (o->reg == UINT32_MAX && o->sym < 0 && o->param >= 0) {
+        const mh_ptx_param *p = &c->f->params[o->param];
+        if (!c->f->is_entry || o->imm < 0 || (uint64_t)o->imm + MH_TMAP_BYTES > p->size)
+            return emu_fault(c, w, l, "tensor map: [%s+%lld] is not 128 bytes of a kernel parameter", p->name,
+                             (long long)o->imm), -1;
+        memcpy(buf, c->params + p->offset + o->imm, MH_TMAP_BYTES);
+    } else {
+        uint64_t a = address(c, w, o, l);
+        if (a % 64)
+            return emu_fault(c, w, l, "tensor map at 0x%llx: not 64-byte aligned", (unsigned long long)a), -1;
+        for (int h = 0; h < 2; h++) {
+            const unsigned char *p = emu_mem(c, w, l, MH_SP_GENERIC, a + 64 * h, 64, 0);
+            if (!p) return -1;
+            memcpy(buf + 64 * h, p, 64);
+        }
+    }
+    if (mh_emu_tensor_map_decode(buf, s))
+        return emu_fault(c, w, l, "the tensor map is not one dev:tensor_map made on emu (emu's own encoding, "
+                         "docs/emu.md; a map encoded by the driver or changed in memory is not read)"), -1;
+    return 0;
+}
+
+/* The swizzled shared-memory offset: the 16-byte chunk bits [4,7) XOR the 128-byte row bits
+ * [7,10) (128B), [7,9) (64B), bit 7 (32B), of the address itself. */
+static inline uint64_t swizzle(uint64_t a, int sw)
+{
+    static const uint64_t m[4] = {0, 1, 3, 7};
+    return a ^ (((a >> 7) & m[sw & 3]) << 4);
+}
+
+static mh_ptx_type elem_type(int dt)
+{
+    switch (dt) {
+    case MH_TMAP_FLOAT16: return MH_PT_F16;
+    case MH_TMAP_BFLOAT16: return MH_PT_BF16;
+    case MH_TMAP_FLOAT32: return MH_PT_F32;
+    case MH_TMAP_FLOAT64: return MH_PT_F64;
+    case MH_TMAP_INT32: return MH_PT_S32;
+    case MH_TMAP_INT64: return MH_PT_S64;
+    case MH_TMAP_UINT8: return MH_PT_U8;
+    case MH_TMAP_UINT16: return MH_PT_U16;
+    case MH_TMAP_UINT32: return MH_PT_U32;
+    default: return MH_PT_U64;
+    }
+}
+
+static int is_float_type(int dt)
+{
+    return dt == MH_TMAP_FLOAT16 || dt == MH_TMAP_BFLOAT16 || dt == MH_TMAP_FLOAT32 || dt == MH_TMAP_FLOAT64;
+}
+
+/* A reduction's operation on elements of type t (the ISA's: add on every type, min/max on
+ * integers and f16/bf16, inc/dec on u32, and/or/xor on 32/64-bit integers). */
+static int red_ok(int op, mh_ptx_type t)
+{
+    int fl = mh_ptx_type_is_float(t), bits = mh_ptx_type_bits(t);
+    switch (op) {
+    case AOP_ADD: return 1;
+    case AOP_MIN: case AOP_MAX: return !fl || t == MH_PT_F16 || t == MH_PT_BF16;
+    case AOP_INC: case AOP_DEC: return t == MH_PT_U32 || t == MH_PT_B32;
+    default: return !fl && bits >= 32;
+    }
+}
+
+static const char *aop_name(int op)
+{
+    static const char *const n[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
+    return op >= 0 && op < 10 ? n[op] : "?";
+}
+
+/* One tensor copy for lane l: the box at the coordinates, between the tensor and shared memory
+ * at `smem` (a shared::cluster address); *bytes the box's bytes (what complete_tx counts). */
+static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t smem, uint64_t *bytes)
+{
+    mh_tensor_map_spec s;
+    if (read_map(c, w, l, &r->map, &s)) return -1;
+    if (s.rank != r->dim)
+        return emu_fault(c, w, l, "cp.async.bulk.tensor.%ud with a tensor map of %u dimensions", r->dim, s.rank), -1;
+    if (smem % 128)
+        return emu_fault(c, w, l, "cp.async.bulk.tensor: shared address 0x%llx is not 128-byte aligned",
+                         (unsigned long long)smem), -1;
+    int load = r->kind == MH_TMA_TENSOR_LOAD, red = r->kind == MH_TMA_TENSOR_RED;
+    mh_ptx_type t = elem_type(s.data_type);
+    if (red && !red_ok(r->redop, t))
+        return emu_fault(c, w, l, "cp.reduce.async.bulk.tensor .%s on a tensor of %s elements: not in the ISA",
+                         aop_name(r->redop), mh_ptx_type_name(t)), -1;
+    uint32_t n[MH_TMAP_MAX_RANK], es[MH_TMAP_MAX_RANK];
+    int64_t c0[MH_TMAP_MAX_RANK];
+    uint64_t total = 1;
+    for (uint32_t i = 0; i < MH_TMAP_MAX_RANK; i++) {
+        es[i] = i < s.rank ? s.elem_strides[i] : 1;
+        if (i == 0 && s.interleave == MH_TMAP_INTERLEAVE_NONE) es[i] = 1; /* ignored for dimension 0 (cuda.h) */
+        n[i] = i < s.rank ? (s.box[i] + es[i] - 1) / es[i] : 1;
+        c0[i] = i < s.rank ? (int64_t)(int32_t)val(c, w, &r->coord[i], l) : 0;
+        total *= n[i];
+    }
+    uint32_t esz = s.elem_size;
+    *bytes = total * esz;
+    uint64_t nan = esz == 2 ? 0x7fffull : esz == 4 ? 0x7fffffffull : 0x7fffffffffffffffull;
+    uint64_t fill = s.oob == MH_TMAP_OOB_NAN && is_float_type(s.data_type) ? nan : 0;
+    uint32_t k[MH_TMAP_MAX_RANK] = {0};
+    for (uint64_t e = 0; e < total; e++) {
+        /* k: the element's index in the box (k[0] fastest); its shared offset is e * esz */
+        int in = 1;
+        uint64_t ga = s.address;
+        for (uint32_t i = 0; i < s.rank; i++) {
+            int64_t g = c0[i] + (int64_t)k[i] * es[i];
+            if (g < 0 || (uint64_t)g >= s.dims[i]) in = 0;
+            else ga += (uint64_t)g * (i ? s.strides[i - 1] : esz);
+        }
+        uint64_t sa = swizzle(smem + e * esz, s.swizzle);
+        unsigned char *sp = emu_dsmem(c, w, l, sa, esz, load, NULL);
+        if (!sp) return -1;
+        if (load) {
+            if (in) {
+                const unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 0);
+                if (!gp) return -1;
+                memcpy(sp, gp, esz);
+            } else {
+                st_elem(sp, fill, (int)esz);
+            }
+        } else if (in) { /* stores and reductions skip the elements outside the tensor */
+            unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 1);
+            if (!gp) return -1;
+            if (red) emu_atomic((mh_ptx_aop)r->redop, t, gp, ld_elem(sp, (int)esz), 0);
+            else memcpy(gp, sp, esz);
+        }
+        for (uint32_t i = 0; i < MH_TMAP_MAX_RANK && ++k[i] == n[i]; i++) k[i] = 0;
+    }
+    return 0;
+}
+
+/* A bulk copy (or reduction) of `size` bytes for lane l; *bytes what complete_tx counts. */
+static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *bytes)
+{
+    uint64_t dst = address(c, w, &r->dst, l), src = address(c, w, &r->src, l), size = val(c, w, &r->size, l);
+    *bytes = size;
+    if (size % 16 || dst % 16 || src % 16)
+        return emu_fault(c, w, l, "cp.async.bulk: size %llu, destination 0x%llx and source 0x%llx must be multiples "
+                         "of 16", (unsigned long long)size, (unsigned long long)dst, (unsigned long long)src), -1;
+    if (!size) return 0;
+    if (size > UINT32_MAX) return emu_fault(c, w, l, "cp.async.bulk of %llu bytes", (unsigned long long)size), -1;
+    int to_global = r->kind == MH_TMA_BULK_STORE || (r->kind == MH_TMA_BULK_RED && r->to_global);
+    const unsigned char *sp = r->kind == MH_TMA_BULK_LOAD ? emu_mem(c, w, l, MH_SP_GLOBAL, src, (uint32_t)size, 0)
+                                                          : emu_dsmem(c, w, l, src, (uint32_t)size, 0, NULL);
+    if (!sp) return -1;
+    unsigned char *dp = to_global ? emu_mem(c, w, l, MH_SP_GLOBAL, dst, (uint32_t)size, 1)
+                                  : emu_dsmem(c, w, l, dst, (uint32_t)size, 1, NULL);
+    if (!dp) return -1;
+    if (r->kind != MH_TMA_BULK_RED) {
+        memmove(dp, sp, size);
+        return 0;
+    }
+    mh_ptx_type t = (mh_ptx_type)r->type;
+    int eb = elem_bytes(t);
+    if (!red_ok(r->redop, t) || (r->redop >= AOP_AND && mh_ptx_type_is_signed(t)))
+        return emu_fault(c, w, l, "cp.reduce.async.bulk .%s.%s: not in the ISA", aop_name(r->redop),
+                         mh_ptx_type_name(t)), -1;
+    for (uint64_t i = 0; i < size; i += (uint64_t)eb) emu_atomic((mh_ptx_aop)r->redop, t, dp + i, ld_elem(sp + i, eb), 0);
+    return 0;
+}
+
+/* An operand of the record with its register the kernel's (emu renumbers from the kernel's first). */
+static void renumber(const ctx *c, mh_ptx_opnd *o)
+{
+    if ((o->kind == MH_OPK_REG || o->kind == MH_OPK_ADDR) && o->reg != UINT32_MAX) o->reg -= c->reg_lo;
+}
+
+int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
+{
+    mh_ptx_tma rec = c->m->tma[in->callee];
+    const mh_ptx_tma *r = &rec;
+    mh_ptx_opnd *all[] = {&rec.dst, &rec.src, &rec.map, &rec.size, &rec.mbar, &rec.mask, &rec.coord[0], &rec.coord[1],
+                          &rec.coord[2], &rec.coord[3], &rec.coord[4]};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) renumber(c, all[i]);
+    c->cost += 2;
+    for (int l = 0; l < WARP; l++) {
+        if (!(emask >> l & 1)) continue;
+        uint64_t bytes = 0;
+        int tensor = r->kind == MH_TMA_TENSOR_LOAD || r->kind == MH_TMA_TENSOR_STORE || r->kind == MH_TMA_TENSOR_RED;
+        uint16_t ctamask = r->multicast ? (uint16_t)val(c, w, &r->mask, l) : 0;
+        if (r->multicast) { /* the same shared offsets in every block of the mask */
+            uint64_t off = address(c, w, &r->dst, l) & (EMU_DSMEM_RANK - 1), boff = address(c, w, &r->mbar, l) & (EMU_DSMEM_RANK - 1);
+            for (uint32_t rank = 0; rank < 16; rank++) {
+                if (!(ctamask >> rank & 1)) continue;
+                if (rank >= emu_cluster_size(c))
+                    return emu_fault(c, w, l, "multicast: CTA mask 0x%x names rank %u; the cluster has %u blocks",
+                                     ctamask, rank, emu_cluster_size(c)), -1;
+                uint64_t base = (uint64_t)(rank + 1) * EMU_DSMEM_RANK;
+                if (tensor ? tensor_copy(c, w, l, r, base + off, &bytes) : 0) return -1;
+                if (!tensor) {
+                    mh_ptx_tma one = *r;
+                    one.dst.reg = UINT32_MAX, one.dst.sym = -1, one.dst.param = -1, one.dst.imm = (int64_t)(base + off);
+                    if (bulk_copy(c, w, l, &one, &bytes)) return -1;
+                }
+                if (emu_mbar_tx(c, w, l, base + boff, (int64_t)bytes)) return -1;
+            }
+            continue;
+        }
+        if (tensor) {
+            uint64_t smem = address(c, w, r->kind == MH_TMA_TENSOR_LOAD ? &r->dst : &r->src, l);
+            if (tensor_copy(c, w, l, r, smem, &bytes)) return -1;
+        } else if (bulk_copy(c, w, l, r, &bytes)) {
+            return -1;
+        }
+        if (r->mbar.kind == MH_OPK_ADDR && emu_mbar_tx(c, w, l, address(c, w, &r->mbar, l), (int64_t)bytes)) return -1;
+    }
+    c->progress++;
+    return 0;
+}

@@ -1,0 +1,16 @@
+/* emu_tma.h - emu's tensor maps (its own 128-byte encoding of a CUtensorMap, opaque to kernels)
+ * and the bulk copies that use them (emu_tma.c). */
+#ifndef MH_EMU_TMA_H
+#define MH_EMU_TMA_H
+
+#include "launch/tensor_map.h"
+
+/* The encoding (documented in docs/emu.md): bytes 0-7 "MGPUTMAP", version 1 at 8, rank, data type,
+ * element size, interleave, swizzle, L2 promotion, OOB fill at 9-15, the address at 16, dims[5] at
+ * 24 (8 bytes each), strides[4] at 64, box[5] at 96 (2 bytes each), element strides[5] at 106 (one
+ * byte each); the rest zero.  Checked first (mh_tensor_map_check): bad_argument naming the rule. */
+int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e);
+/* Reads one back: 0, or -1 when the bytes are not a map mh_emu_tensor_map made (or were changed). */
+int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_map_spec *s);
+
+#endif

@@ -1,0 +1,659 @@
+/* test_emu_hopper.c - Hopper on emu against host references: emu's tensor maps (encoding, the
+ * checks, a map by value and in global memory), TMA tile loads/stores/reductions in 1d-5d with
+ * every swizzle, element strides and out-of-bounds fill, cp.async.bulk and its reduction, and
+ * every mbarrier form with its phases and transaction counts.  Kernels: tests/ptx/hopper_tma.cu. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "check.h"
+#include "dump_util.h"
+#include "emu/emu.h"
+#include "emu/emu_tma.h"
+#include "frontend/ptx.h"
+#include "base/fp16.h"
+
+static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx;
+static mh_emu *dev;
+
+static uint64_t upload(const void *host, uint64_t bytes)
+{
+    uint64_t a;
+    mh_error e;
+    CHECK(mh_emu_alloc(dev, bytes, &a, &e) == 0);
+    if (host) CHECK(mh_emu_write(dev, a, host, bytes, &e) == 0);
+    else CHECK(mh_emu_memset(dev, a, 0, bytes, &e) == 0);
+    return a;
+}
+
+static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint32_t smem, const mh_emu_arg *args,
+               uint32_t n, mh_error *e)
+{
+    mh_emu_launch l = {.grid = {1, 1, 1}, .block = {block, 1, 1}, .dynamic_smem = smem, .args = args, .nargs = n,
+                       .timeout_s = 60};
+    mh_emu_stats st;
+    mh_error_clear(e);
+    int rc = mh_emu_run(dev, m, kernel, &l, &st, e) ? (int)e->code : 0;
+    if (rc && rc != MH_E_KERNEL_FAULT) fprintf(stderr, "  %s: %s\n", kernel, e->message);
+    return rc;
+}
+
+#define ARG(v) {&(v), sizeof(v)}
+
+/* A launch of a grid with clusters (cl: zeros for the kernel's own). */
+static int run_grid(const mh_ptx_module *m, const char *kernel, const uint32_t grid[3], uint32_t block,
+                    const uint32_t cl[3], uint32_t smem, const mh_emu_arg *args, uint32_t n, mh_error *e)
+{
+    mh_emu_launch l = {.grid = {grid[0], grid[1], grid[2]}, .block = {block, 1, 1}, .dynamic_smem = smem, .args = args,
+                       .nargs = n, .timeout_s = 60};
+    mh_emu_extra x = {.cluster = {cl[0], cl[1], cl[2]}};
+    mh_emu_stats st;
+    mh_error_clear(e);
+    int rc = mh_emu_run_ex(dev, m, kernel, &l, &x, &st, e) ? (int)e->code : 0;
+    free(st.output);
+    if (rc && rc != MH_E_KERNEL_FAULT && rc != MH_E_BAD_ARGUMENT) fprintf(stderr, "  %s: %s\n", kernel, e->message);
+    return rc;
+}
+
+/* ---- the host's reading of a tile copy (the CUDA driver API's and the PTX ISA's definition) ---- */
+
+static uint64_t swz(uint64_t a, int sw)
+{
+    /* 16-byte chunk c of 128-byte row r of the pattern goes to chunk c ^ (r mod 2^sw) */
+    if (!sw) return a;
+    uint64_t row = a / 128 % (1u << sw), chunk = a / 16 % 8;
+    return a - chunk * 16 + ((chunk ^ row) % 8) * 16;
+}
+
+/* The shared bytes a load of the box at c gives (fill for elements outside the tensor). */
+static void ref_load(const mh_tensor_map_spec *s, const unsigned char *tensor, const int *c, uint64_t fill,
+                     unsigned char *out, uint64_t *bytes)
+{
+    uint32_t n[5] = {1, 1, 1, 1, 1}, es[5] = {1, 1, 1, 1, 1};
+    for (uint32_t i = 0; i < s->rank; i++) {
+        es[i] = i == 0 && s->interleave == MH_TMAP_INTERLEAVE_NONE ? 1 : s->elem_strides[i];
+        n[i] = (s->box[i] + es[i] - 1) / es[i];
+    }
+    uint64_t e = 0, esz = s->elem_size;
+    for (uint32_t k4 = 0; k4 < n[4]; k4++)
+        for (uint32_t k3 = 0; k3 < n[3]; k3++)
+            for (uint32_t k2 = 0; k2 < n[2]; k2++)
+                for (uint32_t k1 = 0; k1 < n[1]; k1++)
+                    for (uint32_t k0 = 0; k0 < n[0]; k0++, e++) {
+                        uint32_t k[5] = {k0, k1, k2, k3, k4};
+                        int in = 1;
+                        uint64_t off = 0;
+                        for (uint32_t i = 0; i < s->rank; i++) {
+                            int64_t g = (int64_t)c[i] + (int64_t)k[i] * es[i];
+                            if (g < 0 || g >= (int64_t)s->dims[i]) in = 0;
+                            else off += (uint64_t)g * (i ? s->strides[i - 1] : esz);
+                        }
+                        unsigned char *d = out + swz(e * esz, s->swizzle);
+                        if (in) memcpy(d, tensor + off, esz);
+                        else memcpy(d, &fill, esz);
+                    }
+    *bytes = e * esz;
+}
+
+static mh_tensor_map_spec spec(int dt, unsigned esz, uint32_t rank, uint64_t addr, uint64_t bytes, const uint64_t *dims,
+                               const uint32_t *box)
+{
+    mh_tensor_map_spec s;
+    memset(&s, 0, sizeof s);
+    s.data_type = dt;
+    s.elem_size = esz;
+    s.rank = rank;
+    s.address = addr;
+    s.bytes = bytes;
+    for (uint32_t i = 0; i < rank; i++) {
+        s.dims[i] = dims[i];
+        s.box[i] = box[i];
+        s.elem_strides[i] = 1;
+    }
+    mh_tensor_map_contiguous(&s);
+    return s;
+}
+
+/* Loads the box at c through tma_load and compares every shared byte with the reference. */
+static void check_load(const char *what, const mh_tensor_map_spec *s, const unsigned char *tensor, const int *c)
+{
+    unsigned char map[MH_TMAP_BYTES], want[65536], *got = calloc(1, 65536);
+    mh_error e;
+    CHECK(mh_emu_tensor_map(s, map, &e) == 0);
+    uint64_t bytes;
+    memset(want, 0, sizeof want);
+    uint64_t nan = s->elem_size == 2 ? 0x7fff : s->elem_size == 4 ? 0x7fffffff : 0x7fffffffffffffffull;
+    ref_load(s, tensor, c, s->oob == MH_TMAP_OOB_NAN ? nan : 0, want, &bytes);
+    /* a swizzle moves 16-byte chunks inside their 128-byte row: boxes of whole rows here */
+    CHECK(!s->swizzle || bytes % 128 == 0);
+    uint64_t out = upload(NULL, bytes);
+    int rank = (int)s->rank, c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4];
+    unsigned b = (unsigned)bytes;
+    mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(rank), ARG(c0), ARG(c1), ARG(c2), ARG(c3), ARG(c4), ARG(b), ARG(out)};
+    int rc = run(&tma_ptx, "tma_load", 128, (uint32_t)bytes, args, 9, &e);
+    if (rc) fprintf(stderr, "  %s: %s\n", what, e.message);
+    CHECK(rc == 0);
+    if (!rc) {
+        CHECK(mh_emu_read(dev, out, got, bytes, &e) == 0);
+        int bad = memcmp(got, want, bytes) != 0;
+        if (bad) fprintf(stderr, "  %s: shared bytes differ from the reference\n", what);
+        CHECK(!bad);
+    }
+    mh_emu_free(dev, out, &e);
+    free(got);
+}
+
+static void tma_loads(void)
+{
+    mh_error e;
+    /* a 2d f32 tensor of 40 x 24 (inner first) */
+    float t2[24][40];
+    for (int y = 0; y < 24; y++)
+        for (int x = 0; x < 40; x++) t2[y][x] = (float)(y * 100 + x);
+    uint64_t a2 = upload(t2, sizeof t2);
+    uint64_t d2[] = {40, 24};
+    /* every swizzle: the box's inner dimension the swizzle's span (8, 16, 32 floats), 8 rows;
+     * one inside the tensor, one reaching past each edge (zero fill, then NaN fill) */
+    static const uint32_t inner[4] = {8, 8, 16, 32};
+    for (int sw = 0; sw < 4; sw++) {
+        uint32_t box[] = {inner[sw], 8};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, a2, sizeof t2, d2, box);
+        s.swizzle = sw;
+        int in[5] = {4, 8}, edge[5] = {36, -3}, far[5] = {-40, 100};
+        char what[64];
+        snprintf(what, sizeof what, "2d swizzle %d inside", sw);
+        check_load(what, &s, (unsigned char *)t2, in);
+        snprintf(what, sizeof what, "2d swizzle %d edge, zero", sw);
+        check_load(what, &s, (unsigned char *)t2, edge);
+        s.oob = MH_TMAP_OOB_NAN;
+        snprintf(what, sizeof what, "2d swizzle %d edge, NaN", sw);
+        check_load(what, &s, (unsigned char *)t2, edge);
+        snprintf(what, sizeof what, "2d swizzle %d outside", sw);
+        check_load(what, &s, (unsigned char *)t2, far);
+    }
+    /* the 128B swizzle by hand: row 1 of a box of 32 floats per row has its 16-byte chunk 0 at
+     * chunk 1 (offset 128 + 16), row 3's chunk 2 at chunk 1 (offset 384 + 16) */
+    {
+        uint32_t box[] = {32, 8};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, a2, sizeof t2, d2, box);
+        s.swizzle = MH_TMAP_SWIZZLE_128B;
+        unsigned char map[MH_TMAP_BYTES];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        uint64_t out = upload(NULL, 1024);
+        int rank = 2, c0 = 0, c1 = 0, z = 0;
+        unsigned b = 1024;
+        mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(rank), ARG(c0), ARG(c1), ARG(z), ARG(z), ARG(z), ARG(b), ARG(out)};
+        CHECK(run(&tma_ptx, "tma_load", 128, 1024, args, 9, &e) == 0);
+        float got[256];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+        CHECK(got[0] == 0.0f && got[(128 + 16) / 4] == 100.0f && got[(128 + 16) / 4 + 3] == 103.0f);
+        CHECK(got[(384 + 16) / 4] == 308.0f && got[(384 + 32) / 4] == 304.0f && got[128 / 4] == 104.0f);
+        mh_emu_free(dev, out, &e);
+    }
+    /* 1d: 64 f16 inner, box 32 at -8 (8 zeros, then elements 0..23) */
+    {
+        uint16_t t1[64];
+        for (int i = 0; i < 64; i++) t1[i] = (uint16_t)(0x3c00 + i);
+        uint64_t a1 = upload(t1, sizeof t1);
+        uint64_t d1[] = {64};
+        uint32_t box[] = {32};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT16, 2, 1, a1, sizeof t1, d1, box);
+        int c[5] = {-8}, c2[5] = {48};
+        check_load("1d zero fill", &s, (unsigned char *)t1, c);
+        s.oob = MH_TMAP_OOB_NAN;
+        check_load("1d NaN fill", &s, (unsigned char *)t1, c2);
+    }
+    /* 3d with element strides {1, 2, 3}: every second row, every third plane; bf16 with the 64B swizzle */
+    static uint16_t t3[7][12][32];
+    for (int z = 0; z < 7; z++)
+        for (int y = 0; y < 12; y++)
+            for (int x = 0; x < 32; x++) t3[z][y][x] = (uint16_t)(z * 1000 + y * 40 + x);
+    uint64_t a3 = upload(t3, sizeof t3);
+    {
+        uint64_t d3[] = {32, 12, 7};
+        uint32_t box[] = {32, 8, 6};
+        mh_tensor_map_spec s = spec(MH_TMAP_BFLOAT16, 2, 3, a3, sizeof t3, d3, box);
+        s.elem_strides[1] = 2;
+        s.elem_strides[2] = 3;
+        s.swizzle = MH_TMAP_SWIZZLE_64B;
+        int c[5] = {0, 3, 1}, c2[5] = {-16, -1, 4};
+        check_load("3d element strides", &s, (unsigned char *)t3, c);
+        check_load("3d element strides, outside", &s, (unsigned char *)t3, c2);
+        s.elem_strides[0] = 2; /* ignored for dimension 0 without interleave (cuda.h) */
+        check_load("3d element stride 0 ignored", &s, (unsigned char *)t3, c);
+        /* interleave 16B: the innermost dimension is a 16-byte chunk (8 bf16 channels) */
+        uint64_t di[] = {8, 48, 7};
+        uint32_t bi[] = {8, 16, 2};
+        mh_tensor_map_spec si = spec(MH_TMAP_BFLOAT16, 2, 3, a3, sizeof t3, di, bi);
+        si.interleave = MH_TMAP_INTERLEAVE_16B;
+        int ci[5] = {0, 5, 2};
+        check_load("3d interleave 16B", &si, (unsigned char *)t3, ci);
+        /* a 3d view with rows that overlap (stride 32 bytes < 64 bytes of a row), cuda.h's rules only */
+        uint64_t dv[] = {32, 20, 2};
+        uint32_t bv[] = {32, 4, 2};
+        mh_tensor_map_spec sv = spec(MH_TMAP_BFLOAT16, 2, 3, a3, sizeof t3, dv, bv);
+        sv.strides[0] = 32;
+        sv.strides[1] = 768;
+        int cv[5] = {0, 3, 1};
+        check_load("3d overlapping rows", &sv, (unsigned char *)t3, cv);
+    }
+    /* 4d and 5d (dimensions of size 1 with stride 0, an 8-byte element type) */
+    {
+        static uint64_t t5[4][3][16];
+        for (int z = 0; z < 4; z++)
+            for (int y = 0; y < 3; y++)
+                for (int x = 0; x < 16; x++) t5[z][y][x] = (uint64_t)z << 40 | (uint64_t)y << 20 | (uint64_t)x;
+        uint64_t a5 = upload(t5, sizeof t5);
+        uint64_t d4[] = {16, 3, 4, 2};
+        uint32_t b4[] = {8, 2, 3, 2};
+        mh_tensor_map_spec s4 = spec(MH_TMAP_UINT64, 8, 4, a5, sizeof t5, d4, b4);
+        s4.strides[2] = 0; /* the 4th dimension revisits the tensor */
+        int c4[5] = {6, 2, 2, 0};
+        check_load("4d", &s4, (unsigned char *)t5, c4);
+        uint64_t d5[] = {16, 1, 3, 1, 4};
+        uint32_t b5[] = {16, 1, 2, 1, 3};
+        mh_tensor_map_spec s5 = spec(MH_TMAP_INT64, 8, 5, a5, sizeof t5, d5, b5);
+        s5.strides[0] = 0;
+        s5.strides[1] = 128;
+        s5.strides[2] = 0;
+        s5.strides[3] = 384;
+        int c5[5] = {0, 0, 1, 0, 2};
+        check_load("5d", &s5, (unsigned char *)t5, c5);
+        mh_emu_free(dev, a5, &e);
+    }
+    /* a map in global memory */
+    {
+        uint32_t box[] = {32, 4};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, a2, sizeof t2, d2, box);
+        s.swizzle = MH_TMAP_SWIZZLE_128B;
+        unsigned char map[MH_TMAP_BYTES], want[512];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        uint64_t pm = upload(map, sizeof map), out = upload(NULL, 512), bytes;
+        int c[5] = {8, 20};
+        ref_load(&s, (unsigned char *)t2, c, 0, want, &bytes);
+        CHECK(bytes == 512);
+        unsigned b = 512;
+        mh_emu_arg args[] = {ARG(pm), ARG(c[0]), ARG(c[1]), ARG(b), ARG(out)};
+        CHECK(run(&tma_ptx, "tma_load_gmem_map", 64, 512, args, 5, &e) == 0);
+        unsigned char got[512];
+        CHECK(mh_emu_read(dev, out, got, 512, &e) == 0 && !memcmp(got, want, 512));
+        /* bytes that are not emu's map: refused, naming why */
+        memset(map, 0x5a, sizeof map);
+        CHECK(mh_emu_write(dev, pm, map, sizeof map, &e) == 0);
+        CHECK(run(&tma_ptx, "tma_load_gmem_map", 64, 512, args, 5, &e) == MH_E_KERNEL_FAULT);
+        CHECK_CONTAINS(e.message, "the tensor map is not one dev:tensor_map made on emu");
+        mh_emu_free(dev, pm, &e);
+        mh_emu_free(dev, out, &e);
+    }
+    /* the encoding: documented fields at their places; the checks are the cuda backend's */
+    {
+        uint32_t box[] = {32, 8};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, a2, sizeof t2, d2, box), back;
+        s.swizzle = MH_TMAP_SWIZZLE_64B;
+        unsigned char map[MH_TMAP_BYTES];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "the box's inner dimension is 128 bytes, more than the 64B swizzle takes");
+        s.swizzle = MH_TMAP_SWIZZLE_128B;
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        uint64_t addr;
+        memcpy(&addr, map + 16, 8);
+        CHECK(!memcmp(map, "MGPUTMAP", 8) && map[8] == 1 && map[9] == 2 && map[10] == MH_TMAP_FLOAT32 && map[13] == 3 &&
+              addr == a2);
+        CHECK(mh_emu_tensor_map_decode(map, &back) == 0 && back.dims[1] == 24 && back.strides[0] == 160 &&
+              back.box[0] == 32);
+        map[9] = 9;
+        CHECK(mh_emu_tensor_map_decode(map, &back) == -1);
+    }
+    mh_emu_free(dev, a2, &e);
+    mh_emu_free(dev, a3, &e);
+}
+
+/* ---- stores and reductions ---- */
+
+static uint32_t red_ref(int op, uint32_t old, uint32_t v)
+{
+    switch (op) {
+    case 0: return old + v;
+    case 1: return old < v ? old : v;
+    case 2: return old > v ? old : v;
+    case 3: return old >= v ? 0 : old + 1;
+    case 4: return old == 0 || old > v ? v : old - 1;
+    case 5: return old & v;
+    case 6: return old | v;
+    case 7: return old ^ v;
+    default: return v;
+    }
+}
+
+static void tma_stores(void)
+{
+    mh_error e;
+    enum { W = 40, H = 24 };
+    /* a 2d u32 tensor; a box of 32 x 8 with the 128B swizzle at (24, 20): columns 24..39 and rows
+     * 20..23 inside, the rest outside (not written) */
+    uint32_t base[H][W], src[8][32];
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) base[y][x] = (uint32_t)(y * 64 + x + 5);
+    for (int r = 0; r < 8; r++)
+        for (int k = 0; k < 32; k++) src[r][k] = (uint32_t)(r * 7 + k * 3 + 1);
+    uint64_t in = upload(src, sizeof src);
+    for (int op = -1; op < 8; op++) {
+        uint64_t t = upload(base, sizeof base);
+        uint64_t d[] = {W, H};
+        uint32_t box[] = {32, 8};
+        mh_tensor_map_spec s = spec(MH_TMAP_UINT32, 4, 2, t, sizeof base, d, box);
+        s.swizzle = MH_TMAP_SWIZZLE_128B;
+        unsigned char map[MH_TMAP_BYTES];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        int c0 = 24, c1 = 20;
+        unsigned bytes = sizeof src;
+        mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(op), ARG(c0), ARG(c1), ARG(bytes), ARG(in)};
+        CHECK(run(&tma_ptx, "tma_store", 128, sizeof src, args, 6, &e) == 0);
+        uint32_t got[H][W];
+        CHECK(mh_emu_read(dev, t, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (int y = 0; y < H; y++)
+            for (int x = 0; x < W; x++) {
+                uint32_t want = base[y][x];
+                int r = y - c1, k = x - c0;
+                if (r >= 0 && r < 8 && k >= 0 && k < 32) {
+                    /* the element of box (r, k) sits in shared memory at the swizzled offset */
+                    uint64_t off = swz((uint64_t)(r * 32 + k) * 4, 3);
+                    want = red_ref(op, want, ((uint32_t *)src)[off / 4]);
+                }
+                bad += got[y][x] != want;
+            }
+        if (bad) fprintf(stderr, "  tma_store op %d: %d elements differ\n", op, bad);
+        CHECK(bad == 0);
+        mh_emu_free(dev, t, &e);
+    }
+    /* f32 add and f16 min: float reductions; and/or on floats are not in the ISA */
+    {
+        float tf[8][8], sf[8][8];
+        for (int i = 0; i < 64; i++) ((float *)tf)[i] = (float)i * 0.5f, ((float *)sf)[i] = 1.25f;
+        uint64_t t = upload(tf, sizeof tf), si = upload(sf, sizeof sf);
+        uint64_t d[] = {8, 8};
+        uint32_t box[] = {8, 8};
+        mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, t, sizeof tf, d, box);
+        unsigned char map[MH_TMAP_BYTES];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        int op = 0, c0 = 0, c1 = 0;
+        unsigned bytes = sizeof sf;
+        mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(op), ARG(c0), ARG(c1), ARG(bytes), ARG(si)};
+        CHECK(run(&tma_ptx, "tma_store", 64, sizeof sf, args, 6, &e) == 0);
+        float got[64];
+        CHECK(mh_emu_read(dev, t, got, sizeof got, &e) == 0);
+        CHECK(got[0] == 1.25f && got[63] == 31.5f + 1.25f);
+        op = 5;
+        CHECK(run(&tma_ptx, "tma_store", 64, sizeof sf, args, 6, &e) == MH_E_KERNEL_FAULT);
+        CHECK_CONTAINS(e.message, "cp.reduce.async.bulk.tensor .and on a tensor of f32 elements: not in the ISA");
+        mh_emu_free(dev, t, &e);
+        mh_emu_free(dev, si, &e);
+    }
+    /* 3d store: the box's last plane is outside the tensor and not written */
+    {
+        uint32_t t3[3][4][8], s3[2][4][8];
+        for (int i = 0; i < 96; i++) ((uint32_t *)t3)[i] = 0xdead0000u + (uint32_t)i;
+        for (int i = 0; i < 64; i++) ((uint32_t *)s3)[i] = (uint32_t)i;
+        uint64_t t = upload(t3, sizeof t3), si = upload(s3, sizeof s3);
+        uint64_t d[] = {8, 4, 3};
+        uint32_t box[] = {8, 4, 2};
+        mh_tensor_map_spec s = spec(MH_TMAP_UINT32, 4, 3, t, sizeof t3, d, box);
+        unsigned char map[MH_TMAP_BYTES];
+        CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+        int c0 = 0, c1 = 0, c2 = 2;
+        unsigned bytes = sizeof s3;
+        mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(c0), ARG(c1), ARG(c2), ARG(bytes), ARG(si)};
+        CHECK(run(&tma_ptx, "tma_store_3d", 64, sizeof s3, args, 6, &e) == 0);
+        uint32_t got[3][4][8];
+        CHECK(mh_emu_read(dev, t, got, sizeof got, &e) == 0);
+        CHECK(got[2][0][0] == 0 && got[2][3][7] == 31 && got[1][3][7] == 0xdead0000u + 63);
+        mh_emu_free(dev, t, &e);
+        mh_emu_free(dev, si, &e);
+    }
+    mh_emu_free(dev, in, &e);
+}
+
+/* ---- cp.async.bulk ---- */
+
+static void bulk(void)
+{
+    mh_error e;
+    uint32_t src[256], red0[256];
+    for (int i = 0; i < 256; i++) src[i] = (uint32_t)(i * 2654435761u), red0[i] = (uint32_t)i;
+    uint64_t s = upload(src, sizeof src), d = upload(NULL, sizeof src), r = upload(red0, sizeof red0);
+    unsigned bytes = 1008; /* a multiple of 16, not of 128 */
+    mh_emu_arg args[] = {ARG(s), ARG(d), ARG(r), ARG(bytes)};
+    CHECK(run(&tma_ptx, "bulk_copies", 64, 2 * 1008, args, 4, &e) == 0);
+    uint32_t got[256], gr[256];
+    CHECK(mh_emu_read(dev, d, got, sizeof got, &e) == 0 && mh_emu_read(dev, r, gr, sizeof gr, &e) == 0);
+    int bad = 0;
+    for (int i = 0; i < 256; i++) {
+        bad += got[i] != (i < 252 ? src[i] : 0);
+        bad += gr[i] != (i < 252 ? red0[i] + src[i] : red0[i]);
+    }
+    CHECK(bad == 0);
+    bytes = 1000; /* not a multiple of 16 */
+    CHECK(run(&tma_ptx, "bulk_copies", 64, 2 * 1008, args, 4, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "cp.async.bulk: size 1000");
+    mh_emu_free(dev, s, &e);
+    mh_emu_free(dev, d, &e);
+    mh_emu_free(dev, r, &e);
+}
+
+/* ---- mbarriers: every form, phases and transaction counts ---- */
+
+static void mbarriers(void)
+{
+    mh_error e;
+    uint64_t out = upload(NULL, 64 * 4);
+    mh_emu_arg args[] = {ARG(out)};
+    CHECK(run(&tma_ptx, "mbar_forms", 1, 0, args, 1, &e) == 0);
+    uint32_t got[17];
+    CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+    static const uint32_t want[17] = {2, 0, 0, 1, 1, 0, 2, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0xfeed};
+    for (int i = 0; i < 17; i++)
+        if (got[i] != want[i]) fprintf(stderr, "  mbar_forms[%d] = %u, want %u\n", i, got[i], want[i]);
+    CHECK(!memcmp(got, want, sizeof want));
+    mh_emu_free(dev, out, &e);
+}
+
+/* ---- clusters ---- */
+
+static void clusters(void)
+{
+    mh_error e;
+    /* the special registers: a 4 x 4 grid in clusters of 2 x 2, then without clusters */
+    uint64_t out = upload(NULL, 16 * 16 * 4);
+    mh_emu_arg args[] = {ARG(out)};
+    uint32_t g44[3] = {4, 4, 1}, c22[3] = {2, 2, 1}, none[3] = {0, 0, 0};
+    for (int with = 1; with >= 0; with--) {
+        CHECK(run_grid(&cl_ptx, "cluster_regs", g44, 32, with ? c22 : none, 0, args, 1, &e) == 0);
+        uint32_t got[16][16];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (uint32_t y = 0; y < 4; y++)
+            for (uint32_t x = 0; x < 4; x++) {
+                uint32_t cx = with ? 2 : 1, cy = with ? 2 : 1, *o = got[y * 4 + x];
+                uint32_t want[16] = {x / cx, y / cy, 0, 4 / cx, 4 / cy, 1, x % cx, y % cy, 0, cx, cy, 1,
+                                     x % cx + cx * (y % cy), cx * cy, (uint32_t)with, 0xc0de};
+                bad += memcmp(o, want, sizeof want) != 0;
+            }
+        if (bad) fprintf(stderr, "  cluster_regs (clusters %d): %d blocks wrong\n", with, bad);
+        CHECK(bad == 0);
+    }
+    uint32_t g3[3] = {3, 1, 1}, c2[3] = {2, 1, 1};
+    CHECK(run_grid(&cl_ptx, "cluster_regs", g3, 32, c2, 0, args, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "cluster_regs: grid 3x1x1 is not a whole number of 2x1x1 clusters");
+    uint32_t c17[3] = {17, 1, 1}, g17[3] = {17, 1, 1};
+    CHECK(run_grid(&cl_ptx, "cluster_regs", g17, 32, c17, 0, args, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "a cluster of 17x1x1 = 17 blocks (sm_90 takes at most 16)");
+    mh_emu_free(dev, out, &e);
+
+    /* distributed shared memory: 64 clusters of 4 (.reqnctapercluster 4), more than 4 SMs hold at
+     * once, so whole clusters are dispatched into freed slots */
+    enum { NB = 256 };
+    out = upload(NULL, NB * 256 * 4);
+    mh_emu_arg dargs[] = {ARG(out)};
+    uint32_t gd[3] = {NB, 1, 1};
+    CHECK(run_grid(&cl_ptx, "dsmem", gd, 64, none, 0, dargs, 1, &e) == 0);
+    uint32_t *got = malloc(NB * 256 * 4);
+    CHECK(mh_emu_read(dev, out, got, NB * 256 * 4, &e) == 0);
+    int bad = 0;
+    for (uint32_t b = 0; b < NB; b++) {
+        uint32_t rank = b % 4, right = (rank + 1) % 4, left = (rank + 3) % 4, *o = got + b * 256;
+        for (uint32_t t = 0; t < 64; t++)
+            bad += o[t] != right * 1000 + t || o[64 + t] != left * 1000 + t || o[128 + t] != left + 100;
+        bad += o[192] != 4 * 64 || o[193] != left;
+    }
+    if (bad) fprintf(stderr, "  dsmem: %d values wrong\n", bad);
+    CHECK(bad == 0);
+    free(got);
+    CHECK(run_grid(&cl_ptx, "dsmem", gd, 64, c2, 0, dargs, 1, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dsmem declares .reqnctapercluster 4, 1, 1; the launch asks for clusters of 2x1x1");
+    mh_emu_free(dev, out, &e);
+
+    /* TMA multicast into both blocks of a cluster of 2, then cp.async.bulk from rank 1 into rank 0 */
+    {
+        float t2[8][32];
+        for (int i = 0; i < 256; i++) ((float *)t2)[i] = (float)i + 0.5f;
+        uint64_t a = upload(t2, sizeof t2);
+        uint64_t d[] = {32, 8};
+        uint32_t box[] = {32, 8};
+        mh_tensor_map_spec sp = spec(MH_TMAP_FLOAT32, 4, 2, a, sizeof t2, d, box);
+        sp.swizzle = MH_TMAP_SWIZZLE_128B;
+        unsigned char map[MH_TMAP_BYTES], want[1024];
+        CHECK(mh_emu_tensor_map(&sp, map, &e) == 0);
+        uint64_t bytes;
+        int c[5] = {0, 0};
+        ref_load(&sp, (unsigned char *)t2, c, 0, want, &bytes);
+        unsigned b = 1024;
+        uint64_t o = upload(NULL, 2 * 1024 + 256);
+        mh_emu_arg margs[] = {{map, MH_TMAP_BYTES}, ARG(b), ARG(o)};
+        uint32_t g2[3] = {2, 1, 1};
+        CHECK(run_grid(&cl_ptx, "multicast", g2, 64, none, 1024, margs, 3, &e) == 0);
+        unsigned char gm[2 * 1024 + 256];
+        CHECK(mh_emu_read(dev, o, gm, sizeof gm, &e) == 0);
+        CHECK(!memcmp(gm, want, 1024) && !memcmp(gm + 1024, want, 1024) && !memcmp(gm + 2048, want, 256));
+        mh_emu_free(dev, a, &e);
+        mh_emu_free(dev, o, &e);
+    }
+    /* elect.sync */
+    {
+        uint64_t o = upload(NULL, 64 * 4);
+        mh_emu_arg eargs[] = {ARG(o)};
+        uint32_t g1[3] = {1, 1, 1};
+        CHECK(run_grid(&cl_ptx, "elect", g1, 64, none, 0, eargs, 1, &e) == 0);
+        uint32_t ge[64];
+        CHECK(mh_emu_read(dev, o, ge, sizeof ge, &e) == 0);
+        int wrong = 0;
+        for (int t = 0; t < 64; t++) wrong += ge[t] != (t % 2 == 0 ? 0xffffu : t % 32 == 1 ? 3u : 2u);
+        CHECK(wrong == 0);
+        mh_emu_free(dev, o, &e);
+    }
+}
+
+/* ---- the warp-specialised GEMM (tests/ptx/hopper_gemm.cu) ---- */
+
+static uint16_t bf16(int v) { return mh_float_to_bf16((float)v); }
+
+static void gemm(void)
+{
+    enum { M = 256, N = 128, K = 256, SMEM = 3 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 4 };
+    mh_error e;
+    uint16_t *A = malloc(M * K * 2), *B = malloc(N * K * 2);
+    float *C = malloc(M * N * 4), *ref = malloc(M * N * 4);
+    int *ai = malloc(M * K * sizeof(int)), *bi = malloc(N * K * sizeof(int));
+    unsigned seed = 7;
+    for (int i = 0; i < M * K; i++) seed = seed * 1103515245u + 12345u, ai[i] = (int)(seed >> 16) % 9 - 4, A[i] = bf16(ai[i]);
+    for (int i = 0; i < N * K; i++) seed = seed * 1103515245u + 12345u, bi[i] = (int)(seed >> 16) % 7 - 3, B[i] = bf16(bi[i]);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            int acc = 0;
+            for (int k = 0; k < K; k++) acc += ai[m * K + k] * bi[n * K + k];
+            ref[m * N + n] = (float)acc;
+        }
+    uint64_t da = upload(A, M * K * 2), db = upload(B, N * K * 2), dc = upload(NULL, M * N * 4);
+    uint64_t dA[] = {K, M}, dB[] = {K, N}, dC[] = {N, M};
+    uint32_t bA[] = {64, 128}, bB[] = {64, 32}, bC[] = {64, 128};
+    mh_tensor_map_spec sa = spec(MH_TMAP_BFLOAT16, 2, 2, da, M * K * 2, dA, bA), sb = spec(MH_TMAP_BFLOAT16, 2, 2, db, N * K * 2, dB, bB),
+                       sc = spec(MH_TMAP_FLOAT32, 4, 2, dc, M * N * 4, dC, bC);
+    sa.swizzle = sb.swizzle = MH_TMAP_SWIZZLE_128B;
+    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES], mc[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&sa, ma, &e) == 0 && mh_emu_tensor_map(&sb, mb, &e) == 0 && mh_emu_tensor_map(&sc, mc, &e) == 0);
+    int k = K;
+    mh_emu_arg args[] = {{ma, MH_TMAP_BYTES}, {mb, MH_TMAP_BYTES}, {mc, MH_TMAP_BYTES}, ARG(k)};
+    uint32_t grid[3] = {M / 128, N / 64, 1}, none[3] = {0, 0, 0};
+    CHECK(run_grid(&gemm_ptx, "ws_gemm", grid, 384, none, SMEM, args, 4, &e) == 0);
+    CHECK(mh_emu_read(dev, dc, C, M * N * 4, &e) == 0);
+    int bad = 0;
+    for (int i = 0; i < M * N; i++) bad += C[i] != ref[i];
+    if (bad) fprintf(stderr, "  ws_gemm: %d of %d values differ (C[0] %g, want %g)\n", bad, M * N, C[0], ref[0]);
+    CHECK(bad == 0);
+    mh_emu_free(dev, da, &e);
+    mh_emu_free(dev, db, &e);
+    mh_emu_free(dev, dc, &e);
+    free(A), free(B), free(C), free(ref), free(ai), free(bi);
+}
+
+/* ---- what emu refuses by name ---- */
+
+static void refusals(void)
+{
+    static const char src[] =
+        ".version 8.0\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry k(.param .align 64 .b8 m[128], .param .u64 p)\n{\n"
+        ".reg .b32 %r<4>;\n.reg .b64 %rd<3>;\n.reg .b16 %h<2>;\n"
+        "mov.b64 %rd1, m;\n"
+        "cp.async.bulk.tensor.2d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%r1], [%rd1, {%r2, %r3}], [%r1], {%h1};\n"
+        "ret;\n}\n";
+    mh_ptx_module m;
+    mh_error e;
+    CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "refuse.ptx", &e) == 0);
+    CHECK(mh_emu_check_module(&m, &e) == MH_E_PTX_UNSUPPORTED);
+    CHECK_CONTAINS(e.message, "refuse.ptx:10: instruction 'cp.async.bulk.tensor.2d.shared::cluster.global.im2col");
+    mh_ptx_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = argc > 1 ? argv[1] : ".";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_tma.ptx", root);
+    size_t n;
+    char *text = read_file_all(path, &n);
+    mh_error e;
+    if (!text || mh_ptx_parse(&tma_ptx, text, n, "hopper_tma.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_cluster.ptx", root);
+    text = read_file_all(path, &n);
+    if (!text || mh_ptx_parse(&cl_ptx, text, n, "hopper_cluster.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
+    snprintf(path, sizeof path, "%s/tests/ptx/hopper_gemm.ptx", root);
+    text = read_file_all(path, &n);
+    if (!text || mh_ptx_parse(&gemm_ptx, text, n, "hopper_gemm.ptx", &e)) {
+        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
+        return 1;
+    }
+    free(text);
+    mh_emu_opts o = {.num_sms = 4, .strict = 1};
+    dev = mh_emu_create(&o, &e);
+    CHECK(dev != NULL);
+    tma_loads();
+    tma_stores();
+    bulk();
+    mbarriers();
+    clusters();
+    gemm();
+    refusals();
+    mh_emu_destroy(dev);
+    mh_ptx_free(&tma_ptx);
+    mh_ptx_free(&cl_ptx);
+    mh_ptx_free(&gemm_ptx);
+    return check_report("test_emu_hopper");
+}
