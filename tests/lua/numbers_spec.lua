@@ -396,3 +396,17 @@ describe("the report's pass in C (core.trace_scan)", function()
     assert.matches("cut%.trace%.json: pid %d+ tid %d+: region step never ends", err.message)
   end)
 end)
+
+describe("the documentation", function()
+  it("names every key an experiment, its profile and setup's table take", function()
+    local src = h.read(h.src .. "/lua/mgpu/experiment.lua")
+    local doc = h.read(h.src .. "/docs/experiments.md")
+    for _, list in ipairs({ "EXPERIMENT_KEYS", "PROFILE_KEYS", "SETUP_KEYS" }) do
+      local body = src:match("local " .. list .. " = (%b{})")
+      assert.is_string(body, list)
+      for key in body:gmatch('"([%w_]+)"') do
+        assert.is_truthy(doc:find("`" .. key .. "`", 1, true), list .. ": `" .. key .. "` is not in docs/experiments.md")
+      end
+    end
+  end)
+end)
