@@ -475,12 +475,15 @@ typedef struct {
     char **meta; size_t nmeta, meta_cap; /* "p PID NAME" and "t PID TID NAME" lines */
     char err[300];
     int oom;
+    size_t last_region; /* the name looked up last (events of one name come in runs) */
 } scan_state;
 
 static uint32_t region_id(scan_state *S, const char *s, size_t len)
 {
+    size_t r = S->last_region;
+    if (r < S->nregions && S->regions[r].len == len && !memcmp(S->regions[r].name, s, len)) return (uint32_t)r;
     for (size_t i = 0; i < S->nregions; i++)
-        if (S->regions[i].len == len && !memcmp(S->regions[i].name, s, len)) return (uint32_t)i;
+        if (S->regions[i].len == len && !memcmp(S->regions[i].name, s, len)) return (uint32_t)(S->last_region = i);
     if (S->nregions == S->regions_cap) {
         size_t nc = S->regions_cap ? S->regions_cap * 2 : 16;
         scan_region *nv = realloc(S->regions, nc * sizeof *nv);
@@ -494,6 +497,7 @@ static uint32_t region_id(scan_state *S, const char *s, size_t len)
     memcpy(g->name, s, len);
     g->name[len] = 0, g->len = len;
     g->min = HUGE_VAL, g->max = -HUGE_VAL;
+    S->last_region = S->nregions;
     return (uint32_t)S->nregions++;
 }
 
@@ -614,8 +618,22 @@ static int scan_line(scan_state *S, const char *s, const char *end)
     size_t nlen = (size_t)(q - name);
     char buf[64];
     size_t tl = (size_t)(comma - ts);
-    char *te;
-    double t = tl < sizeof buf ? (memcpy(buf, ts, tl), buf[tl] = 0, strtod(buf, &te)) : 0;
+    char *te = buf;
+    double t = 0;
+    /* DIGITS[.DIGITS] (what the dump writes): an exact integer over an exact power of ten is
+     * correctly rounded, so it is strtod's double; anything else goes through strtod */
+    uint64_t mant = 0;
+    int frac = -1, digits = 0, plain = tl > 0 && tl < 19;
+    for (size_t i = 0; plain && i < tl; i++) {
+        if (ts[i] >= '0' && ts[i] <= '9') mant = mant * 10 + (uint64_t)(ts[i] - '0'), digits++, frac += frac >= 0;
+        else if (ts[i] == '.' && frac < 0 && i + 1 < tl) frac = 0;
+        else plain = 0;
+    }
+    static const double TEN[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                 1e16, 1e17, 1e18};
+    buf[0] = 0;
+    if (plain && digits) t = (double)mant / TEN[frac < 0 ? 0 : frac];
+    else if (tl < sizeof buf) memcpy(buf, ts, tl), buf[tl] = 0, t = strtod(buf, &te);
     if (tl == 0 || tl >= sizeof buf || *te)
         return scan_fail(S, "event %llu (%c %.*s): ts %.*s is not a number", (unsigned long long)S->events + 1, ph,
                          (int)(nlen < 100 ? nlen : 100), name, (int)(tl < 60 ? tl : 60), ts);

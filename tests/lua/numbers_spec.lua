@@ -368,3 +368,45 @@ describe("throughput", function()
     assert.matches("setup's bytes must be a number >= 0", row.error.message)
   end)
 end)
+
+describe("the report's pass in C (core.trace_scan)", function()
+  local rt = require "mgpu.report_trace"
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("gives what the Lua pass gives, and refuses what it refuses", function()
+    local tr, sm = dir .. "/f.trace.json", dir .. "/f.summary.json"
+    assert.equal(0, (h.run("dump", h.fixtures .. "/wg_264blocks_nested.bin", "--meta",
+      h.fixtures .. "/wg_264blocks_nested.meta.json", "--clock-ghz", "1.98", "-o", tr, "--summary-json", sm, "-q")))
+    local span = core.json_decode(h.read(sm)).timeline.span
+    for _, budget in ipairs({ 40000, 300 }) do
+      local c = rt.read(tr, { span = span, budget = budget })
+      local l = rt.read(tr, { span = span, budget = budget, lua = true })
+      for _, k in ipairs({ "lanes", "regions", "inflight", "names", "runs", "merged", "events", "span", "sms" }) do
+        assert.equal(core.json_encode(l[k]), core.json_encode(c[k]), k)
+      end
+    end
+    -- a region that never ends, and ends that do not nest: bad_trace naming the file, as in Lua
+    local text = h.read(tr)
+    h.write(dir .. "/cut.trace.json", (text:gsub('\n{"name":"step","ph":"E"[^\n]*\n(%])', "\n%1")))
+    local ok, err = pcall(rt.read, dir .. "/cut.trace.json", { span = span })
+    assert.is_false(ok)
+    assert.equal("bad_trace", err.code)
+    assert.matches("cut%.trace%.json: pid %d+ tid %d+: region step never ends", err.message)
+  end)
+end)
+
+describe("the documentation", function()
+  it("names every key an experiment, its profile and setup's table take", function()
+    local src = h.read(h.src .. "/lua/mgpu/experiment.lua")
+    local doc = h.read(h.src .. "/docs/experiments.md")
+    for _, list in ipairs({ "EXPERIMENT_KEYS", "PROFILE_KEYS", "SETUP_KEYS" }) do
+      local body = src:match("local " .. list .. " = (%b{})")
+      assert.is_string(body, list)
+      for key in body:gmatch('"([%w_]+)"') do
+        assert.is_truthy(doc:find("`" .. key .. "`", 1, true), list .. ": `" .. key .. "` is not in docs/experiments.md")
+      end
+    end
+  end)
+end)
