@@ -394,6 +394,7 @@ done:
     }
     free(c.sms);
     free(c.icache);
+    free(c.tma_q);
     free(c.code);
     free(c.fast);
     free(c.insn_func);

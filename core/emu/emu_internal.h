@@ -85,6 +85,8 @@ typedef struct {
     struct { uint64_t busy, pending, group[8]; uint32_t ngroups; } mma;
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
     uint32_t cl_arrived, cl_phase;
+    /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
+    struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
 } warp;
 
 typedef struct vsm vsm;
@@ -136,7 +138,12 @@ struct vsm {
     uint64_t vacant_at;     /* the earliest vacant slot's end (UINT64_MAX: none) */
     uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
     uint64_t lsu_free;      /* the first cycle its memory pipe (L1 and shared memory) takes a wavefront */
+    uint64_t tma_free;      /* the first cycle its TMA unit starts another copy */
 };
+
+/* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
+ * their transaction bytes arrive on the barrier at `due`. */
+typedef struct { uint64_t due; blk *b; uint32_t off, bytes; } tma_done;
 
 typedef struct {
     mh_emu *d;
@@ -180,6 +187,8 @@ typedef struct {
     uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
     int cluster_explicit;   /* launched with a cluster (%is_explicit_cluster) */
     uint32_t cluster_waiting; /* slots whose vacancy waits for the others of a whole cluster */
+    tma_done *tma_q;        /* complete_tx still to land, in no order */
+    uint32_t ntma_q, cap_tma_q;
     uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
     int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
     int slow;               /* strict mode or counting: the checks around each instruction */
@@ -233,8 +242,15 @@ int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 
 /* ---- bulk copies and clusters (emu_tma.c, emu_cluster.c, emu_sync.c) ---- */
 int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* Lands the complete_tx due by `now` on block b's barriers (0, or -1 after a fault). */
+int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now);
+/* The earliest complete_tx still to land on block b's barriers (UINT64_MAX: none). */
+uint64_t emu_tma_next_due(const ctx *c, const blk *b);
+/* Drops what is still to land on block b (its slot gets another block). */
+void emu_tma_forget(ctx *c, const blk *b);
 /* complete_tx of `bytes` on the mbarrier at shared::cluster address addr (lane l's) */
 int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes);
+int emu_mbar_tx_host(ctx *c, warp *w, int l, unsigned char *p, int64_t bytes);
 /* Host pointer of `size` bytes at a shared::cluster address (its block in *owner when asked),
  * or NULL after a fault. */
 unsigned char *emu_dsmem(ctx *c, const warp *w, int lane, uint64_t addr, uint32_t size, int write, blk **owner);

@@ -145,6 +145,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->running = b->live = c->nwarps;
     b->parked = 0;
     b->done = 0;
+    if (c->ntma_q) emu_tma_forget(c, b);
     b->cl_arrived = 0;
     b->cl_phase = 0;
     b->rank = 0;
@@ -164,6 +165,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
         w->known = 0;
         w->cl_arrived = w->cl_phase = 0;
+        memset(&w->bulk, 0, sizeof w->bulk);
         w->sched = W_RUN;
         w->slot = (uint16_t)(slot0 + i);
         w->sp = (uint8_t)((slot0 + i) % SUBPARTS);
@@ -221,6 +223,11 @@ static int block_stuck(ctx *c, blk *b)
         /* lanes that found an mbarrier phase incomplete try again first; a bar.sync
          * opens only when no lane can go on otherwise (every live lane is at it) */
         b->stalled = c->writes == b->round_writes && !peer_runs(c, b) ? b->stalled + 1 : 0;
+        uint64_t due = c->ntma_q ? emu_tma_next_due(c, b) : UINT64_MAX;
+        if (due != UINT64_MAX) { /* a bulk copy still to land: the waits look again when it has */
+            b->stalled = 0;
+            if (due > when) when = due;
+        }
         b->round_writes = c->writes;
         if (b->stalled > STALLED_ROUNDS) {
             for (uint32_t i = 0; i < c->nwarps; i++)

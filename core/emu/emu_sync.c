@@ -50,7 +50,11 @@ static int mb_settle(ctx *c, warp *w, int l, unsigned char *p, mbar b, int compl
 int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes)
 {
     unsigned char *p = emu_mem(c, w, l, MH_SP_SHARED, addr, 8, 1);
-    if (!p) return -1;
+    return p ? emu_mbar_tx_host(c, w, l, p, bytes) : -1;
+}
+
+int emu_mbar_tx_host(ctx *c, warp *w, int l, unsigned char *p, int64_t bytes)
+{
     mbar b = mb_load(p);
     b.tx -= bytes;
     c->progress++;
@@ -68,6 +72,7 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     const mh_ptx_opnd *o = in->o;
     int k = in->cmp, ai = mh_mb_addr_opnd(k);
     c->cost += 2;
+    if (c->ntma_q && emu_tma_settle(c, w, w->b, c->now)) return -1; /* bulk copies that ended by now */
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
         if (ai < 0) { /* pending_count d, state */

@@ -2,12 +2,14 @@
  * global and shared memory (and to another block of the cluster), cp.async.bulk.tensor tile loads
  * and stores (1d-5d, swizzles, interleave, element strides, out-of-bounds fill), the reductions
  * cp.reduce.async.bulk(.tensor), each completing on an mbarrier (complete_tx::bytes) or a
- * bulk_group.  Copies are done at issue; see docs/emu.md for what that means. */
+ * bulk_group.  Copies are done at issue, their complete_tx lands on the barrier when the copy ends in
+ * virtual time (the SM's TMA unit: bandwidth and latency); see docs/emu.md for what that means. */
 #include "emu/emu_internal.h"
 #include "emu/emu_tma.h"
 #include "frontend/ptx_tma.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 static const char magic[8] = {'M', 'G', 'P', 'U', 'T', 'M', 'A', 'P'};
 
@@ -204,6 +206,17 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
     return 0;
 }
 
+/* `size` bytes of global memory at addr (16-byte aligned), inside one allocation. */
+static unsigned char *bulk_global(ctx *c, warp *w, int l, uint64_t addr, uint64_t size, int write)
+{
+    c->writes += (uint64_t)write;
+    alloc *al = emu_find_alloc(c->d, addr, size);
+    if (al) return al->host + (addr - al->addr);
+    if (!emu_mem(c, w, l, MH_SP_GLOBAL, addr, 16, write)) return NULL; /* names the nearest allocation */
+    return emu_fault(c, w, l, "cp.async.bulk of %llu bytes at 0x%llx runs past the end of its allocation",
+                     (unsigned long long)size, (unsigned long long)addr);
+}
+
 /* A bulk copy (or reduction) of `size` bytes for lane l; *bytes what complete_tx counts. */
 static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *bytes)
 {
@@ -215,10 +228,10 @@ static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *byte
     if (!size) return 0;
     if (size > UINT32_MAX) return emu_fault(c, w, l, "cp.async.bulk of %llu bytes", (unsigned long long)size), -1;
     int to_global = r->kind == MH_TMA_BULK_STORE || (r->kind == MH_TMA_BULK_RED && r->to_global);
-    const unsigned char *sp = r->kind == MH_TMA_BULK_LOAD ? emu_mem(c, w, l, MH_SP_GLOBAL, src, (uint32_t)size, 0)
+    const unsigned char *sp = r->kind == MH_TMA_BULK_LOAD ? bulk_global(c, w, l, src, size, 0)
                                                           : emu_dsmem(c, w, l, src, (uint32_t)size, 0, NULL);
     if (!sp) return -1;
-    unsigned char *dp = to_global ? emu_mem(c, w, l, MH_SP_GLOBAL, dst, (uint32_t)size, 1)
+    unsigned char *dp = to_global ? bulk_global(c, w, l, dst, size, 1)
                                   : emu_dsmem(c, w, l, dst, (uint32_t)size, 1, NULL);
     if (!dp) return -1;
     if (r->kind != MH_TMA_BULK_RED) {
@@ -234,6 +247,87 @@ static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *byte
     return 0;
 }
 
+/* ---- virtual time (docs/DESIGN.md "TMA on emu: virtual time") ---- */
+
+#define TMA_LAT_GLOBAL 500   /* cycles from a copy's start to its last byte, global memory (DRAM latency) */
+#define TMA_BW_GLOBAL 14     /* bytes a cycle an SM's TMA unit moves to or from global memory */
+#define TMA_LAT_DSMEM 200    /* cycles, shared memory of another block of the cluster */
+#define TMA_BW_DSMEM 32      /* bytes a cycle, shared memory to shared memory */
+
+/* When a copy of `bytes` issued now on warp w's SM ends: the SM's TMA unit takes copies one after
+ * another, each for its bytes at the unit's bandwidth, then the latency. */
+static uint64_t tma_time(ctx *c, warp *w, uint64_t bytes, int dsmem)
+{
+    vsm *sm = w->b->sm;
+    uint64_t bw = dsmem ? TMA_BW_DSMEM : TMA_BW_GLOBAL, lat = dsmem ? TMA_LAT_DSMEM : TMA_LAT_GLOBAL;
+    uint64_t start = sm->tma_free > c->now ? sm->tma_free : c->now, busy = (bytes + bw - 1) / bw;
+    sm->tma_free = start + busy;
+    uint64_t end = start + busy + lat;
+    if (end > w->bulk.pending) w->bulk.pending = end;
+    return end;
+}
+
+/* The complete_tx of a copy, on the mbarrier at shared::cluster address addr, at `due`. */
+static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, uint64_t due)
+{
+    blk *owner = NULL;
+    if (!emu_dsmem(c, w, l, addr, 8, 0, &owner)) return -1;
+    if (c->ntma_q == c->cap_tma_q) {
+        uint32_t cap = c->cap_tma_q ? 2 * c->cap_tma_q : 64;
+        tma_done *q = realloc(c->tma_q, cap * sizeof *q);
+        if (!q) {
+            mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for bulk copies in flight");
+            c->faulted = 1;
+            return -1;
+        }
+        c->tma_q = q;
+        c->cap_tma_q = cap;
+    }
+    c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes};
+    return 0;
+}
+
+int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
+{
+    for (uint32_t i = 0; i < c->ntma_q;) {
+        tma_done d = c->tma_q[i];
+        if (d.b != b || d.due > now) { i++; continue; }
+        c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
+        if (emu_mbar_tx_host(c, w, 0, b->shared + d.off, d.bytes)) return -1;
+    }
+    return 0;
+}
+
+uint64_t emu_tma_next_due(const ctx *c, const blk *b)
+{
+    uint64_t t = UINT64_MAX;
+    for (uint32_t i = 0; i < c->ntma_q; i++)
+        if (c->tma_q[i].b == b && c->tma_q[i].due < t) t = c->tma_q[i].due;
+    return t;
+}
+
+void emu_tma_forget(ctx *c, const blk *b)
+{
+    for (uint32_t i = 0; i < c->ntma_q;)
+        if (c->tma_q[i].b == b) c->tma_q[i] = c->tma_q[--c->ntma_q];
+        else i++;
+}
+
+/* cp.async.bulk.commit_group: the group's end (the last 8 per warp); wait_group N: the warp waits
+ * until at most N of its groups are pending (.read: the same; emu's copies read their source at issue) */
+static void bulk_commit(warp *w)
+{
+    w->bulk.group[w->bulk.ngroups % 8] = w->bulk.pending;
+    w->bulk.ngroups++;
+}
+
+static void bulk_wait(ctx *c, warp *w, uint32_t n)
+{
+    if (w->bulk.ngroups <= n || n >= 8) return; /* (a group 8 or more back: not kept, taken as done) */
+    uint64_t end = w->bulk.group[(w->bulk.ngroups - 1 - n) % 8];
+    if (end > c->now + c->cost) c->cost = end - c->now;
+}
+
 /* An operand of the record with its register the kernel's (emu renumbers from the kernel's first). */
 static void renumber(const ctx *c, mh_ptx_opnd *o)
 {
@@ -247,13 +341,19 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     mh_ptx_opnd *all[] = {&rec.dst, &rec.src, &rec.map, &rec.size, &rec.mbar, &rec.mask, &rec.coord[0], &rec.coord[1],
                           &rec.coord[2], &rec.coord[3], &rec.coord[4]};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) renumber(c, all[i]);
+    if (r->kind == MH_TMA_COMMIT || r->kind == MH_TMA_WAIT) {
+        if (r->kind == MH_TMA_COMMIT) bulk_commit(w);
+        else bulk_wait(c, w, (uint32_t)r->size.imm);
+        return 0;
+    }
     c->cost += 2;
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
         uint64_t bytes = 0;
         int tensor = r->kind == MH_TMA_TENSOR_LOAD || r->kind == MH_TMA_TENSOR_STORE || r->kind == MH_TMA_TENSOR_RED;
         uint16_t ctamask = r->multicast ? (uint16_t)val(c, w, &r->mask, l) : 0;
-        if (r->multicast) { /* the same shared offsets in every block of the mask */
+        uint64_t due = 0;
+        if (r->multicast) { /* the same shared offsets in every block of the mask: read once, written n times */
             uint64_t off = address(c, w, &r->dst, l) & (EMU_DSMEM_RANK - 1), boff = address(c, w, &r->mbar, l) & (EMU_DSMEM_RANK - 1);
             for (uint32_t rank = 0; rank < 16; rank++) {
                 if (!(ctamask >> rank & 1)) continue;
@@ -262,12 +362,14 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
                                      ctamask, rank, emu_cluster_size(c)), -1;
                 uint64_t base = (uint64_t)(rank + 1) * EMU_DSMEM_RANK;
                 if (tensor ? tensor_copy(c, w, l, r, base + off, &bytes) : 0) return -1;
+                if (!due) due = tma_time(c, w, bytes, 0);
                 if (!tensor) {
                     mh_ptx_tma one = *r;
                     one.dst.reg = UINT32_MAX, one.dst.sym = -1, one.dst.param = -1, one.dst.imm = (int64_t)(base + off);
                     if (bulk_copy(c, w, l, &one, &bytes)) return -1;
+                    if (!due) due = tma_time(c, w, bytes, 0);
                 }
-                if (emu_mbar_tx(c, w, l, base + boff, (int64_t)bytes)) return -1;
+                if (tma_complete(c, w, l, base + boff, bytes, due)) return -1;
             }
             continue;
         }
@@ -277,7 +379,8 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
         } else if (bulk_copy(c, w, l, r, &bytes)) {
             return -1;
         }
-        if (r->mbar.kind == MH_OPK_ADDR && emu_mbar_tx(c, w, l, address(c, w, &r->mbar, l), (int64_t)bytes)) return -1;
+        due = tma_time(c, w, bytes, r->kind == MH_TMA_BULK_S2S || (r->kind == MH_TMA_BULK_RED && !r->to_global));
+        if (r->mbar.kind == MH_OPK_ADDR && tma_complete(c, w, l, address(c, w, &r->mbar, l), bytes, due)) return -1;
     }
     c->progress++;
     return 0;

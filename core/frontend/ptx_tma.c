@@ -101,7 +101,7 @@ static int operand(parser *P, tma_opnd *x)
 }
 
 /* The mnemonic into the record.  0: decoded; 1: a form not decoded (kept as text);
- * 2: an ordering (commit_group, wait_group); 3: a hint (prefetch). */
+ * 2: commit_group or wait_group (their operand, if any, still to read); 3: a hint (prefetch). */
 static int decode(const mh_ptx_tok *t, mh_ptx_tma *r, int *policy, int *mbar, int *group)
 {
     static const char *const ops[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", NULL};
@@ -113,7 +113,12 @@ static int decode(const mh_ptx_tok *t, mh_ptx_tma *r, int *policy, int *mbar, in
         const char *s = p;
         p = q ? q + 1 : end;
         if (is(s, n, "cp") || is(s, n, "async") || is(s, n, "bulk") || is(s, n, "tile")) continue;
-        if (is(s, n, "commit_group") || is(s, n, "wait_group")) return 2;
+        if (is(s, n, "commit_group")) { r->kind = MH_TMA_COMMIT; return 2; }
+        if (is(s, n, "wait_group")) {
+            r->kind = MH_TMA_WAIT;
+            r->to_global = p < end && is(p, (size_t)(end - p), "read");
+            return p >= end || r->to_global ? 2 : 1;
+        }
         if (is(s, n, "prefetch")) return 3;
         if (is(s, n, "reduce")) { reduce = 1; continue; }
         if (is(s, n, "tensor")) { tensor = 1; continue; }
@@ -161,10 +166,31 @@ int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
     memset(&r, 0, sizeof r);
     int policy = 0, mbar = 0, group = 0;
     int d = decode(mn, &r, &policy, &mbar, &group);
-    if (d) { /* kept as text (emu refuses it), or an ordering/hint emu needs no operands of */
+    if (d == 2) { /* commit_group; wait_group N */
+        if (r.kind == MH_TMA_WAIT) {
+            uint64_t v;
+            if (TOK->kind != MH_TK_INT || parse_u64(TOK, &v) || v > 63)
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "'%.*s': the group count must be an integer 0..63", (int)mn->len, mn->s);
+            r.size.kind = MH_OPK_IMM;
+            r.size.imm = (int64_t)v;
+            r.size.reg = UINT32_MAX;
+            NEXT();
+        }
+        in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+        if (expect_punct(P, ';')) return -1;
+        mh_ptx_module *m = P->m;
+        if (grow((void **)&m->tma, &P->cap_tma, (size_t)m->ntma + 1, sizeof *m->tma))
+            return perr(P, mn->line, MH_E_NO_MEMORY, "out of memory");
+        m->tma[m->ntma] = r;
+        in->op = MH_OP_TMA;
+        in->callee = (int32_t)m->ntma++;
+        in->cmp = r.kind;
+        return 0;
+    }
+    if (d) { /* kept as text (emu refuses it), or a hint emu needs no operands of */
         in->op = MH_OP_OPAQUE;
         if (skip_opaque(P, in, mn)) return -1;
-        if (d > 1) in->op = d == 3 ? MH_OP_PREFETCH : MH_OP_MEMBAR;
+        if (d == 3) in->op = MH_OP_PREFETCH;
         return 0;
     }
     tma_opnd o[6];

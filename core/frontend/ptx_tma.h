@@ -14,6 +14,8 @@ typedef enum {
     MH_TMA_TENSOR_LOAD,  /* cp.async.bulk.tensor.Nd.shared::cluster.global[.tile].mbarrier::complete_tx::bytes [dst], [map, {c}], [mbar] */
     MH_TMA_TENSOR_STORE, /* cp.async.bulk.tensor.Nd.global.shared::cta[.tile].bulk_group [map, {c}], [src] */
     MH_TMA_TENSOR_RED,   /* cp.reduce.async.bulk.tensor.Nd.global.shared::cta.op[.tile].bulk_group [map, {c}], [src] */
+    MH_TMA_COMMIT,       /* cp.async.bulk.commit_group */
+    MH_TMA_WAIT,         /* cp.async.bulk.wait_group[.read] N (N in size.imm; .read in to_global) */
 } mh_tma_kind;
 
 typedef struct mh_ptx_tma {

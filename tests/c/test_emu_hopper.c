@@ -435,9 +435,40 @@ static void bulk(void)
     bytes = 1000; /* not a multiple of 16 */
     CHECK(run(&tma_ptx, "bulk_copies", 64, 2 * 1008, args, 4, &e) == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(e.message, "cp.async.bulk: size 1000");
+    bytes = 2000; /* past the end of the 1024-byte source */
+    CHECK(run(&tma_ptx, "bulk_copies", 64, 2 * 2000, args, 4, &e) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "cp.async.bulk of 2000 bytes at");
+    CHECK_CONTAINS(e.message, "runs past the end of its allocation");
     mh_emu_free(dev, s, &e);
     mh_emu_free(dev, d, &e);
     mh_emu_free(dev, r, &e);
+}
+
+/* ---- virtual time: a copy's bytes at the SM's TMA bandwidth, then its latency ---- */
+
+static long long tma_cycles(int mode, unsigned bytes)
+{
+    mh_error e;
+    uint64_t src = upload(NULL, 16384), dst = upload(NULL, 16384), out = upload(NULL, 8);
+    mh_emu_arg args[] = {ARG(src), ARG(dst), ARG(bytes), ARG(mode), ARG(out)};
+    if (run(&tma_ptx, "tma_time", 32, 2 * 8192, args, 5, &e)) CHECK_STR(e.message, "");
+    long long t = 0;
+    CHECK(mh_emu_read(dev, out, &t, 8, &e) == 0);
+    mh_emu_free(dev, src, &e), mh_emu_free(dev, dst, &e), mh_emu_free(dev, out, &e);
+    return t;
+}
+
+static void tma_time(void)
+{
+    /* one load of 8 KiB: 8192 / 14 bytes a cycle = 586 cycles, + 500 latency (DESIGN.md), + the
+     * instructions around it; twice as many bytes: 585 more; two loads back to back: the second
+     * starts when the unit has moved the first; a store waited for with wait_group: the same */
+    long long one = tma_cycles(0, 8192), half = tma_cycles(0, 4096), two = tma_cycles(1, 8192), st = tma_cycles(2, 8192);
+    fprintf(stderr, "  tma time: 8 KiB %lld, 4 KiB %lld, two of 8 KiB %lld, a store of 8 KiB %lld cycles\n", one, half, two, st);
+    CHECK(one >= 500 + 586 && one < 500 + 586 + 60);
+    CHECK(one - half >= 290 && one - half <= 296);
+    CHECK(two - one >= 585 && two - one < 585 + 30);
+    CHECK(st >= 500 + 586 && st < 500 + 586 + 60);
 }
 
 /* ---- mbarriers: every form, phases and transaction counts ---- */
@@ -648,6 +679,7 @@ int main(int argc, char **argv)
     tma_stores();
     bulk();
     mbarriers();
+    tma_time();
     clusters();
     gemm();
     refusals();

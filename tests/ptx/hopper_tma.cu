@@ -211,3 +211,28 @@ extern "C" __global__ void mbar_forms(unsigned *out)
 #undef TRYP
 #undef COUNT
 }
+
+// Virtual time of bulk copies: %clock64 from before the first copy to the end of the wait, in out[0].
+// mode 0: one global->shared copy of `bytes`, waited for on its mbarrier; 1: two of them back to back
+// (the second's barrier waited for); 2: a shared->global copy, committed and waited for (wait_group 0).
+extern "C" __global__ void tma_time(const unsigned *src, unsigned *dst, unsigned bytes, int mode, long long *out)
+{
+    __shared__ __align__(8) uint64_t bar[2];
+    if (threadIdx.x != 0) return;
+    bar_init(&bar[0], 1);
+    bar_init(&bar[1], 1);
+    long long t0 = clock64();
+    if (mode < 2) {
+        for (int i = 0; i <= mode; i++) {
+            asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sa(&bar[i])), "r"(bytes) : "memory");
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                         ::"r"(sa(dyn + i * bytes)), "l"(src), "r"(bytes), "r"(sa(&bar[i])) : "memory");
+        }
+        bar_wait(&bar[mode], 0);
+    } else {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(sa(dyn)), "r"(bytes) : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+        asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+    }
+    out[0] = clock64() - t0;
+}
