@@ -55,8 +55,8 @@ static void read_shape(lua_State *L, launch_state *s)
     int has_cluster = !lua_isnil(L, -1);
     lua_pop(L, 1);
     if (has_cluster) {
-        /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu runs the grid as
-         * it is (it has no cluster features: PTX using them is refused) */
+        /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu dispatches a
+         * cluster's blocks together (docs/emu.md) */
         glue_opt_dims32(L, 2, "launch", "cluster", l->cluster);
         for (int i = 0; i < 3; i++)
             if (l->grid[i] % l->cluster[i])
