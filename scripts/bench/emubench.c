@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "base/read_file.h"
 #include "emu/emu.h"
 #include "frontend/ptx.h"
 
@@ -28,15 +29,10 @@ static int load(mh_ptx_module *m, const char *dir, const char *rel)
 {
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir, rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) { perror(path); return -1; }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n);
-    size_t got = fread(s, 1, (size_t)n, f);
-    fclose(f);
+    size_t got;
     mh_error e;
+    char *s = mh_read_file(path, 0, &got, &e);
+    if (!s) { fprintf(stderr, "%s\n", e.message); return -1; }
     int rc = mh_ptx_parse(m, s, got, rel, &e);
     if (rc) fprintf(stderr, "%s\n", e.message);
     free(s);
