@@ -332,6 +332,18 @@ static inline void count_fast(ctx *c, uint32_t pc, uint32_t pred_on)
     v[MH_CT_PRED_ON] += pred_on;
 }
 
+/* After an instruction issued: the device's instruction budget, and every few thousand
+ * instructions a stop request or the time limit (-1: the launch stops). */
+static inline int issued(ctx *c, const warp *w, int lane)
+{
+    if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
+        emu_fault(c, w, lane, "the launch ran more than %llu warp instructions, the device's max_insns budget "
+                  "(endless loop?)", (unsigned long long)c->d->max_warp_insns);
+        return -1;
+    }
+    return __builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c) ? -1 : 0;
+}
+
 static int step_warp(ctx *c, warp *w)
 {
     const mh_ptx_insn *code = c->code;
@@ -387,13 +399,7 @@ static int step_warp(ctx *c, warp *w)
                 w->known = 1;
                 w->kpc = to;
                 w->kmask = mask;
-                if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
-                    emu_fault(c, w, 0, "the launch ran more than %llu warp instructions, the device's max_insns "
-                              "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
-                    return -1;
-                }
-                if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
-                return 1;
+                return issued(c, w, 0) ? -1 : 1;
             }
         }
         if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
@@ -408,13 +414,7 @@ static int step_warp(ctx *c, warp *w)
             w->known = 1;
             w->kpc = pc + 1;
             w->kmask = mask;
-            if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
-                emu_fault(c, w, 0, "the launch ran more than %llu warp instructions, the device's max_insns budget "
-                          "(endless loop?)", (unsigned long long)c->d->max_warp_insns);
-                return -1;
-            }
-            if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
-            return 1;
+            return issued(c, w, 0) ? -1 : 1;
         }
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
@@ -464,12 +464,7 @@ static int step_warp(ctx *c, warp *w)
         w->known = rc == 3 || (rc == 1 && active == mask);
         w->kpc = next;
         w->kmask = mask;
-        if (c->d->max_warp_insns && c->warp_insns > c->d->max_warp_insns) {
-            emu_fault(c, w, __builtin_ctz(mask), "the launch ran more than %llu warp instructions, the device's max_insns "
-                  "budget (endless loop?)", (unsigned long long)c->d->max_warp_insns);
-            return -1;
-        }
-        if (__builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c)) return -1;
+        if (issued(c, w, __builtin_ctz(mask))) return -1;
         return active ? 1 : 2;
     }
 }
