@@ -14,11 +14,11 @@ cmake -S . -B build -DMGPU_WERROR=ON -DMGPU_LUAJIT=ON >/dev/null
 cmake --build build -j "$jobs" >/dev/null
 ctest --test-dir build --output-on-failure
 
-echo "== a short fuzz run of each libFuzzer target (scripts/fuzz.sh 15)"
+echo "== a short fuzz run of each libFuzzer target (scripts/fuzz.sh --runs 20000: the same inputs every time)"
 if echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }' |
     clang -x c -fsanitize=fuzzer,address -o /tmp/mgpu-fuzz-probe - >/dev/null 2>&1; then
   rm -f /tmp/mgpu-fuzz-probe
-  scripts/fuzz.sh 15
+  scripts/fuzz.sh --runs 20000
 else
   echo "SKIP: clang with libFuzzer is not installed (apt-get install clang)"
 fi

@@ -97,7 +97,9 @@ static int parse_init(parser *P, mh_ptx_var *v, mh_ptx_type t)
             if (neg) d = -d;
             if (t == MH_PT_F32) { float f = (float)d; uint32_t b; memcpy(&b, &f, 4); bitsv = b; }
             else if (t == MH_PT_F64) memcpy(&bitsv, &d, 8);
-            else bitsv = (uint64_t)(int64_t)d;
+            else /* ptxas: "Initial value type mismatch" (and a double past int64 has no integer) */
+                return perr(P, TOK->line, MH_E_PTX_SYNTAX, "a floating-point initialiser for the integer variable %s",
+                            v->name);
         } else if (mh_ptx_tok_punct(TOK, '{')) {
             return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "nested initialisers are not supported");
         } else if (TOK->kind == MH_TK_IDENT && !neg) {

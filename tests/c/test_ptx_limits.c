@@ -235,6 +235,14 @@ static void nesting(void)
                                 ".global .u64 y = generic(x));\n";
     CHECK(parse(&m, close, &e) == MH_E_PTX_SYNTAX);
     CHECK_CONTAINS(e.message, "t.ptx:5: ')' without its '('");
+    /* a float initialiser of an integer variable (ptxas: "Initial value type mismatch"); a value
+     * past int64 was converted to an integer, undefined behaviour (fuzz_ptx under UBSan) */
+    static const char fint[] = ".version 8.0\n.target sm_90\n.address_size 64\n.global .s64 big = 9.66e21;\n";
+    CHECK(parse(&m, fint, &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "t.ptx:4: a floating-point initialiser for the integer variable big");
+    static const char fint2[] = ".version 8.0\n.target sm_90\n.address_size 64\n.global .u32 a[2] = {1, 2.5};\n";
+    CHECK(parse(&m, fint2, &e) == MH_E_PTX_SYNTAX);
+    CHECK_CONTAINS(e.message, "integer variable a");
 }
 
 /* ---- geometric growth ------------------------------------------------------ */
