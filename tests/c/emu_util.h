@@ -1,29 +1,50 @@
 /* emu_util.h - helpers the C tests that run PTX on emu share: a PTX file of the source tree parsed,
- * kernel arguments from a spec string, and one launch (with the instrumentation's trace
- * arguments or without) whose buffers are read back. */
+ * a device buffer uploaded, kernel arguments from a spec string, and one launch (with the
+ * instrumentation's trace arguments or without) whose buffers are read back. */
 #ifndef MH_EMU_UTIL_H
 #define MH_EMU_UTIL_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "check.h"
 #include "dump_util.h"
 #include "emu/emu.h"
 #include "frontend/ptx.h"
 #include "instrument/instrument.h"
 
-/* Parses root/rel into m (its path in messages: rel); an error's message goes to stderr. */
+/* Parses root/rel into m (its path in messages: rel); 0, or nonzero with the reason (an unreadable
+ * file, the parser's message) on stderr. */
 static inline int parse_ptx_file(mh_ptx_module *m, const char *root, const char *rel)
 {
-    char path[512];
+    char path[1024];
     snprintf(path, sizeof path, "%s/%s", root, rel);
     size_t n;
     char *t = read_file_all(path, &n);
+    if (!t) {
+        fprintf(stderr, "  cannot read %s\n", path);
+        return -1;
+    }
     mh_error e;
-    int rc = t ? mh_ptx_parse(m, t, n, rel, &e) : -1;
-    if (rc && t) fprintf(stderr, "  %s\n", e.message);
+    int rc = mh_ptx_parse(m, t, n, rel, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
     free(t);
     return rc;
+}
+
+/* A kernel argument from a variable: its address and size. */
+#define ARG(v) {&(v), sizeof(v)}
+
+/* A new buffer of `bytes` on d holding host's bytes (zeros where host is NULL); a failed
+ * allocation or write is a failed CHECK. */
+static inline uint64_t emu_upload(mh_emu *d, const void *host, uint64_t bytes)
+{
+    uint64_t a = 0;
+    mh_error e;
+    CHECK(mh_emu_alloc(d, bytes, &a, &e) == 0);
+    if (host) CHECK(mh_emu_write(d, a, host, bytes, &e) == 0);
+    else CHECK(mh_emu_memset(d, a, 0, bytes, &e) == 0);
+    return a;
 }
 
 /* ---- arguments: f:N floats, i:N ints, z:N zero words (buffers); u:V u32, g:V f32 (values) ---- */

@@ -4,7 +4,7 @@
  * deterministic; faults and unsupported PTX are reported with their line. */
 #include <math.h>
 #include "check.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "emu/emu.h"
 #include "emu/emu_counters.h"
 #include "emu/emu_occupancy.h"
@@ -14,24 +14,6 @@
 #include "frontend/ptx.h"
 
 static char *src_dir;
-
-static int load(mh_ptx_module *m, const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", src_dir, rel);
-    size_t n;
-    char *text = read_file_all(path, &n);
-    if (!text) {
-        fprintf(stderr, "cannot read %s\n", path);
-        return -1;
-    }
-    mh_error e;
-    int rc = mh_ptx_parse(m, text, n, rel, &e);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    free(text);
-    return rc;
-}
-
 
 /* Runs `kernel` and checks that it ran, printing the error and the caller's
  * line where it did not. */
@@ -46,16 +28,6 @@ static int run_ok(mh_emu *d, const mh_ptx_module *m, const char *kernel, const m
 }
 #define RUN_OK(d, m, kernel, l, st) run_ok(d, m, kernel, l, st, __LINE__)
 
-static uint64_t dev_alloc(mh_emu *d, uint64_t bytes)
-{
-    uint64_t a = 0;
-    mh_error e;
-    CHECK(mh_emu_alloc(d, bytes, &a, &e) == 0);
-    return a;
-}
-
-#define ARG(v) {&(v), sizeof(v)}
-
 static mh_emu_launch shape(uint32_t grid, uint32_t block, uint32_t smem, const mh_emu_arg *args, uint32_t n)
 {
     mh_emu_launch l = {{grid, 1, 1}, {block, 1, 1}, smem, args, n, 0};
@@ -68,9 +40,8 @@ static uint32_t *run_mosaic(mh_emu *d, const mh_ptx_module *m)
     enum { N = 128 * 128 };
     uint16_t *in = malloc(N * 2), *out = malloc(N * 2);
     for (int i = 0; i < N; i++) in[i] = mh_float_to_bf16((float)i * 0.25f - 100.0f);
-    uint64_t din = dev_alloc(d, N * 2), dout = dev_alloc(d, N * 2), dtr = dev_alloc(d, 8 * 32 * 4);
+    uint64_t din = emu_upload(d, in, N * 2), dout = emu_upload(d, NULL, N * 2), dtr = emu_upload(d, NULL, 8 * 32 * 4);
     mh_error e;
-    CHECK(mh_emu_write(d, din, in, N * 2, &e) == 0);
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dtr)};
     mh_emu_launch l = shape(8, 128, 128, args, 3);
     mh_emu_stats st;
@@ -90,7 +61,7 @@ static uint32_t *run_mosaic(mh_emu *d, const mh_ptx_module *m)
 static void mosaic_kernel(void)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
     uint32_t *tr = run_mosaic(d, &m);
@@ -146,13 +117,12 @@ static void mosaic_kernel(void)
 static void copy_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "ptx/copy.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "ptx/copy.ptx") == 0);
     enum { N4 = 1000 };
     float *in = malloc(N4 * 16), *out = calloc(N4, 16);
     for (int i = 0; i < N4 * 4; i++) in[i] = (float)i * 1.5f;
-    uint64_t din = dev_alloc(d, N4 * 16), dout = dev_alloc(d, N4 * 16);
+    uint64_t din = emu_upload(d, in, N4 * 16), dout = emu_upload(d, NULL, N4 * 16);
     mh_error e;
-    mh_emu_write(d, din, in, N4 * 16, &e);
     unsigned n4 = N4;
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n4)};
     mh_emu_launch l = shape(3, 128, 0, args, 3);
@@ -169,13 +139,12 @@ static void copy_kernel(mh_emu *d)
 static void reduce_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "ptx/reduce.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "ptx/reduce.ptx") == 0);
     enum { N = 5000, G = 4, B = 256 };
     float *in = malloc(N * 4), out[G];
     for (int i = 0; i < N; i++) in[i] = (float)(i % 17) - 3.0f;
-    uint64_t din = dev_alloc(d, N * 4), dout = dev_alloc(d, G * 4);
+    uint64_t din = emu_upload(d, in, N * 4), dout = emu_upload(d, NULL, G * 4);
     mh_error e;
-    mh_emu_write(d, din, in, N * 4, &e);
     unsigned n = N;
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
     mh_emu_launch l = shape(G, B, B * 4, args, 3);
@@ -199,13 +168,12 @@ static void reduce_kernel(mh_emu *d)
 static void tiled_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "ptx/tiled.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "ptx/tiled.ptx") == 0);
     enum { N = 1000, B = 64 };
     float *a = malloc(N * 4), *cc = calloc(N, 4), alpha = 2.0f;
     for (int i = 0; i < N; i++) a[i] = (float)i;
-    uint64_t da = dev_alloc(d, N * 4), dc = dev_alloc(d, N * 4);
+    uint64_t da = emu_upload(d, a, N * 4), dc = emu_upload(d, NULL, N * 4);
     mh_error e;
-    mh_emu_write(d, da, a, N * 4, &e);
     unsigned n = N;
     mh_emu_arg args[] = {ARG(da), ARG(dc), ARG(n), ARG(alpha)};
     mh_emu_launch l = shape(5, B, B * 4, args, 4);
@@ -230,14 +198,13 @@ static void tiled_kernel(mh_emu *d)
 static void persistent_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "ptx/persistent.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "ptx/persistent.ptx") == 0);
     enum { ITEMS = 37, W = 100, G = 3 };
     int *in = malloc(ITEMS * W * 4), out[ITEMS];
     for (int i = 0; i < ITEMS * W; i++) in[i] = i % 7 - 2;
-    uint64_t din = dev_alloc(d, ITEMS * W * 4), dout = dev_alloc(d, ITEMS * 4), dcnt = dev_alloc(d, 4),
-             ddone = dev_alloc(d, G * 4);
+    uint64_t din = emu_upload(d, in, ITEMS * W * 4), dout = emu_upload(d, NULL, ITEMS * 4),
+             dcnt = emu_upload(d, NULL, 4), ddone = emu_upload(d, NULL, G * 4);
     mh_error e;
-    mh_emu_write(d, din, in, ITEMS * W * 4, &e);
     unsigned items = ITEMS, width = W;
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dcnt), ARG(ddone), ARG(items), ARG(width)};
     mh_emu_launch l = shape(G, 32, 0, args, 6);
@@ -262,10 +229,10 @@ static void persistent_kernel(mh_emu *d)
 static void alu_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "ptx/alu_loop.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "ptx/alu_loop.ptx") == 0);
     enum { T = 96 };
     unsigned iters = 37;
-    uint64_t dout = dev_alloc(d, T * 4);
+    uint64_t dout = emu_upload(d, NULL, T * 4);
     mh_emu_arg args[] = {ARG(dout), ARG(iters)};
     mh_emu_launch l = shape(3, 32, 0, args, 2);
     mh_error e;
@@ -289,13 +256,12 @@ static void alu_kernel(mh_emu *d)
 static void local_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "tests/ptx/local.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/ptx/local.ptx") == 0);
     enum { T = 64, N = 1000 };
     unsigned in[N], out[T], n = N;
     for (int i = 0; i < N; i++) in[i] = (unsigned)(i * 7 + i / 3);
-    uint64_t din = dev_alloc(d, sizeof in), dout = dev_alloc(d, sizeof out);
+    uint64_t din = emu_upload(d, in, sizeof in), dout = emu_upload(d, NULL, sizeof out);
     mh_error e;
-    mh_emu_write(d, din, in, sizeof in, &e);
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(n)};
     mh_emu_launch l = shape(2, 32, 0, args, 3);
     RUN_OK(d, &m, "local_hist", &l, NULL);
@@ -316,17 +282,15 @@ static void local_kernel(mh_emu *d)
 static void cp_async_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "tests/ptx/cp_async.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/ptx/cp_async.ptx") == 0);
     enum { T = 128, N = 5 };
     float in[N * T * 4], out[N * T * 4], sc[T], so[T];
     for (int i = 0; i < N * T * 4; i++) in[i] = (float)i * 0.5f - 7.0f;
     for (int i = 0; i < T; i++) sc[i] = (float)i + 0.25f;
-    uint64_t din = dev_alloc(d, sizeof in), dout = dev_alloc(d, sizeof out), dsc = dev_alloc(d, sizeof sc),
-             dso = dev_alloc(d, sizeof so);
+    uint64_t din = emu_upload(d, in, sizeof in), dout = emu_upload(d, NULL, sizeof out),
+             dsc = emu_upload(d, sc, sizeof sc), dso = emu_upload(d, NULL, sizeof so);
     int n = N;
     mh_error e;
-    mh_emu_write(d, din, in, sizeof in, &e);
-    mh_emu_write(d, dsc, sc, sizeof sc, &e);
     mh_emu_arg args[] = {ARG(din), ARG(dout), ARG(dsc), ARG(dso), ARG(n)};
     mh_emu_launch l = shape(1, T, 0, args, 5);
     RUN_OK(d, &m, "stage", &l, NULL);
@@ -366,15 +330,15 @@ static int mix(int a, int b) { return a * 31 + (b ^ 7); }
 static void calls_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "tests/ptx/calls.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/ptx/calls.ptx") == 0);
     enum { T = 96 };
     float x[T], y[T];
     int z[T];
     unsigned count = 0;
     for (int i = 0; i < T; i++) x[i] = (float)i - 10.25f;
-    uint64_t dx = dev_alloc(d, sizeof x), dy = dev_alloc(d, sizeof y), dz = dev_alloc(d, sizeof z), dc = dev_alloc(d, 4);
+    uint64_t dx = emu_upload(d, x, sizeof x), dy = emu_upload(d, NULL, sizeof y), dz = emu_upload(d, NULL, sizeof z),
+             dc = emu_upload(d, NULL, 4);
     mh_error e;
-    mh_emu_write(d, dx, x, sizeof x, &e);
     mh_emu_arg args[] = {ARG(dx), ARG(dy), ARG(dz), ARG(dc)};
     mh_emu_launch l = shape(3, 32, 0, args, 4);
     RUN_OK(d, &m, "calls", &l, NULL);
@@ -429,7 +393,7 @@ static float bf_f(uint16_t b) { uint32_t u = (uint32_t)b << 16; float f; memcpy(
 static void half2_kernel(mh_emu *d)
 {
     mh_ptx_module m;
-    CHECK(load(&m, "tests/ptx/half2.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/ptx/half2.ptx") == 0);
     enum { T = 32 };
     uint16_t a[2 * T], b[2 * T], cc[2 * T], dd[2 * T], o[8 * T], p[4 * T], q[2 * T];
     float f[2 * T];
@@ -440,15 +404,10 @@ static void half2_kernel(mh_emu *d)
         dd[i] = bf_round((float)(i % 5) * 0.3f + 0.5f);
         f[i] = (float)i / 3.0f - 7.0f;
     }
-    uint64_t da = dev_alloc(d, sizeof a), db = dev_alloc(d, sizeof b), dout = dev_alloc(d, sizeof o),
-             dc = dev_alloc(d, sizeof cc), dd_ = dev_alloc(d, sizeof dd), dp = dev_alloc(d, sizeof p),
-             df = dev_alloc(d, sizeof f), dq = dev_alloc(d, sizeof q);
+    uint64_t da = emu_upload(d, a, sizeof a), db = emu_upload(d, b, sizeof b), dout = emu_upload(d, NULL, sizeof o),
+             dc = emu_upload(d, cc, sizeof cc), dd_ = emu_upload(d, dd, sizeof dd), dp = emu_upload(d, NULL, sizeof p),
+             df = emu_upload(d, f, sizeof f), dq = emu_upload(d, NULL, sizeof q);
     mh_error e;
-    mh_emu_write(d, da, a, sizeof a, &e);
-    mh_emu_write(d, db, b, sizeof b, &e);
-    mh_emu_write(d, dc, cc, sizeof cc, &e);
-    mh_emu_write(d, dd_, dd, sizeof dd, &e);
-    mh_emu_write(d, df, f, sizeof f, &e);
     mh_emu_arg args[] = {ARG(da), ARG(db), ARG(dout), ARG(dc), ARG(dd_), ARG(dp), ARG(df), ARG(dq)};
     mh_emu_launch l = shape(1, T, 0, args, 8);
     RUN_OK(d, &m, "h2ops", &l, NULL);
@@ -484,9 +443,8 @@ static void half2_kernel(mh_emu *d)
         ca[i] = (uint32_t)pick[i % NP] | (uint32_t)pick[(i * 7 + 3) % NP] << 16;
         cb[i] = (uint32_t)pick[(i * 5 + 1) % NP] | (uint32_t)pick[(i * 3) % NP] << 16;
     }
-    uint64_t dca = dev_alloc(d, sizeof ca), dcb = dev_alloc(d, sizeof cb), dco = dev_alloc(d, sizeof co);
-    mh_emu_write(d, dca, ca, sizeof ca, &e);
-    mh_emu_write(d, dcb, cb, sizeof cb, &e);
+    uint64_t dca = emu_upload(d, ca, sizeof ca), dcb = emu_upload(d, cb, sizeof cb),
+             dco = emu_upload(d, NULL, sizeof co);
     mh_emu_arg cargs[] = {ARG(dca), ARG(dcb), ARG(dco)};
     mh_emu_launch cl = shape(1, 2 * T, 0, cargs, 3);
     RUN_OK(d, &m, "h2cmp", &cl, NULL);
@@ -543,8 +501,7 @@ static void half2_kernel(mh_emu *d)
     uint16_t hin[2] = {h_bits((_Float16)1.5f), h_bits((_Float16)-0.375f)}, hout[4] = {0};
     CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "x2.ptx", &e) == 0);
     CHECK(mh_emu_check_module(&m, &e) == 0);
-    uint64_t pin = dev_alloc(d, sizeof hin), pout = dev_alloc(d, sizeof hout);
-    mh_emu_write(d, pin, hin, sizeof hin, &e);
+    uint64_t pin = emu_upload(d, hin, sizeof hin), pout = emu_upload(d, NULL, sizeof hout);
     mh_emu_arg xargs[] = {ARG(pin), ARG(pout)};
     mh_emu_launch xl = shape(1, 1, 0, xargs, 2);
     CHECK(mh_emu_run(d, &m, "k", &xl, NULL, &e) == 0);
@@ -571,14 +528,14 @@ static void strict_mode(void)
     calls_kernel(d);
     local_kernel(d);
     mh_ptx_module m;
-    CHECK(load(&m, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
+    CHECK(parse_ptx_file(&m, src_dir, "tests/fixtures/mosaic-h200/copy_bounds_wg.ptx") == 0);
     free(run_mosaic(d, &m)); /* checks output == input itself */
     mh_ptx_free(&m);
     static const char src[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                               ".visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n"
                               "ld.param.u64 %rd1, [p];\nadd.s32 %r2, %r1, 1;\nst.global.u32 [%rd1], %r2;\nret;\n}\n";
     CHECK(mh_ptx_parse(&m, src, sizeof src - 1, "u.ptx", &e) == 0);
-    uint64_t a = dev_alloc(d, 4);
+    uint64_t a = emu_upload(d, NULL, 4);
     mh_emu_arg args[] = {ARG(a)};
     mh_emu_launch l = shape(1, 32, 0, args, 1);
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_KERNEL_FAULT);
@@ -608,7 +565,7 @@ static void faults_and_refusals(mh_emu *d)
     mh_ptx_module m;
     mh_error e;
     CHECK(mh_ptx_parse(&m, bad_load, sizeof bad_load - 1, "bad.ptx", &e) == 0);
-    uint64_t a = dev_alloc(d, 64);
+    uint64_t a = emu_upload(d, NULL, 64);
     mh_emu_arg args[] = {ARG(a)};
     mh_emu_launch l = shape(1, 32, 0, args, 1);
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == -1);
@@ -617,7 +574,7 @@ static void faults_and_refusals(mh_emu *d)
     CHECK_CONTAINS(e.message, "64 bytes ends 0 bytes before it");
     CHECK_CONTAINS(e.message, "thread (0,0,0)");
     /* the device is still usable */
-    uint64_t b = dev_alloc(d, 128);
+    uint64_t b = emu_upload(d, NULL, 128);
     mh_emu_arg args2[] = {ARG(b)};
     l.args = args2;
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == 0);

@@ -26,16 +26,6 @@ static mh_emu *device(uint32_t sms)
     return d;
 }
 
-static uint64_t upload(mh_emu *d, const void *host, uint64_t bytes)
-{
-    uint64_t a = 0;
-    mh_error e;
-    CHECK(mh_emu_alloc(d, bytes, &a, &e) == 0);
-    if (host) CHECK(mh_emu_write(d, a, host, bytes, &e) == 0);
-    else CHECK(mh_emu_memset(d, a, 0, bytes, &e) == 0);
-    return a;
-}
-
 static int run(mh_emu *d, const char *kernel, uint32_t grid, uint32_t block, const mh_emu_arg *args, uint32_t n,
                int cooperative, mh_emu_stats *st, mh_error *e)
 {
@@ -67,7 +57,8 @@ static void chained_scan(void)
     enum { B = 1024, G = 80 };
     int *x = malloc(sizeof(int) * B * G), prefix[G];
     for (int i = 0; i < B * G; i++) x[i] = (i * 7) % 13 - 6;
-    uint64_t dx = upload(d, x, sizeof(int) * B * G), dp = upload(d, NULL, sizeof prefix), dr = upload(d, NULL, 4 * G);
+    uint64_t dx = emu_upload(d, x, sizeof(int) * B * G), dp = emu_upload(d, NULL, sizeof prefix),
+             dr = emu_upload(d, NULL, 4 * G);
     mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dr, 8}};
     mh_emu_stats st;
     mh_error e;
@@ -90,7 +81,7 @@ static void chained_scan_default_device(void)
     enum { B = 64, G = 133 };
     int x[B * G], prefix[G];
     for (int i = 0; i < B * G; i++) x[i] = i % 5;
-    uint64_t dx = upload(d, x, sizeof x), dp = upload(d, NULL, sizeof prefix), dr = upload(d, NULL, 4 * G);
+    uint64_t dx = emu_upload(d, x, sizeof x), dp = emu_upload(d, NULL, sizeof prefix), dr = emu_upload(d, NULL, 4 * G);
     mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dr, 8}};
     mh_error e;
     double t0 = seconds();
@@ -108,7 +99,8 @@ static void lookback_scan(void)
     enum { B = 256, G = 320, N = B * G };
     int *x = malloc(sizeof(int) * N), *out = malloc(sizeof(int) * N);
     for (int i = 0; i < N; i++) x[i] = (i * 31) % 17 - 8;
-    uint64_t dx = upload(d, x, sizeof(int) * N), dout = upload(d, NULL, sizeof(int) * N), ds = upload(d, NULL, 8 * G);
+    uint64_t dx = emu_upload(d, x, sizeof(int) * N), dout = emu_upload(d, NULL, sizeof(int) * N),
+             ds = emu_upload(d, NULL, 8 * G);
     mh_emu_arg a[] = {{&dx, 8}, {&dout, 8}, {&ds, 8}};
     mh_emu_stats st;
     mh_error e;
@@ -135,8 +127,8 @@ static void persistent_queue(void)
     int x[N], out[N];
     unsigned taken[G], n = N;
     for (int i = 0; i < N; i++) x[i] = i % 9 - 4;
-    uint64_t dx = upload(d, x, sizeof x), dout = upload(d, NULL, sizeof out), dr = upload(d, NULL, 4 * N),
-             dt = upload(d, NULL, 4), dk = upload(d, NULL, sizeof taken);
+    uint64_t dx = emu_upload(d, x, sizeof x), dout = emu_upload(d, NULL, sizeof out), dr = emu_upload(d, NULL, 4 * N),
+             dt = emu_upload(d, NULL, 4), dk = emu_upload(d, NULL, sizeof taken);
     mh_emu_arg a[] = {{&dx, 8}, {&dout, 8}, {&dr, 8}, {&dt, 8}, {&n, 4}, {&dk, 8}};
     mh_error e;
     CHECK(run(d, "persistent_queue", G, B, a, 6, 0, NULL, &e) == 0);
@@ -160,7 +152,8 @@ static void cooperative(void)
     float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N), total = 0;
     double sum = 0;
     for (int i = 0; i < N; i++) sum += x[i] = (float)(i % 10 + 1);
-    uint64_t dx = upload(d, x, sizeof(float) * N), dp = upload(d, NULL, 4 * (G + 1)), dt = upload(d, NULL, 4);
+    uint64_t dx = emu_upload(d, x, sizeof(float) * N), dp = emu_upload(d, NULL, 4 * (G + 1)),
+             dt = emu_upload(d, NULL, 4);
     unsigned n = N;
     mh_emu_arg a[] = {{&dx, 8}, {&dp, 8}, {&dt, 8}, {&n, 4}};
     mh_error e;
@@ -188,7 +181,7 @@ static void cooperative(void)
 static void deadlock(void)
 {
     mh_emu *d = device(0);
-    uint64_t flag = upload(d, NULL, 4), out = upload(d, NULL, 4 * 1000);
+    uint64_t flag = emu_upload(d, NULL, 4), out = emu_upload(d, NULL, 4 * 1000);
     mh_emu_arg a[] = {{&flag, 8}, {&out, 8}};
     mh_error e;
     double t0 = seconds();

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "emu/emu.h"
 #include "emu/emu_tma.h"
 #include "frontend/ptx.h"
@@ -14,16 +14,6 @@
 
 static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx;
 static mh_emu *dev;
-
-static uint64_t upload(const void *host, uint64_t bytes)
-{
-    uint64_t a;
-    mh_error e;
-    CHECK(mh_emu_alloc(dev, bytes, &a, &e) == 0);
-    if (host) CHECK(mh_emu_write(dev, a, host, bytes, &e) == 0);
-    else CHECK(mh_emu_memset(dev, a, 0, bytes, &e) == 0);
-    return a;
-}
 
 static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint32_t smem, const mh_emu_arg *args,
                uint32_t n, mh_error *e)
@@ -36,8 +26,6 @@ static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint3
     if (rc && rc != MH_E_KERNEL_FAULT) fprintf(stderr, "  %s: %s\n", kernel, e->message);
     return rc;
 }
-
-#define ARG(v) {&(v), sizeof(v)}
 
 /* A launch of a grid with clusters (cl: zeros for the kernel's own). */
 static int run_grid(const mh_ptx_module *m, const char *kernel, const uint32_t grid[3], uint32_t block,
@@ -125,7 +113,7 @@ static void check_load(const char *what, const mh_tensor_map_spec *s, const unsi
     ref_load(s, tensor, c, s->oob == MH_TMAP_OOB_NAN ? nan : 0, want, &bytes);
     /* a swizzle moves 16-byte chunks inside their 128-byte row: boxes of whole rows here */
     CHECK(!s->swizzle || bytes % 128 == 0);
-    uint64_t out = upload(NULL, bytes);
+    uint64_t out = emu_upload(dev, NULL, bytes);
     int rank = (int)s->rank, c0 = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4];
     unsigned b = (unsigned)bytes;
     mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(rank), ARG(c0), ARG(c1), ARG(c2), ARG(c3), ARG(c4), ARG(b), ARG(out)};
@@ -149,7 +137,7 @@ static void tma_loads(void)
     float t2[24][40];
     for (int y = 0; y < 24; y++)
         for (int x = 0; x < 40; x++) t2[y][x] = (float)(y * 100 + x);
-    uint64_t a2 = upload(t2, sizeof t2);
+    uint64_t a2 = emu_upload(dev, t2, sizeof t2);
     uint64_t d2[] = {40, 24};
     /* every swizzle: the box's inner dimension the swizzle's span (8, 16, 32 floats), 8 rows;
      * one inside the tensor, one reaching past each edge (zero fill, then NaN fill) */
@@ -178,7 +166,7 @@ static void tma_loads(void)
         s.swizzle = MH_TMAP_SWIZZLE_128B;
         unsigned char map[MH_TMAP_BYTES];
         CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
-        uint64_t out = upload(NULL, 1024);
+        uint64_t out = emu_upload(dev, NULL, 1024);
         int rank = 2, c0 = 0, c1 = 0, z = 0;
         unsigned b = 1024;
         mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(rank), ARG(c0), ARG(c1), ARG(z), ARG(z), ARG(z), ARG(b), ARG(out)};
@@ -193,7 +181,7 @@ static void tma_loads(void)
     {
         uint16_t t1[64];
         for (int i = 0; i < 64; i++) t1[i] = (uint16_t)(0x3c00 + i);
-        uint64_t a1 = upload(t1, sizeof t1);
+        uint64_t a1 = emu_upload(dev, t1, sizeof t1);
         uint64_t d1[] = {64};
         uint32_t box[] = {32};
         mh_tensor_map_spec s = spec(MH_TMAP_FLOAT16, 2, 1, a1, sizeof t1, d1, box);
@@ -207,7 +195,7 @@ static void tma_loads(void)
     for (int z = 0; z < 7; z++)
         for (int y = 0; y < 12; y++)
             for (int x = 0; x < 32; x++) t3[z][y][x] = (uint16_t)(z * 1000 + y * 40 + x);
-    uint64_t a3 = upload(t3, sizeof t3);
+    uint64_t a3 = emu_upload(dev, t3, sizeof t3);
     {
         uint64_t d3[] = {32, 12, 7};
         uint32_t box[] = {32, 8, 6};
@@ -242,7 +230,7 @@ static void tma_loads(void)
         for (int z = 0; z < 4; z++)
             for (int y = 0; y < 3; y++)
                 for (int x = 0; x < 16; x++) t5[z][y][x] = (uint64_t)z << 40 | (uint64_t)y << 20 | (uint64_t)x;
-        uint64_t a5 = upload(t5, sizeof t5);
+        uint64_t a5 = emu_upload(dev, t5, sizeof t5);
         uint64_t d4[] = {16, 3, 4, 2};
         uint32_t b4[] = {8, 2, 3, 2};
         mh_tensor_map_spec s4 = spec(MH_TMAP_UINT64, 8, 4, a5, sizeof t5, d4, b4);
@@ -267,7 +255,7 @@ static void tma_loads(void)
         s.swizzle = MH_TMAP_SWIZZLE_128B;
         unsigned char map[MH_TMAP_BYTES], want[512];
         CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
-        uint64_t pm = upload(map, sizeof map), out = upload(NULL, 512), bytes;
+        uint64_t pm = emu_upload(dev, map, sizeof map), out = emu_upload(dev, NULL, 512), bytes;
         int c[5] = {8, 20};
         ref_load(&s, (unsigned char *)t2, c, 0, want, &bytes);
         CHECK(bytes == 512);
@@ -335,9 +323,9 @@ static void tma_stores(void)
         for (int x = 0; x < W; x++) base[y][x] = (uint32_t)(y * 64 + x + 5);
     for (int r = 0; r < 8; r++)
         for (int k = 0; k < 32; k++) src[r][k] = (uint32_t)(r * 7 + k * 3 + 1);
-    uint64_t in = upload(src, sizeof src);
+    uint64_t in = emu_upload(dev, src, sizeof src);
     for (int op = -1; op < 8; op++) {
-        uint64_t t = upload(base, sizeof base);
+        uint64_t t = emu_upload(dev, base, sizeof base);
         uint64_t d[] = {W, H};
         uint32_t box[] = {32, 8};
         mh_tensor_map_spec s = spec(MH_TMAP_UINT32, 4, 2, t, sizeof base, d, box);
@@ -370,7 +358,7 @@ static void tma_stores(void)
     {
         float tf[8][8], sf[8][8];
         for (int i = 0; i < 64; i++) ((float *)tf)[i] = (float)i * 0.5f, ((float *)sf)[i] = 1.25f;
-        uint64_t t = upload(tf, sizeof tf), si = upload(sf, sizeof sf);
+        uint64_t t = emu_upload(dev, tf, sizeof tf), si = emu_upload(dev, sf, sizeof sf);
         uint64_t d[] = {8, 8};
         uint32_t box[] = {8, 8};
         mh_tensor_map_spec s = spec(MH_TMAP_FLOAT32, 4, 2, t, sizeof tf, d, box);
@@ -394,7 +382,7 @@ static void tma_stores(void)
         uint32_t t3[3][4][8], s3[2][4][8];
         for (int i = 0; i < 96; i++) ((uint32_t *)t3)[i] = 0xdead0000u + (uint32_t)i;
         for (int i = 0; i < 64; i++) ((uint32_t *)s3)[i] = (uint32_t)i;
-        uint64_t t = upload(t3, sizeof t3), si = upload(s3, sizeof s3);
+        uint64_t t = emu_upload(dev, t3, sizeof t3), si = emu_upload(dev, s3, sizeof s3);
         uint64_t d[] = {8, 4, 3};
         uint32_t box[] = {8, 4, 2};
         mh_tensor_map_spec s = spec(MH_TMAP_UINT32, 4, 3, t, sizeof t3, d, box);
@@ -420,7 +408,8 @@ static void bulk(void)
     mh_error e;
     uint32_t src[256], red0[256];
     for (int i = 0; i < 256; i++) src[i] = (uint32_t)(i * 2654435761u), red0[i] = (uint32_t)i;
-    uint64_t s = upload(src, sizeof src), d = upload(NULL, sizeof src), r = upload(red0, sizeof red0);
+    uint64_t s = emu_upload(dev, src, sizeof src), d = emu_upload(dev, NULL, sizeof src),
+             r = emu_upload(dev, red0, sizeof red0);
     unsigned bytes = 1008; /* a multiple of 16, not of 128 */
     mh_emu_arg args[] = {ARG(s), ARG(d), ARG(r), ARG(bytes)};
     CHECK(run(&tma_ptx, "bulk_copies", 64, 2 * 1008, args, 4, &e) == 0);
@@ -449,7 +438,7 @@ static void bulk(void)
 static long long tma_cycles(int mode, unsigned bytes)
 {
     mh_error e;
-    uint64_t src = upload(NULL, 16384), dst = upload(NULL, 16384), out = upload(NULL, 8);
+    uint64_t src = emu_upload(dev, NULL, 16384), dst = emu_upload(dev, NULL, 16384), out = emu_upload(dev, NULL, 8);
     mh_emu_arg args[] = {ARG(src), ARG(dst), ARG(bytes), ARG(mode), ARG(out)};
     if (run(&tma_ptx, "tma_time", 32, 2 * 8192, args, 5, &e)) CHECK_STR(e.message, "");
     long long t = 0;
@@ -476,7 +465,7 @@ static void tma_time(void)
 static void mbarriers(void)
 {
     mh_error e;
-    uint64_t out = upload(NULL, 64 * 4);
+    uint64_t out = emu_upload(dev, NULL, 64 * 4);
     mh_emu_arg args[] = {ARG(out)};
     CHECK(run(&tma_ptx, "mbar_forms", 1, 0, args, 1, &e) == 0);
     uint32_t got[17];
@@ -494,7 +483,7 @@ static void clusters(void)
 {
     mh_error e;
     /* the special registers: a 4 x 4 grid in clusters of 2 x 2, then without clusters */
-    uint64_t out = upload(NULL, 16 * 16 * 4);
+    uint64_t out = emu_upload(dev, NULL, 16 * 16 * 4);
     mh_emu_arg args[] = {ARG(out)};
     uint32_t g44[3] = {4, 4, 1}, c22[3] = {2, 2, 1}, none[3] = {0, 0, 0};
     for (int with = 1; with >= 0; with--) {
@@ -523,7 +512,7 @@ static void clusters(void)
     /* distributed shared memory: 64 clusters of 4 (.reqnctapercluster 4), more than 4 SMs hold at
      * once, so whole clusters are dispatched into freed slots */
     enum { NB = 256 };
-    out = upload(NULL, NB * 256 * 4);
+    out = emu_upload(dev, NULL, NB * 256 * 4);
     mh_emu_arg dargs[] = {ARG(out)};
     uint32_t gd[3] = {NB, 1, 1};
     CHECK(run_grid(&cl_ptx, "dsmem", gd, 64, none, 0, dargs, 1, &e) == 0);
@@ -547,7 +536,7 @@ static void clusters(void)
     {
         float t2[8][32];
         for (int i = 0; i < 256; i++) ((float *)t2)[i] = (float)i + 0.5f;
-        uint64_t a = upload(t2, sizeof t2);
+        uint64_t a = emu_upload(dev, t2, sizeof t2);
         uint64_t d[] = {32, 8};
         uint32_t box[] = {32, 8};
         mh_tensor_map_spec sp = spec(MH_TMAP_FLOAT32, 4, 2, a, sizeof t2, d, box);
@@ -558,7 +547,7 @@ static void clusters(void)
         int c[5] = {0, 0};
         ref_load(&sp, (unsigned char *)t2, c, 0, want, &bytes);
         unsigned b = 1024;
-        uint64_t o = upload(NULL, 2 * 1024 + 256);
+        uint64_t o = emu_upload(dev, NULL, 2 * 1024 + 256);
         mh_emu_arg margs[] = {{map, MH_TMAP_BYTES}, ARG(b), ARG(o)};
         uint32_t g2[3] = {2, 1, 1};
         CHECK(run_grid(&cl_ptx, "multicast", g2, 64, none, 1024, margs, 3, &e) == 0);
@@ -570,7 +559,7 @@ static void clusters(void)
     }
     /* elect.sync */
     {
-        uint64_t o = upload(NULL, 64 * 4);
+        uint64_t o = emu_upload(dev, NULL, 64 * 4);
         mh_emu_arg eargs[] = {ARG(o)};
         uint32_t g1[3] = {1, 1, 1};
         CHECK(run_grid(&cl_ptx, "elect", g1, 64, none, 0, eargs, 1, &e) == 0);
@@ -603,7 +592,8 @@ static void gemm(void)
             for (int k = 0; k < K; k++) acc += ai[m * K + k] * bi[n * K + k];
             ref[m * N + n] = (float)acc;
         }
-    uint64_t da = upload(A, M * K * 2), db = upload(B, N * K * 2), dc = upload(NULL, M * N * 4);
+    uint64_t da = emu_upload(dev, A, M * K * 2), db = emu_upload(dev, B, N * K * 2),
+             dc = emu_upload(dev, NULL, M * N * 4);
     uint64_t dA[] = {K, M}, dB[] = {K, N}, dC[] = {N, M};
     uint32_t bA[] = {64, 128}, bB[] = {64, 32}, bC[] = {64, 128};
     mh_tensor_map_spec sa = spec(MH_TMAP_BFLOAT16, 2, 2, da, M * K * 2, dA, bA), sb = spec(MH_TMAP_BFLOAT16, 2, 2, db, N * K * 2, dB, bB),
@@ -648,30 +638,11 @@ static void refusals(void)
 int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : ".";
-    char path[1024];
-    snprintf(path, sizeof path, "%s/tests/ptx/hopper_tma.ptx", root);
-    size_t n;
-    char *text = read_file_all(path, &n);
+    if (parse_ptx_file(&tma_ptx, root, "tests/ptx/hopper_tma.ptx") ||
+        parse_ptx_file(&cl_ptx, root, "tests/ptx/hopper_cluster.ptx") ||
+        parse_ptx_file(&gemm_ptx, root, "tests/ptx/hopper_gemm.ptx"))
+        return 1;
     mh_error e;
-    if (!text || mh_ptx_parse(&tma_ptx, text, n, "hopper_tma.ptx", &e)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-        return 1;
-    }
-    free(text);
-    snprintf(path, sizeof path, "%s/tests/ptx/hopper_cluster.ptx", root);
-    text = read_file_all(path, &n);
-    if (!text || mh_ptx_parse(&cl_ptx, text, n, "hopper_cluster.ptx", &e)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-        return 1;
-    }
-    free(text);
-    snprintf(path, sizeof path, "%s/tests/ptx/hopper_gemm.ptx", root);
-    text = read_file_all(path, &n);
-    if (!text || mh_ptx_parse(&gemm_ptx, text, n, "hopper_gemm.ptx", &e)) {
-        fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-        return 1;
-    }
-    free(text);
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
     dev = mh_emu_create(&o, &e);
     CHECK(dev != NULL);

@@ -7,23 +7,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "emu/emu.h"
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
 static mh_ptx_module mma_ptx, wgmma_ptx;
 static mh_emu *dev;
-
-static uint64_t upload(const void *host, uint64_t bytes)
-{
-    uint64_t a;
-    mh_error e;
-    CHECK(mh_emu_alloc(dev, bytes, &a, &e) == 0);
-    if (host) CHECK(mh_emu_write(dev, a, host, bytes, &e) == 0);
-    else CHECK(mh_emu_memset(dev, a, 0, bytes, &e) == 0);
-    return a;
-}
 
 /* Runs kernel of m with up to 8 pointer/u32 arguments; 0 or the error code (message printed). */
 static int run(const mh_ptx_module *m, const char *kernel, uint32_t gx, uint32_t gy, uint32_t block, uint32_t smem,
@@ -84,7 +74,8 @@ static void mma_one(const mma_case *mc)
         for (int k = 0; k < K; k++) a[k] = 3, A[k] = enc(mc->at, 3), b[k * 8] = 3, B[k * 8] = enc(mc->bt, 3);
     }
     if (mc->at == T_TF32) A[1] |= 0x1fff; /* tf32 reads the top 19 bits only */
-    uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dC = upload(C, sizeof C), dD = upload(NULL, sizeof D);
+    uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B), dC = emu_upload(dev, C, sizeof C),
+             dD = emu_upload(dev, NULL, sizeof D);
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}};
     mh_error e;
     int rc = run(&mma_ptx, mc->kernel, 1, 1, 32, 0, args, 4, &e);
@@ -122,7 +113,8 @@ static void mma_sync_forms(void)
     double A[32], B[32], C[64], D[64];
     for (int i = 0; i < 32; i++) A[i] = (i % 5) - 2.25, B[i] = (i % 7) * 0.5 - 1.0;
     for (int i = 0; i < 64; i++) C[i] = i * 0.125;
-    uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dC = upload(C, sizeof C), dD = upload(NULL, sizeof D);
+    uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B), dC = emu_upload(dev, C, sizeof C),
+             dD = emu_upload(dev, NULL, sizeof D);
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}};
     mh_error e;
     CHECK(run(&mma_ptx, "mma_f64", 1, 1, 32, 0, args, 4, &e) == 0);
@@ -144,7 +136,7 @@ static void ldst_matrix(void)
 {
     uint32_t src[256], out[256];
     for (int i = 0; i < 256; i++) src[i] = (uint32_t)(i * 37 + 11) & 0xffff;
-    uint64_t ds = upload(src, sizeof src), dout = upload(NULL, sizeof out);
+    uint64_t ds = emu_upload(dev, src, sizeof src), dout = emu_upload(dev, NULL, sizeof out);
     mh_emu_arg args[] = {{&ds, 8}, {&dout, 8}};
     mh_error e;
     static const struct { const char *k; int num, trans; } lds[] = {
@@ -169,7 +161,7 @@ static void ldst_matrix(void)
     /* stmatrix: register j of lane l is src[4l + j] (two halves); shared memory comes back */
     uint32_t regs[128];
     for (int i = 0; i < 128; i++) regs[i] = (uint32_t)(i * 2 + 1) | (uint32_t)(i * 2 + 2) << 16;
-    uint64_t dr = upload(regs, sizeof regs);
+    uint64_t dr = emu_upload(dev, regs, sizeof regs);
     mh_emu_arg sargs[] = {{&dr, 8}, {&dout, 8}};
     static const struct { const char *k; int num, trans; } sts[] = {
         {"stmatrix_x1", 1, 0}, {"stmatrix_x4", 4, 0}, {"stmatrix_x2_trans", 2, 1},
@@ -218,7 +210,8 @@ static void wmma_api(void)
         int a[256], b[256];
         for (int i = 0; i < 256; i++) a[i] = rnd_int(T_F16, &s), b[i] = rnd_int(T_F16, &s), C[i] = (float)(i % 9);
         for (int i = 0; i < 256; i++) A[i] = (uint16_t)enc(T_F16, a[i]), B[i] = (uint16_t)enc(T_F16, b[i]);
-        uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dC = upload(C, sizeof C), dD = upload(NULL, sizeof D);
+        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
+                 dC = emu_upload(dev, C, sizeof C), dD = emu_upload(dev, NULL, sizeof D);
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}};
         CHECK(run(&mma_ptx, "wmma_f16_tile", 1, 1, 32, 0, args, 4, &e) == 0);
         mh_emu_read(dev, dD, D, sizeof D, &e);
@@ -238,7 +231,8 @@ static void wmma_api(void)
         int a[512], b[128];
         for (int i = 0; i < 512; i++) a[i] = rnd_int(T_BF16, &s), A[i] = (uint16_t)enc(T_BF16, a[i]);
         for (int i = 0; i < 128; i++) b[i] = rnd_int(T_BF16, &s), B[i] = (uint16_t)enc(T_BF16, b[i]);
-        uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dD = upload(NULL, sizeof D);
+        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
+                 dD = emu_upload(dev, NULL, sizeof D);
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
         CHECK(run(&mma_ptx, "wmma_bf16_m32n8", 1, 1, 32, 0, args, 3, &e) == 0);
         mh_emu_read(dev, dD, D, sizeof D, &e);
@@ -257,7 +251,8 @@ static void wmma_api(void)
         int32_t D[256];
         for (int i = 0; i < 128; i++) A[i] = (int8_t)(rnd_int(T_S8, &s) * 40);
         for (int i = 0; i < 512; i++) B[i] = (int8_t)(rnd_int(T_S8, &s) * 40);
-        uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dD = upload(NULL, sizeof D);
+        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
+                 dD = emu_upload(dev, NULL, sizeof D);
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
         CHECK(run(&mma_ptx, "wmma_s8_m8n32", 1, 1, 32, 0, args, 3, &e) == 0);
         mh_emu_read(dev, dD, D, sizeof D, &e);
@@ -273,7 +268,8 @@ static void wmma_api(void)
     {
         float A[128], B[128], D[256];
         for (int i = 0; i < 128; i++) A[i] = (float)rnd_int(T_TF32, &s), B[i] = (float)rnd_int(T_TF32, &s);
-        uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dD = upload(NULL, sizeof D);
+        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
+                 dD = emu_upload(dev, NULL, sizeof D);
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
         CHECK(run(&mma_ptx, "wmma_tf32_k8", 1, 1, 32, 0, args, 3, &e) == 0);
         mh_emu_read(dev, dD, D, sizeof D, &e);
@@ -291,7 +287,8 @@ static void wmma_api(void)
         int a[256], b[256];
         for (int i = 0; i < 256; i++) a[i] = rnd_int(T_F16, &s), b[i] = rnd_int(T_F16, &s);
         for (int i = 0; i < 256; i++) A[i] = (uint16_t)enc(T_F16, a[i]), B[i] = (uint16_t)enc(T_F16, b[i]);
-        uint64_t dA = upload(A, sizeof A), dB = upload(B, sizeof B), dD = upload(NULL, sizeof D);
+        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
+                 dD = emu_upload(dev, NULL, sizeof D);
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
         CHECK(run(&mma_ptx, "wmma_f16_f16acc", 1, 1, 32, 0, args, 3, &e) == 0);
         mh_emu_read(dev, dD, D, sizeof D, &e);
@@ -352,7 +349,8 @@ static void gemms(void)
     for (int i = 0; i < M * K; i++) hA[i] = mh_float_to_bf16(urand(&s)), A[i] = mh_bf16_to_float(hA[i]);
     for (int i = 0; i < N * K; i++) hB[i] = mh_float_to_bf16(urand(&s)), B[i] = mh_bf16_to_float(hB[i]);
     gemm_ref(A, B, M, N, K, 1, want, mag);
-    uint64_t dA = upload(hA, 2 * M * K), dB = upload(hB, 2 * N * K), dC = upload(NULL, 4 * M * N);
+    uint64_t dA = emu_upload(dev, hA, 2 * M * K), dB = emu_upload(dev, hB, 2 * N * K),
+             dC = emu_upload(dev, NULL, 4 * M * N);
     uint32_t m = M, n = N, k = K;
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&m, 4}, {&n, 4}, {&k, 4}};
     CHECK(run(&mma_ptx, "mma_gemm", N / 64, M / 64, 128, 0, args, 6, &e) == 0);
@@ -393,8 +391,9 @@ static void wgmma_one(const wg_case *wc, int swz, int scale_d)
         C[0] = (uint32_t)cc[0];
         for (int k = 0; k < K; k++) a[k] = 2, A[k] = enc(wc->at, 2), b[k] = 2, B[k] = enc(wc->bt, 2);
     }
-    uint64_t dA = upload(A, 4 * 64 * K), dB = upload(B, 4 * (uint64_t)N * K), dC = upload(C, 4 * 64 * (uint64_t)N);
-    uint64_t dD = upload(NULL, 4 * 64 * (uint64_t)N);
+    uint64_t dA = emu_upload(dev, A, 4 * 64 * K), dB = emu_upload(dev, B, 4 * (uint64_t)N * K),
+             dC = emu_upload(dev, C, 4 * 64 * (uint64_t)N);
+    uint64_t dD = emu_upload(dev, NULL, 4 * 64 * (uint64_t)N);
     uint32_t sw = (uint32_t)swz, sd = (uint32_t)scale_d;
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}, {&sw, 4}, {&sd, 4}};
     mh_error e;
@@ -446,7 +445,8 @@ static void wgmma_gemm(void)
     for (int i = 0; i < M * K; i++) hA[i] = mh_float_to_bf16(urand(&s)), A[i] = mh_bf16_to_float(hA[i]);
     for (int i = 0; i < N * K; i++) hB[i] = mh_float_to_bf16(urand(&s)), B[i] = mh_bf16_to_float(hB[i]);
     gemm_ref(A, B, M, N, K, 1, want, mag);
-    uint64_t dA = upload(hA, 2 * M * K), dB = upload(hB, 2 * N * K), dC = upload(NULL, 2 * M * N);
+    uint64_t dA = emu_upload(dev, hA, 2 * M * K), dB = emu_upload(dev, hB, 2 * N * K),
+             dC = emu_upload(dev, NULL, 2 * M * N);
     uint32_t m = M, n = N, k = K;
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&m, 4}, {&n, 4}, {&k, 4}};
     mh_error e;
@@ -583,20 +583,8 @@ static void wgmma_tests(void)
 int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : ".";
-    const char *files[2] = {"tests/ptx/mma.ptx", "tests/ptx/wgmma.ptx"};
-    mh_ptx_module *mods[2] = {&mma_ptx, &wgmma_ptx};
-    for (int i = 0; i < 2; i++) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", root, files[i]);
-        size_t n;
-        char *text = read_file_all(path, &n);
-        mh_error e;
-        if (!text || mh_ptx_parse(mods[i], text, n, files[i], &e)) {
-            fprintf(stderr, "cannot load %s: %s\n", path, text ? e.message : "unreadable");
-            return 1;
-        }
-        free(text);
-    }
+    if (parse_ptx_file(&mma_ptx, root, "tests/ptx/mma.ptx") || parse_ptx_file(&wgmma_ptx, root, "tests/ptx/wgmma.ptx"))
+        return 1;
     mh_emu_opts o = {.num_sms = 8, .max_warp_insns = 0, .strict = 1};
     mh_error e;
     dev = mh_emu_create(&o, &e);

@@ -5,7 +5,7 @@
  * independently of emu's helpers. */
 #include <math.h>
 #include "check.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "emu/emu.h"
 #include "frontend/ptx.h"
 
@@ -121,17 +121,11 @@ static void reference(const int *ai, const int *bi, const float *af, const float
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
-    char path[512];
-    snprintf(path, sizeof path, "%s/tests/ptx/opzoo.ptx", argv[1]);
-    size_t len;
-    char *text = read_file_all(path, &len);
-    CHECK(text != NULL);
-    if (!text) return check_report("test_emu_ops");
     mh_ptx_module m;
     mh_error e;
-    int rc = mh_ptx_parse(&m, text, len, "tests/ptx/opzoo.ptx", &e);
+    int rc = parse_ptx_file(&m, argv[1], "tests/ptx/opzoo.ptx");
     CHECK(rc == 0);
-    if (rc) { fprintf(stderr, "%s\n", e.message); return check_report("test_emu_ops"); }
+    if (rc) return check_report("test_emu_ops");
 
     int ai[N], bi[N];
     float af[N], bf[N];
@@ -144,18 +138,9 @@ int main(int argc, char **argv)
         bf[i] = i % 7 == 0 ? af[i] : (float)((int)((s >> 40) % 20001) - 10000) / 13.0f + 0.25f;
     }
     mh_emu *d = mh_emu_create(NULL, &e);
-    uint64_t dai, dbi, daf, dbf, dout, dcount, dsum;
-    mh_emu_alloc(d, sizeof ai, &dai, &e);
-    mh_emu_alloc(d, sizeof bi, &dbi, &e);
-    mh_emu_alloc(d, sizeof af, &daf, &e);
-    mh_emu_alloc(d, sizeof bf, &dbf, &e);
-    mh_emu_alloc(d, N * K * 4, &dout, &e);
-    mh_emu_alloc(d, 4, &dcount, &e);
-    mh_emu_alloc(d, 4, &dsum, &e);
-    mh_emu_write(d, dai, ai, sizeof ai, &e);
-    mh_emu_write(d, dbi, bi, sizeof bi, &e);
-    mh_emu_write(d, daf, af, sizeof af, &e);
-    mh_emu_write(d, dbf, bf, sizeof bf, &e);
+    uint64_t dai = emu_upload(d, ai, sizeof ai), dbi = emu_upload(d, bi, sizeof bi), daf = emu_upload(d, af, sizeof af),
+             dbf = emu_upload(d, bf, sizeof bf), dout = emu_upload(d, NULL, N * K * 4), dcount = emu_upload(d, NULL, 4),
+             dsum = emu_upload(d, NULL, 4);
     mh_emu_arg args[] = {{&dai, 8}, {&dbi, 8}, {&daf, 8}, {&dbf, 8}, {&dout, 8}, {&dcount, 8}, {&dsum, 8}};
     mh_emu_launch l = {{BLOCKS, 1, 1}, {THREADS, 1, 1}, 0, args, 7, 0};
     rc = mh_emu_run(d, &m, "opzoo", &l, NULL, &e);
@@ -184,6 +169,5 @@ int main(int argc, char **argv)
     (void)bitsf;
     mh_emu_destroy(d);
     mh_ptx_free(&m);
-    free(text);
     return check_report("test_emu_ops");
 }

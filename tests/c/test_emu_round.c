@@ -9,7 +9,7 @@
 #include <math.h>
 #include "check.h"
 #include "base/dtype.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "emu/emu.h"
 #include "frontend/ptx.h"
 
@@ -62,20 +62,6 @@ static int directed_ok(const exact_op *x, double r, int f32, int mode)
     if (mode == RZ) mode = away_up ? RM : RP;
     if (mode == RM) return s < 0 && side(x, up) > 0;
     return s > 0 && side(x, down) < 0;
-}
-
-static int load(mh_ptx_module *m, const char *dir, const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    size_t n;
-    char *text = read_file_all(path, &n);
-    if (!text) return -1;
-    mh_error e;
-    int rc = mh_ptx_parse(m, text, n, rel, &e);
-    if (rc) fprintf(stderr, "  %s\n", e.message);
-    free(text);
-    return rc;
 }
 
 /* Runs entry `name` of the inline PTX `src` (reported as NAME.ptx) as one
@@ -238,7 +224,7 @@ int main(int argc, char **argv)
 
     mh_ptx_module m;
     mh_error e;
-    CHECK(load(&m, argv[1], "tests/ptx/rounding.ptx") == 0);
+    CHECK(parse_ptx_file(&m, argv[1], "tests/ptx/rounding.ptx") == 0);
     mh_emu *d = mh_emu_create(NULL, &e);
     CHECK(d != NULL);
     uint64_t p[9];

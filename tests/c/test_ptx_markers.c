@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
-#include "dump_util.h"
+#include "emu_util.h"
 #include "frontend/ptx.h"
 #include "instrument/instrument.h"
 
@@ -242,15 +242,10 @@ static void many(void)
                                   "tests/ptx/func_markers.ptx", "tests/ptx/llvm_tiled.ptx"};
     for (size_t fi = 0; fi < sizeof files / sizeof *files; fi++)
         for (int scope = 0; scope < 2; scope++) {
-            char path[512];
-            snprintf(path, sizeof path, "%s/%s", src, files[fi]);
-            size_t n;
-            char *t = read_file_all(path, &n);
             mh_ptx_module m;
             mh_instrumented r;
             mh_error e;
-            CHECK(t && mh_ptx_parse(&m, t, n, files[fi], &e) == 0);
-            free(t);
+            CHECK(parse_ptx_file(&m, src, files[fi]) == 0);
             CHECK(mh_instrument(&m, scope ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, &r, &e) == 0 && r.markers > 0);
             check_line_map(&r, 1, files[fi]);
             mh_instrumented_free(&r);
