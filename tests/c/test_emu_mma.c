@@ -199,108 +199,79 @@ static void ldst_matrix(void)
 }
 
 /* ---- WMMA ---- */
+/* One tile: D = (A (m x k) B (k x n) + C) * scale, each matrix row- or column-major as the kernel
+ * loads or stores it; C is c0, or (c_buf) a buffer with C[i] = i % 9.  The inputs are rnd_int
+ * values times mul, A's and B's drawn in turn (interleave) or all of A's first. */
+typedef struct {
+    const char *kernel;
+    int m, n, k, in, acc; /* in: T_F16, T_BF16, T_TF32 or T_S8; acc: 0 f32, 1 s32, 2 f16 */
+    int a_col, b_col, d_col, interleave, mul, c_buf;
+    float c0, scale;
+} wmma_case;
+
+static void wmma_one(const wmma_case *w, unsigned *s)
+{
+    int M = w->m, N = w->n, K = w->k, na = M * K, nb = K * N;
+    int a[512], b[512];
+    size_t isz = w->in == T_S8 ? 1 : w->in == T_TF32 ? 4 : 2, dsz = w->acc == 2 ? 2 : 4;
+    uint8_t A[512 * 4], B[512 * 4], D[256 * 4];
+    float C[256];
+    for (int i = 0; i < (w->interleave ? na : 0); i++)
+        a[i] = rnd_int(w->in, s) * w->mul, b[i] = rnd_int(w->in, s) * w->mul;
+    for (int i = 0; i < (w->interleave ? 0 : na); i++) a[i] = rnd_int(w->in, s) * w->mul;
+    for (int i = 0; i < (w->interleave ? 0 : nb); i++) b[i] = rnd_int(w->in, s) * w->mul;
+    for (int i = 0; i < na; i++) {
+        uint32_t v = enc(w->in, a[i]);
+        memcpy(A + i * isz, &v, isz); /* little-endian: the element's low bytes */
+    }
+    for (int i = 0; i < nb; i++) {
+        uint32_t v = enc(w->in, b[i]);
+        memcpy(B + i * isz, &v, isz);
+    }
+    for (int i = 0; i < M * N; i++) C[i] = w->c_buf ? (float)(i % 9) : w->c0;
+    uint64_t dA = emu_upload(dev, A, na * isz), dB = emu_upload(dev, B, nb * isz),
+             dC = w->c_buf ? emu_upload(dev, C, sizeof C) : 0, dD = emu_upload(dev, NULL, M * N * dsz);
+    mh_emu_arg args4[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}}, args3[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
+    mh_error e;
+    CHECK(run(&mma_ptx, w->kernel, 1, 1, 32, 0, w->c_buf ? args4 : args3, w->c_buf ? 4 : 3, &e) == 0);
+    mh_emu_read(dev, dD, D, M * N * dsz, &e);
+    int bad = 0;
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            double want = C[m * N + n]; /* small integers (and halves): exact in every type */
+            for (int k = 0; k < K; k++)
+                want += (double)a[w->a_col ? k * M + m : m * K + k] * b[w->b_col ? n * K + k : k * N + n];
+            int di = w->d_col ? n * M + m : m * N + n;
+            float f;
+            int32_t i32;
+            uint16_t h;
+            double got;
+            if (w->acc == 2) memcpy(&h, D + di * 2, 2), got = mh_half_to_float(h);
+            else if (w->acc == 1) memcpy(&i32, D + di * 4, 4), got = i32;
+            else memcpy(&f, D + di * 4, 4), got = f;
+            bad += got != want * w->scale;
+        }
+    if (bad) fprintf(stderr, "  %s: %d elements wrong\n", w->kernel, bad);
+    CHECK(bad == 0);
+    mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dD, &e);
+    if (dC) mh_emu_free(dev, dC, &e);
+}
+
 static void wmma_api(void)
 {
-    mh_error e;
+    static const wmma_case cases[] = {
+        /* kernel, m, n, k, in, acc, a_col, b_col, d_col, interleave, mul, c_buf, c0, scale */
+        /* f16 16x16x16, A row-major, B col-major, C row-major, D stored col-major */
+        {"wmma_f16_tile", 16, 16, 16, T_F16, 0, 0, 1, 1, 1, 1, 1, 0, 1},
+        /* bf16 m32n8k16: A col-major (ld 32), B row-major (ld 8), C = 1, D = 2 (AB + 1) row-major */
+        {"wmma_bf16_m32n8", 32, 8, 16, T_BF16, 0, 1, 0, 0, 0, 1, 0, 1, 2},
+        /* s8 m8n32k16, tf32 m16n16k8, f16 accumulators (A col-major, C = 0.5) */
+        {"wmma_s8_m8n32", 8, 32, 16, T_S8, 1, 0, 0, 0, 0, 40, 0, 0, 1},
+        {"wmma_tf32_k8", 16, 16, 8, T_TF32, 0, 0, 0, 0, 1, 1, 0, 0, 1},
+        {"wmma_f16_f16acc", 16, 16, 16, T_F16, 2, 1, 0, 0, 1, 1, 0, 0.5f, 1},
+    };
     unsigned s = 99;
-    /* f16 16x16x16, A row-major, B col-major, C row-major, D stored col-major */
-    {
-        uint16_t A[256], B[256];
-        float C[256], D[256];
-        int a[256], b[256];
-        for (int i = 0; i < 256; i++) a[i] = rnd_int(T_F16, &s), b[i] = rnd_int(T_F16, &s), C[i] = (float)(i % 9);
-        for (int i = 0; i < 256; i++) A[i] = (uint16_t)enc(T_F16, a[i]), B[i] = (uint16_t)enc(T_F16, b[i]);
-        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
-                 dC = emu_upload(dev, C, sizeof C), dD = emu_upload(dev, NULL, sizeof D);
-        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}};
-        CHECK(run(&mma_ptx, "wmma_f16_tile", 1, 1, 32, 0, args, 4, &e) == 0);
-        mh_emu_read(dev, dD, D, sizeof D, &e);
-        int bad = 0;
-        for (int m = 0; m < 16; m++)
-            for (int n = 0; n < 16; n++) {
-                float want = C[m * 16 + n];
-                for (int k = 0; k < 16; k++) want += (float)(a[m * 16 + k] * b[n * 16 + k]); /* B col-major: B[k][n] at n*16+k */
-                bad += D[n * 16 + m] != want;
-            }
-        CHECK(bad == 0);
-    }
-    /* bf16 m32n8k16: A col-major (ld 32), B row-major (ld 8), C = 1, D = 2 (AB + 1) row-major */
-    {
-        uint16_t A[512], B[128];
-        float D[256];
-        int a[512], b[128];
-        for (int i = 0; i < 512; i++) a[i] = rnd_int(T_BF16, &s), A[i] = (uint16_t)enc(T_BF16, a[i]);
-        for (int i = 0; i < 128; i++) b[i] = rnd_int(T_BF16, &s), B[i] = (uint16_t)enc(T_BF16, b[i]);
-        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
-                 dD = emu_upload(dev, NULL, sizeof D);
-        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
-        CHECK(run(&mma_ptx, "wmma_bf16_m32n8", 1, 1, 32, 0, args, 3, &e) == 0);
-        mh_emu_read(dev, dD, D, sizeof D, &e);
-        int bad = 0;
-        for (int m = 0; m < 32; m++)
-            for (int n = 0; n < 8; n++) {
-                float want = 1;
-                for (int k = 0; k < 16; k++) want += (float)(a[k * 32 + m] * b[k * 8 + n]);
-                bad += D[m * 8 + n] != 2 * want;
-            }
-        CHECK(bad == 0);
-    }
-    /* s8 m8n32k16, tf32 m16n16k8, f16 accumulators */
-    {
-        int8_t A[128], B[512];
-        int32_t D[256];
-        for (int i = 0; i < 128; i++) A[i] = (int8_t)(rnd_int(T_S8, &s) * 40);
-        for (int i = 0; i < 512; i++) B[i] = (int8_t)(rnd_int(T_S8, &s) * 40);
-        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
-                 dD = emu_upload(dev, NULL, sizeof D);
-        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
-        CHECK(run(&mma_ptx, "wmma_s8_m8n32", 1, 1, 32, 0, args, 3, &e) == 0);
-        mh_emu_read(dev, dD, D, sizeof D, &e);
-        int bad = 0;
-        for (int m = 0; m < 8; m++)
-            for (int n = 0; n < 32; n++) {
-                int want = 0;
-                for (int k = 0; k < 16; k++) want += A[m * 16 + k] * B[k * 32 + n];
-                bad += D[m * 32 + n] != want;
-            }
-        CHECK(bad == 0);
-    }
-    {
-        float A[128], B[128], D[256];
-        for (int i = 0; i < 128; i++) A[i] = (float)rnd_int(T_TF32, &s), B[i] = (float)rnd_int(T_TF32, &s);
-        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
-                 dD = emu_upload(dev, NULL, sizeof D);
-        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
-        CHECK(run(&mma_ptx, "wmma_tf32_k8", 1, 1, 32, 0, args, 3, &e) == 0);
-        mh_emu_read(dev, dD, D, sizeof D, &e);
-        int bad = 0;
-        for (int m = 0; m < 16; m++)
-            for (int n = 0; n < 16; n++) {
-                float want = 0;
-                for (int k = 0; k < 8; k++) want += A[m * 8 + k] * B[k * 16 + n];
-                bad += D[m * 16 + n] != want;
-            }
-        CHECK(bad == 0);
-    }
-    {
-        uint16_t A[256], B[256], D[256];
-        int a[256], b[256];
-        for (int i = 0; i < 256; i++) a[i] = rnd_int(T_F16, &s), b[i] = rnd_int(T_F16, &s);
-        for (int i = 0; i < 256; i++) A[i] = (uint16_t)enc(T_F16, a[i]), B[i] = (uint16_t)enc(T_F16, b[i]);
-        uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B),
-                 dD = emu_upload(dev, NULL, sizeof D);
-        mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}};
-        CHECK(run(&mma_ptx, "wmma_f16_f16acc", 1, 1, 32, 0, args, 3, &e) == 0);
-        mh_emu_read(dev, dD, D, sizeof D, &e);
-        int bad = 0;
-        for (int m = 0; m < 16; m++)
-            for (int n = 0; n < 16; n++) {
-                float want = 0.5f;
-                for (int k = 0; k < 16; k++) want += (float)(a[k * 16 + m] * b[k * 16 + n]); /* A col-major */
-                bad += mh_half_to_float(D[m * 16 + n]) != want;
-            }
-        CHECK(bad == 0);
-    }
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) wmma_one(&cases[i], &s);
 }
 
 /* ---- GEMMs on random data against a double reference ---- */
