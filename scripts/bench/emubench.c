@@ -12,32 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "base/read_file.h"
+#include "bench_util.h"
 #include "emu/emu.h"
-#include "frontend/ptx.h"
 
 /* CPU time of this thread: emu and the C floors run in it one after another, so their ratio
  * holds on a machine other work shares (wall time there moves by 2x) */
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int load(mh_ptx_module *m, const char *dir, const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    size_t got;
-    mh_error e;
-    char *s = mh_read_file(path, 0, &got, &e);
-    if (!s) { fprintf(stderr, "%s\n", e.message); return -1; }
-    int rc = mh_ptx_parse(m, s, got, rel, &e);
-    if (rc) fprintf(stderr, "%s\n", e.message);
-    free(s);
-    return rc;
-}
+static double now(void) { return bench_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
 static volatile float sink_f;
 static volatile unsigned sink_u;
@@ -54,7 +34,7 @@ int main(int argc, char **argv)
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
     mh_ptx_module copy, alu;
-    if (load(&copy, dir, "ptx/copy.ptx") || load(&alu, dir, "ptx/alu_loop.ptx")) return 1;
+    if (bench_load_ptx(&copy, dir, "ptx/copy.ptx") || bench_load_ptx(&alu, dir, "ptx/alu_loop.ptx")) return 1;
     printf("%-8s %14s %10s %16s %10s %9s\n", "kernel", "thread_insns", "emu_s", "thread_insns/s", "floor_s", "ratio");
 
     /* memory: copy 16 MiB as float4 */

@@ -9,14 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include "bench_util.h"
 #include "cuda/cuda.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static double now(void) { return bench_seconds(CLOCK_MONOTONIC); }
 
 static const char EMPTY[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n";
 

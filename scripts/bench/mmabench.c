@@ -9,31 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_util.h"
 #include "base/fp16.h"
-#include "base/read_file.h"
 #include "emu/emu.h"
-#include "frontend/ptx.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int load(mh_ptx_module *m, const char *dir, const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", dir, rel);
-    size_t got;
-    mh_error e;
-    char *s = mh_read_file(path, 0, &got, &e);
-    if (!s) { fprintf(stderr, "%s\n", e.message); return -1; }
-    int rc = mh_ptx_parse(m, s, got, rel, &e);
-    if (rc) fprintf(stderr, "%s\n", e.message);
-    free(s);
-    return rc;
-}
+static double now(void) { return bench_seconds(CLOCK_MONOTONIC); }
 
 typedef struct { const char *name, *file; int bf16, b_nk, bm, bn, threads, smem, out_bf16; } gemm;
 
@@ -59,7 +39,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
         if (argc > 3 && strcmp(argv[3], g[i].name)) continue;
         mh_ptx_module m;
-        if (load(&m, dir, g[i].file)) return 1;
+        if (bench_load_ptx(&m, dir, g[i].file)) return 1;
         unsigned s = 1;
         for (size_t k = 0; k < (size_t)S * S; k++) {
             s = s * 1664525u + 1013904223u;
