@@ -239,6 +239,7 @@ static int link_code(ctx *c, mh_error *e)
             c->insn_func[at + i] = fi;
             mh_ptx_insn *in = &c->code[at + i];
             if (in->op == MH_OP_BRA) in->o[0].reg += at; /* a label: renumber leaves it */
+            if (in->op == MH_OP_CALL && in->callee >= 0 && m->funcs[in->callee].defined) c->calls = 1;
             if (c->reg_lo) renumber(in, c->reg_lo);
         }
         at += F->ncode;
@@ -382,13 +383,7 @@ done:
     free(c.params);
     for (uint32_t i = 0; c.sms && i < c.nsms; i++) {
         for (uint32_t s = 0; c.sms[i].blks && s < c.resident; s++) {
-            blk *b = &c.sms[i].blks[s];
-            free(b->shared);
-            emu_local_free(b->local, c.local_stride * c.nwarps * WARP + 1);
-            free(b->frames);
-            free(b->warps);
-            free(b->regs);
-            free(b->written);
+            emu_slot_release(&c, &c.sms[i].blks[s]);
         }
         free(c.sms[i].blks);
     }

@@ -406,27 +406,17 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
     return pipe_cost(c, wf ? wf : 1);
 }
 
-/* A converged warp's ld/st.global (or generic) of 1, 2 or 4 elements of 4 or 8 bytes at
- * [register + offset], every lane inside the allocation the instruction touched last time and
- * aligned: one range test for the warp instead of a lookup per lane.  The lanes' addresses go
- * to ad[].  0 when it is not that case (the general path then runs and reports what is wrong). */
-static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, int store, uint64_t *ad)
+/* A converged warp's ld/st.global (or generic) of emu_fast_mem's kinds (emu_fast.c decided the
+ * operands' shapes once): every lane inside the allocation the instruction touched last time and
+ * aligned, one range test for the warp instead of a lookup per lane.  The lanes' addresses go to
+ * ad[]; the allocation, or NULL when it is not that case (the general path then runs and reports
+ * what is wrong), with nothing touched. */
+static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad)
 {
-    const mh_ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
-    mh_ptx_type t = (mh_ptx_type)in->type;
-    uint32_t eb = (uint32_t)elem_bytes(t), n = in->vec ? in->vec : 1, size = eb * n;
-    if ((in->space != MH_SP_GLOBAL && in->space != MH_SP_GENERIC) || (eb != 4 && eb != 8) || ao->kind != MH_OPK_ADDR ||
-        ao->reg == UINT32_MAX || ao->sym >= 0 || ao->param >= 0)
-        return 0;
-    if (vo->kind == MH_OPK_VEC) {
-        if (vo->n != (int)n) return 0;
-        for (uint32_t k = 0; k < n; k++)
-            if (vo->vec[k] != UINT32_MAX && (vo->vec[k] & MH_PTX_VEC_SREG)) return 0;
-    } else if (n != 1 || (vo->kind != MH_OPK_REG && (!store || vo->kind != MH_OPK_IMM)) || vo->neg) {
-        return 0;
-    }
     const alloc *al = c->icache[in - c->code];
-    if (!al) return 0;
+    if (!al) return NULL;
+    const mh_ptx_opnd *ao = &in->o[kind & 0x10 ? 0 : 1];
+    uint64_t size = (kind & 4 ? 8u : 4u) << (kind & 3);
     const uint64_t *base = &REG(w, ao->reg, 0);
     uint64_t lo = UINT64_MAX, hi = 0, any = 0;
     for (int l = 0; l < WARP; l++) {
@@ -436,26 +426,84 @@ static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, int store, uint64
         hi = a > hi ? a : hi;
         any |= a;
     }
-    if ((any & (size - 1)) || lo < al->addr || hi - al->addr > al->size - size || al->size < size) return 0;
-    for (int l = 0; l < WARP; l++) {
-        unsigned char *p = al->host + (ad[l] - al->addr);
+    if ((any & (size - 1)) || lo < al->addr || al->size < size || hi - al->addr > al->size - size) return NULL;
+    return al;
+}
+
+/* The copy itself, element by element of the vector (each a loop over the lanes, into or out of
+ * a register's row); STORE, N, EB and SGN are constants where it is inlined.  Lanes' ranges are
+ * aligned to their size, so they coincide or are disjoint: a higher lane's store wins, as in the
+ * general path's lane order. */
+static inline __attribute__((always_inline)) void mem_copy(warp *w, const mh_ptx_insn *in, const alloc *al,
+                                                           const uint64_t *ad, int store, int n, int eb, int sgn)
+{
+    const mh_ptx_opnd *vo = &in->o[store ? 1 : 0];
+    unsigned char *host = al->host - al->addr;
+    for (int k = 0; k < n; k++) {
+        uint32_t r = vo->kind == MH_OPK_VEC ? vo->vec[k] : vo->reg;
         if (store) {
-            if (vo->kind == MH_OPK_VEC)
-                for (uint32_t k = 0; k < n; k++) {
-                    uint64_t v = vo->vec[k] == UINT32_MAX ? 0 : REG(w, vo->vec[k], l);
-                    st_elem(p + k * eb, v, (int)eb);
-                }
-            else {
-                uint64_t v = vo->kind == MH_OPK_REG ? REG(w, vo->reg, l) : (uint64_t)vo->imm;
-                st_elem(p, v, (int)eb);
+            if (vo->kind == MH_OPK_IMM || r == UINT32_MAX) {
+                uint64_t v = vo->kind == MH_OPK_IMM ? (uint64_t)vo->imm : 0;
+                for (int l = 0; l < WARP; l++) st_elem(host + ad[l] + (uint64_t)(k * eb), v, eb);
+            } else {
+                const uint64_t *row = &REG(w, r, 0);
+                for (int l = 0; l < WARP; l++) st_elem(host + ad[l] + (uint64_t)(k * eb), row[l], eb);
             }
-        } else if (vo->kind == MH_OPK_VEC) {
-            for (uint32_t k = 0; k < n; k++)
-                if (vo->vec[k] != UINT32_MAX) put(c, w, vo->vec[k], l, ld_elem(p + k * eb, (int)eb), t);
-        } else {
-            put(c, w, vo->reg, l, ld_elem(p, (int)eb), t);
+        } else if (r != UINT32_MAX) {
+            uint64_t *row = &REG(w, r, 0);
+            for (int l = 0; l < WARP; l++) {
+                uint64_t v = ld_elem(host + ad[l] + (uint64_t)(k * eb), eb);
+                row[l] = sgn ? (uint64_t)(int64_t)(int32_t)(uint32_t)v : v;
+            }
         }
     }
+}
+
+static void mem_copy_kind(warp *w, const mh_ptx_insn *in, uint8_t kind, const alloc *al, const uint64_t *ad)
+{
+    switch (kind & 0x1f) { /* store << 4 | signed << 3 | 8-byte << 2 | log2(n) */
+    case 0x00: mem_copy(w, in, al, ad, 0, 1, 4, 0); break;
+    case 0x01: mem_copy(w, in, al, ad, 0, 2, 4, 0); break;
+    case 0x02: mem_copy(w, in, al, ad, 0, 4, 4, 0); break;
+    case 0x04: mem_copy(w, in, al, ad, 0, 1, 8, 0); break;
+    case 0x05: mem_copy(w, in, al, ad, 0, 2, 8, 0); break;
+    case 0x06: mem_copy(w, in, al, ad, 0, 4, 8, 0); break;
+    case 0x08: mem_copy(w, in, al, ad, 0, 1, 4, 1); break;
+    case 0x09: mem_copy(w, in, al, ad, 0, 2, 4, 1); break;
+    case 0x0a: mem_copy(w, in, al, ad, 0, 4, 4, 1); break;
+    case 0x10: mem_copy(w, in, al, ad, 1, 1, 4, 0); break;
+    case 0x11: mem_copy(w, in, al, ad, 1, 2, 4, 0); break;
+    case 0x12: mem_copy(w, in, al, ad, 1, 4, 4, 0); break;
+    case 0x14: mem_copy(w, in, al, ad, 1, 1, 8, 0); break;
+    case 0x15: mem_copy(w, in, al, ad, 1, 2, 8, 0); break;
+    default: mem_copy(w, in, al, ad, 1, 4, 8, 0); break; /* 0x16 */
+    }
+}
+
+/* The general path's use (a converged warp, strict mode on or the step not taken): 1 when done. */
+static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
+{
+    uint8_t kind = c->fast[in - c->code];
+    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad) : NULL;
+    if (!al) return 0;
+    mem_copy_kind(w, in, kind, al, ad);
+    return 1;
+}
+
+int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
+{
+    uint64_t ad[WARP];
+    const alloc *al = mem_addrs(c, w, in, kind, ad);
+    if (!al) return 0;
+    if (c->counts) emu_count_insn(c, w, in, 0xffffffffu); /* before the registers change */
+    c->warp_insns++;
+    c->thread_insns += WARP;
+    mem_copy_kind(w, in, kind, al, ad);
+    /* what the general path costs and records: its issue, the fixed latency, the memory pipe */
+    c->cost = 1 + 8;
+    if (kind & 0x10) c->progress++;
+    else note_load(c, w, in->space, ad[0]);
+    c->cost += access_cost(c, in->space, ad, 0xffffffffu, (kind & 4 ? 8u : 4u) << (kind & 3));
     return 1;
 }
 
@@ -530,7 +578,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     if (emask == 0xffffffffu) {
         c->thread_insns += 32;
         uint8_t fk = c->fast[pc];
-        if (fk) { /* a converged warp's common ALU instruction: one loop over the lanes */
+        if (fk && fk < EMU_FK_MEM) { /* a converged warp's common ALU instruction: one loop over the lanes */
             emu_fast_exec(w, in, fk);
             for (int l = 0; l < WARP; l++) w->pc[l]++;
             *next = pc + 1;
@@ -575,7 +623,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
-        if (!(emask == 0xffffffffu && fast_global(c, w, in, 0, ad))) LANES {
+        if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
@@ -597,7 +645,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_SHARED ? 2 : 8;
-        if (!(emask == 0xffffffffu && fast_global(c, w, in, 1, ad))) LANES {
+        if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);

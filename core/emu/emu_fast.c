@@ -1,7 +1,8 @@
 /* emu_fast.c - the interpreter's fast path: the common ALU instructions of a
  * converged warp (all 32 lanes on) as one loop over the lanes on typed
  * values, which the compiler vectorises, instead of operand decoding and a
- * type switch per lane.  Which instructions qualify is decided once, when the
+ * type switch per lane; and which global loads and stores emu_exec.c's
+ * emu_fast_mem runs the same way.  Which instructions qualify is decided once, when the
  * launch lays out its code (emu_fast_kind); the results are bit for bit what
  * emu_exec.c's general path computes (test_emu_ops runs both). */
 #include "emu/emu_internal.h"
@@ -34,6 +35,29 @@ static int srcs(const mh_ptx_insn *in, int n)
     return 1;
 }
 
+/* ld/st.global (or generic) of 1, 2 or 4 elements of 4 or 8 bytes at [register + offset], into
+ * or from registers (a store's scalar may be an immediate): emu_fast_mem's kinds. */
+static uint8_t mem_kind(const mh_ptx_insn *in)
+{
+    int store = in->op == MH_OP_ST, eb = mh_ptx_type_bits((mh_ptx_type)in->type) / 8;
+    int n = in->vec ? in->vec : 1;
+    const mh_ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
+    if (in->nopnds != 2 || (in->space != MH_SP_GLOBAL && in->space != MH_SP_GENERIC) || (eb != 4 && eb != 8) ||
+        (n != 1 && n != 2 && n != 4) || ao->kind != MH_OPK_ADDR || ao->reg == UINT32_MAX || ao->sym >= 0 ||
+        ao->param >= 0)
+        return FK_NONE;
+    if (vo->kind == MH_OPK_VEC) {
+        if (vo->n != n) return FK_NONE;
+        for (int k = 0; k < n; k++)
+            if (vo->vec[k] != UINT32_MAX && (vo->vec[k] & MH_PTX_VEC_SREG)) return FK_NONE;
+    } else if (n != 1 || (vo->kind != MH_OPK_REG && (!store || vo->kind != MH_OPK_IMM)) || vo->neg) {
+        return FK_NONE;
+    }
+    int sgn = !store && eb == 4 && mh_ptx_type_is_signed((mh_ptx_type)in->type);
+    return (uint8_t)(EMU_FK_MEM | (unsigned)store << 4 | (unsigned)sgn << 3 | (unsigned)(eb == 8) << 2 |
+                     (unsigned)(n == 1 ? 0 : n == 2 ? 1 : 2));
+}
+
 uint8_t emu_fast_kind(const mh_ptx_insn *in)
 {
     mh_ptx_type t = (mh_ptx_type)in->type;
@@ -41,6 +65,7 @@ uint8_t emu_fast_kind(const mh_ptx_insn *in)
     int integer = !mh_ptx_type_is_float(t) && t != MH_PT_PRED && (bits == 32 || bits == 64);
     if (in->mods & MH_MOD_MARKER) return FK_NONE;
     switch (in->op) {
+    case MH_OP_LD: case MH_OP_ST: return mem_kind(in);
     case MH_OP_ADD: case MH_OP_SUB: case MH_OP_MUL: case MH_OP_FMA: case MH_OP_MAD: {
         int three = in->op == MH_OP_FMA || in->op == MH_OP_MAD;
         if (!srcs(in, three ? 3 : 2)) return FK_NONE;

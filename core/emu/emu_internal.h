@@ -45,6 +45,9 @@ struct mh_emu {
     uint64_t max_warp_insns;
     int strict;
     uint64_t timer_ns;      /* %globaltimer at the next launch's start */
+    /* slots' buffers of earlier launches, kept for the next (emu_pool_get/put) */
+    struct { void *p; size_t bytes; } *pool;
+    size_t npool, cap_pool, pool_bytes;
 };
 
 #define MAX_CALL_DEPTH 32
@@ -65,7 +68,8 @@ typedef struct {
     uint8_t st[WARP];
     uint8_t depth[WARP];    /* call depth per lane */
     uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
-    call_frame stack[WARP][MAX_CALL_DEPTH];
+    call_frame (*stack)[MAX_CALL_DEPTH]; /* per lane; NULL when the kernel calls no defined function
+                                          * (12 KiB a warp that a launch would otherwise allocate and zero) */
     uint32_t index;         /* warp index in the block */
     /* the issue model (emu_sched below) */
     blk *b;                 /* its block */
@@ -101,6 +105,7 @@ struct blk {
     uint64_t *regs;
     uint32_t *written;
     warp *warps;
+    call_frame (*stacks)[MAX_CALL_DEPTH]; /* its warps' call stacks (WARP per warp), NULL without calls */
     uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
     uint32_t running;       /* warps that can issue (W_RUN) */
     uint32_t parked;        /* warps whose lanes all wait at an incomplete mbarrier phase (W_PARK) */
@@ -207,6 +212,7 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    int calls;              /* the code calls a defined function (warps need call stacks) */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
 } ctx;
 
@@ -225,6 +231,14 @@ uint64_t emu_sreg(ctx *c, const warp *w, uint32_t id, int lane);
 uint64_t emu_sym_addr(ctx *c, int v);
 
 /* ---- memory (emu_memory.c) ---- */
+/* A buffer of `bytes` for a slot's registers, warps, shared memory or frames: one an earlier launch
+ * gave back (its old contents: callers clear what they need), else a new zeroed one; NULL when out
+ * of memory.  emu_pool_put gives it back for the next launch (up to EMU_POOL_MAX bytes kept; the
+ * rest is freed): a launch's slots would otherwise be new memory every launch, the page faults
+ * of which were a fifth of a memory-bound kernel's time.  mh_emu_destroy frees what is kept. */
+#define EMU_POOL_MAX (256u << 20)
+void *emu_pool_get(mh_emu *d, size_t bytes);
+void emu_pool_put(mh_emu *d, void *p, size_t bytes);
 #define MH_EMU_MAX_LOCAL (512u * 1024u) /* local memory a thread may have (CUDA's limit since sm_20) */
 /* A slot's local memory: reserved, its pages given (zeroed) when first touched. */
 unsigned char *emu_local_alloc(uint64_t bytes);
@@ -263,8 +277,17 @@ uint64_t emu_cluster_block_of(const ctx *c, uint64_t j);
 int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 
 /* ---- the fast path of converged warps (emu_fast.c) ---- */
+/* An instruction's fast-path kind: 0 none, below EMU_FK_MEM an ALU instruction (emu_fast_exec),
+ * from EMU_FK_MEM up a global load or store (emu_fast_mem): EMU_FK_MEM | store << 4 | signed << 3 |
+ * (8-byte elements) << 2 | log2(vector length). */
+#define EMU_FK_MEM 0x80u
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
+/* A converged, unguarded warp's ld/st.global (or generic below the windows) of kind `kind` (see
+ * above): 1 when it ran (c->cost its cycles, counted when counting), 0 when the general path must
+ * run it (an address outside the allocation the instruction touched last, misaligned, or none yet),
+ * without having touched anything. */
+int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind);
 
 /* ---- strict mode and counting (emu_slowpath.c) ---- */
 int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
@@ -273,6 +296,8 @@ void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);
+/* Gives slot b's memory back (to the device's pool, for the next launch). */
+void emu_slot_release(ctx *c, blk *b);
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc);
 
 /* ---- inline helpers of the interpreter ---- */

@@ -34,7 +34,37 @@ void mh_emu_destroy(mh_emu *d)
     if (!d) return;
     for (size_t i = 0; i < d->n; i++) free(d->a[i].host);
     free(d->a);
+    for (size_t i = 0; i < d->npool; i++) free(d->pool[i].p);
+    free(d->pool);
     free(d);
+}
+
+void *emu_pool_get(mh_emu *d, size_t bytes)
+{
+    for (size_t i = d->npool; i-- > 0;)
+        if (d->pool[i].bytes == bytes) {
+            void *p = d->pool[i].p;
+            d->pool[i] = d->pool[--d->npool];
+            d->pool_bytes -= bytes;
+            return p;
+        }
+    return calloc(1, bytes ? bytes : 1);
+}
+
+void emu_pool_put(mh_emu *d, void *p, size_t bytes)
+{
+    if (!p) return;
+    if (d->pool_bytes + bytes > EMU_POOL_MAX) { free(p); return; }
+    if (d->npool == d->cap_pool) {
+        size_t n = d->cap_pool ? d->cap_pool * 2 : 64;
+        void *np = realloc(d->pool, n * sizeof *d->pool);
+        if (!np) { free(p); return; }
+        d->pool = np;
+        d->cap_pool = n;
+    }
+    d->pool[d->npool].p = p;
+    d->pool[d->npool++].bytes = bytes;
+    d->pool_bytes += bytes;
 }
 
 int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)

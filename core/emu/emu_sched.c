@@ -109,24 +109,61 @@ static void unpark(ctx *c, blk *b, uint64_t when)
     b->park_writes = c->writes;
 }
 
-/* The memory of slot b, allocated when the slot first gets a block. */
+/* The sizes of a slot's buffers (the same for every slot of a launch). */
+enum { SB_SHARED, SB_FRAMES, SB_REGS, SB_WRITTEN, SB_WARPS, SB_STACKS, SB_N };
+static size_t slot_bytes(const ctx *c, int which)
+{
+    size_t nw = c->nwarps, nregs = c->nregs;
+    switch (which) {
+    case SB_SHARED: return c->shared_size ? c->shared_size : 1;
+    case SB_FRAMES: return nw * WARP * (c->frame_bytes ? c->frame_bytes : 1);
+    case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
+    case SB_WRITTEN: return nw * nregs * sizeof(uint32_t);
+    case SB_WARPS: return nw * sizeof(warp);
+    default: return nw * WARP * sizeof(call_frame[MAX_CALL_DEPTH]);
+    }
+}
+
+/* The memory of slot b, taken when the slot first gets a block: from the buffers earlier launches
+ * gave back where it can (start_block clears what a block must find zeroed). */
 static int slot_memory(ctx *c, blk *b)
 {
     if (b->warps) return 0;
-    uint32_t nregs = c->nregs;
-    b->shared = calloc(1, c->shared_size ? c->shared_size : 1);
+    mh_emu *d = c->d;
+    b->shared = emu_pool_get(d, slot_bytes(c, SB_SHARED));
     b->local = emu_local_alloc(c->local_stride * c->nwarps * WARP + 1);
-    b->frames = calloc((size_t)c->nwarps * WARP, c->frame_bytes ? c->frame_bytes : 1);
-    b->regs = calloc((size_t)c->nwarps * nregs * WARP, sizeof *b->regs);
-    b->written = c->d->strict ? calloc((size_t)c->nwarps * nregs, sizeof *b->written) : NULL;
-    b->warps = calloc(c->nwarps, sizeof *b->warps);
-    if (b->shared && b->local && b->frames && b->regs && (!c->d->strict || b->written) && b->warps) return 0;
-    free(b->warps);
-    b->warps = NULL;
+    b->frames = emu_pool_get(d, slot_bytes(c, SB_FRAMES));
+    b->regs = emu_pool_get(d, slot_bytes(c, SB_REGS));
+    b->written = d->strict ? emu_pool_get(d, slot_bytes(c, SB_WRITTEN)) : NULL;
+    b->warps = emu_pool_get(d, slot_bytes(c, SB_WARPS));
+    b->stacks = c->calls ? emu_pool_get(d, slot_bytes(c, SB_STACKS)) : NULL;
+    if (b->shared && b->local && b->frames && b->regs && (!d->strict || b->written) && b->warps &&
+        (!c->calls || b->stacks)) {
+        memset(b->warps, 0, slot_bytes(c, SB_WARPS));
+        return 0;
+    }
+    emu_slot_release(c, b); /* what it got */
     mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for block %llu's registers and memory (%u warps)",
             (unsigned long long)c->next_block, c->nwarps);
     c->faulted = 1;
     return -1;
+}
+
+void emu_slot_release(ctx *c, blk *b)
+{
+    mh_emu *d = c->d;
+    emu_pool_put(d, b->shared, slot_bytes(c, SB_SHARED));
+    emu_local_free(b->local, c->local_stride * c->nwarps * WARP + 1);
+    emu_pool_put(d, b->frames, slot_bytes(c, SB_FRAMES));
+    emu_pool_put(d, b->regs, slot_bytes(c, SB_REGS));
+    emu_pool_put(d, b->written, slot_bytes(c, SB_WRITTEN));
+    emu_pool_put(d, b->warps, slot_bytes(c, SB_WARPS));
+    emu_pool_put(d, b->stacks, slot_bytes(c, SB_STACKS));
+    b->shared = b->local = b->frames = NULL;
+    b->regs = NULL;
+    b->written = NULL;
+    b->warps = NULL;
+    b->stacks = NULL;
 }
 
 static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
@@ -159,6 +196,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     for (uint32_t i = 0; i < c->nwarps; i++) {
         warp *w = &b->warps[i];
         w->r = b->regs + (size_t)i * nregs * WARP;
+        w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
         w->index = i;
         w->b = b;
@@ -402,7 +440,16 @@ static int step_warp(ctx *c, warp *w)
                 return issued(c, w, 0) ? -1 : 1;
             }
         }
-        if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
+        if (mask == 0xffffffffu && c->fast[pc] >= EMU_FK_MEM && in->guard < 0 && !w->written) {
+            /* a converged warp's global load or store inside the allocation it touched last */
+            if (emu_fast_mem(c, w, in, c->fast[pc])) {
+                for (int l = 0; l < WARP; l++) w->pc[l]++;
+                w->known = 1;
+                w->kpc = pc + 1;
+                w->kmask = mask;
+                return issued(c, w, 0) ? -1 : 1;
+            }
+        } else if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
             /* the fast path (emu_fast.c): a converged warp's common ALU instruction, which
              * changes no lane's state and costs its warp one cycle */
             c->warp_insns++;
