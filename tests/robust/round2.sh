@@ -18,32 +18,8 @@
 set -u
 class=$1 exe=$2 src=$3
 fixtures=$src/tests/fixtures/mosaic-h200
-work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-robust2.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-failures=0 checks=0
-
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-ok() { checks=$((checks + 1)); }
-# expect STATUS DESCRIPTION -- COMMAND...: runs it (stdout in out.txt, stderr in err.txt)
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >out.txt 2>err.txt
-  local st=$?
-  ok
-  if [ "$st" != "$want" ]; then fail "$what: exit status $st, expected $want"; sed 's/^/  | /' err.txt out.txt >&2; fi
-}
-contains() { # contains FILE TEXT DESCRIPTION
-  ok
-  grep -qF -- "$2" "$1" || { fail "$3: $1 does not contain \"$2\""; sed 's/^/  | /' "$1" >&2; }
-}
-lacks() {
-  ok
-  if grep -qF -- "$2" "$1"; then fail "$3: $1 contains \"$2\""; fi
-}
-same() { ok; cmp -s "$1" "$2" || fail "$3: $1 and $2 differ"; }
-absent() { ok; [ ! -e "$1" ] || fail "$2: $1 was written"; }
+. "$(dirname "$0")/checks.sh"
+robust_begin mgpu-robust2
 
 case $class in
 data_lost)
