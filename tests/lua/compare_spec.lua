@@ -8,12 +8,8 @@ local unpack = table.unpack or unpack -- Lua 5.4 / LuaJIT
 
 -- A results folder with a manifest and one jsonl line per row.
 local function folder(dir, experiment, rows, device)
-  os.execute("mkdir -p " .. h.quote(dir))
-  h.write(dir .. "/manifest.json", core.json_encode({ experiment = experiment, backend = "cuda",
-    device = device or "NVIDIA H200", axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 }, { 3 } } } } }))
-  local lines = {}
-  for i, r in ipairs(rows) do lines[i] = core.json_encode(r) end
-  h.write(dir .. "/results.jsonl", table.concat(lines, "\n") .. "\n")
+  h.write_results(dir, { experiment = experiment, backend = "cuda", device = device or "NVIDIA H200",
+    axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 }, { 3 } } } } }, rows)
 end
 
 local function row(index, n, median, spread, regions)

@@ -54,21 +54,8 @@ describe("experiments", function()
   after_each(function() h.rmdir(dir) end)
 
   local function tiled(extra)
-    local exp = {
-      name = "tiled_test",
-      module = h.src .. "/ptx/tiled.ptx",
-      kernel = "tiled_scale",
-      instrument = "warp",
-      axes = { tiles = { 2, 6 } },
-      warmup = 0, repeats = 2,
-      setup = function(p, dev)
-        local n = 64 * p.tiles
-        local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
-        return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 1 }
-      end,
-    }
-    for k, v in pairs(extra or {}) do exp[k] = v end
-    return exp
+    return h.tiled_experiment({ name = "tiled_test", axes = { tiles = { 2, 6 } }, warmup = 0, repeats = 2,
+      estimate = 1 }, extra)
   end
 
   it("retry an instrumented kernel once with the exact entries and write the results folder", function()

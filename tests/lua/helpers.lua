@@ -1,5 +1,6 @@
 -- helpers.lua: shared by the specs: paths, running the executable, writing
--- trace buffers and meta files.
+-- trace buffers, meta files and results folders, and the tiled_scale experiment.
+local core = require "mgpu.core"
 local M = {}
 
 M.exe = assert(os.getenv("MGPU_HARNESS"), "MGPU_HARNESS must name the mgpu-harness binary")
@@ -73,6 +74,42 @@ function M.meta(path, t)
   M.write(path, string.format(
     '{"grid": [%d, 1, 1], "block": [%d, 1, 1], "entries_per_warpgroup": %d, "trace_scope": %q, "names": {%s}}',
     t.grid or 1, t.block or 32, t.entries, t.scope or "warp", table.concat(names, ", ")))
+end
+
+-- A results folder at dir: manifest.json holding the table manifest, results.jsonl the rows.
+function M.write_results(dir, manifest, rows)
+  os.execute("mkdir -p " .. quote(dir))
+  M.write(dir .. "/manifest.json", core.json_encode(manifest))
+  local lines = {}
+  for i, r in ipairs(rows) do lines[i] = core.json_encode(r) end
+  M.write(dir .. "/results.jsonl", table.concat(lines, "\n") .. "\n")
+end
+
+-- An experiment of ptx/tiled.ptx's tiled_scale (warp scope) over the axis tiles: a point scales
+-- 64 x tiles floats in 2 blocks of 64.  t's fields go over these (name, axes, warmup, repeats,
+-- and any other), but for two that shape setup's result: estimate (a number, or a function of
+-- the point) and more (a function (p, n) of fields added to it).  extra's fields, setup too, go
+-- over the whole.
+function M.tiled_experiment(t, extra)
+  local estimate, more = t.estimate, t.more
+  local exp = {
+    module = M.src .. "/ptx/tiled.ptx",
+    kernel = "tiled_scale",
+    instrument = "warp",
+    setup = function(p, dev)
+      local n = 64 * p.tiles
+      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+      local r = { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 } }
+      if type(estimate) == "function" then r.estimate = estimate(p) else r.estimate = estimate end
+      for k, v in pairs(more and more(p, n) or {}) do r[k] = v end
+      return r
+    end,
+  }
+  for k, v in pairs(t) do
+    if k ~= "estimate" and k ~= "more" then exp[k] = v end
+  end
+  for k, v in pairs(extra or {}) do exp[k] = v end
+  return exp
 end
 
 function M.tmpdir()

@@ -7,21 +7,8 @@ local core = require "mgpu.core"
 local results = require "mgpu.results"
 
 local function tiled(extra)
-  local exp = {
-    name = "numbers_test",
-    module = h.src .. "/ptx/tiled.ptx",
-    kernel = "tiled_scale",
-    instrument = "warp",
-    axes = { tiles = { 2, 6 } },
-    warmup = 1, repeats = 2,
-    setup = function(p, dev)
-      local n = 64 * p.tiles
-      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
-      return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 3 * p.tiles }
-    end,
-  }
-  for k, v in pairs(extra or {}) do exp[k] = v end
-  return exp
+  return h.tiled_experiment({ name = "numbers_test", axes = { tiles = { 2, 6 } }, warmup = 1, repeats = 2,
+    estimate = function(p) return 3 * p.tiles end }, extra)
 end
 
 -- the plain kernel's mgpu.time for the point tiles = t, as setup makes it
@@ -310,16 +297,9 @@ describe("throughput", function()
   after_each(function() h.rmdir(dir) end)
 
   local function exp_with(extra, setup_extra)
-    local exp = tiled(extra)
-    exp.axes = { tiles = { 2, 4 } }
-    exp.setup = function(p, dev)
-      local n = 64 * p.tiles
-      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
-      local t = { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 3 * p.tiles }
-      for k, v in pairs(setup_extra and setup_extra(n) or {}) do t[k] = v end
-      return t
-    end
-    return exp
+    local more = setup_extra and function(_, n) return setup_extra(n) end
+    return h.tiled_experiment({ name = "numbers_test", axes = { tiles = { 2, 4 } }, warmup = 1, repeats = 2,
+      estimate = function(p) return 3 * p.tiles end, more = more }, extra)
   end
 
   it("is the declared bytes and flops over the plain kernel's median: results, csv, table and report", function()

@@ -324,13 +324,9 @@ describe("report", function()
 
   it("compares two results folders: bars per point and region, sorted, noise bands, changed counts flagged", function()
     local function folder(path, rows)
-      os.execute("mkdir -p " .. h.quote(path))
-      h.write(path .. "/manifest.json", core.json_encode({ experiment = "sweep", backend = "cuda", device = "NVIDIA H200",
+      h.write_results(path, { experiment = "sweep", backend = "cuda", device = "NVIDIA H200",
         script = { path = "/nowhere/sweep.lua" },
-        harness = "0.1.0", axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 }, { 3 } } } } }))
-      local lines = {}
-      for i, r in ipairs(rows) do lines[i] = core.json_encode(r) end
-      h.write(path .. "/results.jsonl", table.concat(lines, "\n") .. "\n")
+        harness = "0.1.0", axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 }, { 3 } } } } }, rows)
     end
     local function row(index, n, median, spread, regions)
       return { index = index, key = "n=" .. n, point = { n = n }, status = "ok", unit = "ns",

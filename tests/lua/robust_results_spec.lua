@@ -58,21 +58,8 @@ return {
 end
 
 local function tiled(extra)
-  local exp = {
-    name = "robust",
-    module = h.src .. "/ptx/tiled.ptx",
-    kernel = "tiled_scale",
-    instrument = "warp",
-    axes = { tiles = { 2, 4, 6 } },
-    warmup = 0, repeats = 1,
-    setup = function(p, dev)
-      local n = 64 * p.tiles
-      local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
-      return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 }, estimate = 4 * p.tiles }
-    end,
-  }
-  for k, v in pairs(extra or {}) do exp[k] = v end
-  return exp
+  return h.tiled_experiment({ name = "robust", axes = { tiles = { 2, 4, 6 } }, warmup = 0, repeats = 1,
+    estimate = function(p) return 4 * p.tiles end }, extra)
 end
 
 -- The tiles a point-N.summary.json was made from (each region closes 2 x tiles).
