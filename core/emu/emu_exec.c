@@ -411,22 +411,33 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
  * aligned, one range test for the warp instead of a lookup per lane.  The lanes' addresses go to
  * ad[]; the allocation, or NULL when it is not that case (the general path then runs and reports
  * what is wrong), with nothing touched. */
-static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad)
+static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad,
+                              uint32_t *lines)
 {
     const alloc *al = c->icache[in - c->code];
     if (!al) return NULL;
     const mh_ptx_opnd *ao = &in->o[kind & 0x10 ? 0 : 1];
     uint64_t size = (kind & 4 ? 8u : 4u) << (kind & 3);
     const uint64_t *base = &REG(w, ao->reg, 0);
-    uint64_t lo = UINT64_MAX, hi = 0, any = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, any = 0, prev = base[0] + (uint64_t)ao->imm;
+    uint32_t back = 0, steps = 0;
     for (int l = 0; l < WARP; l++) {
         uint64_t a = base[l] + (uint64_t)ao->imm;
         ad[l] = a;
         lo = a < lo ? a : lo;
         hi = a > hi ? a : hi;
         any |= a;
+        back |= a < prev; /* 128-byte lines: in address order (the common case) the steps between them */
+        steps += (a >> 7) != (prev >> 7);
+        prev = a;
     }
     if ((any & (size - 1)) || lo < al->addr || al->size < size || hi - al->addr > al->size - size) return NULL;
+    if (!back) *lines = steps + 1;
+    else {
+        uint64_t ga[WARP];
+        memcpy(ga, ad, sizeof ga);
+        *lines = lines_of(ga, WARP);
+    }
     return al;
 }
 
@@ -484,7 +495,8 @@ static void mem_copy_kind(warp *w, const mh_ptx_insn *in, uint8_t kind, const al
 static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 {
     uint8_t kind = c->fast[in - c->code];
-    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad) : NULL;
+    uint32_t lines;
+    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad, &lines) : NULL;
     if (!al) return 0;
     mem_copy_kind(w, in, kind, al, ad);
     return 1;
@@ -493,7 +505,8 @@ static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
 {
     uint64_t ad[WARP];
-    const alloc *al = mem_addrs(c, w, in, kind, ad);
+    uint32_t lines;
+    const alloc *al = mem_addrs(c, w, in, kind, ad, &lines);
     if (!al) return 0;
     if (c->counts) emu_count_insn(c, w, in, 0xffffffffu); /* before the registers change */
     c->warp_insns++;
@@ -503,7 +516,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     c->cost = 1 + 8;
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
-    c->cost += access_cost(c, in->space, ad, 0xffffffffu, (kind & 4 ? 8u : 4u) << (kind & 3));
+    c->cost += pipe_cost(c, lines); /* access_cost's for a global access of the whole warp */
     return 1;
 }
 
