@@ -412,29 +412,36 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
  * ad[]; the allocation, or NULL when it is not that case (the general path then runs and reports
  * what is wrong), with nothing touched. */
 static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad,
-                              uint32_t *lines)
+                              uint32_t *lines, uint32_t *sectors)
 {
     const alloc *al = c->icache[in - c->code];
     if (!al) return NULL;
     const mh_ptx_opnd *ao = &in->o[kind & 0x10 ? 0 : 1];
     uint64_t size = (kind & 4 ? 8u : 4u) << (kind & 3);
     const uint64_t *base = &REG(w, ao->reg, 0);
-    uint64_t lo = UINT64_MAX, hi = 0, any = 0, prev = base[0] + (uint64_t)ao->imm;
-    uint32_t back = 0, steps = 0;
+    uint64_t lo = UINT64_MAX, hi = 0, any = 0;
     for (int l = 0; l < WARP; l++) {
         uint64_t a = base[l] + (uint64_t)ao->imm;
         ad[l] = a;
         lo = a < lo ? a : lo;
         hi = a > hi ? a : hi;
         any |= a;
-        back |= a < prev; /* 128-byte lines: in address order (the common case) the steps between them */
-        steps += (a >> 7) != (prev >> 7);
-        prev = a;
+    }
+    uint64_t back = 0, steps = 0, ssteps = 0; /* 128-byte lines, 32-byte sectors: in address order (the
+                                               * common case) the steps between them */
+    for (int l = 1; l < WARP; l++) {
+        back |= ad[l] < ad[l - 1];
+        steps += (ad[l] >> 7) != (ad[l - 1] >> 7);
+        ssteps += (ad[l] >> 5) != (ad[l - 1] >> 5);
     }
     if ((any & (size - 1)) || lo < al->addr || al->size < size || hi - al->addr > al->size - size) return NULL;
-    if (!back) *lines = steps + 1;
-    else {
+    if (!back) {
+        *lines = (uint32_t)steps + 1;
+        *sectors = (uint32_t)ssteps + 1;
+    } else { /* exactly, as access_cost and emu_count_insn count */
         uint64_t ga[WARP];
+        for (int l = 0; l < WARP; l++) ga[l] = ad[l] >> 5;
+        *sectors = mh_ct_distinct(ga, WARP);
         memcpy(ga, ad, sizeof ga);
         *lines = lines_of(ga, WARP);
     }
@@ -495,8 +502,8 @@ static void mem_copy_kind(warp *w, const mh_ptx_insn *in, uint8_t kind, const al
 static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 {
     uint8_t kind = c->fast[in - c->code];
-    uint32_t lines;
-    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad, &lines) : NULL;
+    uint32_t lines, sectors;
+    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad, &lines, &sectors) : NULL;
     if (!al) return 0;
     mem_copy_kind(w, in, kind, al, ad);
     return 1;
@@ -505,10 +512,19 @@ static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
 {
     uint64_t ad[WARP];
-    uint32_t lines;
-    const alloc *al = mem_addrs(c, w, in, kind, ad, &lines);
+    uint32_t lines, sectors, size = (kind & 4 ? 8u : 4u) << (kind & 3);
+    const alloc *al = mem_addrs(c, w, in, kind, ad, &lines, &sectors);
     if (!al) return 0;
-    if (c->counts) emu_count_insn(c, w, in, 0xffffffffu); /* before the registers change */
+    if (c->counts) { /* what emu_count_insn counts for a whole warp's global access */
+        uint64_t *v = c->counts + (size_t)(in - c->code) * MH_CT_COUNT;
+        int r = kind & 0x10 ? MH_CT_GST_REQ : MH_CT_GLD_REQ;
+        v[MH_CT_INST]++;
+        v[MH_CT_THREAD_INST] += WARP;
+        v[MH_CT_PRED_ON] += WARP;
+        v[r]++;
+        v[r + 1] += sectors;
+        v[r + 2] += (uint64_t)WARP * size;
+    }
     c->warp_insns++;
     c->thread_insns += WARP;
     mem_copy_kind(w, in, kind, al, ad);

@@ -156,7 +156,10 @@ void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind)
     const uint64_t *a = lanes_of(w, &o[1], ba);
     const uint64_t *b = in->nopnds > 2 ? lanes_of(w, &o[2], bb) : a;
     const uint64_t *cc = in->nopnds > 3 ? lanes_of(w, &o[3], bc) : a;
-    uint64_t r[WARP];
+    /* the result straight into the destination's row, or through tmp when it is also a source */
+    uint64_t tmp[WARP], *dst = &REG(w, o[0].reg, 0);
+    int alias = a == dst || b == dst || cc == dst;
+    uint64_t *restrict r = alias ? tmp : dst;
     int s = mh_ptx_type_is_signed((mh_ptx_type)in->type);
     switch (kind) {
     case FK_F32_ADD: LOOP r[l] = bits_of(f32_of(a[l]) + f32_of(b[l])); break;
@@ -224,5 +227,5 @@ void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind)
         break;
     }
     }
-    memcpy(&REG(w, o[0].reg, 0), r, sizeof r);
+    if (alias) memcpy(dst, tmp, sizeof tmp);
 }
