@@ -160,6 +160,29 @@ static int usage_error_of(const char *usage, const char *fmt, const char *arg)
 /* "-h" or "--help" */
 static int is_help(const char *a) { return !strcmp(a, "--help") || !strcmp(a, "-h"); }
 
+/* An option's value, checked as getopt hands it over: an empty one (an unset shell variable,
+ * `-o "$OUT"`) is refused, never taken as a file named "", and so is an option given a second
+ * time (`-o a.json -o b.json` would silently write only b.json).  seen: the values so far, by
+ * getopt's code (< 512).  0 when the value is taken, else the usage error's exit status. */
+static int take_value(const char *usage, const char **seen, int c, char **argv, int optind_now)
+{
+    /* the option as written: `-o VALUE` / `--meta VALUE` (two words), `--meta=VALUE`, `-oVALUE` */
+    const char *opt = optarg == argv[optind_now - 1] ? argv[optind_now - 2] : argv[optind_now - 1];
+    char what[96];
+    snprintf(what, sizeof what, "%s", opt);
+    char *eq = strchr(what, '=');
+    if (eq) *eq = '\0';
+    else if (what[0] == '-' && what[1] != '-' && what[1]) what[2] = '\0';
+    if (!optarg[0]) return usage_error_of(usage, "%s is given an empty value (an unset shell variable?)", what);
+    if (seen[c]) {
+        fprintf(stderr, "mgpu-harness: %s given twice (`%s` and `%s`): give it once\n\n%s", what, seen[c], optarg,
+                usage);
+        return mh_code_exit_status(MH_E_BAD_ARGUMENT);
+    }
+    seen[c] = optarg;
+    return 0;
+}
+
 static int cmd_dump(int argc, char **argv)
 {
     enum { OPT_META = 256, OPT_COMPAT, OPT_CLOCK, OPT_CALIB, OPT_COUNTERS, OPT_SUMMARY, OPT_SUMMARY_JSON };
@@ -181,9 +204,14 @@ static int cmd_dump(int argc, char **argv)
     int print_summary = 0, c;
     char *end;
 
+    const char *seen[512] = {0};
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+        if (c > 0 && c < 512 && optarg) {
+            int st = take_value(DUMP_USAGE, seen, c, argv, optind);
+            if (st) return st;
+        }
         switch (c) {
         case OPT_META: req.meta_path = optarg; break;
         case 'o': req.out_path = optarg; break;
@@ -218,6 +246,7 @@ static int cmd_dump(int argc, char **argv)
     if (optind >= argc) return usage_error("%s", "dump needs a BUFFER file");
     if (optind + 1 < argc) return usage_error("unexpected argument `%s`", argv[optind + 1]);
     if (!req.meta_path) return usage_error("%s", "dump needs --meta META.json (grid, block, entries, names)");
+    if (!argv[optind][0]) return usage_error("%s", "BUFFER is the empty string (an unset shell variable?): give a path");
     req.buffer_path = argv[optind];
     req.want_summary = print_summary || summary_json;
 
@@ -268,10 +297,15 @@ static int cmd_instrument(int argc, char **argv)
     };
     const char *out_path = NULL, *names_path = NULL;
     mh_scope scope = MH_SCOPE_WARP;
+    const char *seen[512] = {0};
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
+        if (c > 0 && c < 512 && optarg) {
+            int st = take_value(INSTRUMENT_USAGE, seen, c, argv, optind);
+            if (st) return st;
+        }
         switch (c) {
         case 'o': out_path = optarg; break;
         case 'n': names_path = optarg; break;
@@ -285,6 +319,8 @@ static int cmd_instrument(int argc, char **argv)
         }
     }
     if (optind != argc - 1) return usage_error_of(INSTRUMENT_USAGE, "%s", "instrument needs exactly one IN.ptx");
+    if (!argv[optind][0])
+        return usage_error_of(INSTRUMENT_USAGE, "%s", "IN.ptx is the empty string (an unset shell variable?): give a path");
     mh_error e;
     mh_error_clear(&e);
     /* the outputs, before anything is read or written: never the input, nor each other */

@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include <unistd.h>
 
 #define PROC_MT "mgpu.proc"
@@ -113,6 +116,7 @@ static int l_spawn(lua_State *L)
     }
     signal(SIGPIPE, SIG_IGN);
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(to[0]), close(to[1]), close(from[0]), close(from[1]);
@@ -123,6 +127,14 @@ static int l_spawn(lua_State *L)
         dup2(from[1], 1);
         signal(SIGPIPE, SIG_DFL);
         signal(SIGINT, SIG_DFL);
+#ifdef __linux__
+        /* a worker ends with its parent, however the parent ends (SIGTERM, SIGHUP, SIGKILL, a crash):
+         * never an orphan spinning on a point nobody waits for; SIGTERM, so that its temporaries go
+         * (out.c's handler), the default action then ending it.  A parent gone already: end now. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
+#else
+        (void)parent;
+#endif
         for (int i = 0; i < nenv; i++) setenv(env[i][0], env[i][1], 1);
         execvp(argv[0], (char *const *)argv);
         static const char msg[] = "mgpu-harness: spawn: cannot run the program\n";

@@ -8,6 +8,7 @@
 -- exit status 9 when something got slower by more than PCT percent beyond
 -- that noise, for a regression gate in CI.
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local files = require "mgpu.files"
 local results = require "mgpu.results"
 
@@ -222,19 +223,20 @@ local USAGE_TEXT = "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
 -- `mgpu-harness compare BASE NEW [--max-slowdown PCT]` -> exit status
 function M.main(argv)
   local paths, max_slowdown = {}, nil
+  local seen = {}
   local i = 1
   while i <= #(argv or {}) do
     local a = argv[i]
     if a == "--max-slowdown" then
       i = i + 1
-      max_slowdown = tonumber(argv[i])
+      max_slowdown = tonumber(options.arg("compare", a, argv[i], seen))
       if not max_slowdown or max_slowdown < 0 then
         bad("--max-slowdown takes a percentage (0 or more), not " .. tostring(argv[i]) .. "\n" .. USAGE_TEXT)
       end
     elseif a:sub(1, 1) == "-" then
       bad("compare: unknown option " .. a .. "\n" .. USAGE_TEXT)
     else
-      paths[#paths + 1] = a
+      paths[#paths + 1] = options.arg("compare", #paths == 0 and "BASE" or "NEW", a)
     end
     i = i + 1
   end

@@ -22,4 +22,22 @@ function M.is(v, code)
     and (code == nil or v.code == code)
 end
 
+-- os.execute(cmd) whose command Ctrl-C stopped raises interrupted: system() ignores SIGINT in
+-- the caller while it waits, so a Ctrl-C reaches only the command, and a caller that took its
+-- failure for an ordinary one would go on (a `slurm --wait` loop never ending, an nvcc stopped
+-- by Ctrl-C reported as a failed compile).  Returns os.execute's results otherwise.  what: the
+-- command, for the message.
+function M.execute(cmd, what)
+  local a, how, code = os.execute(cmd)
+  local sig
+  if type(a) == "number" then -- Lua 5.1 / LuaJIT: a wait status
+    local low = a % 128 -- WTERMSIG when the low 7 bits are neither 0 (exited) nor 0x7f (stopped)
+    if low ~= 0 and low ~= 127 then sig = low end
+  elseif how == "signal" then
+    sig = code
+  end
+  if sig == 2 then error(M.new("interrupted", "interrupted (Ctrl-C) while " .. what .. " ran"), 0) end
+  return a, how, code
+end
+
 return M

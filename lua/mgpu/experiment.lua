@@ -84,13 +84,14 @@ local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 -- argv (arg[1..n]) -> options; hand-written: five options do not justify a dependency
 function M.parse_args(argv)
   local opts = { set = {} }
+  local seen = {} -- an option given twice is refused (but --set, per axis below), an empty value too
   local i = 1
   while i <= #argv do
     local a = argv[i]
     local function value()
       i = i + 1
       if argv[i] == nil then bad(a .. " needs a value") end
-      return argv[i]
+      return options.arg(nil, a, argv[i], a ~= "--set" and seen or nil)
     end
     if a == "--set" then
       local kv = value()
@@ -129,6 +130,7 @@ function M.parse_args(argv)
       if not si or sn < 1 or si < 1 or si > sn then bad("--shard takes I/N with 1 <= I <= N (got " .. v .. ")") end
       opts.shard = { index = si, count = sn }
     elseif a == "--worker" then opts.worker = value() -- internal: serve points of that results folder
+    elseif a == "" then options.arg(nil, "an argument", a)
     else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --force, --backend, --quiet, --workers, "
       .. "--devices, --shard)") end
     i = i + 1
@@ -862,6 +864,12 @@ end
 function M.run(exp, opts)
   opts = opts or {}
   validate(exp)
+  for _, k in ipairs({ "out", "resume" }) do -- a folder: "" would put the results in the root folder
+    if opts[k] ~= nil and (type(opts[k]) ~= "string" or opts[k] == "") then
+      bad(string.format("%s must be a folder's path (a non-empty string), got %s", k,
+        type(opts[k]) == "string" and "the empty string" or type(opts[k])))
+    end
+  end
   if opts.resume and opts.out then
     bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
   end

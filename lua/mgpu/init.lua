@@ -74,6 +74,10 @@ function M.script_dir(default)
     error(M.errors.new("bad_argument", "mgpu.script_dir: no output folder: outside a script run by mgpu-harness "
       .. "(no arg[1]) it needs a default, mgpu.script_dir(\"out\")"), 2)
   end
+  if dir == "" then -- an unset shell variable: DIR .. "/file" would write into the root folder
+    error(M.errors.new("bad_argument", string.format("the output folder is the empty string (an unset shell "
+      .. "variable?): mgpu-harness %s [OUT_DIR]", type(arg) == "table" and arg[0] or "script.lua")), 2)
+  end
   if dir:sub(1, 1) == "-" then
     error(M.errors.new("bad_argument", string.format("%s takes only an output folder (got %s): mgpu-harness %s [OUT_DIR]",
       arg[0] or "this script", dir, arg[0] or "script.lua")), 0)

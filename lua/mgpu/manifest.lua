@@ -89,15 +89,22 @@ function M.read(dir)
         fail("point_keys are missing (" .. f .. " indexes them): an older mgpu-harness wrote it, or it was edited")
       end
       if not is_list(man[f]) then fail(f .. " must be a list of point indices") end
+      local at = {} -- a point twice would run twice, its second row refused as a duplicate
       for i, v in ipairs(man[f]) do
         if type(v) ~= "number" or v ~= math.floor(v) or v < 1 or v > #man.point_keys then
           fail(string.format("%s[%d] must be a point index from 1 to %d", f, i, #man.point_keys))
         end
+        if at[v] then fail(string.format("%s[%d] is point %d again (%s[%d] is it)", f, i, v, f, at[v])) end
+        at[v] = i
       end
     end
   end
   for _, f in ipairs({ "backend", "device", "kernel", "command" }) do
     if man[f] ~= nil and type(man[f]) ~= "string" then fail(f .. " must be a string") end
+  end
+  if man.backend ~= nil and not (man.backend == "emu" or man.backend == "cuda" or man.backend == "auto"
+      or man.backend:match("^cuda:%d+$")) then -- what replay and --resume run on: named here, not as an option
+    fail(string.format("backend must be emu, cuda, cuda:N or auto, not %q", man.backend))
   end
   if man.commands ~= nil and not is_list(man.commands) then fail("commands must be a list") end
   return man

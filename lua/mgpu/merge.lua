@@ -10,6 +10,7 @@
 -- runs just those.  Merging again into the same OUT is idempotent.
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local files = require "mgpu.files"
 local manifest = require "mgpu.manifest"
 local results = require "mgpu.results"
@@ -178,8 +179,8 @@ function M.main(argv)
       print("usage: mgpu-harness merge OUT DIR...\n  merges results folders of one experiment (shards of a sweep) into OUT")
       return 0
     elseif a:sub(1, 1) == "-" then bad("merge: unknown option " .. a .. " (usage: mgpu-harness merge OUT DIR...)")
-    elseif not out then out = a
-    else dirs[#dirs + 1] = a end
+    elseif not out then out = options.arg("merge", "OUT", a)
+    else dirs[#dirs + 1] = options.arg("merge", "DIR", a) end
   end
   if not out then bad("usage: mgpu-harness merge OUT DIR...") end
   local cmd = { "mgpu-harness", "merge" }

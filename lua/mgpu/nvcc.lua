@@ -33,7 +33,7 @@ local exists = files.exists
 
 -- Runs a shell command; true when it exited with status 0 (Lua 5.1 and 5.4 differ).
 local function execute(cmd)
-  local a, _, c = os.execute(cmd)
+  local a, _, c = errors.execute(cmd, "nvcc") -- Ctrl-C: interrupted, not a failed compile
   if type(a) == "number" then return a == 0 end
   return a == true and (c == nil or c == 0)
 end

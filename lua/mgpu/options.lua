@@ -41,4 +41,27 @@ function M.check_keys(tbl, what, allowed)
   return tbl
 end
 
+-- The command lines' shared checks (experiment, compare, report, slurm, stats, merge, replay).
+-- An argument that is the empty string (an unset shell variable, `--out "$DIR"`) is refused,
+-- never taken as a path: a folder "" joined as "" .. "/manifest.json" is the root folder's.
+-- An option given twice is refused, never the last one silently winning (`-o a -o b`).
+--   local seen = {}
+--   v = options.arg("slurm", "--out", argv[i], seen)   -- an option's value, once
+--   options.arg("merge", "OUT", a)                      -- a positional argument
+-- cmd: the command, for the message (nil: none); seen: the options taken so far (nil: it may repeat).
+function M.arg(cmd, what, v, seen)
+  local function bad(msg)
+    error(errors.new("bad_argument", (cmd and (cmd .. ": ") or "") .. msg), 0)
+  end
+  if v == "" then
+    if what:sub(1, 1) == "-" then bad(what .. " is given an empty value (an unset shell variable?)") end
+    bad(what .. " is the empty string (an unset shell variable?): give a path")
+  end
+  if seen then
+    if seen[what] ~= nil then bad(string.format("%s given twice (%s and %s): give it once", what, seen[what], v)) end
+    seen[what] = v
+  end
+  return v
+end
+
 return M

@@ -6,6 +6,7 @@
 -- changed since the run (--force to go on; recorded).
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local experiment = require "mgpu.experiment"
 local files = require "mgpu.files"
 local manifest = require "mgpu.manifest"
@@ -105,7 +106,7 @@ function M.main(argv)
     if a == "--force" then force = true
     elseif a:sub(1, 2) == "--" then bad("replay: unknown option " .. a .. " (--force)")
     elseif dir then bad("replay takes one results folder")
-    else dir = a end
+    else dir = options.arg("replay", "RESULTS_DIR", a) end
   end
   if not dir then bad("usage: mgpu-harness replay RESULTS_DIR [--force]") end
   local r = M.replay(dir, { force = force })

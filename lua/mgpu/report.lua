@@ -25,6 +25,7 @@
 -- or malformed trace), io_error.
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local files = require "mgpu.files"
 local manifest = require "mgpu.manifest"
 local results = require "mgpu.results"
@@ -1066,16 +1067,17 @@ end
 -- argv -> {inputs = {...}, out =, svg =, point =}
 function M.parse_args(argv)
   local o = { inputs = {} }
+  local seen = {}
   local i = 1
   argv = argv or {}
   while i <= #argv do
     local a = argv[i]
-    local function value()
+    local function value(name)
       i = i + 1
       if argv[i] == nil then bad("report: " .. a .. " needs a value\n" .. M.USAGE) end
-      return argv[i]
+      return options.arg("report", name or a, argv[i], seen)
     end
-    if a == "-o" or a == "--out" then o.out = value()
+    if a == "-o" or a == "--out" then o.out = value("-o")
     elseif a == "--svg" then o.svg = value()
     elseif a == "--point" then
       local v = value()
@@ -1088,7 +1090,7 @@ function M.parse_args(argv)
     elseif a == "--force" then o.force = true
     elseif a == "-h" or a == "--help" then o.help = true
     elseif a:sub(1, 1) == "-" and a ~= "-" then bad("report: unknown option " .. a .. "\n" .. M.USAGE)
-    else o.inputs[#o.inputs + 1] = a end
+    else o.inputs[#o.inputs + 1] = options.arg("report", "INPUT", a) end
     i = i + 1
   end
   return o

@@ -12,6 +12,7 @@
 -- on a filesystem every node sees: the scripts check it and say so.
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local files = require "mgpu.files"
 local results = require "mgpu.results"
 
@@ -26,13 +27,14 @@ local function quote(s) return "'" .. tostring(s):gsub("'", "'\\''") .. "'" end
 
 function M.parse_args(argv)
   local o = { set = {}, extra = {} }
+  local seen = {} -- an option twice is refused (--set may repeat, an axis each), an empty value too
   local i = 1
   while i <= #argv do
     local a = argv[i]
     local function value()
       i = i + 1
       if argv[i] == nil then bad("slurm: " .. a .. " needs a value\n" .. USAGE) end
-      return argv[i]
+      return options.arg("slurm", a, argv[i], a ~= "--set" and seen or nil)
     end
     if a == "--" then
       for k = i + 1, #argv do o.extra[#o.extra + 1] = argv[k] end
@@ -48,7 +50,7 @@ function M.parse_args(argv)
     elseif a == "--set" then o.set[#o.set + 1] = value()
     elseif a == "--help" or a == "-h" then o.help = true
     elseif a:sub(1, 1) == "-" then bad("slurm: unknown option " .. a .. "\n" .. USAGE)
-    elseif not o.script then o.script = a
+    elseif not o.script then o.script = options.arg("slurm", "EXPERIMENT.lua", a)
     else bad("slurm: one experiment at a time (got " .. o.script .. " and " .. a .. ")\n" .. USAGE) end
     i = i + 1
   end
@@ -266,7 +268,7 @@ function M.main(argv)
   if not o.wait then return 0 end
   local squeue = M.find("squeue")
   while job_running(squeue, merge_id) or job_running(squeue, array_id) do
-    os.execute("sleep 1")
+    errors.execute("sleep 1", "slurm --wait") -- Ctrl-C: interrupted (the sleep alone would die of it)
   end
   local status = files.read(dir .. "/slurm/merge.status")
   if not status then

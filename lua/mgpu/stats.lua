@@ -13,6 +13,7 @@
 --   stats.main(argv)                  mgpu-harness stats FILE.stats.json [--top N]
 local core = require "mgpu.core"
 local errors = require "mgpu.errors"
+local options = require "mgpu.options"
 local files = require "mgpu.files"
 local results = require "mgpu.results"
 
@@ -278,12 +279,13 @@ end
 -- mgpu-harness stats FILE.stats.json [--top N]
 function M.main(argv)
   local path, top = nil, 10
+  local seen = {}
   local i = 1
   argv = argv or {}
   while i <= #argv do
     local a = argv[i]
     if a == "--top" then
-      top = tonumber(argv[i + 1])
+      top = tonumber(options.arg("stats", a, argv[i + 1], seen))
       if not top or top < 1 or top ~= math.floor(top) then bad("stats: --top takes a number of rows, at least 1") end
       i = i + 1
     elseif a == "-h" or a == "--help" then
@@ -297,7 +299,7 @@ function M.main(argv)
     elseif path then
       bad("stats takes one FILE.stats.json")
     else
-      path = a
+      path = options.arg("stats", "FILE.stats.json", a)
     end
     i = i + 1
   end

@@ -286,10 +286,11 @@ EOF
   C=$src/scripts/examples/copy.lua
   printf 'print("a plain script")\n' >plain.lua
   expect 0 "a run that is not a merge's" -- "$exe" "$C" --out RUN -q
-  for bad in "--backend x" "--gpus-per-task x" "--time banana" "--tasks 100000" "--set nope=1" "--out RUN"; do
+  for bad in "--backend x" "--gpus-per-task x" "--time banana" "--tasks 100000" "--set nope=1"; do
     # shellcheck disable=SC2086
     expect 2 "slurm --dry-run $bad" -- "$exe" slurm "$C" --tasks 2 --out SL --dry-run $bad
   done
+  expect 2 "slurm --dry-run --out RUN" -- "$exe" slurm "$C" --tasks 2 --out RUN --dry-run
   contains err.txt "holds a run's results" "slurm --out RUN"
   expect 2 "slurm --dry-run of a plain script" -- "$exe" slurm plain.lua --tasks 1 --out SL --dry-run
   contains err.txt "did not list an experiment's points" "slurm --dry-run of a plain script"
