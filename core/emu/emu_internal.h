@@ -76,6 +76,8 @@ typedef struct {
     uint64_t ready;         /* the first cycle it may issue its next instruction */
     uint32_t kpc, kmask;    /* known: every active lane is at kpc, kmask is them */
     uint8_t known;
+    uint8_t pc_stale;       /* the fast paths moved kpc without writing pc[] of the kmask lanes (implies
+                             * known); emu_sync_pcs writes them before anything reads pc[] */
     uint8_t sched;          /* W_RUN, W_WAIT, W_PARK, W_DONE */
     uint8_t sp;             /* its sub-partition */
     uint16_t slot;          /* its warp slot on the SM (ties between equally ready warps) */
@@ -307,6 +309,15 @@ static inline void thread_of(ctx *c, const warp *w, int lane, uint32_t t[3])
     t[0] = lin % c->block[0];
     t[1] = lin / c->block[0] % c->block[1];
     t[2] = lin / (c->block[0] * c->block[1]);
+}
+
+/* The pcs of a warp the fast paths ran (they keep only kpc): written out before pc[] is read. */
+static inline void emu_sync_pcs(warp *w)
+{
+    if (!w->pc_stale) return;
+    for (int l = 0; l < WARP; l++)
+        if (w->kmask >> l & 1) w->pc[l] = w->kpc;
+    w->pc_stale = 0;
 }
 
 /* ---- values --------------------------------------------------------------- */

@@ -73,6 +73,7 @@ static warp *sp_find(subpart *s)
 
 static void wake(ctx *c, warp *w, uint64_t when)
 {
+    emu_sync_pcs(w);
     w->sched = W_RUN;
     w->known = 0;
     if (w->ready < when) w->ready = when;
@@ -202,6 +203,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
         w->known = 0;
+        w->pc_stale = 0;
         w->cl_arrived = w->cl_phase = 0;
         memset(&w->bulk, 0, sizeof w->bulk);
         w->sched = W_RUN;
@@ -412,6 +414,7 @@ static int step_warp(ctx *c, warp *w)
             forced = 1;
         }
         if (pc >= c->ncode) { /* fell off the end: like ret */
+            emu_sync_pcs(w);
             for (int l = 0; l < WARP; l++) if (mask >> l & 1) w->st[l] = LANE_EXITED;
             w->known = 0;
             continue;
@@ -433,20 +436,20 @@ static int step_warp(ctx *c, warp *w)
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
                 if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
-                for (int l = 0; l < WARP; l++) w->pc[l] = to;
                 w->known = 1;
                 w->kpc = to;
                 w->kmask = mask;
+                w->pc_stale = 1;
                 return issued(c, w, 0) ? -1 : 1;
             }
         }
         if (mask == 0xffffffffu && c->fast[pc] >= EMU_FK_MEM && in->guard < 0 && !w->written) {
             /* a converged warp's global load or store inside the allocation it touched last */
             if (emu_fast_mem(c, w, in, c->fast[pc])) {
-                for (int l = 0; l < WARP; l++) w->pc[l]++;
                 w->known = 1;
                 w->kpc = pc + 1;
                 w->kmask = mask;
+                w->pc_stale = 1;
                 return issued(c, w, 0) ? -1 : 1;
             }
         } else if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
@@ -457,12 +460,13 @@ static int step_warp(ctx *c, warp *w)
             if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
             emu_fast_exec(w, in, c->fast[pc]);
-            for (int l = 0; l < WARP; l++) w->pc[l]++;
             w->known = 1;
             w->kpc = pc + 1;
             w->kmask = mask;
+            w->pc_stale = 1;
             return issued(c, w, 0) ? -1 : 1;
         }
+        emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
             w->kpc = pc + 1; /* still right when it was known */
@@ -689,6 +693,7 @@ static int warp_waits(const ctx *c, const warp *w, int confirmed)
 /* During a verification: warp w polls at pc; its registers (every lane) the same as at its last poll there? */
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc)
 {
+    emu_sync_pcs(w);
     uint32_t nregs = c->nregs;
     uint64_t h = 1469598103934665603ull ^ pc;
     for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
@@ -712,9 +717,10 @@ static int all_wait(const ctx *c, int confirmed)
 }
 
 /* Where warp w waits: the pc of its poll, or of its first waiting lane. */
-static uint32_t wait_pc(const warp *w)
+static uint32_t wait_pc(warp *w)
 {
     if (w->sched == W_RUN) return w->ld_pc;
+    emu_sync_pcs(w);
     for (int l = 0; l < WARP; l++)
         if (w->st[l] != LANE_EXITED) return w->pc[l];
     return w->pc[0];
@@ -730,9 +736,9 @@ static int deadlock(ctx *c, uint64_t now)
         for (uint32_t i = 0; i < c->nsms; i++) {
             blk *b = &c->sms[i].blks[s];
             if (!b->busy) continue;
-            const warp *rep = NULL;
+            warp *rep = NULL;
             for (uint32_t k = 0; k < c->nwarps; k++) {
-                const warp *w = &b->warps[k];
+                warp *w = &b->warps[k];
                 if (w->sched == W_DONE) continue;
                 if (!rep || (rep->sched != W_RUN && w->sched == W_RUN)) rep = w;
             }
