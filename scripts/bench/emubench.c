@@ -1,7 +1,7 @@
 /* emubench.c - emu speed: executed thread-instructions per second on a
  * memory kernel (ptx/copy.ptx) and an arithmetic loop (ptx/alu_loop.ptx),
  * each against a plain scalar C loop doing the same work (the floor),
- * measured in the same run, each the best of 3 after a warm-up (memory
+ * measured in the same run, the best of 3 (copy) or 2 (alu) after a warm-up (memory
  * touched once, so neither side pays first-touch page faults); then both
  * again with exact counters on (stats), against the runs without.  Issue
  * 21's targets: alu <= 1.5x its floor, copy <= 10x, counting <= 1.3x.
@@ -70,9 +70,12 @@ int main(int argc, char **argv)
     mh_emu_alloc(d, threads * 4, &dres, &e);
     mh_emu_arg aargs[] = {{&dres, 8}, {&iters, 4}};
     mh_emu_launch al = {.grid = {264, 1, 1}, .block = {256, 1, 1}, .args = aargs, .nargs = 2};
-    t0 = now();
-    if (mh_emu_run(d, &alu, "alu_loop", &al, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
-    t = now() - t0;
+    t = 1e30;
+    for (int rep = 0; rep < 3; rep++) { /* a warm-up (the device's slot buffers for this shape), then the best of 2 */
+        t0 = now();
+        if (mh_emu_run(d, &alu, "alu_loop", &al, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
+        if (rep && now() - t0 < t) t = now() - t0;
+    }
     t0 = now();
     for (unsigned th = 0; th < threads; th++) {
         float x = (float)th * 1e-3f;
