@@ -457,24 +457,30 @@ static inline __attribute__((always_inline)) void mem_copy(warp *w, const mh_ptx
 {
     const mh_ptx_opnd *vo = &in->o[store ? 1 : 0];
     unsigned char *host = al->host - al->addr;
+    int contig = 1; /* lane l at lane 0's address + l x the access (a coalesced warp): a constant stride,
+                     * which the loops below (unswitched on it) vectorise */
+    for (int l = 0; l < WARP; l++) contig &= ad[l] == ad[0] + (uint64_t)(l * n * eb);
+    unsigned char *p0 = host + ad[0];
+#define AT(l, k) ((contig ? p0 + (l) * n * eb : host + ad[l]) + (k) * eb)
     for (int k = 0; k < n; k++) {
         uint32_t r = vo->kind == MH_OPK_VEC ? vo->vec[k] : vo->reg;
         if (store) {
             if (vo->kind == MH_OPK_IMM || r == UINT32_MAX) {
                 uint64_t v = vo->kind == MH_OPK_IMM ? (uint64_t)vo->imm : 0;
-                for (int l = 0; l < WARP; l++) st_elem(host + ad[l] + (uint64_t)(k * eb), v, eb);
+                for (int l = 0; l < WARP; l++) st_elem(AT(l, k), v, eb);
             } else {
                 const uint64_t *row = &REG(w, r, 0);
-                for (int l = 0; l < WARP; l++) st_elem(host + ad[l] + (uint64_t)(k * eb), row[l], eb);
+                for (int l = 0; l < WARP; l++) st_elem(AT(l, k), row[l], eb);
             }
         } else if (r != UINT32_MAX) {
             uint64_t *row = &REG(w, r, 0);
             for (int l = 0; l < WARP; l++) {
-                uint64_t v = ld_elem(host + ad[l] + (uint64_t)(k * eb), eb);
+                uint64_t v = ld_elem(AT(l, k), eb);
                 row[l] = sgn ? (uint64_t)(int64_t)(int32_t)(uint32_t)v : v;
             }
         }
     }
+#undef AT
 }
 
 static void mem_copy_kind(warp *w, const mh_ptx_insn *in, uint8_t kind, const alloc *al, const uint64_t *ad)
