@@ -208,8 +208,10 @@ local function validate(exp)
   check_type(exp.arch, "experiment.arch", "string", "an nvcc target such as \"sm_90\"")
   check_type(exp.nvcc_flags, "experiment.nvcc_flags", "table", "a list of strings")
   if exp.axes ~= nil then axes.groups(exp.axes) end -- axes = 5 is refused naming experiment.axes
-  if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") then
-    bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder)")
+  if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") or exp.name:match("^%.+$") then
+    -- "." and ".." are folders already: results/../TIME is outside results/
+    bad("experiment.name must be a name of letters, digits, _ . - (it names the results folder), not "
+      .. (type(exp.name) == "string" and string.format("%q", exp.name) or type(exp.name)))
   end
   if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX or .cu file") end
   if type(exp.kernel) ~= "string" then bad("experiment.kernel must name the kernel") end

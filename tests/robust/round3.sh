@@ -87,6 +87,14 @@ end
 EOF
   expect 0 'mgpu.run{out = ""}' -- "$exe" api.lua
   ok; [ "$(grep -c '^bad_argument' out.txt)" = 3 ] || { fail "mgpu.run with an empty folder"; cat out.txt >&2; }
+  # an experiment named ".." put its results in results/../TIME, outside results/
+  for name in . ..; do
+    printf 'local e = dofile("%s"); e.module = "%s/ptx/copy.ptx"; e.name = "%s"; return e\n' "$C" "$src" "$name" >dots.lua
+    mkdir -p sub && cd sub && expect 2 "an experiment named $name" -- "$exe" ../dots.lua -q
+    contains err.txt "experiment.name must be" "an experiment named $name"
+    ok; [ -z "$(ls | grep -v '\.txt$')" ] || { fail "an experiment named $name wrote"; ls -R >&2; }
+    cd .. && rm -rf sub
+  done
   ;;
 twice)
   cp "$fixtures/wg_1block.bin" b.bin && cp "$fixtures/wg_1block.meta.json" m.json
