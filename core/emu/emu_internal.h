@@ -64,6 +64,8 @@ typedef struct blk blk;
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
     uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
+    uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
+                             * whose accumulator or A fragment it is; pending while above mma.retired */
     uint32_t pc[WARP];
     uint8_t st[WARP];
     uint8_t depth[WARP];    /* call depth per lane */
@@ -88,7 +90,7 @@ typedef struct {
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
-    struct { uint64_t busy, pending, group[8]; uint32_t ngroups; } mma;
+    struct { uint64_t busy, pending, group[8]; uint32_t ngroups, retired; } mma; /* retired: groups waited for */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
     uint32_t cl_arrived, cl_phase;
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
@@ -293,6 +295,9 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind);
 
 /* ---- strict mode and counting (emu_slowpath.c) ---- */
 int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* Strict mode: register r (the kernel's numbering) belongs to a wgmma not yet waited for; an
+ * instruction other than a wgmma reading (or writing) it faults: 1 then. */
+int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 

@@ -413,6 +413,7 @@ static void wg_commit(warp *w)
 
 static void wg_wait(ctx *c, warp *w, uint32_t n)
 {
+    if (w->mma.ngroups > n && w->mma.ngroups - n > w->mma.retired) w->mma.retired = w->mma.ngroups - n;
     if (w->mma.ngroups <= n || n >= 8) return; /* (a group 8 or more back: not kept, taken as done) */
     uint64_t end = w->mma.group[(w->mma.ngroups - 1 - n) % 8];
     if (end > c->now + c->cost) c->cost = end - c->now;
@@ -562,8 +563,34 @@ static int strict_list(ctx *c, warp *w, const mh_mma_list *l)
     return 0;
 }
 
+/* Strict mode: any register of list l belonging to a wgmma still in flight (1: faulted). */
+static int strict_pending_list(ctx *c, warp *w, const mh_mma_list *l, int write)
+{
+    for (int k = 0; k < l->n; k++) {
+        uint32_t r = list_reg(c, l, k);
+        if (r != UINT32_MAX && emu_strict_pending(c, w, r - c->reg_lo, write)) return 1;
+    }
+    return 0;
+}
+
+/* Strict mode: a wgmma's registers are in flight from its issue until a wgmma.wait_group retires
+ * its group (mh_ptx_mma's lists; the next wgmma may use them: chained MMAs accumulate). */
+static void strict_issue(ctx *c, warp *w, const mh_mma_list *l)
+{
+    for (int k = 0; k < l->n; k++) {
+        uint32_t r = list_reg(c, l, k);
+        if (r != UINT32_MAX) w->acc[r - c->reg_lo] = w->mma.ngroups + 1;
+    }
+}
+
 static int strict_sources(ctx *c, warp *w, const mh_ptx_mma *r)
 {
+    if (r->kind != MH_MMA_WGMMA) /* another tensor-core instruction touching a wgmma's registers in flight */
+        for (int i = 0; i < 4; i++) {
+            const mh_mma_list *l = i == 0 ? &r->d : i == 1 ? &r->a : i == 2 ? &r->b : &r->c;
+            if (strict_pending_list(c, w, l, i == 0 && r->kind != MH_MMA_STMATRIX && r->kind != MH_MMA_WMMA_STORE))
+                return 1;
+        }
     switch (r->kind) {
     case MH_MMA_MMA: case MH_MMA_WMMA_MMA: return strict_list(c, w, &r->a) || strict_list(c, w, &r->b) || strict_list(c, w, &r->c);
     case MH_MMA_WGMMA: {
@@ -596,7 +623,12 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     case MH_MMA_WG_FENCE: return 0;
     case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
     case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
-    case MH_MMA_WGMMA: return wgmma(c, w, r, emask);
+    case MH_MMA_WGMMA:
+        if (w->acc) {
+            strict_issue(c, w, &r->d);
+            if (r->a_regs) strict_issue(c, w, &r->a);
+        }
+        return wgmma(c, w, r, emask);
     case MH_MMA_MMA: return mma_sync(c, w, r, emask);
     case MH_MMA_LDMATRIX: return ldst_matrix(c, w, r, emask, 0);
     case MH_MMA_STMATRIX: return ldst_matrix(c, w, r, emask, 1);

@@ -119,7 +119,7 @@ static size_t slot_bytes(const ctx *c, int which)
     case SB_SHARED: return c->shared_size ? c->shared_size : 1;
     case SB_FRAMES: return nw * WARP * (c->frame_bytes ? c->frame_bytes : 1);
     case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
-    case SB_WRITTEN: return nw * nregs * sizeof(uint32_t);
+    case SB_WRITTEN: return 2 * nw * nregs * sizeof(uint32_t); /* warp's written, then their acc */
     case SB_WARPS: return nw * sizeof(warp);
     default: return nw * WARP * sizeof(call_frame[MAX_CALL_DEPTH]);
     }
@@ -177,7 +177,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
     memset(b->shared, 0, c->shared_size);
     memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
-    if (b->written) memset(b->written, 0, (size_t)c->nwarps * nregs * sizeof *b->written);
+    if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
     memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
     b->running = b->live = c->nwarps;
@@ -199,6 +199,8 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->r = b->regs + (size_t)i * nregs * WARP;
         w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
+        w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
+        w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */

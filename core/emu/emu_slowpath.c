@@ -29,6 +29,15 @@ static uint32_t strict_guard(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t ma
     return em;
 }
 
+int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write)
+{
+    if (w->acc[r] <= w->mma.retired) return 0;
+    emu_fault(c, w, 0, "%s register %s, an accumulator or A fragment of a wgmma.mma_async not yet waited for: "
+              "wgmma.commit_group and wgmma.wait_group must come first (the PTX ISA leaves the access "
+              "undefined; strict mode)", write ? "write of" : "read of", c->m->reg_name[r + c->reg_lo]);
+    return 1;
+}
+
 static int check_reg(ctx *c, const warp *w, uint32_t r, uint32_t lanes)
 {
     if (r == UINT32_MAX || (r & MH_PTX_VEC_SREG)) return 0;
@@ -43,6 +52,18 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
     int bad = 0;
     uint32_t em = strict_guard(c, w, in, mask, &bad);
     if (bad || !em || (in->mods & MH_MOD_MARKER)) return bad;
+    if (in->op != MH_OP_MMA) /* a wgmma's registers in flight (the tensor-core instructions: emu_mma.c) */
+        for (int k = 0; k < in->nopnds; k++) {
+            const mh_ptx_opnd *o = &in->o[k];
+            int wr = k == 0 && writes_o0(in) && o->kind != MH_OPK_ADDR;
+            if ((o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) &&
+                emu_strict_pending(c, w, o->reg, wr))
+                return 1;
+            for (int j = 0; o->kind == MH_OPK_VEC && j < o->n; j++)
+                if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG) && emu_strict_pending(c, w, o->vec[j], wr))
+                    return 1;
+        }
+    if (in->dst2 >= 0 && emu_strict_pending(c, w, (uint32_t)in->dst2, 1)) return 1;
     for (int k = writes_o0(in) ? 1 : 0; k < in->nopnds; k++) {
         const mh_ptx_opnd *o = &in->o[k];
         if (o->kind == MH_OPK_REG && check_reg(c, w, o->reg, em)) return 1;

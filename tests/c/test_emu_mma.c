@@ -495,6 +495,37 @@ static void rules(void)
                    "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%r1,%r2,%r3,%r4}, %rd1, %rd1, 0, 1, 1, 0, 0;", 128, &e)
           == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(e.message, "wgmma: a matrix descriptor reaches shared offset");
+    /* strict mode: a wgmma's accumulators are its own until a wait_group retires its group */
+#define WG_HEAD ".shared .align 1024 .b8 sm[4096];\nmov.b64 %rd1, 0;\nwgmma.fence.sync.aligned;\n"
+#define WG(d) "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 " d ", %rd1, %rd1, 0, 1, 1, 0, 0;\n"
+#define WG_COMMIT "wgmma.commit_group.sync.aligned;\n"
+    static const char *const early[][2] = {
+        {WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG_COMMIT "add.u32 %r5, %r1, 1;\nwgmma.wait_group.sync.aligned 0;",
+         "read of register %r1, an accumulator or A fragment of a wgmma.mma_async not yet waited for"},
+        {WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG_COMMIT "mov.b32 %r2, 0;\nwgmma.wait_group.sync.aligned 0;",
+         "write of register %r2, an accumulator"},
+        /* wait_group 1 retires the older of two groups only */
+        {WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG_COMMIT WG("{%r11,%r12,%r13,%r14}") WG_COMMIT
+         "wgmma.wait_group.sync.aligned 1;\nadd.u32 %r5, %r4, 1;\nadd.u32 %r6, %r13, 1;", "read of register %r13"},
+        /* a wgmma not committed is in no group that wait_group waits for */
+        {WG_HEAD WG("{%r1,%r2,%r3,%r4}") "wgmma.wait_group.sync.aligned 0;\nadd.u32 %r5, %r3, 1;", "read of register %r3"},
+        /* another tensor-core instruction reading them (stmatrix of the accumulators) */
+        {WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG_COMMIT "mov.u32 %r9, 0;\n"
+         "stmatrix.sync.aligned.m8n8.x2.shared.b16 [%r9], {%r1,%r2};\nwgmma.wait_group.sync.aligned 0;", "read of register %r1"},
+    };
+    for (size_t i = 0; i < sizeof early / sizeof *early; i++) {
+        CHECK(run_text(early[i][0], 128, &e) == MH_E_KERNEL_FAULT);
+        CHECK_CONTAINS(e.message, early[i][1]);
+    }
+    /* the same reads after the wait, and chained wgmmas on one accumulator, are fine */
+    CHECK(run_text(WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG("{%r1,%r2,%r3,%r4}") WG_COMMIT
+                   "wgmma.wait_group.sync.aligned 0;\nadd.u32 %r5, %r1, 1;\nmov.b32 %r2, 0;", 128, &e) == 0);
+    CHECK(run_text(WG_HEAD WG("{%r1,%r2,%r3,%r4}") WG_COMMIT WG("{%r11,%r12,%r13,%r14}") WG_COMMIT
+                   "wgmma.wait_group.sync.aligned 1;\nadd.u32 %r5, %r4, 1;\nwgmma.wait_group.sync.aligned 0;\n"
+                   "add.u32 %r6, %r13, 1;", 128, &e) == 0);
+#undef WG_HEAD
+#undef WG
+#undef WG_COMMIT
 }
 
 /* Virtual time: one warpgroup's m64n256k16 bf16 costs each warp 16 x 256 x 16 / 512 = 128 cycles of
