@@ -30,6 +30,18 @@ static const char *find_key(const char *h, const char *end, const char *key)
     return NULL;
 }
 
+/* A key the header names twice: numpy's literal_eval keeps the last, a reader that stops at the
+ * first would read another array; refused (0 when none is). */
+static const char *key_twice(const char *h, const char *end)
+{
+    static const char *const keys[] = {"descr", "fortran_order", "shape"};
+    for (int k = 0; k < 3; k++) {
+        const char *v = find_key(h, end, keys[k]);
+        if (v && find_key(v, end, keys[k])) return keys[k];
+    }
+    return NULL;
+}
+
 static int parse(const unsigned char *p, size_t len, mh_npy *out, int any, mh_error *e)
 {
     uint64_t hlen, hstart;
@@ -50,7 +62,11 @@ static int parse(const unsigned char *p, size_t len, mh_npy *out, int any, mh_er
                        (unsigned long long)hlen);
     const char *h = (const char *)p + hstart, *end = h + hlen;
 
+    const char *twice = key_twice(h, end);
+    if (twice) return mh_fail(e, MH_E_BAD_BUFFER, ".npy header gives '%s' twice", twice);
     const char *d = find_key(h, end, "descr");
+    if (d && *d == '[')
+        return mh_fail(e, MH_E_BAD_BUFFER, ".npy dtype is structured (a list of fields): only plain number types are read");
     if (!d || end - d < 5 || (*d != '\'' && *d != '"'))
         return mh_fail(e, MH_E_BAD_BUFFER, ".npy header has no 'descr'");
     char q = *d;

@@ -65,6 +65,16 @@ int main(void)
     CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
     len = make(b, 1, "{'descr': '<u4', 'shape': (4,), 'fortran_order': True}");
     CHECK(mh_npy_parse(b, len, &n, &e) == 0); /* 1-D: either order is one */
+    /* a key twice (numpy keeps the last; the first was read) and a structured dtype (third hostile round) */
+    len = make(b, 1, "{'descr': '<u4', 'descr': '<f8', 'fortran_order': False, 'shape': (4,), }");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    CHECK_CONTAINS(e.message, "gives 'descr' twice");
+    len = make(b, 1, "{'descr': '<u4', 'fortran_order': False, 'shape': (4,), 'shape': (8,)}");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    CHECK_CONTAINS(e.message, "gives 'shape' twice");
+    len = make(b, 1, "{'descr': [('a', '<u4'), ('b', '<u4')], 'fortran_order': False, 'shape': (4,), }");
+    CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
+    CHECK_CONTAINS(e.message, "structured");
 
     b[6] = 9;
     CHECK(mh_npy_parse(b, len, &n, &e) == MH_E_BAD_BUFFER);
