@@ -1,4 +1,4 @@
-# checks.sh - sourced by the robustness scripts (tests/robust_cli.sh, tests/robust/round2.sh): a
+# checks.sh - sourced by the robustness scripts (tests/robust_cli.sh, tests/robust/round2.sh, round3.sh): a
 # work folder of their own, the check counters, and the checks; a failed check says why on stderr
 # and counts in $failures, and the script goes on.
 

@@ -15,28 +15,10 @@
 set -u
 class=$1 exe=$2 src=$3
 fixtures=$src/tests/fixtures/mosaic-h200
-work=$(mktemp -d "${TMPDIR:-/tmp}/mgpu-robust3.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cd "$work" || exit 1
-failures=0 checks=0
+. "$(dirname "$0")/checks.sh"
+robust_begin mgpu-robust3
 C=$src/scripts/examples/copy.lua
 
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-ok() { checks=$((checks + 1)); }
-# expect STATUS DESCRIPTION -- COMMAND...: runs it (stdout in out.txt, stderr in err.txt)
-expect() {
-  local want=$1 what=$2
-  shift 3
-  "$@" >out.txt 2>err.txt
-  local st=$?
-  ok
-  if [ "$st" != "$want" ]; then fail "$what: exit status $st, expected $want"; sed 's/^/  | /' err.txt out.txt >&2; fi
-}
-contains() { # contains FILE TEXT DESCRIPTION
-  ok
-  grep -qF -- "$2" "$1" || { fail "$3: $1 does not contain \"$2\""; sed 's/^/  | /' "$1" >&2; }
-}
-absent() { ok; [ ! -e "$1" ] || fail "$2: $1 was written"; }
 # alive PID: running (a zombie, which nobody reaps in a container, is not)
 alive() { [ -e "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 
