@@ -29,6 +29,7 @@ static const char USAGE[] =
     "                         [--clock-ghz G] [--calib FILE] [--counters BINS] [--summary]\n"
     "                         [--summary-json FILE] [-q|--quiet]\n"
     "       mgpu-harness instrument IN.ptx [-o|--output OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
+    "                               [--probes FILE.json|FILE.lua]   regions from markers and probes\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
@@ -273,29 +274,33 @@ static int cmd_dump(int argc, char **argv)
 
 static const char INSTRUMENT_USAGE[] =
     "usage: mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
+    "                                      [--probes FILE.json|FILE.lua]\n"
     "\n"
-    "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel into trace\n"
-    "stores. Each instrumented kernel gets three parameters appended: .u64 __mgpu_trace (the buffer,\n"
-    "traces x entries uint32), .u32 __mgpu_entries (entries_per_warpgroup) and .u64 __mgpu_calib (per\n"
-    "trace: %clock and %globaltimer_lo at its start and exit, 4 uint32). A module without markers is\n"
-    "written unchanged.\n"
+    "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel, and the\n"
+    "probes, into trace stores. Each instrumented kernel gets three parameters appended: .u64 __mgpu_trace\n"
+    "(the buffer, traces x entries uint32), .u32 __mgpu_entries (entries_per_warpgroup) and .u64\n"
+    "__mgpu_calib (per trace: %clock and %globaltimer_lo at its start and exit, 4 uint32). A module\n"
+    "without markers or probes is written unchanged.\n"
     "  IN.ptx               the module; a pipe (/dev/stdin, <(...)) is read to its end\n"
     "  -o, --output FILE    write the rewritten PTX here (atomically); default stdout\n"
     "  --scope S            warp (default) or warpgroup: who records, one trace per warp or per 128 threads\n"
     "  --names FILE         write the region name table as {\"name\": id}\n"
+    "  --probes FILE        regions in kernels without markers: FILE.json holds a JSON array of probe\n"
+    "                       objects, FILE.lua returns the list, as dev:load's probes = {...} (docs/cli.md)\n"
     "  -h, --help           this text\n"
     "An output that is the input (or the other output) is refused before anything is written.\n"
     "\n"
-    "exit status: 0 ok, 1 I/O error, 2 bad usage, 3 PTX it cannot parse or markers that do not nest\n";
+    "exit status: 0 ok, 1 I/O error, 2 bad usage or a bad probe file (naming probes[N]) or a probe that\n"
+    "             matches nothing, 3 PTX it cannot parse or markers that do not nest\n";
 
 static int cmd_instrument(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"scope", required_argument, NULL, 's'},
-        {"names", required_argument, NULL, 'n'},  {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"names", required_argument, NULL, 'n'},  {"probes", required_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
     };
-    const char *out_path = NULL, *names_path = NULL;
+    const char *out_path = NULL, *names_path = NULL, *probes_path = NULL;
     mh_scope scope = MH_SCOPE_WARP;
     const char *seen[512] = {0};
     int c;
@@ -309,6 +314,7 @@ static int cmd_instrument(int argc, char **argv)
         switch (c) {
         case 'o': out_path = optarg; break;
         case 'n': names_path = optarg; break;
+        case 'p': probes_path = optarg; break;
         case 's':
             if (mh_scope_parse(optarg, &scope))
                 return usage_error_of(INSTRUMENT_USAGE, "--scope takes warp or warpgroup, not `%s`", optarg);
@@ -324,17 +330,25 @@ static int cmd_instrument(int argc, char **argv)
     mh_error e;
     mh_error_clear(&e);
     /* the outputs, before anything is read or written: never the input, nor each other */
-    const char *input[] = {argv[optind]};
+    const char *input[] = {argv[optind], probes_path};
     const char *outs[] = {out_path, names_path}, *what[] = {"-o", "--names"};
-    if (mh_out_refuse_overlap(outs, what, 2, input, 1, &e)) return report(&e, NULL);
+    if (mh_out_refuse_overlap(outs, what, 2, input, probes_path ? 2 : 1, &e)) return report(&e, NULL);
+    /* the probes first: read and checked before the module (one reader with dev:load's) */
+    mh_instrument_opts io = {.scope = scope};
+    mh_lua_probes *probes = NULL;
+    if (probes_path && !(probes = mh_lua_probes_read(probes_path, &io.probes, &io.nprobes, &e))) return report(&e, NULL);
     size_t len;
     char *text = mh_read_file(argv[optind], 0, &len, &e);
-    if (!text) return report(&e, NULL);
+    if (!text) {
+        mh_lua_probes_free(probes);
+        return report(&e, NULL);
+    }
     size_t blank = 0;
     while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\n' || text[blank] == '\r'))
         blank++;
     if (blank == len) { /* an empty pipe (a compiler that failed upstream) is no module to write out unchanged */
         free(text);
+        mh_lua_probes_free(probes);
         mh_fail(&e, MH_E_PTX_SYNTAX, "%s: empty: no PTX module to instrument (%zu bytes read)", argv[optind], len);
         return report(&e, NULL);
     }
@@ -342,13 +356,19 @@ static int cmd_instrument(int argc, char **argv)
     mh_instrumented r;
     int rc = mh_ptx_parse(&m, text, len, argv[optind], &e);
     free(text);
-    if (rc) return report(&e, NULL);
-    rc = mh_instrument(&m, scope, &r, &e);
+    if (rc) {
+        mh_lua_probes_free(probes);
+        return report(&e, NULL);
+    }
+    rc = mh_instrument_with(&m, &io, &r, &e);
+    /* a probe that matches nothing (bad_argument) is the probe file's: say which file */
+    const char *context = rc && probes_path && e.code == MH_E_BAD_ARGUMENT ? probes_path : NULL;
+    mh_lua_probes_free(probes);
     if (!rc) {
         mh_out o;
         rc = mh_out_open(&o, out_path, &e);
         if (!rc) {
-            if (r.markers) mh_out_mem(&o, r.text, r.len);
+            if (r.markers || r.probe_points) mh_out_mem(&o, r.text, r.len);
             else mh_out_str(&o, m.text);
             rc = mh_out_commit(&o, &e);
         }
@@ -370,14 +390,17 @@ static int cmd_instrument(int argc, char **argv)
         {
             char funcs[64] = "";
             if (r.nfuncs) snprintf(funcs, sizeof funcs, " and %u device function%s", r.nfuncs, r.nfuncs == 1 ? "" : "s");
-            fprintf(stderr, "mgpu-harness: %u marker%s in %u kernel%s%s, %zu region name%s\n", r.markers,
-                    r.markers == 1 ? "" : "s", r.nkernels, r.nkernels == 1 ? "" : "s", funcs, r.names.n,
+            char probed[64] = "";
+            if (io.nprobes)
+                snprintf(probed, sizeof probed, ", %u probe point%s", r.probe_points, r.probe_points == 1 ? "" : "s");
+            fprintf(stderr, "mgpu-harness: %u marker%s%s in %u kernel%s%s, %zu region name%s\n", r.markers,
+                    r.markers == 1 ? "" : "s", probed, r.nkernels, r.nkernels == 1 ? "" : "s", funcs, r.names.n,
                     r.names.n == 1 ? "" : "s");
         }
         mh_instrumented_free(&r);
     }
     mh_ptx_free(&m);
-    return rc ? report(&e, NULL) : 0;
+    return rc ? report(&e, context) : 0;
 }
 
 /* What each backend says of itself (backends.h), then where nvcc is. */

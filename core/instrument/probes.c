@@ -309,15 +309,16 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
     return rc;
 }
 
-/* The message for a probe that matched nothing in any entry. */
-static int unmatched(const mh_ptx_module *m, const mh_probe *p, mh_error *e)
+/* The message for a probe (probes[k + 1]) that matched nothing in any entry. */
+static int unmatched(const mh_ptx_module *m, const mh_probe *p, uint32_t k, mh_error *e)
 {
     char what[260];
     if (p->kind == MH_PROBE_AROUND) snprintf(what, sizeof what, "around = \"%.200s\"", p->around);
     else if (p->kind == MH_PROBE_LOOP) snprintf(what, sizeof what, "loop%s%.200s", p->loop ? " = " : " (no natural loop)", p->loop ? p->loop : "");
     else if (p->from || p->to) snprintf(what, sizeof what, "from %.100s to %.100s (labels of one kernel)", p->from ? p->from : "(a line)", p->to ? p->to : "(a line)");
     else snprintf(what, sizeof what, "from line %u to line %u", p->from_line, p->to_line);
-    return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: probe \"%.100s\": %s matches nothing in any kernel", m->path, p->name, what);
+    return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: probe \"%.100s\": %s matches nothing in any kernel (probes[%u])", m->path,
+                   p->name, what, k + 1);
 }
 
 int probes_collect(rewrite *w, const mh_instrument_opts *opts, mh_error *e)
@@ -349,7 +350,7 @@ int probes_collect(rewrite *w, const mh_instrument_opts *opts, mh_error *e)
         free(c.loc_lines);
     }
     for (uint32_t k = 0; !rc && k < opts->nprobes; k++)
-        if (!matched[k]) rc = unmatched(m, &opts->probes[k], e);
+        if (!matched[k]) rc = unmatched(m, &opts->probes[k], k, e);
     free(matched);
     return rc;
 }

@@ -11,6 +11,7 @@
  *   glue_host.c     JSON, hashing, files, locks and time for the Lua library
  *   glue_proc.c     child processes with pipes (the sweep's workers)
  *   glue_probe.c    what backends and devices this machine has
+ *   glue_probes_file.c  `instrument --probes FILE`: a probe list from a .json or .lua file
  *   glue_open.c     luaopen_mgpu_core: classes and functions behind api_call
  *   runner.c        the embedded runner of mgpu-harness (as lua.c is Lua's) */
 #ifndef MH_GLUE_H
@@ -118,6 +119,10 @@ l_array *glue_check_array(lua_State *L, int i);
 /* The module of the kernel at k (its uservalue), pushed. */
 l_module *glue_kernel_module(lua_State *L, int k);
 int glue_kernel_instrumented(const l_module *m, const mh_ptx_func *f);
+/* A probe list (dev:load's probes = {...}) at t, checked: a userdata of mh_probe pushed (the
+ * strings stay in the table at t); messages begin with who ("load", a file's path) and name
+ * the probe (probes[N]). */
+const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t *n);
 
 /* ---- traces (glue_trace.c) ----------------------------------------------- */
 /* profile = {scope=, entries=, names=} of a kernel writing its own trace: spec + names into t */
@@ -125,6 +130,10 @@ void glue_read_profile(lua_State *L, int idx, const uint32_t grid[3], const uint
 int glue_names_copy(mh_names *dst, const mh_names *src, mh_error *e);
 /* Largest header count + 3 over the traces: the entries the kernel needed. */
 uint64_t glue_entries_needed(const uint32_t *w, const mh_spec *s);
+
+/* ---- JSON (glue_host.c) -------------------------------------------------- */
+/* core.json_decode(string [, origin]) -> value; bad JSON raises bad_argument naming origin */
+int glue_json_decode(lua_State *L);
 
 /* ---- what each file registers -------------------------------------------- */
 extern const luaL_Reg glue_error_funcs[], glue_trace_funcs[], glue_device_funcs[], glue_array_funcs[],

@@ -113,44 +113,45 @@ typedef struct {
 
 /* probes = {{name=, kernel = true | loop = true or "LABEL" [, per = "loop"] | around = "mnemonic" |
  * from =, to = (labels, or PTX lines)}, ...}: into a userdata left on the stack (the strings stay
- * in the table, which the caller's stack holds too). */
-static const mh_probe *read_probes(lua_State *L, int t, uint32_t *n)
+ * in the table, which the caller's stack holds too).  who begins the messages: "load", or the
+ * file of `instrument --probes` (glue_probes_file.c). */
+const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t *n)
 {
     static const char *const keys[] = {"name", "kernel", "loop", "per", "around", "from", "to", NULL};
-    if (!lua_istable(L, t)) glue_bad(L, "%s", "load: probes must be a list of tables {name =, kernel = true | loop = | around = | from =, to =}");
+    if (!lua_istable(L, t)) glue_bad(L, "%s: probes must be a list of tables {name =, kernel = true | loop = | around = | from =, to =}", who);
     size_t len = lua_rawlen(L, t);
-    if (len > 4096) glue_bad(L, "%s", "load: more than 4096 probes");
+    if (len > 4096) glue_bad(L, "%s: more than 4096 probes", who);
     mh_probe *p = lua_newuserdatauv(L, (len ? len : 1) * sizeof *p, 0);
     for (size_t i = 0; i < len; i++) {
         char what[40];
         snprintf(what, sizeof what, "probes[%zu]", i + 1);
         lua_rawgeti(L, t, (lua_Integer)i + 1);
         int q = lua_gettop(L);
-        if (!lua_istable(L, q)) glue_bad(L, "load: %s must be a table {name =, ...}", what);
+        if (!lua_istable(L, q)) glue_bad(L, "%s: %s must be a table {name =, ...}", who, what);
         glue_check_keys(L, q, what, keys);
         memset(&p[i], 0, sizeof p[i]);
         p[i].name = glue_opt_string(L, q, what, "name", NULL);
-        if (!p[i].name || !*p[i].name || strpbrk(p[i].name, "\n\r\"")) glue_bad(L, "load: %s.name must be a region name (one line, no quotes)", what);
+        if (!p[i].name || !*p[i].name || strpbrk(p[i].name, "\n\r\"")) glue_bad(L, "%s: %s.name must be a region name (one line, no quotes)", who, what);
         int kinds = 0;
         lua_getfield(L, q, "kernel");
         if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TBOOLEAN)
-            glue_bad(L, "load: %s.kernel must be true, got %s", what, glue_typename(L, -1));
+            glue_bad(L, "%s: %s.kernel must be true, got %s", who, what, glue_typename(L, -1));
         if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_KERNEL, kinds++;
         lua_getfield(L, q, "loop");
         if (!lua_isnil(L, -1) && lua_type(L, -1) != LUA_TBOOLEAN && lua_type(L, -1) != LUA_TSTRING)
-            glue_bad(L, "load: %s.loop must be true or a label or pattern, got %s", what, glue_typename(L, -1));
+            glue_bad(L, "%s: %s.loop must be true or a label or pattern, got %s", who, what, glue_typename(L, -1));
         if (lua_type(L, -1) == LUA_TSTRING) p[i].kind = MH_PROBE_LOOP, p[i].loop = lua_tostring(L, -1), kinds++;
         else if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_LOOP, kinds++;
         lua_pop(L, 2);
         const char *per = glue_opt_string(L, q, what, "per", NULL);
-        if (per && strcmp(per, "loop") && strcmp(per, "iteration")) glue_bad(L, "load: %s.per must be \"loop\" or \"iteration\"", what);
+        if (per && strcmp(per, "loop") && strcmp(per, "iteration")) glue_bad(L, "%s: %s.per must be \"loop\" or \"iteration\"", who, what);
         p[i].per_loop = per && !strcmp(per, "loop");
         if ((p[i].around = glue_opt_string(L, q, what, "around", NULL))) p[i].kind = MH_PROBE_AROUND, kinds++;
         for (int k = 0; k < 2; k++) {
             lua_getfield(L, q, k ? "to" : "from");
             if (lua_type(L, -1) == LUA_TNUMBER) {
                 lua_Integer v = lua_tointeger(L, -1);
-                if (v < 1 || v > UINT32_MAX) glue_bad(L, "load: %s.%s must be a label or a line number", what, k ? "to" : "from");
+                if (v < 1 || v > UINT32_MAX) glue_bad(L, "%s: %s.%s must be a label or a line number", who, what, k ? "to" : "from");
                 *(k ? &p[i].to_line : &p[i].from_line) = (uint32_t)v;
             } else if (!lua_isnil(L, -1)) *(k ? &p[i].to : &p[i].from) = glue_opt_string(L, q, what, k ? "to" : "from", NULL);
             lua_pop(L, 1);
@@ -158,9 +159,9 @@ static const mh_probe *read_probes(lua_State *L, int t, uint32_t *n)
         int range = p[i].from || p[i].from_line || p[i].to || p[i].to_line;
         if (range) p[i].kind = MH_PROBE_RANGE, kinds++;
         if (range && (!(p[i].from || p[i].from_line) || !(p[i].to || p[i].to_line) || !p[i].from != !p[i].to))
-            glue_bad(L, "load: %s: from and to must both be labels or both be lines", what);
-        if (kinds != 1) glue_bad(L, "load: %s must have one of kernel = true, loop =, around =, from = / to =", what);
-        if (per && p[i].kind != MH_PROBE_LOOP) glue_bad(L, "load: %s.per is for loop probes", what);
+            glue_bad(L, "%s: %s: from and to must both be labels or both be lines", who, what);
+        if (kinds != 1) glue_bad(L, "%s: %s must have one of kernel = true, loop =, around =, from = / to =", who, what);
+        if (per && p[i].kind != MH_PROBE_LOOP) glue_bad(L, "%s: %s.per is for loop probes", who, what);
         lua_pop(L, 1);
     }
     *n = (uint32_t)len;
@@ -191,7 +192,7 @@ static void read_load_opts(lua_State *L, int t, int in_source_table, load_opts *
     if (lua_isnil(L, -1)) lua_pop(L, 1);
     else {
         if (!o->instrument) glue_bad(L, "%s", "load: probes need instrument = \"warp\" or \"warpgroup\"");
-        o->probes = read_probes(L, lua_gettop(L), &o->nprobes);
+        o->probes = glue_read_probes(L, lua_gettop(L), "load", &o->nprobes);
     }
 }
 

@@ -114,7 +114,7 @@ static int l_json_encode(lua_State *L)
 }
 
 /* core.json_decode(string [, origin]) -> value; bad JSON raises bad_argument with the line */
-static int l_json_decode(lua_State *L)
+int glue_json_decode(lua_State *L)
 {
     size_t n;
     const char *s = luaL_checklstring(L, 1, &n);
@@ -332,7 +332,7 @@ static int l_getpid(lua_State *L)
 const luaL_Reg glue_host_funcs[] = {
     {"lock", l_lock_new},           {"exe_path", l_exe_path},       {"realpath", l_realpath},
     {"getpid", l_getpid},           {"link", l_link},               {"same_file", l_same_file},
-    {"json_encode", l_json_encode}, {"json_decode", l_json_decode}, {"sha256_file", l_sha256_file},
+    {"json_encode", l_json_encode}, {"json_decode", glue_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
     {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},
 };
