@@ -6,7 +6,10 @@
 -- min) both runs showed; for region medians, nothing (they come from one
 -- launch each; emu's virtual time has none).  --max-slowdown PCT makes the
 -- exit status 9 when something got slower by more than PCT percent beyond
--- that noise, for a regression gate in CI.
+-- that noise, for a regression gate in CI; it then names the point (and the
+-- regions that got slower there) or the region, and whether the kernel's source
+-- changed between the runs (the manifests' sha256 of the module, the headers a
+-- .cu included and the PTX nvcc made).
 local errors = require "mgpu.errors"
 local options = require "mgpu.options"
 local files = require "mgpu.files"
@@ -34,9 +37,48 @@ local function fmt_change(pct, noisy)
   return noisy and (s .. " (noise)") or s
 end
 
--- Keeps the worst slowdown beyond noise (percent), for --max-slowdown.
-local function worst(acc, pct, noisy)
-  if pct and not noisy and pct > acc.worst then acc.worst = pct end
+-- Keeps the worst slowdown beyond noise (percent), for --max-slowdown, and what it was: at
+-- (the point or region, with its numbers) and slower (the regions slower there).
+local function worst(acc, pct, noisy, at, slower)
+  if pct and not noisy and pct > acc.worst then
+    acc.worst, acc.worst_at, acc.worst_regions = pct, at, slower
+  end
+end
+
+local function short(sha) return type(sha) == "string" and sha:sub(1, 12) or "?" end
+
+-- Whether the kernel's source differs between two manifests: a sentence, nil when neither
+-- recorded a hash (a run of a summary, or written by hand).  What is compared: the module
+-- (ptx[1]: the .ptx, or the .cu), the headers the .cu included (by path), the PTX nvcc made.
+function M.source_change(man_a, man_b)
+  local pa, pb = (man_a.ptx or {})[1], (man_b.ptx or {})[1]
+  if not (pa and pa.sha256) or not (pb and pb.sha256) then return nil end
+  local changed = {}
+  if pa.sha256 ~= pb.sha256 then
+    changed[#changed + 1] = string.format("module %s (sha256 %s... -> %s...)", pb.path, short(pa.sha256),
+      short(pb.sha256))
+  end
+  local ha = {}
+  for _, e in ipairs(man_a.headers or {}) do ha[e.path] = e.sha256 end
+  for _, e in ipairs(man_b.headers or {}) do
+    if ha[e.path] == nil then changed[#changed + 1] = "header " .. e.path .. " (new)"
+    elseif ha[e.path] ~= e.sha256 then
+      changed[#changed + 1] = string.format("header %s (sha256 %s... -> %s...)", e.path, short(ha[e.path]),
+        short(e.sha256))
+    end
+    ha[e.path] = nil
+  end
+  for path in pairs(ha) do changed[#changed + 1] = "header " .. path .. " (no longer included)" end
+  local ca, cb = man_a.compiled, man_b.compiled
+  if #changed == 0 and type(ca) == "table" and type(cb) == "table" and ca.sha256 ~= cb.sha256 then
+    changed[#changed + 1] = string.format("the PTX nvcc made of it (sha256 %s... -> %s...: another nvcc, arch or "
+      .. "flags)", short(ca.sha256), short(cb.sha256))
+  end
+  if #changed == 0 then
+    return string.format("the kernel's source is the same in both runs (%s, sha256 %s...)", pb.path, short(pb.sha256)),
+      false
+  end
+  return "the kernel's source changed: " .. table.concat(changed, "; "), true
 end
 
 -- What compare reads is checked before it is used: a results file written by
@@ -65,9 +107,10 @@ local function axis_names(man, path)
 end
 
 -- A comparison's result: its title and table, the worst slowdown, the counts.
-local function finish(title, head, acc)
+local function finish(title, head, acc, source)
   return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
-    only_base = acc.only_base, only_new = acc.only_new }
+    only_base = acc.only_base, only_new = acc.only_new, worst_at = acc.worst_at, worst_regions = acc.worst_regions,
+    source = source }
 end
 
 -- Two results folders: one line per point, by key.
@@ -121,20 +164,28 @@ function M.folders(base, new)
       local pct = change(ta.median, tb.median)
       local noise = (ta.max or 0) - (ta.min or 0) + (tb.max or 0) - (tb.min or 0)
       local noisy = pct ~= nil and pct ~= 0 and math.abs(tb.median - ta.median) <= noise
-      worst(acc, pct, noisy)
       local cells = { results.fmt_ns(ta.median, "ns"), results.fmt_ns(tb.median, "ns"), fmt_change(pct, noisy) }
-      local regs, by_name = {}, {}
+      local regs, by_name, slower = {}, {}, {}
       for _, g in ipairs(b.regions or {}) do by_name[g.name] = g end
       for _, g in ipairs(a.regions or {}) do
         local h = by_name[g.name]
         if a.unit ~= b.unit then
           regs[#regs + 1] = g.name .. " (units differ)"
         elseif h then
-          regs[#regs + 1] = g.name .. " " .. fmt_change(change(g.median, h.median))
+          local rp = change(g.median, h.median)
+          regs[#regs + 1] = g.name .. " " .. fmt_change(rp)
+          if rp and rp > 0 then slower[#slower + 1] = { name = g.name, pct = rp, a = g.median, b = h.median, unit = a.unit } end
         else
           regs[#regs + 1] = g.name .. " gone"
         end
       end
+      table.sort(slower, function(x, y) return x.pct > y.pct end)
+      local label = { string.format("point %s", tostring(a.index)) }
+      local axes_of = {}
+      for _, n in ipairs(names) do axes_of[#axes_of + 1] = n .. "=" .. tostring(a.point and a.point[n]) end
+      if #axes_of > 0 then label[#label + 1] = "(" .. table.concat(axes_of, ", ") .. ")" end
+      worst(acc, pct, noisy, string.format("%s: %s -> %s (%s)", table.concat(label, " "), cells[1], cells[2],
+        fmt_change(pct)), slower)
       cells[4], cells[5] = table.concat(regs, ", "), overhead(a, b)
       add(line, cells)
     end
@@ -155,7 +206,9 @@ function M.folders(base, new)
     title = title .. string.format("\nnote: different devices (%s, %s): times are not comparable",
       tostring(man_a.device), tostring(man_b.device))
   end
-  return finish(title, head, acc)
+  local source, changed = M.source_change(man_a, man_b)
+  if changed then title = title .. "\nnote: " .. source end
+  return finish(title, head, acc, source or "the manifests record no source hashes")
 end
 
 -- Two region summaries: one line per region name.
@@ -182,7 +235,8 @@ function M.summaries(base, new)
     if h then
       acc.matched = acc.matched + 1
       local pct = change(g.median, h.median)
-      worst(acc, pct, false)
+      worst(acc, pct, false, string.format("region %s: median %s -> %s (%s)", g.name, results.fmt_ns(g.median, unit),
+        results.fmt_ns(h.median, unit), fmt_change(pct)))
       local count = g.count == h.count and tostring(g.count) or (g.count .. " -> " .. h.count)
       local live = (g.concurrency and h.concurrency) and string.format("%.2f -> %.2f", g.concurrency, h.concurrency) or "-"
       acc.body[#acc.body + 1] = { g.name, count, results.fmt_ns(g.median, unit), results.fmt_ns(h.median, unit),
@@ -202,7 +256,8 @@ function M.summaries(base, new)
   local ta, tb = a.timeline, b.timeline
   if type(ta) == "table" and type(tb) == "table" then
     local pct = change(ta.span, tb.span)
-    worst(acc, pct, false)
+    worst(acc, pct, false, string.format("the kernel's span: %s -> %s (%s)", results.fmt_ns(ta.span, unit),
+      results.fmt_ns(tb.span, unit), fmt_change(pct)))
     title = title .. string.format("\nspan %s -> %s (%s); SMs %s -> %s; last SM done %s -> %s",
       results.fmt_ns(ta.span, unit), results.fmt_ns(tb.span, unit), fmt_change(pct), tostring(ta.sms),
       tostring(tb.sms), results.fmt_ns(ta.sm_done_max, unit), results.fmt_ns(tb.sm_done_max, unit))
@@ -215,6 +270,23 @@ function M.compare(base, new)
   local da, db = is_results_dir(base), is_results_dir(new)
   if da ~= db then bad(string.format("compare two results folders or two summaries, not %s and %s", base, new)) end
   return da and M.folders(base, new) or M.summaries(base, new)
+end
+
+-- What got slower, for the gate's message: the worst point (or region), the regions slower
+-- there, whether the kernel's source changed.
+function M.slowdown_detail(r)
+  local lines = { "  worst: " .. tostring(r.worst_at) }
+  if r.worst_regions then
+    local regs = {}
+    for i, g in ipairs(r.worst_regions) do
+      if i > 5 then break end
+      regs[#regs + 1] = string.format("%s %s (median %s -> %s)", g.name, fmt_change(g.pct), results.fmt_ns(g.a, g.unit),
+        results.fmt_ns(g.b, g.unit))
+    end
+    lines[#lines + 1] = "  regions slower there: " .. (#regs > 0 and table.concat(regs, ", ") or "none")
+  end
+  if r.source then lines[#lines + 1] = "  " .. r.source end
+  return table.concat(lines, "\n")
 end
 
 local USAGE_TEXT = "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
@@ -250,6 +322,7 @@ function M.main(argv)
   print(string.format("%d compared%s", r.matched, extra))
   if max_slowdown and r.worst > max_slowdown then
     print(string.format("slower by %.1f%%, more than --max-slowdown %g%%", r.worst, max_slowdown))
+    print(M.slowdown_detail(r))
     return M.EXIT_SLOWER
   end
   return 0

@@ -138,4 +138,49 @@ describe("compare", function()
     assert.equal(1, st, err)
     assert.matches("none.json: cannot open %[io_error%]", err)
   end)
+  it("says which point and which regions got slower, and whether the kernel's source changed", function()
+    local function man(sha, headers)
+      return { experiment = "sweep", backend = "emu", device = "emu",
+        axes = { { kind = "axis", names = { "n" }, rows = { { 1 }, { 2 } } } },
+        ptx = { { path = "/src/k.cu", sha256 = sha } }, headers = headers,
+        compiled = { ptx = "/cache/k.ptx", sha256 = sha .. "0" } }
+    end
+    local rows_a = { row(1, 1, 1000, 0, { region("load", 400), region("store", 300) }),
+      row(2, 2, 2000, 0, { region("load", 800), region("store", 600) }) }
+    local rows_b = { row(1, 1, 1100, 0, { region("load", 400), region("store", 360) }), -- +10%
+      row(2, 2, 3000, 0, { region("load", 1200), region("store", 660) }) }            -- +50%: the worst
+    h.write_results(dir .. "/a", man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } }), rows_a)
+    h.write_results(dir .. "/b", man("bbbb2222", { { path = "/src/k.cuh", sha256 = "dddd" } }), rows_b)
+    h.write_results(dir .. "/c", man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } }), rows_b)
+    local st, out = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "20")
+    assert.equal(9, st)
+    assert.matches("slower by 50.0%, more than --max-slowdown 20%\n"
+      .. "  worst: point 2 (n=2): 2.00 us -> 3.00 us (+50.0%)\n"
+      .. "  regions slower there: load +50.0% (median 800 ns -> 1.20 us), store +10.0% (median 600 ns -> 660 ns)\n"
+      .. "  the kernel's source changed: module /src/k.cu (sha256 aaaa1111... -> bbbb2222...); header /src/k.cuh "
+      .. "(sha256 cccc... -> dddd...)", out, 1, true)
+    assert.matches("note: the kernel's source changed", out, 1, true) -- in the title too
+    -- the same source: said so, and the title has no note
+    st, out = h.run("compare", dir .. "/a", dir .. "/c", "--max-slowdown", "20")
+    assert.equal(9, st)
+    assert.matches("  the kernel's source is the same in both runs (/src/k.cu, sha256 aaaa1111...)", out, 1, true)
+    assert.not_matches("note: the kernel", out, 1, true)
+    -- only the PTX nvcc made differs: another nvcc, arch or flags
+    local m = man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } })
+    m.compiled.sha256 = "ffff"
+    h.write_results(dir .. "/d", m, rows_b)
+    st, out = h.run("compare", dir .. "/c", dir .. "/d", "--max-slowdown", "0")
+    assert.equal(0, st)
+    local r = compare.folders(dir .. "/a", dir .. "/d")
+    assert.matches("the PTX nvcc made of it (sha256 aaaa11110... -> ffff...", r.source, 1, true)
+    -- summaries: the region, and no source to speak of
+    local function summary(path, load)
+      h.write(path, core.json_encode({ unit = "ns", regions = { region("load", load), region("store", 100) } }))
+    end
+    summary(dir .. "/s1.json", 1000)
+    summary(dir .. "/s2.json", 1300)
+    st, out = h.run("compare", dir .. "/s1.json", dir .. "/s2.json", "--max-slowdown", "10")
+    assert.equal(9, st)
+    assert.matches("  worst: region load: median 1.00 us -> 1.30 us (+30.0%)", out, 1, true)
+  end)
 end)
