@@ -300,6 +300,72 @@ static void place(mh_ptx_var *v, uint64_t *at)
     *at += v->size;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Each function's local_bytes: the .local bytes a thread of it needs, its own variables, those
+ * of the functions it calls (directly or not; a call through a register may reach any) and the
+ * module's, laid out afresh in text order (what a kernel:info reports; the driver's
+ * LOCAL_SIZE_BYTES counts a kernel's frame likewise, not the module's).  start/by: the
+ * variables bucketed by function, start[0] the module's, start[f + 1] function f's, before
+ * layout_vars compacts the module's bucket.  -1: out of memory. */
+static int function_locals(mh_ptx_module *m, const uint32_t *start, const uint32_t *by)
+{
+    uint32_t nf = m->nfuncs;
+    unsigned char *seen = calloc(nf ? nf : 1, 1);
+    uint32_t *todo = malloc((nf ? nf : 1) * sizeof *todo), *list = malloc((nf ? nf : 1) * sizeof *list);
+    if (!seen || !todo || !list) {
+        free(seen);
+        free(todo);
+        free(list);
+        return -1;
+    }
+    for (uint32_t fi = 0; fi < nf; fi++) {
+        uint32_t n = 0, nl = 0;
+        seen[fi] = 1;
+        todo[n++] = list[nl++] = fi;
+        int any = 0; /* a call through a register: every function may run */
+        while (n && !any) {
+            const mh_ptx_func *F = &m->funcs[todo[--n]];
+            for (uint32_t i = 0; i < F->ncode && !any; i++) {
+                const mh_ptx_insn *in = &F->code[i];
+                int call = in->op == MH_OP_CALL || (in->op == MH_OP_OPAQUE && (in->mods & MH_MOD_OPAQUE_CALL));
+                if (!call) continue;
+                if (in->callee < 0) any = 1;
+                else if (!seen[in->callee]) {
+                    seen[in->callee] = 1;
+                    todo[n++] = list[nl++] = (uint32_t)in->callee;
+                }
+            }
+        }
+        for (uint32_t j = 0; j < nl; j++) seen[list[j]] = 0; /* clean for the next function */
+        uint64_t at = 0;
+        /* the module's variables, then each reached function's own, in text order */
+        if (any) {
+            nl = 0;
+            for (uint32_t g = 0; g < nf; g++) list[nl++] = g;
+        } else qsort(list, nl, sizeof *list, cmp_u32);
+        for (uint32_t j = 0; j <= nl; j++) {
+            uint32_t b = j ? list[j - 1] + 1 : 0; /* bucket b: start[b] .. start[b + 1] */
+            for (uint32_t k = start[b]; k < start[b + 1]; k++) {
+                mh_ptx_var *v = &m->vars[by[k]];
+                if (v->space != MH_SP_LOCAL || !v->size) continue;
+                uint64_t off = v->offset; /* place() sets it: the module layout's offset stays */
+                place(v, &at);
+                v->offset = off;
+            }
+        }
+        m->funcs[fi].local_bytes = at;
+    }
+    free(seen);
+    free(todo);
+    free(list);
+    return 0;
+}
+
 /* Offsets of the variables.  Each function's layout takes the module's shared
  * variables and its own, in text order; the variables are bucketed by function
  * first, so the work is the variables plus functions x module-scope shared
@@ -327,6 +393,12 @@ int layout_vars(mh_ptx_module *m)
     uint64_t local = 0;
     for (uint32_t k = 0; k < nv; k++)
         if (m->vars[by[k]].space == MH_SP_LOCAL && m->vars[by[k]].size) place(&m->vars[by[k]], &local);
+    /* each function's own figure (kernel:info), while the buckets are whole */
+    if (function_locals(m, start, by)) {
+        free(start);
+        free(by);
+        return -1;
+    }
     /* the module-scope shared variables, in order */
     uint32_t nsh = 0;
     for (const uint32_t *q = mod; q < mod_end; q++)
@@ -357,7 +429,6 @@ int layout_vars(mh_ptx_module *m)
         }
         m->funcs[fi].dyn_offset = dyn;
         m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
-        m->funcs[fi].local_bytes = local;
     }
     free(start);
     free(by);
