@@ -595,13 +595,16 @@ end
 -- How many workers and which device each slot gets: --workers N or auto (one per visible GPU on
 -- cuda, per core on emu), --devices 0,2,3 (GPUs by number; a worker per device unless N says
 -- more, which share them round-robin).  Returns n, {devices = {...} (cuda)}, the backend kind.
-worker_plan = function(workers, devices, kind)
+-- asked: what the user gave that chose cuda and the workers ("--backend cuda", "--workers 2 with
+-- the experiment's backend = \"cuda\""), for the message when there is no device.
+worker_plan = function(workers, devices, kind, asked)
   local p = core.probe()
   local cuda = p.cuda and p.cuda.available and #p.cuda.devices > 0
   if kind == "auto" then kind = cuda and "cuda" or "emu" end
   if kind:match("^cuda") then
     if not cuda then
-      error(errors.new("no_device", "--workers on cuda: " .. (p.cuda and p.cuda.detail or "no CUDA driver")), 0)
+      error(errors.new("no_device", (asked or ("--backend " .. kind)) .. ": no CUDA device: "
+        .. (p.cuda and p.cuda.detail or "no CUDA driver") .. " (--backend emu runs on the CPU)"), 0)
     end
     if not devices then
       devices = {}
@@ -707,13 +710,18 @@ local function run_locked(exp, opts, dir, script, state)
   -- on cuda, a run from a script file uses one worker by default: a fault cuda.h says needs a
   -- relaunch loses the device for the process, and a worker is the process that goes
   local workers = opts.workers or (old and old.workers)
+  -- what chose the backend and the workers, as the user gave them (for worker_plan's messages)
+  local asked = opts.backend and ("--backend " .. opts.backend)
+    or (old and old.backend and string.format("%s: the run's backend %s", what, old.backend))
+    or (exp.backend and string.format("the experiment's backend = %q", exp.backend)) or "--backend auto"
+  if opts.workers then asked = string.format("--workers %s with %s", tostring(opts.workers), asked) end
   if workers == nil and opts.script_file and kind:match("^cuda") then workers = 1 end
   if workers == nil and opts.script_file and kind == "auto" then
     local p = core.probe()
     if p.cuda and p.cuda.available and #p.cuda.devices > 0 then workers = 1 end
   end
   if workers and workers ~= 0 then
-    nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind)
+    nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind, asked)
   end
   local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind)
   if exp.stats and dev.backend ~= "emu" then
