@@ -74,9 +74,10 @@ int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t 
             if (bits != 64)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) got an array: it is not a pointer",
                                f->name, k, p->name, mh_ptx_type_name(p->type));
-            /* every pointer the launch hands over has an address: one without is a second mgpu.TRACE
-             * (the trace buffer goes to one parameter), which the kernel would dereference at 0 */
-            if (!a->ptr)
+            /* every pointer the launch hands over has an address, unless asked to be null
+             * (mgpu.null): one without is a second mgpu.TRACE (the trace buffer goes to one
+             * parameter), which the kernel would dereference at 0 */
+            if (!a->ptr && !a->null)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s) got a pointer with no buffer behind "
                                "it: mgpu.TRACE given more than once? (the trace buffer goes to one parameter)",
                                f->name, k, p->name);

@@ -19,6 +19,7 @@ typedef struct mh_arg {
     int64_t i;          /* MH_ARG_INT */
     double f;           /* MH_ARG_FLOAT */
     const void *data;   /* MH_ARG_BYTES: the parameter's bytes as they are (a struct by value) */
+    int null;           /* MH_ARG_PTR: a null pointer on purpose (mgpu.null): ptr 0, bytes 0 */
 } mh_arg;
 
 /* Whether parameter p is an aggregate (.b8 name[N], a struct by value): its

@@ -75,6 +75,8 @@ typedef struct {
 
 /* core.TRACE: "the harness's trace buffer goes here" (its address is the token) */
 extern char glue_trace_sentinel;
+/* core.null: a null pointer where an array is taken (a launch's args, a struct's ptr field) */
+extern char glue_null_sentinel;
 
 /* ---- error values (glue_error.c) ----------------------------------------- */
 void glue_set_int(lua_State *L, int t, const char *k, lua_Integer v);

@@ -428,11 +428,13 @@ static int l_struct(lua_State *L)
             if (lua_istable(L, -1) && !luaL_testudata(L, -1, ARRAY_MT)) lua_geti(L, -1, (lua_Integer)i + 1);
             else lua_pushvalue(L, -1);
             l_array *a = ptr ? luaL_testudata(L, -1, ARRAY_MT) : NULL;
+            int null = ptr && lua_type(L, -1) == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == &glue_null_sentinel;
             if (a) {
                 mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
+            } else if (null) { /* mgpu.null: the zero bytes already there */
             } else if (ptr && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) == 0)) {
                 /* an integer address is no allocation the launch can check: a forged pointer */
-                glue_bad(L, "%s: a ptr field takes an array (its device address) or 0 (a null pointer), not %s", what,
+                glue_bad(L, "%s: a ptr field takes an array (its device address), mgpu.null or 0 (a null pointer), not %s", what,
                          lua_isinteger(L, -1) ? "another integer (an address no array has)" : glue_typename(L, -1));
             } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
                 lua_Integer v = lua_tointeger(L, -1);

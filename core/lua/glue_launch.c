@@ -77,7 +77,7 @@ static void read_shape(lua_State *L, launch_state *s)
     l->dynamic_smem = (uint32_t)smem;
 }
 
-/* args: arrays, numbers, strings of bytes for structs, mgpu.TRACE */
+/* args: arrays, mgpu.null, numbers, strings of bytes for structs, mgpu.TRACE */
 static void read_args(lua_State *L, launch_state *s)
 {
     lua_getfield(L, 2, "args");
@@ -101,6 +101,9 @@ static void read_args(lua_State *L, launch_state *s)
             a->kind = MH_ARG_PTR;
             a->ptr = arr->addr;
             a->bytes = arr->count * mh_dtype_size(arr->dtype);
+        } else if (lua_type(L, -1) == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == &glue_null_sentinel) {
+            a->kind = MH_ARG_PTR; /* mgpu.null: address 0, no buffer (nothing to save or restore) */
+            a->null = 1;
         } else if (lua_touserdata(L, -1) == &glue_trace_sentinel && !s->inst) {
             a->kind = MH_ARG_PTR;
             s->trace_at = (int)i;
@@ -116,7 +119,7 @@ static void read_args(lua_State *L, launch_state *s)
             a->data = lua_tolstring(L, -1, &len);
             a->bytes = len;
         } else {
-            glue_bad(L, "launch %s: argument %u is a %s (arrays, numbers, strings of bytes for structs%s)", s->k->f->name,
+            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->name,
                      i + 1, glue_typename(L, -1),
                      s->inst ? "; the trace buffer of an instrumented kernel is passed by the harness" : " or mgpu.TRACE");
         }

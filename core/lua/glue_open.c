@@ -9,6 +9,7 @@
 #include <string.h>
 
 char glue_trace_sentinel;
+char glue_null_sentinel;
 
 void *glue_new_object(lua_State *L, size_t size, const char *mt, int uservalue_index)
 {
@@ -96,6 +97,8 @@ int luaopen_mgpu_core(lua_State *L)
     lua_setfield(L, -2, "VERSION");
     lua_pushlightuserdata(L, &glue_trace_sentinel);
     lua_setfield(L, -2, "TRACE");
+    lua_pushlightuserdata(L, &glue_null_sentinel);
+    lua_setfield(L, -2, "null");
     return 1;
 }
 

@@ -33,6 +33,10 @@ end
 -- (kernels that write their own trace, Mosaic style); see kernel:launch.
 M.TRACE = core.TRACE
 
+-- A null pointer, wherever an array is taken: a launch's args (the parameter gets address 0) and
+-- mgpu.struct's ptr fields.  Every array's address is a multiple of 256 (as cuMemAlloc's).
+M.null = core.null
+
 -- A device: mgpu.device() or mgpu.device("auto") picks the first CUDA device
 -- when a driver and a device are present, else emu (the CPU executor of PTX);
 -- "emu", "cuda", "cuda:N" choose; {driver = path} loads another libcuda.
