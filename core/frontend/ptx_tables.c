@@ -323,6 +323,15 @@ static int function_locals(mh_ptx_module *m, const uint32_t *start, const uint32
         free(list);
         return -1;
     }
+    /* the module's .local variables come first in every function's layout: placed once */
+    uint64_t at_mod = 0;
+    for (uint32_t k = start[0]; k < start[1]; k++) {
+        mh_ptx_var *v = &m->vars[by[k]];
+        if (v->space != MH_SP_LOCAL || !v->size) continue;
+        uint64_t off = v->offset; /* place() sets it: the module layout's offset stays */
+        place(v, &at_mod);
+        v->offset = off;
+    }
     for (uint32_t fi = 0; fi < nf; fi++) {
         uint32_t n = 0, nl = 0;
         seen[fi] = 1;
@@ -342,14 +351,14 @@ static int function_locals(mh_ptx_module *m, const uint32_t *start, const uint32
             }
         }
         for (uint32_t j = 0; j < nl; j++) seen[list[j]] = 0; /* clean for the next function */
-        uint64_t at = 0;
-        /* the module's variables, then each reached function's own, in text order */
+        uint64_t at = at_mod;
+        /* after the module's variables, each reached function's own, in text order */
         if (any) {
             nl = 0;
             for (uint32_t g = 0; g < nf; g++) list[nl++] = g;
         } else qsort(list, nl, sizeof *list, cmp_u32);
-        for (uint32_t j = 0; j <= nl; j++) {
-            uint32_t b = j ? list[j - 1] + 1 : 0; /* bucket b: start[b] .. start[b + 1] */
+        for (uint32_t j = 1; j <= nl; j++) {
+            uint32_t b = list[j - 1] + 1; /* bucket b: start[b] .. start[b + 1] */
             for (uint32_t k = start[b]; k < start[b + 1]; k++) {
                 mh_ptx_var *v = &m->vars[by[k]];
                 if (v->space != MH_SP_LOCAL || !v->size) continue;
