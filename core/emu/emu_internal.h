@@ -91,6 +91,7 @@ typedef struct {
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
     struct { uint64_t busy, pending, group[8]; uint32_t ngroups, retired; } mma; /* retired: groups waited for */
+    uint32_t nreg;          /* setmaxnreg: the registers a thread of this warp holds (ctx.regs at start) */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
     uint32_t cl_arrived, cl_phase;
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
@@ -120,6 +121,8 @@ struct blk {
     uint64_t end;           /* when its last warp finished */
     /* clusters (emu_cluster.c): its rank, the blocks of its cluster by rank (itself included), and
      * (kept by rank 0) the cluster barrier's arrivals and phase */
+    int64_t reg_free;       /* setmaxnreg: registers of the block's pool (ctx.regs x its threads) that
+                             * setmaxnreg.dec freed and no setmaxnreg.inc took yet */
     uint32_t rank;
     blk *peer[MH_EMU_MAX_CLUSTER];
     int done;               /* finished, its slot kept until every block of the cluster has */
@@ -217,6 +220,8 @@ typedef struct {
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
     int calls;              /* the code calls a defined function (warps need call stacks) */
+    uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
+                             * setmaxnreg then checks only its rules, no pool) */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
 } ctx;
 

@@ -610,6 +610,44 @@ static int strict_sources(ctx *c, warp *w, const mh_ptx_mma *r)
     }
 }
 
+/* setmaxnreg.inc/dec N: its rules, then (with the launch's register count known) the block's pool:
+ * a block gets regs x threads registers at launch; .dec gives the warp's registers above N back to
+ * the pool, .inc takes what it needs from it and, when the pool has too little, waits (it asks
+ * again after the block's next write; a dec wakes it) until another warpgroup's .dec frees enough,
+ * as the PTX ISA says the request blocks.  Registers are not a resource emu runs out of: the pool
+ * is the GPU's bookkeeping, so a kernel whose incs exceed what its decs free deadlocks here as on
+ * a GPU. */
+static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
+{
+    const char *op = r->inc ? "inc" : "dec";
+    if (r->imm < 24 || r->imm > 256 || r->imm % 8)
+        return emu_fault(c, w, 0, "setmaxnreg.%s %u: the count must be a multiple of 8 from 24 to 256", op, r->imm), -1;
+    if (c->nthreads % 128)
+        return emu_fault(c, w, 0, "setmaxnreg needs whole warpgroups: the block has %u threads", c->nthreads), -1;
+    if (!c->regs) return 0; /* no launch count (ptxas not run): no pool to keep */
+    if (r->inc ? r->imm < w->nreg : r->imm > w->nreg)
+        return emu_fault(c, w, 0, "setmaxnreg.%s %u: the warp's threads hold %u registers each, and .%s may only %s "
+                         "them", op, r->imm, w->nreg, op, r->inc ? "raise" : "lower"), -1;
+    blk *b = w->b;
+    if (!r->inc) {
+        b->reg_free += (int64_t)(w->nreg - r->imm) * WARP;
+        w->nreg = r->imm;
+        c->writes++; /* parked warps waiting at an .inc look again */
+        return 0;
+    }
+    int64_t need = (int64_t)(r->imm - w->nreg) * WARP;
+    if (need > b->reg_free) { /* not yet: the warp asks again (its pcs advance after the instruction) */
+        for (int l = 0; l < WARP; l++) {
+            w->st[l] = LANE_YIELD;
+            w->pc[l]--;
+        }
+        return 0;
+    }
+    b->reg_free -= need;
+    w->nreg = r->imm;
+    return 0;
+}
+
 int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t emask)
 {
     const mh_ptx_mma *r = &c->m->mma[in->callee];
@@ -636,14 +674,7 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     case MH_MMA_WMMA_LOAD: return wmma_ldst(c, w, r, emask, 0);
     case MH_MMA_WMMA_STORE: return wmma_ldst(c, w, r, emask, 1);
     case MH_MMA_WMMA_MMA: return wmma_mma(c, w, r, emask);
-    case MH_MMA_SETMAXNREG:
-        /* the register budget of the warpgroup's warps; emu's registers are unlimited, so only its rules */
-        if (r->imm < 24 || r->imm > 256 || r->imm % 8)
-            return emu_fault(c, w, 0, "setmaxnreg.%s %u: the count must be a multiple of 8 from 24 to 256",
-                             r->inc ? "inc" : "dec", r->imm), -1;
-        if (c->nthreads % 128)
-            return emu_fault(c, w, 0, "setmaxnreg needs whole warpgroups: the block has %u threads", c->nthreads), -1;
-        return 0;
+    case MH_MMA_SETMAXNREG: return setmaxnreg(c, w, r);
     default: return emu_fault(c, w, 0, "unknown tensor-core instruction"), -1;
     }
 }

@@ -186,6 +186,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     if (c->ntma_q) emu_tma_forget(c, b);
     b->cl_arrived = 0;
     b->cl_phase = 0;
+    b->reg_free = 0; /* every warp holds its launch count */
     b->rank = 0;
     b->peer[0] = b;
     b->stalled = 0;
@@ -201,6 +202,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
+        w->nreg = c->regs;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -276,7 +278,8 @@ static int block_stuck(ctx *c, blk *b)
                 for (int l = 0; l < WARP; l++)
                     if (b->warps[i].st[l] == LANE_YIELD)
                         return emu_fault(c, &b->warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
-                                     "completes, or a bar.sync the waiting warps never reach)"), -1;
+                                     "completes, a setmaxnreg.inc for registers no warpgroup frees, or a bar.sync "
+                                     "the waiting warps never reach)"), -1;
         }
         unpark(c, b, when);
         return 0;

@@ -7,6 +7,7 @@
 #include "launch/args.h"
 #include "launch/tensor_map.h"
 #include "emu/emu_occupancy.h"
+#include "frontend/ptx_mma.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -406,7 +407,7 @@ static int l_kernel_device(lua_State *L)
 }
 
 /* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=,
- * registers_from=, spill_stores=, spill_loads=, stack=, ptx_registers=, note=}
+ * registers_from=, spill_stores=, spill_loads=, stack=, ptx_registers=, note=, setmaxnreg=}
  * cuda: what the driver compiled, and jit_target ("compute_90a": compiled for that
  * architecture-specific target; "context": for the device's); emu: what ptxas says (registers,
  * spills, stack) where ptxas is installed; without it registers is nil and note says why (the
@@ -453,6 +454,26 @@ static int l_kernel_info(lua_State *L)
     glue_set_int(L, -1, "max_threads", kf.max_threads);
     if (kf.jit_target) glue_set_str(L, -1, "jit_target", kf.jit_target);
     glue_set_str(L, -1, "backend", d->dev.facts.backend);
+    /* setmaxnreg = {{op = "dec"|"inc", count = N, line = L}, ...}: the kernel's own, in code order
+     * (the occupancy is the launch count's; setmaxnreg moves registers between its warpgroups) */
+    int nset = 0;
+    for (uint32_t i = 0; i < k->f->ncode; i++) {
+        const mh_ptx_insn *in = &k->f->code[i];
+        if (in->op != MH_OP_MMA || in->callee < 0 || (uint32_t)in->callee >= m->m.nmma) continue;
+        const mh_ptx_mma *r = &m->m.mma[in->callee];
+        if (r->kind != MH_MMA_SETMAXNREG) continue;
+        if (!nset++) {
+            lua_newtable(L);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, "setmaxnreg");
+        }
+        lua_createtable(L, 0, 3);
+        glue_set_str(L, -1, "op", r->inc ? "inc" : "dec");
+        glue_set_int(L, -1, "count", r->imm);
+        glue_set_int(L, -1, "line", in->line);
+        lua_rawseti(L, -2, nset);
+    }
+    if (nset) lua_pop(L, 1);
     if (occ) {
         uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
         if (threads > 1024) return glue_bad(L, "info: a block of %llu threads (at most 1024)", (unsigned long long)threads);

@@ -451,8 +451,47 @@ static int run_text(const char *body, uint32_t block, mh_error *e)
     return rc;
 }
 
+/* setmaxnreg's pool: three warpgroups launched with `regs` registers a thread (ptxas's count; 0:
+ * unknown), the first waits a while and then gives its registers above 40 back, the other two ask
+ * for `inc` (a warp asking before the give-back waits for it). */
+static int reg_pool(int regs, unsigned inc, unsigned dec, mh_error *e)
+{
+    char text[2048];
+    snprintf(text, sizeof text,
+             ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %%r<8>;\n"
+             ".reg .pred %%p<3>;\nmov.u32 %%r1, %%tid.x;\nshr.u32 %%r2, %%r1, 7;\nsetp.eq.u32 %%p1, %%r2, 0;\n"
+             "@%%p1 bra PRODUCER;\nsetmaxnreg.inc.sync.aligned.u32 %u;\nbra DONE;\nPRODUCER:\nmov.u32 %%r3, 0;\n"
+             "SPIN:\nadd.u32 %%r3, %%r3, 1;\nsetp.lt.u32 %%p2, %%r3, 300;\n@%%p2 bra SPIN;\n"
+             "setmaxnreg.dec.sync.aligned.u32 %u;\nDONE:\nret;\n}\n", inc, dec);
+    mh_ptx_module m;
+    int rc = mh_ptx_parse(&m, text, strlen(text), "pool.ptx", e);
+    if (rc) return rc;
+    mh_emu_launch l = {.grid = {2, 1, 1}, .block = {384, 1, 1}, .timeout_s = 30};
+    mh_emu_extra x = {.regs_per_thread = regs};
+    mh_emu_stats st;
+    memset(&st, 0, sizeof st);
+    rc = mh_emu_run_ex(dev, &m, "k", &l, &x, &st, e) ? (int)e->code : 0;
+    free(st.output);
+    mh_ptx_free(&m);
+    return rc;
+}
+
 static void rules(void)
 {
+    /* the pool: 168 a thread x 384 threads; 40 for the producer leaves (168 - 40) x 128 for the two
+     * consumers' (232 - 168) x 256, exactly; 240 is more than any warpgroup frees: a GPU's
+     * setmaxnreg.inc blocks for ever */
+    mh_error pe;
+    CHECK(reg_pool(168, 232, 40, &pe) == 0);
+    CHECK(reg_pool(163, 232, 40, &pe) == 0); /* allocated by 8 a thread: 163 is 168 */
+    CHECK(reg_pool(168, 240, 40, &pe) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(pe.message, "setmaxnreg.inc for registers no warpgroup frees");
+    CHECK(reg_pool(0, 240, 40, &pe) == 0); /* the launch count unknown (no ptxas): no pool to keep */
+    CHECK(reg_pool(168, 160, 40, &pe) == MH_E_KERNEL_FAULT); /* .inc below what it holds */
+    CHECK_CONTAINS(pe.message, "setmaxnreg.inc 160: the warp's threads hold 168 registers each, and .inc may only raise");
+    CHECK(reg_pool(168, 232, 176, &pe) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(pe.message, ".dec may only lower");
+
     mh_error e;
     CHECK(run_text("setmaxnreg.inc.sync.aligned.u32 100;", 128, &e) == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(e.message, "multiple of 8 from 24 to 256");

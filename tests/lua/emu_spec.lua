@@ -27,6 +27,16 @@ describe("mgpu on emu", function()
     assert.equal("bad_argument", err.code)
   end)
 
+  it("lists a kernel's setmaxnreg counts in info()", function()
+    local k = dev:load(h.src .. "/tests/ptx/wgmma.ptx"):kernel("wgmma_gemm")
+    local s = k:info().setmaxnreg
+    assert.equal(2, #s)
+    assert.same({ op = "inc", count = 232 }, { op = s[1].op, count = s[1].count })
+    assert.same({ op = "dec", count = 40 }, { op = s[2].op, count = s[2].count })
+    assert.is_true(s[1].line > 0 and s[2].line > s[1].line)
+    assert.is_nil(dev:load(ptx("copy.ptx")):kernel("copy_f32x4"):info().setmaxnreg)
+  end)
+
   it("makes arrays from fills and tables and reads them back", function()
     local a = dev:array("i32", { 3, -1, 7 })
     assert.same({ 3, -1, 7 }, a:read())
