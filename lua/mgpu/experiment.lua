@@ -106,7 +106,12 @@ function M.parse_args(argv)
     elseif a == "--out" then opts.out = value()
     elseif a == "--resume" then opts.resume = value()
     elseif a == "--force" then opts.force = true
-    elseif a == "--backend" then opts.backend = value()
+    elseif a == "--backend" then
+      opts.backend = value()
+      local b = opts.backend -- checked here, so --list (which opens no device) refuses it too
+      if not (b == "emu" or b == "cuda" or b == "auto" or b:match("^cuda:%d+$")) then
+        bad("--backend takes emu, cuda, cuda:N or auto, not " .. b)
+      end
     elseif a == "--quiet" or a == "-q" then opts.quiet = true
     elseif a == "--workers" then
       local v = value()
@@ -126,8 +131,10 @@ function M.parse_args(argv)
     elseif a == "--shard" then
       local v = value()
       local si, sn = v:match("^(%d+)/(%d+)$")
-      si, sn = tonumber(si), tonumber(sn)
-      if not si or sn < 1 or si < 1 or si > sn then bad("--shard takes I/N with 1 <= I <= N (got " .. v .. ")") end
+      si, sn = tonumber(si), tonumber(sn) -- digits past 2^63 become a float: no shard count
+      if not si or sn < 1 or si < 1 or si > sn or sn > 1e9 or si ~= math.floor(si) or sn ~= math.floor(sn) then
+        bad("--shard takes I/N with 1 <= I <= N <= 1000000000 (got " .. v .. ")")
+      end
       opts.shard = { index = si, count = sn }
     elseif a == "--worker" then opts.worker = value() -- internal: serve points of that results folder
     elseif a == "" then options.arg(nil, "an argument", a)
@@ -890,7 +897,8 @@ function M.run(exp, opts)
   if opts.list then
     local src, src_dir = opts.manifest, opts.manifest_dir
     if opts.resume then src, src_dir = manifest.read(opts.resume), opts.resume end
-    local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"))
+    -- the points this command would run: the shard's with --shard (a resumed folder: its own)
+    local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"), opts.shard)
     local rows = {}
     for n, i in ipairs(pl.selected) do rows[n] = { index = i, point = pl.all[i], status = "listed" } end
     print(results.table(pl.names, rows, "time"))
