@@ -213,6 +213,11 @@ end
 
 -- Two region summaries: one line per region name.
 function M.summaries(base, new)
+  for _, f in ipairs({ base, new }) do -- a run's results file is one JSON value a line: its folder is what compares
+    if f:match("results%.jsonl$") or f:match("manifest%.json$") then
+      bad(string.format("%s is a file of a results folder: give the folder (%s)", f, f:match("^(.*)/[^/]*$") or "."))
+    end
+  end
   local a, b = read_json(base), read_json(new)
   for _, s in ipairs({ { a, base }, { b, new } }) do
     if type(s[1]) ~= "table" or type(s[1].regions) ~= "table" then

@@ -101,6 +101,9 @@ describe("compare", function()
       { { dir .. "/s.json" }, "usage: mgpu%-harness compare BASE NEW" },
       { { dir .. "/s.json", dir .. "/s.json", "--max-slowdown", "fast" }, "takes a percentage" },
       { { dir .. "/s.json", dir .. "/s.json", "--bogus" }, "unknown option %-%-bogus" },
+      -- a results folder's files for the folders (third hostile round: "invalid JSON at line 2")
+      { { dir .. "/a/results.jsonl", dir .. "/a/results.jsonl" }, "results%.jsonl is a file of a results folder: give the folder" },
+      { { dir .. "/a/manifest.json", dir .. "/s.json" }, "manifest%.json is a file of a results folder: give the folder" },
     }
     for _, c in ipairs(cases) do
       local st, _, err = h.run("compare", unpack(c[1]))
