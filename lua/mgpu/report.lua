@@ -857,8 +857,14 @@ function M.results_report(ctx, dir, opts)
   elseif which ~= nil then
     for _, r in ipairs(traced) do if r.index == which then pick[1] = r end end
     if #pick == 0 then
-      bad(fmt("--point %s: %s has no traced point %s (its traced points: %d)", tostring(which), dir, tostring(which),
-        #traced))
+      local have = {}
+      for n, r in ipairs(traced) do
+        if n > 10 then have[#have + 1] = "..."; break end
+        have[#have + 1] = tostring(r.index)
+      end
+      bad(fmt("--point %s: %s has no traced point %s (%s)", tostring(which), dir, tostring(which),
+        #traced == 0 and "it has no traced points: run the experiment with instrument = \"warp\" or a profile"
+        or ("its traced points: " .. table.concat(have, ", "))))
     end
   end
   local names = all_names(man.axes and require("mgpu.axes").from_manifest(man.axes, dir .. "/manifest.json") or {})

@@ -453,6 +453,7 @@ describe("report", function()
     os.remove(dir .. "/cut/report.html")
     local rows = h.read(dir .. "/cut/results.jsonl")
     h.write(dir .. "/cut/results.jsonl", rows:sub(1, #rows - 20))
+    assert.equal(0, (h.run(h.src .. "/scripts/examples/copy.lua", "--out", dir .. "/untraced", "-q"))) -- no traces
     local cases = {
       { { dir .. "/plain" }, 2, "plain: a folder that is not a results folder %(no results.jsonl, no manifest.json%) "
         .. "%[bad_argument%]" },
@@ -466,7 +467,9 @@ describe("report", function()
       { { dir .. "/sweep/point-1.summary.json" }, 2, "a region summary alone has no trace to draw" },
       { { dir .. "/sweep", dir .. "/fx.summary.json" }, 2, "give two results folders or two summaries to compare" },
       { { dir .. "/fx.trace.json", "--point", "2" }, 2, "%-%-point goes with a results folder" },
-      { { dir .. "/sweep", "--point", "9" }, 2, "%-%-point 9: .* has no traced point 9 %(its traced points: 6%)" },
+      { { dir .. "/sweep", "--point", "9" }, 2, "%-%-point 9: .* has no traced point 9 %(its traced points: 1, 2, 3, 4, 5, 6%)" },
+      { { dir .. "/untraced", "--point", "1" }, 2, "has no traced point 1 %(it has no traced points: run the experiment "
+        .. "with instrument" },
       { { dir .. "/sweep", "--point", "x" }, 2, "%-%-point takes a point's number" },
       { { dir .. "/sweep", "--bogus" }, 2, "report: unknown option %-%-bogus" },
       { { dir .. "/sweep", "-o" }, 2, "report: %-o needs a value" },
