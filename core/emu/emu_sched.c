@@ -430,10 +430,13 @@ static int step_warp(ctx *c, warp *w)
             /* a converged warp's branch that every lane takes or none does (a loop's back edge):
              * no lane loop of the general path; a divergent one goes there */
             int uniform = 1, taken = 1;
-            if (in->guard >= 0) {
+            if (in->guard >= 0) { /* the lanes whose guard is on, as a mask (a loop that vectorises) */
                 const uint64_t *g = &REG(w, (uint32_t)in->guard, 0);
-                taken = (g[0] != 0) ^ in->guard_neg;
-                for (int l = 1; l < WARP; l++) uniform &= ((g[l] != 0) ^ in->guard_neg) == taken;
+                uint32_t on = 0;
+                for (int l = 0; l < WARP; l++) on |= (uint32_t)(g[l] != 0) << l;
+                if (in->guard_neg) on = ~on;
+                taken = on != 0;
+                uniform = on == 0 || on == 0xffffffffu;
             }
             uint32_t to = taken ? in->o[0].reg : pc + 1;
             if (uniform) {
