@@ -17,8 +17,19 @@ uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, 
         if (mh_ptx_type_is_float(t)) r = fput(fget(old, t) + fget(b, t), t);
         else r = old + b;
         break;
-    case AOP_MIN: r = sgn ? (sext(old, bits) < sext(b, bits) ? old : b) : ((old & mask_bits(bits)) < (b & mask_bits(bits)) ? old : b); break;
-    case AOP_MAX: r = sgn ? (sext(old, bits) > sext(b, bits) ? old : b) : ((old & mask_bits(bits)) > (b & mask_bits(bits)) ? old : b); break;
+    case AOP_MIN: case AOP_MAX:
+        if (mh_ptx_type_is_float(t)) { /* f16/bf16 (cp.reduce.async.bulk): by value, a NaN loses, -0 below +0 */
+            double x = fget(old, t), y = fget(b, t);
+            int take_b = x != x || (y == y && (op == AOP_MIN ? (y < x || (y == x && (b >> (bits - 1) & 1)))
+                                                          : (y > x || (y == x && !(b >> (bits - 1) & 1)))));
+            r = take_b ? b : old;
+            break;
+        }
+        if (op == AOP_MAX) {
+            r = sgn ? (sext(old, bits) > sext(b, bits) ? old : b) : ((old & mask_bits(bits)) > (b & mask_bits(bits)) ? old : b);
+            break;
+        }
+        r = sgn ? (sext(old, bits) < sext(b, bits) ? old : b) : ((old & mask_bits(bits)) < (b & mask_bits(bits)) ? old : b); break;
     case AOP_INC: r = (old & mask_bits(bits)) >= (b & mask_bits(bits)) ? 0 : old + 1; break;
     case AOP_DEC: r = ((old & mask_bits(bits)) == 0 || (old & mask_bits(bits)) > (b & mask_bits(bits))) ? b : old - 1; break;
     case AOP_AND: r = old & b; break;
