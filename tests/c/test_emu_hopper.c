@@ -12,7 +12,7 @@
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
-static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx;
+static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx, forms_ptx;
 static mh_emu *dev;
 
 static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint32_t smem, const mh_emu_arg *args,
@@ -190,6 +190,7 @@ static void tma_loads(void)
         s.oob = MH_TMAP_OOB_NAN;
         check_load("1d NaN fill", &s, (unsigned char *)t1, c2);
     }
+    unsigned char map32[MH_TMAP_BYTES];
     /* 3d with element strides {1, 2, 3}: every second row, every third plane; bf16 with the 64B swizzle */
     static uint16_t t3[7][12][32];
     for (int z = 0; z < 7; z++)
@@ -215,6 +216,21 @@ static void tma_loads(void)
         si.interleave = MH_TMAP_INTERLEAVE_16B;
         int ci[5] = {0, 5, 2};
         check_load("3d interleave 16B", &si, (unsigned char *)t3, ci);
+        /* interleave 32B (with the 32B swizzle, the driver's rule): 16 bf16 channels a 32-byte chunk, each
+         * 64-byte row of t3 two "pixels"; inside, past the edges, and every second pixel */
+        uint64_t d32[] = {16, 24, 7};
+        uint32_t b32[] = {16, 8, 2};
+        mh_tensor_map_spec s32 = spec(MH_TMAP_BFLOAT16, 2, 3, a3, sizeof t3, d32, b32);
+        s32.interleave = MH_TMAP_INTERLEAVE_32B;
+        s32.swizzle = MH_TMAP_SWIZZLE_32B;
+        int c32[5] = {0, 5, 2}, e32[5] = {0, 20, 6};
+        check_load("3d interleave 32B", &s32, (unsigned char *)t3, c32);
+        check_load("3d interleave 32B, edges", &s32, (unsigned char *)t3, e32);
+        s32.elem_strides[1] = 2;
+        check_load("3d interleave 32B, element stride 2", &s32, (unsigned char *)t3, c32);
+        s32.swizzle = MH_TMAP_SWIZZLE_NONE;
+        CHECK(mh_emu_tensor_map(&s32, map32, &e) == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "interleave = \"32B\" needs swizzle = \"32B\"");
         /* a 3d view with rows that overlap (stride 32 bytes < 64 bytes of a row), cuda.h's rules only */
         uint64_t dv[] = {32, 20, 2};
         uint32_t bv[] = {32, 4, 2};
@@ -572,6 +588,230 @@ static void clusters(void)
     }
 }
 
+/* ---- the forms of tests/ptx/hopper_forms.cu ---- */
+
+static void mbar_more(void)
+{
+    mh_error e;
+    uint64_t out = emu_upload(dev, NULL, 64 * 4);
+    mh_emu_arg args[] = {ARG(out)};
+    CHECK(run(&forms_ptx, "mbar_relaxed", 1, 0, args, 1, &e) == 0);
+    uint32_t got[17];
+    CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+    /* relaxed arrives (.cta, .cluster, a count, on a shared::cluster address), waits by state and by
+     * parity, with and without a hint (the comments in hopper_forms.cu) */
+    static const uint32_t want[17] = {1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0xfeed};
+    for (int i = 0; i < 17; i++)
+        if (got[i] != want[i]) fprintf(stderr, "  mbar_relaxed[%d] = %u, want %u\n", i, got[i], want[i]);
+    CHECK(!memcmp(got, want, sizeof want));
+    /* a warp waiting by its state token (try_wait with a hint) sees what the other warp wrote before
+     * its arrive */
+    unsigned v = 77, spins = 3000;
+    mh_emu_arg wargs[] = {ARG(v), ARG(spins), ARG(out)};
+    CHECK(run(&forms_ptx, "mbar_state_wait", 64, 0, wargs, 3, &e) == 0);
+    CHECK(mh_emu_read(dev, out, got, 3 * 4, &e) == 0);
+    CHECK(got[0] == 77 && got[1] == 78 && got[2] == 0);
+    mh_emu_free(dev, out, &e);
+}
+
+static void cluster_more(void)
+{
+    mh_error e;
+    uint32_t none[3] = {0, 0, 0};
+    /* barrier.cluster.arrive.relaxed + wait, twice: rank 0 reads rank 1's late store */
+    {
+        uint64_t out = emu_upload(dev, NULL, 4 * 4);
+        unsigned spins = 2000;
+        mh_emu_arg args[] = {ARG(spins), ARG(out)};
+        uint32_t g2[3] = {2, 1, 1};
+        CHECK(run_grid(&forms_ptx, "cluster_relaxed", g2, 64, none, 0, args, 2, &e) == 0);
+        uint32_t got[4];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+        CHECK(got[0] == 101 && got[1] == 201 && got[2] == 100 && got[3] == 200);
+        mh_emu_free(dev, out, &e);
+    }
+    /* atom.shared::cluster, every operation, and st/atom through generic addresses: 2 clusters of 4 */
+    {
+        enum { NB = 8 };
+        uint32_t init[256];
+        unsigned seed = 99;
+        for (int i = 0; i < 256; i++) {
+            seed = seed * 1103515245u + 12345u;
+            init[i] = seed ^ (seed >> 13) * 2654435761u;
+            if (i % 16 == 5 || i % 16 == 6) init[i] %= 80; /* inc/dec: both sides of the bound */
+            if (i % 16 == 12) init[i] = mh_f32_bits((float)i + 0.5f); /* add.f32: ordinary floats */
+        }
+        uint32_t a32[NB][64], g[NB][64], old[NB][64], gold[NB][64];
+        uint64_t a64[NB][64], old64[NB][64];
+        for (int b = 0; b < NB; b++)
+            for (int t = 0; t < 64; t++) {
+                int r = b % 4;
+                a32[b][t] = init[(r * 64 + t) % 256];
+                a64[b][t] = (uint64_t)init[(r * 64 + t + 1) % 256] << 32 | init[(r * 64 + t + 2) % 256];
+                g[b][t] = (uint32_t)(1000 * r + t);
+            }
+        memset(old, 0, sizeof old), memset(old64, 0, sizeof old64), memset(gold, 0, sizeof gold);
+        for (int b = 0; b < NB; b++)
+            for (int t = 0; t < 64; t++) {
+                int r = b % 4, rb = b - r + (r + 1) % 4, lb = b - r + (r + 3) % 4; /* the right / left block */
+                uint32_t v = init[(t * 7 + r) % 256], *p = &a32[rb][t], o = *p;
+                uint64_t v64 = (uint64_t)v << 29 | (uint64_t)t, *q = &a64[rb][t], o64 = *q;
+                switch (t % 16) {
+                case 0: *p = o + v; break;
+                case 1: *p = o < v ? o : v; break;
+                case 2: *p = o > v ? o : v; break;
+                case 3: *p = (int32_t)o < (int32_t)v ? o : v; break;
+                case 4: *p = (int32_t)o > (int32_t)v ? o : v; break;
+                case 5: *p = o >= v % 64 ? 0 : o + 1; break;
+                case 6: *p = o == 0 || o > v % 64 ? v % 64 : o - 1; break;
+                case 7: *p = o & v; break;
+                case 8: *p = o | v; break;
+                case 9: *p = o ^ v; break;
+                case 10: *p = v; break;
+                case 11: if (o == (r % 2 ? 7u : init[((rb % 4) * 64 + t) % 256])) *p = v; break;
+                case 12: *p = mh_f32_bits(mh_f32_from_bits(o) + (float)(v % 1000) * 0.25f); break;
+                case 13: *q = o64 + v64; break;
+                case 14: *q = (int64_t)o64 > (int64_t)(v64 << 30) ? o64 : v64 << 30; break;
+                default: if (o64 == a64[rb][t]) *q = v64; break; /* compared with what is there: swaps */
+                }
+                if (t % 16 < 13) old[b][t] = o;
+                else old64[b][t] = o64;
+                if (t % 2 == 0) g[lb][t] = (uint32_t)(r * 10 + t * 3);
+                else gold[b][t] = g[lb][t], g[lb][t] += v;
+            }
+        uint64_t din = emu_upload(dev, init, sizeof init), out = emu_upload(dev, NULL, NB * 256 * 4),
+                 out2 = emu_upload(dev, NULL, NB * 128 * 4);
+        mh_emu_arg args[] = {ARG(din), ARG(out), ARG(out2)};
+        uint32_t gd[3] = {NB, 1, 1};
+        CHECK(run_grid(&forms_ptx, "dsmem_atoms", gd, 64, none, 0, args, 3, &e) == 0);
+        uint32_t got[NB][256], got2[NB][128];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0 && mh_emu_read(dev, out2, got2, sizeof got2, &e) == 0);
+        int bad = 0;
+        for (int b = 0; b < NB; b++)
+            for (int t = 0; t < 64; t++) {
+                uint32_t w[6] = {old[b][t], (uint32_t)old64[b][t], a32[b][t], (uint32_t)a64[b][t], g[b][t],
+                                 gold[b][t] + (uint32_t)(old64[b][t] >> 32)};
+                uint32_t have[6] = {got[b][t], got[b][64 + t], got[b][128 + t], got[b][192 + t], got2[b][t], got2[b][64 + t]};
+                for (int i = 0; i < 6; i++)
+                    if (have[i] != w[i] && bad++ < 6)
+                        fprintf(stderr, "  dsmem_atoms: block %d thread %d (op %d) value %d: %#x, want %#x\n", b, t, t % 16,
+                                i, have[i], w[i]);
+            }
+        CHECK(bad == 0);
+        mh_emu_free(dev, din, &e), mh_emu_free(dev, out, &e), mh_emu_free(dev, out2, &e);
+    }
+    /* .maxclusterrank 4: clusters of up to 4 blocks, or none; 8 refused */
+    {
+        uint64_t out = emu_upload(dev, NULL, 8 * 4);
+        mh_emu_arg args[] = {ARG(out)};
+        uint32_t g8[3] = {8, 1, 1}, c4[3] = {4, 1, 1}, c8[3] = {8, 1, 1};
+        CHECK(run_grid(&forms_ptx, "max_rank", g8, 64, c4, 0, args, 1, &e) == 0);
+        uint32_t got[8];
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (uint32_t b = 0; b < 8; b++) bad += got[b] != 400 + b % 4;
+        CHECK(bad == 0);
+        CHECK(run_grid(&forms_ptx, "max_rank", g8, 64, none, 0, args, 1, &e) == 0);
+        CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0 && got[0] == 100 && got[7] == 100);
+        CHECK(run_grid(&forms_ptx, "max_rank", g8, 64, c8, 0, args, 1, &e) == MH_E_BAD_ARGUMENT);
+        CHECK_CONTAINS(e.message, "max_rank declares .maxclusterrank 4; clusters of 8x1x1 have 8 blocks");
+        mh_emu_free(dev, out, &e);
+    }
+}
+
+/* cp.reduce.async.bulk forms: op (the kernel's switch), element bytes, what it computes */
+enum { R_ADD, R_ADDF, R_ADDD, R_ADDH, R_ADDB, R_MIN, R_MINS, R_MINH, R_MINB, R_MAX, R_MAXS, R_MAXH, R_MAXB, R_INC, R_DEC,
+       R_AND, R_OR, R_XOR };
+typedef struct { int op, size, kind; } bulk_red;
+
+static uint64_t bulk_red_ref(const bulk_red *f, uint64_t d, uint64_t s)
+{
+    int bits = f->size * 8;
+    uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    int64_t sd = bits == 64 ? (int64_t)d : (int64_t)(int32_t)(uint32_t)d, ss = bits == 64 ? (int64_t)s : (int64_t)(int32_t)(uint32_t)s;
+    double hd = f->kind == R_ADDH || f->kind == R_MINH || f->kind == R_MAXH ? mh_half_to_float((uint16_t)d) : mh_bf16_to_float((uint16_t)d);
+    double hs = f->kind == R_ADDH || f->kind == R_MINH || f->kind == R_MAXH ? mh_half_to_float((uint16_t)s) : mh_bf16_to_float((uint16_t)s);
+    switch (f->kind) {
+    case R_ADD: return (d + s) & m;
+    case R_ADDF: return mh_f32_bits(mh_f32_from_bits((uint32_t)d) + mh_f32_from_bits((uint32_t)s));
+    case R_ADDD: return mh_f64_bits(mh_f64_from_bits(d) + mh_f64_from_bits(s));
+    case R_ADDH: return mh_double_to_half(hd + hs);
+    case R_ADDB: return mh_double_to_bf16(hd + hs);
+    case R_MIN: return d < s ? d : s;
+    case R_MINS: return sd < ss ? d : s;
+    case R_MINH: case R_MINB: return hd < hs ? d : s;
+    case R_MAX: return d > s ? d : s;
+    case R_MAXS: return sd > ss ? d : s;
+    case R_MAXH: case R_MAXB: return hd > hs ? d : s;
+    case R_INC: return d >= s ? 0 : d + 1;
+    case R_DEC: return d == 0 || d > s ? s : d - 1;
+    case R_AND: return d & s;
+    case R_OR: return d | s;
+    default: return d ^ s;
+    }
+}
+
+static void bulk_reductions(void)
+{
+    static const bulk_red forms[] = {
+        {0, 4, R_ADD},   {1, 4, R_ADD},   {2, 8, R_ADD},    {3, 4, R_ADDF},   {4, 8, R_ADDD},  {5, 2, R_ADDH},
+        {6, 2, R_ADDB},  {7, 4, R_MIN},   {8, 4, R_MINS},   {9, 8, R_MIN},    {10, 8, R_MINS}, {11, 2, R_MINH},
+        {12, 2, R_MINB}, {13, 4, R_MAX},  {14, 4, R_MAXS},  {15, 8, R_MAX},   {16, 8, R_MAXS}, {17, 2, R_MAXH},
+        {18, 2, R_MAXB}, {19, 4, R_INC},  {20, 4, R_DEC},   {21, 4, R_AND},   {22, 8, R_AND},  {23, 4, R_OR},
+        {24, 8, R_OR},   {25, 4, R_XOR},  {26, 8, R_XOR},
+        {100, 4, R_ADD}, {101, 4, R_ADD}, {102, 8, R_ADD},  {103, 4, R_MIN},  {104, 4, R_MINS}, {105, 4, R_MAX},
+        {106, 4, R_MAXS}, {107, 4, R_INC}, {108, 4, R_DEC}, {109, 4, R_AND},  {110, 4, R_OR},   {111, 4, R_XOR},
+    };
+    enum { BYTES = 256 };
+    mh_error e;
+    uint64_t ds = emu_upload(dev, NULL, BYTES), dd = emu_upload(dev, NULL, BYTES);
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        const bulk_red *f = &forms[i];
+        unsigned char src[BYTES], dst[BYTES], got[BYTES];
+        unsigned seed = 3u + (unsigned)i * 77u;
+        int n = BYTES / f->size;
+        for (int j = 0; j < n; j++) {
+            uint64_t x[2];
+            for (int h = 0; h < 2; h++) {
+                seed = seed * 1103515245u + 12345u;
+                uint64_t r = (uint64_t)seed << 32 | (seed * 2654435761u);
+                float fl = (float)((int)(seed >> 8) % 20000 - 10000) / 64.0f + (h ? 0.125f : -0.0625f);
+                switch (f->kind) {
+                case R_ADDF: x[h] = mh_f32_bits(fl); break;
+                case R_ADDD: x[h] = mh_f64_bits((double)fl / 3.0); break;
+                case R_ADDH: case R_MINH: case R_MAXH: x[h] = mh_float_to_half(fl / 8); break;
+                case R_ADDB: case R_MINB: case R_MAXB: x[h] = mh_float_to_bf16(fl); break;
+                case R_INC: case R_DEC: x[h] = r % 40; break; /* both sides of the bound, and 0 */
+                default: x[h] = j % 5 == 0 ? r >> 40 : r; /* small and large, both signs */
+                }
+            }
+            memcpy(src + j * f->size, &x[0], (size_t)f->size);
+            memcpy(dst + j * f->size, &x[1], (size_t)f->size);
+        }
+        CHECK(mh_emu_write(dev, ds, src, BYTES, &e) == 0 && mh_emu_write(dev, dd, dst, BYTES, &e) == 0);
+        int op = f->op;
+        unsigned bytes = BYTES;
+        mh_emu_arg args[] = {ARG(ds), ARG(dd), ARG(op), ARG(bytes)};
+        int rc = run(&forms_ptx, "bulk_reduce", 64, 2 * BYTES, args, 4, &e);
+        if (rc) fprintf(stderr, "  bulk_reduce op %d: %s\n", op, e.message);
+        CHECK(rc == 0);
+        CHECK(mh_emu_read(dev, dd, got, BYTES, &e) == 0);
+        int bad = 0;
+        for (int j = 0; j < n && !rc; j++) {
+            uint64_t d = 0, s = 0, g = 0;
+            memcpy(&d, dst + j * f->size, (size_t)f->size);
+            memcpy(&s, src + j * f->size, (size_t)f->size);
+            memcpy(&g, got + j * f->size, (size_t)f->size);
+            uint64_t w = bulk_red_ref(f, d, s);
+            if (g != w && bad++ < 2)
+                fprintf(stderr, "  bulk_reduce op %d: element %d: %#llx, want %#llx (dst %#llx, src %#llx)\n", op, j,
+                        (unsigned long long)g, (unsigned long long)w, (unsigned long long)d, (unsigned long long)s);
+        }
+        CHECK(bad == 0);
+    }
+    mh_emu_free(dev, ds, &e), mh_emu_free(dev, dd, &e);
+}
+
 /* ---- the warp-specialised GEMM (tests/ptx/hopper_gemm.cu) ---- */
 
 static uint16_t bf16(int v) { return mh_float_to_bf16((float)v); }
@@ -640,7 +880,8 @@ int main(int argc, char **argv)
     const char *root = argc > 1 ? argv[1] : ".";
     if (parse_ptx_file(&tma_ptx, root, "tests/ptx/hopper_tma.ptx") ||
         parse_ptx_file(&cl_ptx, root, "tests/ptx/hopper_cluster.ptx") ||
-        parse_ptx_file(&gemm_ptx, root, "tests/ptx/hopper_gemm.ptx"))
+        parse_ptx_file(&gemm_ptx, root, "tests/ptx/hopper_gemm.ptx") ||
+        parse_ptx_file(&forms_ptx, root, "tests/ptx/hopper_forms.ptx"))
         return 1;
     mh_error e;
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
@@ -652,11 +893,15 @@ int main(int argc, char **argv)
     mbarriers();
     tma_time();
     clusters();
+    mbar_more();
+    cluster_more();
+    bulk_reductions();
     gemm();
     refusals();
     mh_emu_destroy(dev);
     mh_ptx_free(&tma_ptx);
     mh_ptx_free(&cl_ptx);
     mh_ptx_free(&gemm_ptx);
+    mh_ptx_free(&forms_ptx);
     return check_report("test_emu_hopper");
 }
