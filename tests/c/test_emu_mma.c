@@ -1,8 +1,9 @@
 /* test_emu_mma.c - emu's tensor cores against host references: mma.sync in every shape and
  * type class, ldmatrix / stmatrix / movmatrix, the WMMA API, wgmma (A from registers and from
- * descriptors, every swizzle, K- and MN-major, scales, scale-d, every type class) with
- * setmaxnreg, and three GEMMs (mma.sync + ldmatrix, WMMA, wgmma + stmatrix); the forms emu
- * does not run are refused by name.  Kernels: tests/ptx/mma.cu and tests/ptx/wgmma.cu. */
+ * descriptors, every swizzle, K- and MN-major, scales, scale-d, every type class, every dense N
+ * the ISA lists, the descriptor's base offset) with setmaxnreg, and three GEMMs (mma.sync +
+ * ldmatrix, WMMA, wgmma + stmatrix); the forms emu does not run are refused by name.  Kernels:
+ * tests/ptx/mma.cu, tests/ptx/wgmma.cu and tests/ptx/wgmma_n.cu. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
-static mh_ptx_module mma_ptx, wgmma_ptx;
+static mh_ptx_module mma_ptx, wgmma_ptx, wgmma_n_ptx;
 static mh_emu *dev;
 
 /* Runs kernel of m with up to 8 pointer/u32 arguments; 0 or the error code (message printed). */
@@ -344,7 +345,7 @@ static void gemms(void)
 /* ---- wgmma: D (64 x N) = (sa A) (64 x K) * (sb B) (K x N, given as B[n][k]) + (scale-d ? C : 0) ---- */
 typedef struct { const char *kernel; int n, k, at, bt, acc, sa, sb; } wg_case; /* acc: 0 f32, 1 s32, 2 f16 */
 
-static void wgmma_one(const wg_case *wc, int swz, int scale_d)
+static void wgmma_one(const mh_ptx_module *m, const wg_case *wc, int swz, int scale_d, int ty)
 {
     int N = wc->n, K = wc->k;
     uint32_t *A = malloc(4 * 64 * K), *B = malloc(4 * (size_t)N * K), *C = malloc(4 * 64 * (size_t)N), *D = malloc(4 * 64 * (size_t)N);
@@ -365,10 +366,11 @@ static void wgmma_one(const wg_case *wc, int swz, int scale_d)
     uint64_t dA = emu_upload(dev, A, 4 * 64 * K), dB = emu_upload(dev, B, 4 * (uint64_t)N * K),
              dC = emu_upload(dev, C, 4 * 64 * (uint64_t)N);
     uint64_t dD = emu_upload(dev, NULL, 4 * 64 * (uint64_t)N);
-    uint32_t sw = (uint32_t)swz, sd = (uint32_t)scale_d;
+    uint32_t sw = (uint32_t)swz, sd = (uint32_t)scale_d, t = (uint32_t)ty;
     mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}, {&sw, 4}, {&sd, 4}};
+    if (ty >= 0) args[4] = (mh_emu_arg){&t, 4}, args[5] = (mh_emu_arg){&sw, 4}; /* wg_nN (ty, swz) */
     mh_error e;
-    int rc = run(&wgmma_ptx, wc->kernel, 1, 1, 128, 49152, args, 6, &e);
+    int rc = run(m, wc->kernel, 1, 1, 128, 49152, args, 6, &e);
     CHECK(rc == 0);
     mh_emu_read(dev, dD, D, 4 * 64 * (uint64_t)N, &e);
     int bad = 0;
@@ -383,8 +385,8 @@ static void wgmma_one(const wg_case *wc, int swz, int scale_d)
                 got = (double)(int32_t)D[i * N + j];
             } else got = wc->acc == 0 ? mh_f32_from_bits(D[i * N + j]) : mh_half_to_float((uint16_t)D[i * N + j]);
             if (got != (double)want && bad++ < 3)
-                fprintf(stderr, "  %s (swizzle %d, scale-d %d): D[%d][%d] = %g, want %lld\n", wc->kernel, swz, scale_d, i, j,
-                        got, (long long)want);
+                fprintf(stderr, "  %s (type %d, swizzle %d, scale-d %d): D[%d][%d] = %g, want %lld\n", wc->kernel, ty, swz,
+                        scale_d, i, j, got, (long long)want);
         }
     CHECK(bad == 0);
     mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dC, &e), mh_emu_free(dev, dD, &e);
@@ -401,8 +403,64 @@ static void wgmma_forms(void)
         {"wg_u8_rs_n8", 8, 32, T_U8, T_S8, 1, 1, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
-        for (int swz = 0; swz < 4; swz++) wgmma_one(&cases[i], swz, 1);
-    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) wgmma_one(&cases[i], 1, 0);
+        for (int swz = 0; swz < 4; swz++) wgmma_one(&wgmma_ptx, &cases[i], swz, 1, -1);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) wgmma_one(&wgmma_ptx, &cases[i], 1, 0, -1);
+}
+
+/* Every dense N the PTX ISA lists (tests/ptx/wgmma_n.cu, kernel wg_nN): f16 (B MN-major when N / 8 is
+ * odd), bf16, tf32, e4m3 x e5m2 with f32 accumulators for N = 8, 16, ..., 256; s8 x u8 (s32, wrapping)
+ * for the N the ISA has for integers (8, 16, 24, then multiples of 16: ptxas refuses m64n40k32.s32);
+ * the swizzle turning with N and type. */
+static void wgmma_every_n(void)
+{
+    static const int at[5] = {T_F16, T_BF16, T_TF32, T_E4M3, T_S8}, bt[5] = {T_F16, T_BF16, T_TF32, T_E5M2, T_U8},
+                     kk[5] = {16, 16, 8, 32, 32};
+    for (int n = 8; n <= 256; n += 8)
+        for (int ty = 0; ty < 5; ty++) {
+            if (ty == 4 && n > 24 && n % 16) continue;
+            char name[16];
+            snprintf(name, sizeof name, "wg_n%d", n);
+            wg_case c = {name, n, kk[ty], at[ty], bt[ty], ty == 4, 1, 1};
+            wgmma_one(&wgmma_n_ptx, &c, (n / 8 + ty) % 4, 1, ty);
+        }
+}
+
+/* The descriptor's base offset (bits 49-51) with A and B not at 1024-byte alignment (wg_base_offset's
+ * modes: 0 the tile swizzled by its address's bits, base offset (start >> 7) & 7; 1 swizzled from its
+ * first row, base offset 0; 2 as 0 with base offset 0, which must not give the product) */
+static void wgmma_base_offset(void)
+{
+    mh_error e;
+    uint32_t A[64 * 16], B[64 * 16], C[64 * 64], D[64 * 64];
+    int a[64 * 16], b[64 * 16];
+    unsigned s = 29;
+    for (int i = 0; i < 64 * 16; i++) a[i] = rnd_int(T_BF16, &s), A[i] = enc(T_BF16, a[i]);
+    for (int i = 0; i < 64 * 16; i++) b[i] = rnd_int(T_BF16, &s), B[i] = enc(T_BF16, b[i]);
+    for (int i = 0; i < 64 * 64; i++) C[i] = mh_f32_bits((float)(i % 7));
+    uint64_t dA = emu_upload(dev, A, sizeof A), dB = emu_upload(dev, B, sizeof B), dC = emu_upload(dev, C, sizeof C),
+             dD = emu_upload(dev, NULL, sizeof D);
+    /* A at 128-byte row 18 (18 & 7 = 2), B at row 101 (5), each up to 64 rows long (128B swizzle) */
+    uint32_t aoff = 18 * 128, boff = 101 * 128;
+    for (int swz = 1; swz <= 3; swz++)
+        for (int mode = 0; mode <= 2; mode++) {
+            uint32_t sw = (uint32_t)swz, md = (uint32_t)mode;
+            mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&dD, 8}, {&sw, 4}, {&aoff, 4}, {&boff, 4}, {&md, 4}};
+            CHECK(run(&wgmma_ptx, "wg_base_offset", 1, 1, 128, 32768, args, 8, &e) == 0);
+            CHECK(mh_emu_read(dev, dD, D, sizeof D, &e) == 0);
+            int bad = 0;
+            for (int i = 0; i < 64; i++)
+                for (int j = 0; j < 64; j++) {
+                    int want = i * 64 + j;
+                    want = want % 7;
+                    for (int k = 0; k < 16; k++) want += a[i * 16 + k] * b[j * 16 + k];
+                    bad += mh_f32_from_bits(D[i * 64 + j]) != (float)want;
+                }
+            if ((bad != 0) != (mode == 2))
+                fprintf(stderr, "  wg_base_offset (swizzle %d, mode %d): %d of 4096 values differ from the product\n", swz,
+                        mode, bad);
+            CHECK(mode == 2 ? bad > 0 : bad == 0);
+        }
+    mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dC, &e), mh_emu_free(dev, dD, &e);
 }
 
 /* the warp-specialised GEMM: setmaxnreg, 128B-swizzled tiles, stmatrix epilogue, bf16 out */
@@ -615,6 +673,8 @@ static void wgmma_time(void)
 static void wgmma_tests(void)
 {
     wgmma_forms();
+    wgmma_every_n();
+    wgmma_base_offset();
     wgmma_gemm();
     rules();
     wgmma_time();
@@ -624,7 +684,8 @@ static void wgmma_tests(void)
 int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : ".";
-    if (parse_ptx_file(&mma_ptx, root, "tests/ptx/mma.ptx") || parse_ptx_file(&wgmma_ptx, root, "tests/ptx/wgmma.ptx"))
+    if (parse_ptx_file(&mma_ptx, root, "tests/ptx/mma.ptx") || parse_ptx_file(&wgmma_ptx, root, "tests/ptx/wgmma.ptx") ||
+        parse_ptx_file(&wgmma_n_ptx, root, "tests/ptx/wgmma_n.ptx"))
         return 1;
     mh_emu_opts o = {.num_sms = 8, .max_warp_insns = 0, .strict = 1};
     mh_error e;
@@ -638,5 +699,6 @@ int main(int argc, char **argv)
     mh_emu_destroy(dev);
     mh_ptx_free(&mma_ptx);
     mh_ptx_free(&wgmma_ptx);
+    mh_ptx_free(&wgmma_n_ptx);
     return check_report("test_emu_mma");
 }
