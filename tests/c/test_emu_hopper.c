@@ -1,7 +1,10 @@
 /* test_emu_hopper.c - Hopper on emu against host references: emu's tensor maps (encoding, the
  * checks, a map by value and in global memory), TMA tile loads/stores/reductions in 1d-5d with
  * every swizzle, element strides and out-of-bounds fill, cp.async.bulk and its reduction, and
- * every mbarrier form with its phases and transaction counts.  Kernels: tests/ptx/hopper_tma.cu. */
+ * every mbarrier form with its phases and transaction counts, clusters, the remaining forms
+ * (relaxed arrives, waits by state token, atom.shared::cluster, generic stores/atoms into another
+ * block, non-tensor bulk reductions, .maxclusterrank) and two warp-specialised GEMMs.  Kernels:
+ * tests/ptx/hopper_tma.cu, hopper_cluster.cu, hopper_forms.cu, hopper_gemm.cu, hopper_gemm_st.cu. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,7 +15,7 @@
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
-static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx, forms_ptx;
+static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx, forms_ptx, gemm_st_ptx;
 static mh_emu *dev;
 
 static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint32_t smem, const mh_emu_arg *args,
@@ -856,6 +859,46 @@ static void gemm(void)
     free(A), free(B), free(C), free(ref), free(ai), free(bi);
 }
 
+/* The GEMM with everything together (tests/ptx/hopper_gemm_st.cu): TMA into a 4-stage ring with
+ * multicast, setmaxnreg, wgmma, a stmatrix epilogue into a bf16 tile stored by TMA. */
+static void gemm_st(void)
+{
+    enum { M = 256, N = 128, K = 512, SMEM = 4 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 2 };
+    mh_error e;
+    uint16_t *A = malloc(M * K * 2), *B = malloc(N * K * 2), *C = malloc(M * N * 2), *ref = malloc(M * N * 2);
+    int *ai = malloc(M * K * sizeof(int)), *bi = malloc(N * K * sizeof(int));
+    unsigned seed = 41;
+    for (int i = 0; i < M * K; i++) seed = seed * 1103515245u + 12345u, ai[i] = (int)(seed >> 16) % 9 - 4, A[i] = bf16(ai[i]);
+    for (int i = 0; i < N * K; i++) seed = seed * 1103515245u + 12345u, bi[i] = (int)(seed >> 16) % 7 - 3, B[i] = bf16(bi[i]);
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++) {
+            int acc = 0;
+            for (int k = 0; k < K; k++) acc += ai[m * K + k] * bi[n * K + k];
+            ref[m * N + n] = bf16(acc); /* exact in f32, rounded once to bf16 */
+        }
+    uint64_t da = emu_upload(dev, A, M * K * 2), db = emu_upload(dev, B, N * K * 2), dc = emu_upload(dev, NULL, M * N * 2);
+    uint64_t dA[] = {K, M}, dB[] = {K, N}, dC[] = {N, M};
+    uint32_t bA[] = {64, 128}, bB[] = {64, 32}, bC[] = {64, 128};
+    mh_tensor_map_spec sa = spec(MH_TMAP_BFLOAT16, 2, 2, da, M * K * 2, dA, bA), sb = spec(MH_TMAP_BFLOAT16, 2, 2, db, N * K * 2, dB, bB),
+                       sc = spec(MH_TMAP_BFLOAT16, 2, 2, dc, M * N * 2, dC, bC);
+    sa.swizzle = sb.swizzle = MH_TMAP_SWIZZLE_128B;
+    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES], mc[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&sa, ma, &e) == 0 && mh_emu_tensor_map(&sb, mb, &e) == 0 && mh_emu_tensor_map(&sc, mc, &e) == 0);
+    int k = K;
+    mh_emu_arg args[] = {{ma, MH_TMAP_BYTES}, {mb, MH_TMAP_BYTES}, {mc, MH_TMAP_BYTES}, ARG(k)};
+    uint32_t grid[3] = {M / 128, N / 64, 1}, none[3] = {0, 0, 0};
+    CHECK(run_grid(&gemm_st_ptx, "ws_gemm_st", grid, 384, none, SMEM, args, 4, &e) == 0);
+    CHECK(mh_emu_read(dev, dc, C, M * N * 2, &e) == 0);
+    int bad = 0;
+    for (int i = 0; i < M * N; i++) bad += C[i] != ref[i];
+    if (bad)
+        fprintf(stderr, "  ws_gemm_st: %d of %d values differ (C[1] %g, want %g)\n", bad, M * N, mh_bf16_to_float(C[1]),
+                mh_bf16_to_float(ref[1]));
+    CHECK(bad == 0);
+    mh_emu_free(dev, da, &e), mh_emu_free(dev, db, &e), mh_emu_free(dev, dc, &e);
+    free(A), free(B), free(C), free(ref), free(ai), free(bi);
+}
+
 /* ---- what emu refuses by name ---- */
 
 static void refusals(void)
@@ -881,7 +924,8 @@ int main(int argc, char **argv)
     if (parse_ptx_file(&tma_ptx, root, "tests/ptx/hopper_tma.ptx") ||
         parse_ptx_file(&cl_ptx, root, "tests/ptx/hopper_cluster.ptx") ||
         parse_ptx_file(&gemm_ptx, root, "tests/ptx/hopper_gemm.ptx") ||
-        parse_ptx_file(&forms_ptx, root, "tests/ptx/hopper_forms.ptx"))
+        parse_ptx_file(&forms_ptx, root, "tests/ptx/hopper_forms.ptx") ||
+        parse_ptx_file(&gemm_st_ptx, root, "tests/ptx/hopper_gemm_st.ptx"))
         return 1;
     mh_error e;
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
@@ -897,11 +941,13 @@ int main(int argc, char **argv)
     cluster_more();
     bulk_reductions();
     gemm();
+    gemm_st();
     refusals();
     mh_emu_destroy(dev);
     mh_ptx_free(&tma_ptx);
     mh_ptx_free(&cl_ptx);
     mh_ptx_free(&gemm_ptx);
     mh_ptx_free(&forms_ptx);
+    mh_ptx_free(&gemm_st_ptx);
     return check_report("test_emu_hopper");
 }

@@ -1,7 +1,9 @@
 -- hopper_spec.lua: the warp-specialised GEMM of tests/ptx/hopper_gemm.cu (TMA with the 128B swizzle
 -- into a 3-stage ring, full/empty mbarriers, wgmma, a cluster of 2 with multicast, a TMA store) on
 -- emu from Lua, instrumented per warpgroup: the result against a host reference, and the waits of
--- the producer and the consumers as regions with exact counts.
+-- the producer and the consumers as regions with exact counts; and tests/ptx/hopper_gemm_st.cu (TMA,
+-- setmaxnreg, wgmma and a stmatrix epilogue together), instrumented with probes, whose timeline shows
+-- the consumers' MMAs inside the producer's waits for the stages they are computing on.
 local h = require "helpers"
 local mgpu = require "mgpu"
 
@@ -35,5 +37,89 @@ describe("a Hopper GEMM on emu", function()
     local counts = {}
     for _, r in ipairs(run.trace:summary()) do counts[r.name] = r.count end
     assert.same({ empty_wait = 4 * 4, full_wait = 4 * 2 * 4, mma = 4 * 2 * 4, store = 4 * 2 }, counts)
+  end)
+
+  it("runs the GEMM with TMA, setmaxnreg, wgmma and stmatrix; probes show MMAs overlapping the producer's waits", function()
+    local dev = mgpu.device("emu", { sms = 4 })
+    local M, N, K = 256, 128, 512
+    local av, bv = {}, {}
+    for i = 1, M * K do av[i] = (i * 7) % 9 - 4 end
+    for i = 1, N * K do bv[i] = (i * 5) % 7 - 3 end
+    local a = dev:array("bf16", av, { shape = { M, K } })
+    local b = dev:array("bf16", bv, { shape = { N, K } })
+    local c = dev:array("bf16", M * N, { shape = { M, N } })
+    local ma = dev:tensor_map(a, { box = { 64, 128 }, swizzle = "128B" })
+    local mb = dev:tensor_map(b, { box = { 64, 32 }, swizzle = "128B" })
+    local mc = dev:tensor_map(c, { box = { 64, 128 } })
+    -- no markers in the kernel: the producer's waits (.acquire.cluster) and TMA loads, the consumers'
+    -- waits (.acquire.cta), their MMAs (the wait for their wgmma group) and the epilogue's stmatrix
+    local k = dev:load(h.src .. "/tests/ptx/hopper_gemm_st.ptx", { instrument = "warpgroup", probes = {
+      { name = "empty_wait", around = "mbarrier.try_wait.parity.acquire.cluster" },
+      { name = "load", around = "cp.async.bulk.tensor.2d.shared::cluster" },
+      { name = "full_wait", around = "mbarrier.try_wait.parity.acquire.cta" },
+      { name = "mma", around = "wgmma.wait_group" },
+      { name = "epilogue", around = "stmatrix" },
+    } }):kernel("ws_gemm_st")
+    local smem = 4 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 2
+    local run = k:launch { grid = { 2, 2 }, block = 384, smem = smem, args = { ma, mb, mc, K } }
+    -- the reference: exact integer sums rounded once to bf16 (to nearest, ties to even)
+    local function bf16(x)
+      if x == 0 then return 0 end
+      local ax, e = math.abs(x), 0
+      while 2.0 ^ (e + 1) <= ax do e = e + 1 end
+      local ulp = 2.0 ^ (e - 7)
+      local q = ax / ulp
+      local f = math.floor(q)
+      if q - f > 0.5 or (q - f == 0.5 and f % 2 == 1) then f = f + 1 end
+      return (x < 0 and -1 or 1) * f * ulp
+    end
+    local got, bad = c:read(), 0
+    for m = 0, M - 1 do
+      for n = 0, N - 1 do
+        local acc = 0
+        for kk = 0, K - 1 do acc = acc + av[m * K + kk + 1] * bv[n * K + kk + 1] end
+        if got[m * N + n + 1] ~= bf16(acc) then bad = bad + 1 end
+      end
+    end
+    assert.equal(0, bad)
+    -- 4 blocks, 8 K steps: the producer waits for a stage and issues 2 loads (A, its half of B) a
+    -- step; each consumer waits for a full stage and runs its MMAs a step, then 4 stmatrix.x4
+    local counts = {}
+    for _, r in ipairs(run.trace:summary()) do counts[r.name] = r.count end
+    assert.same({ empty_wait = 4 * 8, load = 4 * 16, full_wait = 4 * 2 * 8, mma = 4 * 2 * 8, epilogue = 4 * 2 * 4 }, counts)
+    -- the timeline: regions per block and warpgroup from the dump's B/E events
+    local dir = h.tmpdir()
+    run.trace:dump(dir .. "/t.json")
+    local t = require("cjson").decode(h.read(dir .. "/t.json"))
+    h.rmdir(dir)
+    local names, open, iv = {}, {}, {}
+    for _, ev in ipairs(t.traceEvents) do
+      if ev.ph == "M" and ev.name == "thread_name" then names[ev.pid .. "/" .. ev.tid] = ev.args.name end
+    end
+    for _, ev in ipairs(t.traceEvents) do
+      local key = ev.pid .. "/" .. tostring(ev.tid) .. "/" .. ev.name
+      if ev.ph == "B" then open[key] = ev.ts
+      elseif ev.ph == "E" then
+        local blk, wg = names[ev.pid .. "/" .. ev.tid]:match("^block (%b()) · warpgroup (%d+)$")
+        iv[#iv + 1] = { block = blk, wg = tonumber(wg), name = ev.name, b = open[key], e = ev.ts }
+      end
+    end
+    -- a consumer's MMAs on stage s run while the producer waits for s to load step s + 4 into it:
+    -- the first 4 steps' MMAs of each consumer of each block lie inside one of its producer's waits
+    local inside, loads_during_mma = 0, 0
+    for _, q in ipairs(iv) do
+      if q.name == "mma" then
+        for _, p in ipairs(iv) do
+          if p.wg == 0 and p.block == q.block and p.name == "empty_wait" and p.b <= q.b and q.e <= p.e then
+            inside = inside + 1
+          end
+          if p.wg == 0 and p.block == q.block and p.name == "load" and p.b < q.e and q.b < p.e then
+            loads_during_mma = loads_during_mma + 1
+          end
+        end
+      end
+    end
+    assert.equal(4 * 2 * 4, inside)
+    assert.equal(0, loads_during_mma) -- each step's loads wait for the MMAs that free their stage
   end)
 end)
