@@ -206,19 +206,19 @@ P('''
 // warpgroups 1 and 2 consume (setmaxnreg.inc to 232), each 64 rows: four m64n128k16 per tile,
 // their descriptors' start address moving 32 bytes along K.  The epilogue packs the accumulators
 // to bf16 and writes them with stmatrix.x4 into a row-major staging tile, copied out by all.
-extern "C" __global__ void __launch_bounds__(384) wgmma_gemm(const __nv_bfloat16 *A, const __nv_bfloat16 *Bt,
+extern "C" __global__ void __launch_bounds__(384, 1) wgmma_gemm(const __nv_bfloat16 *A, const __nv_bfloat16 *Bt,
                                                              __nv_bfloat16 *C, int M, int N, int K)
 {
   extern __shared__ __align__(1024) unsigned char smem[];
   unsigned char *sA = smem, *sB = smem + 16384, *sC = smem + 32768;
   int wg = threadIdx.x / 128, tid = threadIdx.x %% 128;
   int m0 = blockIdx.y * 128, n0 = blockIdx.x * 128;
-  float d[64];
-  for (int i = 0; i < 64; i++) d[i] = 0.0f;
-  if (wg == 0) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-  else asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
-  for (int k0 = 0; k0 < K; k0 += 64) {
-    if (wg == 0) {
+  // the roles in separate branches, so that the producer holds no accumulators when it gives its
+  // registers back (ptxas ignores a setmaxnreg.dec below what is live: C7507); each K step has two
+  // __syncthreads in both, tile loaded -> tile consumed
+  if (wg == 0) {
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+    for (int k0 = 0; k0 < K; k0 += 64) {
       for (int i = tid; i < 128 * 8; i += 128) {
         int r = i / 8, c = i %% 8;
         uint4 va = *(const uint4 *)&A[(size_t)(m0 + r) * K + k0 + c * 8];
@@ -226,9 +226,15 @@ extern "C" __global__ void __launch_bounds__(384) wgmma_gemm(const __nv_bfloat16
         *(uint4 *)(sA + r * 128 + ((c ^ (r %% 8)) * 16)) = va;
         *(uint4 *)(sB + r * 128 + ((c ^ (r %% 8)) * 16)) = vb;
       }
+      __syncthreads();
+      __syncthreads();
     }
-    __syncthreads();
-    if (wg > 0) {
+  } else {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    float d[64];
+    for (int i = 0; i < 64; i++) d[i] = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += 64) {
+      __syncthreads();
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
       for (int kk = 0; kk < 4; kk++) {
         uint64_t da = make_desc(smem_u32(sA) + (wg - 1) * 64 * 128 + kk * 32, 16, 1024, 1);
@@ -239,10 +245,8 @@ extern "C" __global__ void __launch_bounds__(384) wgmma_gemm(const __nv_bfloat16
       }
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      __syncthreads();
     }
-    __syncthreads();
-  }
-  if (wg > 0) {
     // column blocks j, j + 1 of this warp's 16 rows: four 8 x 8 matrices (rows 0-7 / 8-15 of each)
     int lane = threadIdx.x %% 32, w = (tid / 32), q = lane / 8;
     int row = (wg - 1) * 64 + w * 16 + (q %% 2) * 8 + lane %% 8;
