@@ -388,6 +388,8 @@ if gpu.backend ~= "cuda" or gpu.arch == "sm_90" then
       { dev:tensor_map(t3, { dims = { 8, 48, 7 }, strides = { 16, 768 }, box = { 8, 16, 2 }, interleave = "16B" }), 3, { 0, 5, 2 }, 512 },
       { dev:tensor_map(t3, i32), 3, { 0, 5, 2 }, 512 },
       { dev:tensor_map(t3, i32), 3, { 0, 20, 6 }, 512 },
+      { dev:tensor_map(t3, { dims = { 16, 24, 7 }, strides = { 32, 768 }, box = { 16, 8, 2 }, element_strides = { 2, 1, 1 },
+        interleave = "32B", swizzle = "32B" }), 3, { 0, 5, 2 }, 256 }, -- with interleave, dimension 0's stride counts
       { dev:tensor_map(t5, { dims = { 16, 3, 4, 2 }, strides = { 128, 384, 0 }, box = { 8, 2, 3, 2 } }), 4, { 6, 2, 2, 0 }, 768 },
       { dev:tensor_map(t5, { dims = { 16, 1, 3, 1, 4 }, strides = { 0, 128, 0, 384 }, box = { 16, 1, 2, 1, 3 } }), 5,
         { 0, 0, 1, 0, 2 }, 768 },

@@ -231,6 +231,10 @@ static void tma_loads(void)
         check_load("3d interleave 32B, edges", &s32, (unsigned char *)t3, e32);
         s32.elem_strides[1] = 2;
         check_load("3d interleave 32B, element stride 2", &s32, (unsigned char *)t3, c32);
+        s32.elem_strides[0] = 2; /* with interleave, dimension 0's element stride counts (cuda.h) */
+        s32.elem_strides[1] = 1;
+        check_load("3d interleave 32B, element stride 2 in dimension 0", &s32, (unsigned char *)t3, c32);
+        s32.elem_strides[0] = 1;
         s32.swizzle = MH_TMAP_SWIZZLE_NONE;
         CHECK(mh_emu_tensor_map(&s32, map32, &e) == MH_E_BAD_ARGUMENT);
         CHECK_CONTAINS(e.message, "interleave = \"32B\" needs swizzle = \"32B\"");
