@@ -406,6 +406,14 @@ if gpu.backend ~= "cuda" or gpu.arch == "sm_90" then
         args = { dev:tensor_map(t, { box = { 32, 8 }, swizzle = "128B" }), op, 24, 20, 1024, src } }
       outs[#outs + 1] = t
     end
+    for _, dt in ipairs { "f16", "bf16" } do -- min and max of halves, by value
+      for op = 1, 2 do
+        local t = dev:array(dt, values(128, function(i) return ((i * 37) % 23 - 11) * 0.75 end), { shape = { 8, 16 } })
+        local h = dev:array(dt, values(128, function(i) return ((i * 53) % 19 - 9) * 1.25 end))
+        m:kernel("tma_store"):launch { grid = 1, block = 64, smem = 256, args = { dev:tensor_map(t, { box = { 16, 8 } }), op, 0, 0, 256, h } }
+        outs[#outs + 1] = t
+      end
+    end
     local s, d = dev:array("u32", values(256, function(i) return (i * 2654435761) % 4294967296 end)), dev:array("u32", 256)
     local r = dev:array("u32", values(256, function(i) return i end))
     m:kernel("bulk_copies"):launch { grid = 1, block = 64, smem = 2 * 1008, args = { s, d, r, 1008 } }

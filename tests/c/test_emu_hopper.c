@@ -377,7 +377,7 @@ static void tma_stores(void)
         CHECK(bad == 0);
         mh_emu_free(dev, t, &e);
     }
-    /* f32 add and f16 min: float reductions; and/or on floats are not in the ISA */
+    /* f32 add: a float reduction; and/or on floats are not in the ISA */
     {
         float tf[8][8], sf[8][8];
         for (int i = 0; i < 64; i++) ((float *)tf)[i] = (float)i * 0.5f, ((float *)sf)[i] = 1.25f;
@@ -400,6 +400,37 @@ static void tma_stores(void)
         mh_emu_free(dev, t, &e);
         mh_emu_free(dev, si, &e);
     }
+    /* f16 and bf16 min/max: by value (negative halves compare below positive ones) */
+    for (int bf = 0; bf < 2; bf++)
+        for (int op = 1; op <= 2; op++) {
+            uint16_t th[8][16], sh[8][16], got[8][16];
+            float tv[128], sv[128];
+            for (int i = 0; i < 128; i++) {
+                tv[i] = (float)((i * 37) % 23 - 11) * 0.75f, sv[i] = (float)((i * 53) % 19 - 9) * 1.25f;
+                ((uint16_t *)th)[i] = bf ? mh_float_to_bf16(tv[i]) : mh_float_to_half(tv[i]);
+                ((uint16_t *)sh)[i] = bf ? mh_float_to_bf16(sv[i]) : mh_float_to_half(sv[i]);
+            }
+            uint64_t t = emu_upload(dev, th, sizeof th), si = emu_upload(dev, sh, sizeof sh);
+            uint64_t d[] = {16, 8};
+            uint32_t box[] = {16, 8};
+            mh_tensor_map_spec s = spec(bf ? MH_TMAP_BFLOAT16 : MH_TMAP_FLOAT16, 2, 2, t, sizeof th, d, box);
+            unsigned char map[MH_TMAP_BYTES];
+            CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+            int c0 = 0, c1 = 0;
+            unsigned bytes = sizeof sh;
+            mh_emu_arg args[] = {{map, MH_TMAP_BYTES}, ARG(op), ARG(c0), ARG(c1), ARG(bytes), ARG(si)};
+            CHECK(run(&tma_ptx, "tma_store", 64, sizeof sh, args, 6, &e) == 0);
+            CHECK(mh_emu_read(dev, t, got, sizeof got, &e) == 0);
+            int bad = 0;
+            for (int i = 0; i < 128; i++) {
+                float w = op == 1 ? (sv[i] < tv[i] ? sv[i] : tv[i]) : (sv[i] > tv[i] ? sv[i] : tv[i]);
+                bad += ((uint16_t *)got)[i] != (bf ? mh_float_to_bf16(w) : mh_float_to_half(w));
+            }
+            if (bad) fprintf(stderr, "  tma_store %s %s: %d of 128 elements wrong\n", op == 1 ? "min" : "max", bf ? "bf16" : "f16", bad);
+            CHECK(bad == 0);
+            mh_emu_free(dev, t, &e);
+            mh_emu_free(dev, si, &e);
+        }
     /* 3d store: the box's last plane is outside the tensor and not written */
     {
         uint32_t t3[3][4][8], s3[2][4][8];
