@@ -330,6 +330,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     mh_occupancy_sm90(x->regs_per_thread, c.shared_size, c.nthreads, &occ);
     /* what a warp gets at launch: the count rounded up to the allocation unit (8 a thread, 256 a warp) */
     c.regs = x->regs_per_thread > 0 ? ((uint32_t)x->regs_per_thread + 7) / 8 * 8 : 0;
+    c.setmaxnreg_off = x->setmaxnreg_ignored;
     uint64_t per_sm = (c.nblocks + d->nsm - 1) / d->nsm;
     c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
     if (x->cooperative && c.nblocks > (uint64_t)c.resident * d->nsm) {

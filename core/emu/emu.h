@@ -71,6 +71,7 @@ typedef struct mh_emu_launch {
 /* What a launch may ask for beyond its shape (mh_emu_run_ex). */
 typedef struct mh_emu_extra {
     int regs_per_thread;         /* registers per thread (ptxas) for the SM's residency, 0: not known */
+    int setmaxnreg_ignored;      /* ptxas dropped the kernel's setmaxnreg (C7507): they do nothing, as on a GPU */
     uint32_t cluster[3];         /* thread-block clusters (launch{cluster=}; zeros or 1x1x1: the kernel's own, else none) */
     int stats;                   /* count instructions and memory traffic per source line (st->counts) */
     int cooperative;             /* the whole grid resident at once (bad_argument when it cannot be), with the

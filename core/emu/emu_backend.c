@@ -124,7 +124,9 @@ static int emu_kernel_facts(void *d, void *mod, const mh_ptx_func *f, mh_kernel_
     out->spill_stores = k->spill_stores;
     out->spill_loads = k->spill_loads;
     out->stack_bytes = k->stack;
-    snprintf(out->note, sizeof out->note, "ptxas -arch=%s", pi->arch);
+    snprintf(out->note, sizeof out->note, "ptxas -arch=%s%s", pi->arch,
+             k->setmaxnreg_ignored ? "; ptxas ignores the kernel's setmaxnreg (C7507: registers live across them), "
+             "so they do nothing" : "");
     return 0;
 }
 
@@ -153,6 +155,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
         const mh_ptxas_info *pi = ptxas_of(mod);
         const mh_ptxas_kernel *k = pi->ok ? mh_ptxas_find(pi, f->name) : NULL;
         if (k) x.regs_per_thread = k->regs;
+        if (k) x.setmaxnreg_ignored = k->setmaxnreg_ignored;
     }
     mh_emu_stats es;
     int rc = mh_emu_run_ex(EMU(d), m, f->name, &el, &x, &es, e);

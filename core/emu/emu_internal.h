@@ -222,6 +222,7 @@ typedef struct {
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */
+    int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
 } ctx;
 

@@ -624,7 +624,7 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
         return emu_fault(c, w, 0, "setmaxnreg.%s %u: the count must be a multiple of 8 from 24 to 256", op, r->imm), -1;
     if (c->nthreads % 128)
         return emu_fault(c, w, 0, "setmaxnreg needs whole warpgroups: the block has %u threads", c->nthreads), -1;
-    if (!c->regs) return 0; /* no launch count (ptxas not run): no pool to keep */
+    if (!c->regs || c->setmaxnreg_off) return 0; /* no launch count (ptxas not run), or ptxas dropped them */
     if (r->inc ? r->imm < w->nreg : r->imm > w->nreg)
         return emu_fault(c, w, 0, "setmaxnreg.%s %u: the warp's threads hold %u registers each, and .%s may only %s "
                          "them", op, r->imm, w->nreg, op, r->inc ? "raise" : "lower"), -1;

@@ -129,6 +129,7 @@ static int field(const char *line, const char *what)
 void mh_ptxas_parse(const char *log, mh_ptxas_info *out)
 {
     mh_ptxas_kernel *entry = NULL, *props = NULL;
+    int c7507 = 0; /* ptxas prints its diagnostics of an entry before that entry's "Compiling entry function" */
     for (const char *p = log; p && *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
@@ -138,6 +139,10 @@ void mh_ptxas_parse(const char *log, mh_ptxas_info *out)
         if ((q = strstr(line, "Compiling entry function '"))) {
             q += strlen("Compiling entry function '");
             entry = kernel(out, q, strcspn(q, "'"));
+            if (entry) entry->setmaxnreg_ignored = c7507;
+            c7507 = 0;
+        } else if (strstr(line, "(C7507)") && strstr(line, "setmaxnreg")) {
+            c7507 = 1;
         } else if ((q = strstr(line, "Function properties for "))) {
             q += strlen("Function properties for ");
             props = kernel(out, q, strcspn(q, " \r"));

@@ -13,6 +13,8 @@
 typedef struct mh_ptxas_kernel {
     char *name;
     int regs, stack, spill_stores, spill_loads, smem, barriers;
+    int setmaxnreg_ignored; /* ptxas dropped its setmaxnreg instructions (C7507: to keep the registers the
+                             * code needs at entry); on a GPU they then do nothing */
 } mh_ptxas_kernel;
 
 typedef struct mh_ptxas_info {

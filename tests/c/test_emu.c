@@ -711,6 +711,8 @@ static void printf_rules(void)
 static void ptxas_log(void)
 {
     static const char log[] =
+        "ptxas info    : (C7507) Potential Performance Loss: 'setmaxnreg' ignored to maintain minimum register "
+        "requirements.\n"
         "ptxas info    : 0 bytes gmem\n"
         "ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
         "ptxas info    : Function properties for k\n"
@@ -727,6 +729,7 @@ static void ptxas_log(void)
     CHECK(k && k->regs == 26 && k->stack == 48 && k->spill_stores == 8 && k->spill_loads == 4 && k->smem == 4096 &&
           k->barriers == 1);
     CHECK(j && j->regs == 8 && j->smem == 0 && j->stack == 0);
+    CHECK(k && k->setmaxnreg_ignored && j && !j->setmaxnreg_ignored); /* C7507 comes before its entry's lines */
     CHECK(!mh_ptxas_find(&pi, "q"));
     mh_ptxas_info_free(&pi);
 }

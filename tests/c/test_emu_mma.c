@@ -512,7 +512,7 @@ static int run_text(const char *body, uint32_t block, mh_error *e)
 /* setmaxnreg's pool: three warpgroups launched with `regs` registers a thread (ptxas's count; 0:
  * unknown), the first waits a while and then gives its registers above 40 back, the other two ask
  * for `inc` (a warp asking before the give-back waits for it). */
-static int reg_pool(int regs, unsigned inc, unsigned dec, mh_error *e)
+static int reg_pool_x(int regs, unsigned inc, unsigned dec, int ignored, mh_error *e)
 {
     char text[2048];
     snprintf(text, sizeof text,
@@ -525,7 +525,7 @@ static int reg_pool(int regs, unsigned inc, unsigned dec, mh_error *e)
     int rc = mh_ptx_parse(&m, text, strlen(text), "pool.ptx", e);
     if (rc) return rc;
     mh_emu_launch l = {.grid = {2, 1, 1}, .block = {384, 1, 1}, .timeout_s = 30};
-    mh_emu_extra x = {.regs_per_thread = regs};
+    mh_emu_extra x = {.regs_per_thread = regs, .setmaxnreg_ignored = ignored};
     mh_emu_stats st;
     memset(&st, 0, sizeof st);
     rc = mh_emu_run_ex(dev, &m, "k", &l, &x, &st, e) ? (int)e->code : 0;
@@ -533,6 +533,8 @@ static int reg_pool(int regs, unsigned inc, unsigned dec, mh_error *e)
     mh_ptx_free(&m);
     return rc;
 }
+
+static int reg_pool(int regs, unsigned inc, unsigned dec, mh_error *e) { return reg_pool_x(regs, inc, dec, 0, e); }
 
 static void rules(void)
 {
@@ -545,6 +547,7 @@ static void rules(void)
     CHECK(reg_pool(168, 240, 40, &pe) == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(pe.message, "setmaxnreg.inc for registers no warpgroup frees");
     CHECK(reg_pool(0, 240, 40, &pe) == 0); /* the launch count unknown (no ptxas): no pool to keep */
+    CHECK(reg_pool_x(168, 240, 40, 1, &pe) == 0); /* ptxas dropped the setmaxnregs (C7507): they do nothing */
     CHECK(reg_pool(168, 160, 40, &pe) == MH_E_KERNEL_FAULT); /* .inc below what it holds */
     CHECK_CONTAINS(pe.message, "setmaxnreg.inc 160: the warp's threads hold 168 registers each, and .inc may only raise");
     CHECK(reg_pool(168, 232, 176, &pe) == MH_E_KERNEL_FAULT);
