@@ -2,8 +2,9 @@
  * ptxas runs in /tmp/mgpu-ptxas.tmp.PID.XXXXXX with a time limit ($MGPU_PTXAS_TIMEOUT
  * seconds, 60 by default) and is stopped by a stop request (Ctrl-C, base/stop.h, left set
  * for the launch to raise): the figures are then unknown, the note says why, and nothing
- * is cached.  The folders of runs killed while ptxas ran are removed by the next process's
- * first ptxas (base/out.h mh_stale_clean: their PID is gone). */
+ * is cached.  It gets SIGKILL when the harness ends however it ends (PR_SET_PDEATHSIG: a
+ * killed harness no longer leaves it compiling).  The folders of runs killed while ptxas ran
+ * are removed by the next process's first ptxas (base/out.h mh_stale_clean: their PID is gone). */
 #include "emu/emu_ptxas.h"
 #include "base/out.h"
 #include "base/read_file.h"
@@ -12,7 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,6 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
 
 static int is_exec(const char *p) { return p && *p && access(p, X_OK) == 0; }
 
@@ -221,27 +221,30 @@ static char *run_ptxas(const char *ptxas, const char *arch, const char *ptx, siz
     snprintf(archopt, sizeof archopt, "-arch=%s", arch);
     char *res = NULL;
     if (write_all(in, ptx, len) == 0) {
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-        posix_spawnattr_t at; /* its own process group: what it starts is stopped with it */
-        posix_spawnattr_init(&at);
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&at, 0);
         char *argv[] = {(char *)ptxas, archopt, "-v", in, "-o", "/dev/null", NULL};
-        pid_t pid;
+        pid_t parent = getpid(), pid = fork();
         int st = 0;
-        if (posix_spawn(&pid, ptxas, &fa, &at, argv, environ) != 0) {
-            snprintf(why, wn, "ptxas (%.200s) could not be started", ptxas);
+        if (pid == 0) { /* the child: its own process group (what it starts is stopped with it), and
+                         * killed with the harness however that ends (SIGKILL included) */
+            setpgid(0, 0);
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+            int o = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600), z = open("/dev/null", O_RDONLY);
+            if (o < 0 || z < 0 || dup2(o, 1) < 0 || dup2(o, 2) < 0 || dup2(z, 0) < 0) _exit(127);
+            execv(ptxas, argv);
+            _exit(127);
+        }
+        if (pid < 0) {
+            snprintf(why, wn, "ptxas (%.200s) could not be started: %s", ptxas, strerror(errno));
         } else if (wait_child(pid, &st, why, wn) == 0) {
             res = mh_read_file(log, 0, NULL, NULL);
             *ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
             if (!res) snprintf(why, wn, "ptxas wrote nothing");
+            else if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && !*res) {
+                free(res);
+                res = NULL;
+                snprintf(why, wn, "ptxas (%.200s) could not be started", ptxas);
+            }
         }
-        posix_spawnattr_destroy(&at);
-        posix_spawn_file_actions_destroy(&fa);
     } else {
         snprintf(why, wn, "ptxas: cannot write %s", in);
     }

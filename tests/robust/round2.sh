@@ -145,6 +145,10 @@ EOF
   for _ in $(seq 100); do [ -s ptxas.pid ] && break; sleep 0.05; done
   left=$(ls -d /tmp/mgpu-ptxas.tmp."$pid".* 2>/dev/null)
   kill -9 "$pid"; wait "$pid" 2>/dev/null
+  # ptxas ends with the harness however it ends (a SIGKILL included: its parent-death signal)
+  for _ in $(seq 40); do kill -0 "$(cat ptxas.pid)" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$(cat ptxas.pid)/status" 2>/dev/null || break; sleep 0.05; done
+  ok; if kill -0 "$(cat ptxas.pid)" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$(cat ptxas.pid)/status" 2>/dev/null; then
+    fail "ptxas outlived the harness killed with SIGKILL"; fi
   kill -9 "$(cat ptxas.pid)" 2>/dev/null
   ok; [ -n "$left" ] && [ -d "$left" ] || fail "a killed run left no ptxas folder to clean (the test is wrong)"
   live=/tmp/mgpu-ptxas.tmp.$$.abcdef   # this shell's: alive, never removed
