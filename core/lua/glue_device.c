@@ -120,8 +120,16 @@ const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t 
 {
     static const char *const keys[] = {"name", "kernel", "loop", "per", "around", "from", "to", NULL};
     if (!lua_istable(L, t)) glue_bad(L, "%s: probes must be a list of tables {name =, kernel = true | loop = | around = | from =, to =}", who);
-    size_t len = lua_rawlen(L, t);
+    size_t len = lua_rawlen(L, t), keys_n = 0;
     if (len > 4096) glue_bad(L, "%s: more than 4096 probes", who);
+    lua_pushnil(L); /* a list: 1..n and nothing else (with a hole, # stops short and drops probes) */
+    while (lua_next(L, t)) {
+        keys_n++;
+        lua_pop(L, 1);
+    }
+    if (keys_n != len)
+        glue_bad(L, "%s: probes must be a list {{...}, {...}} without holes or names (%zu entries, %zu in sequence)",
+                 who, keys_n, len);
     mh_probe *p = lua_newuserdatauv(L, (len ? len : 1) * sizeof *p, 0);
     for (size_t i = 0; i < len; i++) {
         char what[40];

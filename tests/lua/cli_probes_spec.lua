@@ -80,6 +80,11 @@ describe("instrument --probes", function()
       { "error.lua", 'error("no probes today")', 2, "error.lua:1: no probes today" },
       { "io.lua", 'return io.lines("/etc/passwd")', 2, "io.lua:1: attempt to index a nil value" },
       { "notlist.lua", "return 42", 2, "notlist.lua: must hold a list of probes" },
+      -- the chunk has no print (stdout is the PTX) and reads no files (last hostile pass)
+      { "print.lua", 'print("x") return {}', 2, "attempt to call a nil value (global 'print')" },
+      { "dofile.lua", 'return dofile("/etc/passwd")', 2, "attempt to call a nil value (global 'dofile')" },
+      -- a file that never returns is stopped (it hung instrument)
+      { "loop.lua", "while true do end", 2, "loop.lua: still running after 5 s" },
     }
     for _, c in ipairs(cases) do
       if c[2] then h.write(path(c[1]), c[2]) end
