@@ -81,6 +81,27 @@ local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "ch
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
+-- A backend's name (--backend and mgpu.run's backend): emu, cuda, cuda:N or auto.
+local function check_backend(b, what)
+  if type(b) ~= "string" or not (b == "emu" or b == "cuda" or b == "auto" or b:match("^cuda:%d+$")) then
+    bad(string.format("%s takes emu, cuda, cuda:N or auto, not %s", what,
+      type(b) == "string" and ("\"" .. b .. "\"") or type(b)))
+  end
+end
+
+-- A shard {index = I, count = N} (--shard I/N and mgpu.run's shard): integers, 1 <= I <= N <= 10^9.
+local function check_shard(sh, what, given)
+  local function int(x) return type(x) == "number" and x == math.floor(x) end -- LuaJIT has no math.type
+  local ok = type(sh) == "table" and int(sh.index) and int(sh.count)
+    and sh.index >= 1 and sh.index <= sh.count and sh.count <= 1000000000
+  if ok then
+    for k in pairs(sh) do if k ~= "index" and k ~= "count" then ok = false end end
+  end
+  if not ok then
+    bad(string.format("%s with 1 <= I <= N <= 1000000000 (got %s)", what, given or "another value"))
+  end
+end
+
 -- argv (arg[1..n]) -> options; hand-written: five options do not justify a dependency
 function M.parse_args(argv)
   local opts = { set = {} }
@@ -108,10 +129,7 @@ function M.parse_args(argv)
     elseif a == "--force" then opts.force = true
     elseif a == "--backend" then
       opts.backend = value()
-      local b = opts.backend -- checked here, so --list (which opens no device) refuses it too
-      if not (b == "emu" or b == "cuda" or b == "auto" or b:match("^cuda:%d+$")) then
-        bad("--backend takes emu, cuda, cuda:N or auto, not " .. b)
-      end
+      check_backend(opts.backend, "--backend") -- here, so --list (which opens no device) refuses it too
     elseif a == "--quiet" or a == "-q" then opts.quiet = true
     elseif a == "--workers" then
       local v = value()
@@ -131,11 +149,8 @@ function M.parse_args(argv)
     elseif a == "--shard" then
       local v = value()
       local si, sn = v:match("^(%d+)/(%d+)$")
-      si, sn = tonumber(si), tonumber(sn) -- digits past 2^63 become a float: no shard count
-      if not si or sn < 1 or si < 1 or si > sn or sn > 1e9 or si ~= math.floor(si) or sn ~= math.floor(sn) then
-        bad("--shard takes I/N with 1 <= I <= N <= 1000000000 (got " .. v .. ")")
-      end
-      opts.shard = { index = si, count = sn }
+      opts.shard = { index = tonumber(si), count = tonumber(sn) } -- digits past 2^63 become a float
+      check_shard(opts.shard, "--shard takes I/N", v)
     elseif a == "--worker" then opts.worker = value() -- internal: serve points of that results folder
     elseif a == "" then options.arg(nil, "an argument", a)
     else bad("unknown option " .. a .. " (--set, --list, --out, --resume, --force, --backend, --quiet, --workers, "
@@ -889,6 +904,13 @@ function M.run(exp, opts)
   end
   if opts.resume and opts.out then
     bad("--resume " .. opts.resume .. " continues the run in that folder: it takes no --out (got --out " .. opts.out .. ")")
+  end
+  if opts.backend ~= nil then check_backend(opts.backend, "backend") end
+  if opts.shard ~= nil then
+    check_shard(opts.shard, "shard takes {index = I, count = N}", type(opts.shard) == "table"
+      and string.format("{index = %s, count = %s}", tostring(opts.shard.index), tostring(opts.shard.count))
+      or tostring(opts.shard))
+    if opts.resume then bad("resume runs the points of the folder's own shard: it takes no shard") end
   end
   local script = files.absolute(opts.script or "experiment.lua")
   if opts.resume and not exists(opts.resume .. "/manifest.json") then

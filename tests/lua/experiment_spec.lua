@@ -529,11 +529,32 @@ describe("example experiments", function()
     assert.equal(0, st)
     assert.matches("1 points %(0 filtered out%)", out)
   end)
+  it("mgpu.run checks shard and backend as the command line does", function()
+    local ex = h.tiled_experiment { name = "shards", axes = { tiles = { 1, 2, 3 } }, estimate = 16 }
+    local bad = {
+      { { shard = { index = 0, count = 2 }, list = true }, "shard takes {index = I, count = N}" },
+      { { shard = { index = 1.5, count = 2 }, list = true }, "shard takes" },
+      { { shard = { 1, 2 }, list = true }, "shard takes" },
+      { { shard = "1/2", list = true }, "shard takes" },
+      { { shard = { index = 1 }, list = true }, "shard takes" },
+      { { backend = "cuda:-1", list = true }, 'backend takes emu, cuda, cuda:N or auto, not "cuda:%-1"' },
+      { { backend = "emu ", list = true }, "backend takes" },
+    }
+    for _, c in ipairs(bad) do
+      c[1].quiet = true
+      local ok, err = pcall(mgpu.run, ex, c[1])
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches(c[2], err.message)
+    end
+    local r = mgpu.run(ex, { shard = { index = 2, count = 2 }, list = true, quiet = true })
+    assert.equal(1, #r.rows) -- of points 1, 2, 3: shard 2 of 2 is point 2
+  end)
   it("--backend and --shard are checked before anything, --list too", function()
     local ex = h.src .. "/scripts/examples/tile_sweep.lua"
     local st, _, err = h.run(ex, "--list", "--backend", "tpu")
     assert.equal(2, st)
-    assert.matches("%-%-backend takes emu, cuda, cuda:N or auto, not tpu", err)
+    assert.matches('%-%-backend takes emu, cuda, cuda:N or auto, not "tpu"', err)
     st, _, err = h.run(ex, "--list", "--shard", "1/99999999999999999999")
     assert.equal(2, st)
     assert.matches("%-%-shard takes I/N", err)
