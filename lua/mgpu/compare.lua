@@ -74,11 +74,18 @@ function M.source_change(man_a, man_b)
     changed[#changed + 1] = string.format("the PTX nvcc made of it (sha256 %s... -> %s...: another nvcc, arch or "
       .. "flags)", short(ca.sha256), short(cb.sha256))
   end
-  if #changed == 0 then
-    return string.format("the kernel's source is the same in both runs (%s, sha256 %s...)", pb.path, short(pb.sha256)),
-      false
+  -- the experiment script: its setup, launch shape and arguments (another grid, another size)
+  local sa, sb = man_a.script, man_b.script
+  local script = ""
+  if type(sa) == "table" and type(sb) == "table" and sa.sha256 and sb.sha256 and sa.sha256 ~= sb.sha256 then
+    script = string.format("; the experiment script changed: %s (sha256 %s... -> %s...: its setup, launch shape or "
+      .. "arguments may differ)", tostring(sb.path), short(sa.sha256), short(sb.sha256))
   end
-  return "the kernel's source changed: " .. table.concat(changed, "; "), true
+  if #changed == 0 then
+    return string.format("the kernel's source is the same in both runs (%s, sha256 %s...)%s", pb.path, short(pb.sha256),
+      script), script ~= ""
+  end
+  return "the kernel's source changed: " .. table.concat(changed, "; ") .. script, true
 end
 
 -- What compare reads is checked before it is used: a results file written by
@@ -110,7 +117,7 @@ end
 local function finish(title, head, acc, source)
   return { title = title, table = results.format_table(head, acc.body), worst = acc.worst, matched = acc.matched,
     only_base = acc.only_base, only_new = acc.only_new, worst_at = acc.worst_at, worst_regions = acc.worst_regions,
-    source = source }
+    source = source, regressed = acc.regressed or 0 }
 end
 
 -- Two results folders: one line per point, by key.
@@ -145,7 +152,7 @@ function M.folders(base, new)
     if instrumented then line[#line + 1] = cells[5] or "-" end
     line[#line + 1] = cells[4]
   end
-  local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0 }
+  local acc = { worst = -math.huge, body = {}, matched = 0, only_base = 0, only_new = 0, regressed = 0 }
   local seen = {}
   for _, a in ipairs(rows_a) do
     local b = by_key[a.key]
@@ -157,6 +164,7 @@ function M.folders(base, new)
       add(line, { results.fmt_ns(a.time_ns and a.time_ns.median, "ns"), "-", "-", "not in the new run" })
     elseif a.status ~= "ok" or b.status ~= "ok" then
       acc.matched = acc.matched + 1
+      if a.status == "ok" then acc.regressed = acc.regressed + 1 end -- ok in BASE, not in NEW: the gate fails
       add(line, { a.status, b.status, "-", (b.error and b.error.message or a.error and a.error.message or ""):sub(1, 60) })
     else
       acc.matched = acc.matched + 1
@@ -328,6 +336,14 @@ function M.main(argv)
   if max_slowdown and r.worst > max_slowdown then
     print(string.format("slower by %.1f%%, more than --max-slowdown %g%%", r.worst, max_slowdown))
     print(M.slowdown_detail(r))
+    return M.EXIT_SLOWER
+  end
+  -- the gate also fails on what it cannot call not slower: points ok in BASE that failed in NEW or
+  -- are not in it (a gate that passed them let a broken or partial run through)
+  if max_slowdown and (r.regressed > 0 or r.only_base > 0) then
+    print(string.format("--max-slowdown %g%%: %d point%s ok in base failed in new, %d point%s of base not in new",
+      max_slowdown, r.regressed, r.regressed == 1 and "" or "s", r.only_base, r.only_base == 1 and "" or "s"))
+    if r.source then print("  " .. r.source) end
     return M.EXIT_SLOWER
   end
   return 0

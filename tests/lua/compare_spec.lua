@@ -49,8 +49,10 @@ describe("compare", function()
     local st, out = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "25")
     assert.equal(9, st)
     assert.matches("2 compared, 1 only in base, 1 only in new\nslower by 30.0%%, more than %-%-max%-slowdown 25%%", out)
-    st = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "31")
-    assert.equal(0, st)
+    -- not slower by more than 31%, but point n=3 of base is not in new: the gate cannot pass it
+    st, out = h.run("compare", dir .. "/a", dir .. "/b", "--max-slowdown", "31")
+    assert.equal(9, st)
+    assert.matches("1 point of base not in new", out, 1, true)
     st, out = h.run("compare", dir .. "/a", dir .. "/a", "--max-slowdown", "0")
     assert.equal(0, st)
     assert.matches("\n1  1  1.00 us  1.00 us  0%%  ", out)
@@ -176,6 +178,31 @@ describe("compare", function()
     assert.equal(0, st)
     local r = compare.folders(dir .. "/a", dir .. "/d")
     assert.matches("the PTX nvcc made of it (sha256 aaaa11110... -> ffff...", r.source, 1, true)
+    -- the experiment script changed (another grid in setup): said, with the same kernel source
+    local ms = man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } })
+    ms.script = { path = "/src/exp.lua", sha256 = "5555" }
+    h.write_results(dir .. "/e", ms, rows_a)
+    ms.script = { path = "/src/exp.lua", sha256 = "6666" }
+    h.write_results(dir .. "/f", ms, rows_b)
+    st, out = h.run("compare", dir .. "/e", dir .. "/f", "--max-slowdown", "20")
+    assert.equal(9, st)
+    assert.matches("the kernel's source is the same in both runs (/src/k.cu, sha256 aaaa1111...); the experiment "
+      .. "script changed: /src/exp.lua (sha256 5555... -> 6666...", out, 1, true)
+    -- a point ok in BASE that failed in NEW, or is missing from it, fails the gate (it passed them)
+    local failed = { row(1, 1, 1000, 0), row(2, 2, 2000, 0) }
+    failed[2].status, failed[2].time_ns = "failed", nil
+    failed[2].error = { code = "check_failed", message = "wrong output" }
+    h.write_results(dir .. "/g", man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } }),
+      { row(1, 1, 1000, 0), row(2, 2, 2000, 0) })
+    h.write_results(dir .. "/h", man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } }), failed)
+    h.write_results(dir .. "/i", man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } }), { row(1, 1, 1000, 0) })
+    st, out = h.run("compare", dir .. "/g", dir .. "/h", "--max-slowdown", "0")
+    assert.equal(9, st)
+    assert.matches("1 point ok in base failed in new, 0 points of base not in new", out, 1, true)
+    st, out = h.run("compare", dir .. "/g", dir .. "/i", "--max-slowdown", "0")
+    assert.equal(9, st)
+    assert.matches("0 points ok in base failed in new, 1 point of base not in new", out, 1, true)
+    assert.equal(0, (h.run("compare", dir .. "/g", dir .. "/h"))) -- without the gate: a report, status 0
     -- summaries: the region, and no source to speak of
     local function summary(path, load)
       h.write(path, core.json_encode({ unit = "ns", regions = { region("load", load), region("store", 100) } }))
