@@ -154,8 +154,9 @@ int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *
     return 0;
 }
 
-/* Describes the allocation nearest to a (for out-of-range messages). */
-static void nearest(mh_emu *d, uint64_t a, char *buf, size_t n)
+/* Describes the allocation nearest to an access of `size` bytes at a (for out-of-range messages):
+ * one it starts inside and runs past the end of, or the nearest before or after it. */
+static void nearest(mh_emu *d, uint64_t a, uint64_t size, char *buf, size_t n)
 {
     const alloc *best = NULL;
     uint64_t dist = UINT64_MAX;
@@ -165,7 +166,11 @@ static void nearest(mh_emu *d, uint64_t a, char *buf, size_t n)
         if (dd < dist) { dist = dd; best = al; }
     }
     if (!best) { snprintf(buf, n, "no allocations exist"); return; }
-    if (a < best->addr)
+    if (a >= best->addr && a < best->addr + best->size) /* inside, its last bytes past the end */
+        snprintf(buf, n, "it starts inside allocation [0x%llx, 0x%llx) of %llu bytes and runs %llu bytes past its end",
+                 (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
+                 (unsigned long long)best->size, (unsigned long long)(a + size - (best->addr + best->size)));
+    else if (a < best->addr)
         snprintf(buf, n, "nearest allocation [0x%llx, 0x%llx) of %llu bytes starts %llu bytes after it",
                  (unsigned long long)best->addr, (unsigned long long)(best->addr + best->size),
                  (unsigned long long)best->size, (unsigned long long)(best->addr - a));
@@ -212,7 +217,7 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
         al = c->last = emu_find_alloc(c->d, addr, size);
         if (al) return al->host + (addr - al->addr);
         char nb[200];
-        nearest(c->d, addr, nb, sizeof nb);
+        nearest(c->d, addr, size, nb, sizeof nb);
         return emu_fault(c, w, lane, "out-of-range global %s of %u bytes at 0x%llx: %s", verb, size,
                      (unsigned long long)addr, nb);
     }

@@ -582,6 +582,22 @@ static void faults_and_refusals(mh_emu *d)
     l.nargs = 0;
     CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) != 0 && e.code == MH_E_BAD_ARGUMENT);
     mh_ptx_free(&m);
+    /* an access that starts inside an allocation and runs past its end (it said "ends
+     * 18446744073709551612 bytes before it") */
+    static const char straddle[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .b32 %r<5>;\n"
+        "ld.param.u64 %rd1, [p];\n"
+        "ld.global.v4.u32 {%r1, %r2, %r3, %r4}, [%rd1+48];\n"
+        "ret;\n}\n";
+    CHECK(mh_ptx_parse(&m, straddle, sizeof straddle - 1, "st.ptx", &e) == 0);
+    uint64_t s56 = emu_upload(d, NULL, 56);
+    mh_emu_arg args3[] = {ARG(s56)};
+    l.args = args3;
+    l.nargs = 1;
+    CHECK(mh_emu_run(d, &m, "k", &l, NULL, &e) == -1);
+    CHECK_CONTAINS(e.message, "of 56 bytes and runs 8 bytes past its end");
+    mh_ptx_free(&m);
 
     static const char unsupported[] =
         ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
