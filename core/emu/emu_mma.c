@@ -624,26 +624,35 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
         return emu_fault(c, w, 0, "setmaxnreg.%s %u: the count must be a multiple of 8 from 24 to 256", op, r->imm), -1;
     if (c->nthreads % 128)
         return emu_fault(c, w, 0, "setmaxnreg needs whole warpgroups: the block has %u threads", c->nthreads), -1;
-    if (!c->regs || c->setmaxnreg_off) return 0; /* no launch count (ptxas not run), or ptxas dropped them */
-    if (r->inc ? r->imm < w->nreg : r->imm > w->nreg)
+    /* every warp of the warpgroup runs the same setmaxnreg (PTX ISA): a sibling at the same count ran
+     * its last one at this pc (one ahead or behind: checked when the block ends) */
+    uint32_t pc = (uint32_t)(c->cur - c->code), g0 = w->index & ~3u;
+    for (uint32_t i = g0; i < g0 + 4 && i < c->nwarps; i++) {
+        const warp *s = &w->b->warps[i];
+        if (s != w && s->nsetmax == w->nsetmax + 1 && s->setmax_pc != pc)
+            return emu_fault(c, w, 0, "setmaxnreg at line %u while warp %u of the same warpgroup ran its one at line "
+                             "%u: every warp of a warpgroup runs the same setmaxnreg", c->code[pc].line, i,
+                             c->code[s->setmax_pc].line), -1;
+    }
+    if (w->nreg && (r->inc ? r->imm < w->nreg : r->imm > w->nreg)) /* the count known (the launch's, or set here) */
         return emu_fault(c, w, 0, "setmaxnreg.%s %u: the warp's threads hold %u registers each, and .%s may only %s "
                          "them", op, r->imm, w->nreg, op, r->inc ? "raise" : "lower"), -1;
     blk *b = w->b;
-    if (!r->inc) {
-        b->reg_free += (int64_t)(w->nreg - r->imm) * WARP;
-        w->nreg = r->imm;
-        c->writes++; /* parked warps waiting at an .inc look again */
-        return 0;
-    }
-    int64_t need = (int64_t)(r->imm - w->nreg) * WARP;
-    if (need > b->reg_free) { /* not yet: the warp asks again (its pcs advance after the instruction) */
-        for (int l = 0; l < WARP; l++) {
+    if (c->regs && !c->setmaxnreg_off && r->inc && (int64_t)(r->imm - w->nreg) * WARP > b->reg_free) {
+        for (int l = 0; l < WARP; l++) { /* not yet: the warp asks again (its pcs advance after the instruction) */
             w->st[l] = LANE_YIELD;
             w->pc[l]--;
         }
         return 0;
     }
-    b->reg_free -= need;
+    w->nsetmax++; /* done (an .inc that waits is counted when it goes on) */
+    w->setmax_pc = pc;
+    if (!c->regs || c->setmaxnreg_off) { /* no launch count (ptxas not run), or ptxas dropped them: no pool */
+        w->nreg = c->setmaxnreg_off ? w->nreg : r->imm;
+        return 0;
+    }
+    if (!r->inc) c->writes++; /* parked warps waiting at an .inc look again */
+    b->reg_free += ((int64_t)w->nreg - (int64_t)r->imm) * WARP; /* .dec gives back, .inc takes */
     w->nreg = r->imm;
     return 0;
 }
@@ -653,8 +662,9 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     const mh_ptx_mma *r = &c->m->mma[in->callee];
     if (!emask) return 0;
     if (emask != 0xffffffffu || mask != emask)
-        return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned tensor-core instruction run by lanes 0x%08x of "
-                         "the warp: every lane must execute it, converged and unpredicated alike", emask), -1;
+        return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned warp-collective instruction (%s) run by lanes "
+                         "0x%08x of the warp: every lane must execute it, converged and unpredicated alike",
+                         r->kind == MH_MMA_SETMAXNREG ? "setmaxnreg" : "tensor cores", emask), -1;
     if (w->written && strict_sources(c, w, r)) return -1;
     switch (r->kind) {
     /* wgmma.mma_async computes its values at issue; the groups and the waits are its time only */

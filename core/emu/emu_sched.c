@@ -203,6 +203,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
+        w->nsetmax = 0;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -244,11 +245,29 @@ static int peer_runs(const ctx *c, const blk *b)
     return 0;
 }
 
+/* A finished block whose warpgroups' warps ran different numbers of setmaxnreg (one skipped it:
+ * the PTX ISA has every warp of a warpgroup run the same one): a fault naming the line. */
+static int setmaxnreg_uneven(ctx *c, blk *b)
+{
+    for (uint32_t g0 = 0; g0 < c->nwarps; g0 += 4)
+        for (uint32_t i = g0 + 1; i < g0 + 4 && i < c->nwarps; i++) {
+            const warp *a = &b->warps[g0], *x = &b->warps[i];
+            if (a->nsetmax == x->nsetmax) continue;
+            const warp *more = a->nsetmax > x->nsetmax ? a : x, *less = more == a ? x : a;
+            enter_block(c, b);
+            return emu_fault(c, more, 0, "setmaxnreg: warp %u ran %u (the last at line %u), warp %u of the same "
+                             "warpgroup %u: every warp of a warpgroup runs the same setmaxnreg", more->index,
+                             more->nsetmax, c->code[more->setmax_pc].line, less->index, less->nsetmax), -1;
+        }
+    return 0;
+}
+
 /* Block b has no warp that can issue. */
 static int block_stuck(ctx *c, blk *b)
 {
     uint64_t when = c->now + c->cost;
     if (!b->live) { /* finished: the grid's next block is owed to this slot (the scheduler dispatches) */
+        if (setmaxnreg_uneven(c, b)) return -1;
         c->progress++;
         if (c->cluster_n > 1) { /* a cluster's slots are given back together, when all its blocks are done */
             b->done = 1;

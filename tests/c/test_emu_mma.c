@@ -552,6 +552,20 @@ static void rules(void)
     CHECK_CONTAINS(pe.message, "setmaxnreg.inc 160: the warp's threads hold 168 registers each, and .inc may only raise");
     CHECK(reg_pool(168, 232, 176, &pe) == MH_E_KERNEL_FAULT);
     CHECK_CONTAINS(pe.message, ".dec may only lower");
+    /* every warp of a warpgroup runs the same setmaxnreg (the last hostile pass: one warp alone, or two
+     * lines, ran); and .inc below what a warp holds is refused without ptxas's count too */
+#define WARPNO "mov.u32 %r1, %tid.x;\nshr.u32 %r2, %r1, 5;\n"
+    CHECK(run_text(WARPNO "setp.ne.u32 %p1, %r2, 0;\n@%p1 bra DONE;\nsetmaxnreg.dec.sync.aligned.u32 40;\nDONE:", 128, &pe)
+          == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(pe.message, "setmaxnreg: warp 0 ran 1 (the last at line 13), warp 1 of the same warpgroup 0");
+    CHECK(run_text(WARPNO "setp.eq.u32 %p1, %r2, 0;\n@%p1 bra A;\nsetmaxnreg.dec.sync.aligned.u32 56;\nbra DONE;\nA:\n"
+                   "setmaxnreg.dec.sync.aligned.u32 40;\nDONE:", 128, &pe) == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(pe.message, "setmaxnreg at line 13 while warp 0 of the same warpgroup ran its one at line 16");
+    CHECK(run_text("setmaxnreg.dec.sync.aligned.u32 40;\nbar.sync 0;\nsetmaxnreg.inc.sync.aligned.u32 32;", 128, &pe)
+          == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(pe.message, "setmaxnreg.inc 32: the warp's threads hold 40 registers each, and .inc may only raise");
+    CHECK(run_text("setmaxnreg.dec.sync.aligned.u32 40;\nbar.sync 0;\nsetmaxnreg.inc.sync.aligned.u32 232;", 128, &pe) == 0);
+#undef WARPNO
 
     mh_error e;
     CHECK(run_text("setmaxnreg.inc.sync.aligned.u32 100;", 128, &e) == MH_E_KERNEL_FAULT);
