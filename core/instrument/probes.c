@@ -293,7 +293,13 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
             char fa[120], tb[120];
             if (p->from) snprintf(fa, sizeof fa, "%.100s", p->from); else snprintf(fa, sizeof fa, "line %u", p->from_line);
             if (p->to) snprintf(tb, sizeof tb, "%.100s", p->to); else snprintf(tb, sizeof tb, "line %u", p->to_line);
-            if (a == b || !dominates(&c->g, a, b)) {
+            if (a == b) { /* an empty range: a region of nothing */
+                rc = err_at(e, m, f->code[b].line ? f->code[b].line : f->line, MH_E_BAD_ARGUMENT,
+                            "probe \"%.100s\": from %s and to %s are the same place in %s: a range holds the code "
+                            "from its from up to its to, here none", pn, fa, tb, f->name);
+                break;
+            }
+            if (!dominates(&c->g, a, b)) {
                 rc = err_at(e, m, f->code[b].line ? f->code[b].line : f->line, MH_E_BAD_ARGUMENT,
                             "probe \"%.100s\": from %s does not dominate its to %s in %s: some path reaches the to "
                             "without passing the from", pn, fa, tb, f->name);

@@ -72,8 +72,8 @@ int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t 
                            p->name, mh_ptx_type_name(p->type), p->is_ptr ? "pointer (an array)" : "number");
         if (a->kind == MH_ARG_PTR) {
             if (bits != 64)
-                return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) got an array: it is not a pointer",
-                               f->name, k, p->name, mh_ptx_type_name(p->type));
+                return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s) got %s: it is not a pointer",
+                               f->name, k, p->name, mh_ptx_type_name(p->type), a->null ? "mgpu.null" : "an array");
             /* every pointer the launch hands over has an address, unless asked to be null
              * (mgpu.null): one without is a second mgpu.TRACE (the trace buffer goes to one
              * parameter), which the kernel would dereference at 0 */

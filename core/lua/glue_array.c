@@ -431,8 +431,9 @@ static int l_struct(lua_State *L)
             int null = ptr && lua_type(L, -1) == LUA_TLIGHTUSERDATA && lua_touserdata(L, -1) == &glue_null_sentinel;
             if (a) {
                 mh_dtype_set_int(MH_U64, buf + at, 0, (int64_t)a->addr);
-            } else if (null) { /* mgpu.null: the zero bytes already there */
-            } else if (ptr && !(lua_isinteger(L, -1) && lua_tointeger(L, -1) == 0)) {
+            } else if (null || (ptr && lua_type(L, -1) == LUA_TNUMBER && lua_tonumber(L, -1) == 0)) {
+                /* mgpu.null, 0 or 0.0: the zero bytes already there */
+            } else if (ptr) {
                 /* an integer address is no allocation the launch can check: a forged pointer */
                 glue_bad(L, "%s: a ptr field takes an array (its device address), mgpu.null or 0 (a null pointer), not %s", what,
                          lua_isinteger(L, -1) ? "another integer (an address no array has)" : glue_typename(L, -1));
@@ -444,7 +445,10 @@ static int l_struct(lua_State *L)
                 if (!fits) glue_bad(L, "%s: the value does not fit the field's type", what);
                 mh_dtype_set_int(t, buf + at, 0, v);
             } else if (lua_type(L, -1) == LUA_TNUMBER && !ptr && mh_dtype_is_float(t)) {
-                mh_dtype_set(t, buf + at, 0, lua_tonumber(L, -1));
+                double x = lua_tonumber(L, -1);
+                if (size == 4 && isfinite(x) && fabs(x) > 3.4028234663852886e38) /* FLT_MAX: it would be inf */
+                    glue_bad(L, "%s: %g is beyond an f32's range (largest 3.4028235e38)", what, x);
+                mh_dtype_set(t, buf + at, 0, x);
             } else {
                 glue_bad(L, "%s: the value must be a number (an integer for an integer field), a table of "
                                    "them, or for ptr an array or an integer", what);

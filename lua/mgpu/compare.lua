@@ -314,8 +314,10 @@ function M.main(argv)
     local a = argv[i]
     if a == "--max-slowdown" then
       i = i + 1
-      max_slowdown = tonumber(options.arg("compare", a, argv[i], seen))
-      if not max_slowdown or max_slowdown < 0 then
+      local v = options.arg("compare", a, argv[i], seen)
+      -- a decimal percentage: tonumber also took 0x10 and 1e400 (inf)
+      max_slowdown = (v:match("^%d+$") or v:match("^%d*%.%d+$") or v:match("^%d+%.%d*$")) and tonumber(v) or nil
+      if not max_slowdown or max_slowdown < 0 or max_slowdown == math.huge then
         bad("--max-slowdown takes a percentage (0 or more), not " .. tostring(argv[i]) .. "\n" .. USAGE_TEXT)
       end
     elseif a:sub(1, 1) == "-" then

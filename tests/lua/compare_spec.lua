@@ -102,6 +102,8 @@ describe("compare", function()
       { { dir .. "/s.json", dir .. "/x.json" }, "x.json: not a results folder %(no results.jsonl%) nor a region summary" },
       { { dir .. "/s.json" }, "usage: mgpu%-harness compare BASE NEW" },
       { { dir .. "/s.json", dir .. "/s.json", "--max-slowdown", "fast" }, "takes a percentage" },
+      { { dir .. "/s.json", dir .. "/s.json", "--max-slowdown", "0x10" }, "takes a percentage" },
+      { { dir .. "/s.json", dir .. "/s.json", "--max-slowdown", "1e400" }, "takes a percentage" },
       { { dir .. "/s.json", dir .. "/s.json", "--bogus" }, "unknown option %-%-bogus" },
       -- a results folder's files for the folders (third hostile round: "invalid JSON at line 2")
       { { dir .. "/a/results.jsonl", dir .. "/a/results.jsonl" }, "results%.jsonl is a file of a results folder: give the folder" },

@@ -55,6 +55,19 @@ describe("mgpu.null", function()
     out:write { 7, 7, 7 }
     ks:launch { grid = 1, block = 1, args = { mgpu.struct { { "ptr", mgpu.null }, { "u64", 9 } }, out } }
     assert.equal(0, out:read(1))
+    -- 0.0 is a null pointer too (it was refused as "not number"); an f32 past its range is refused
+    -- (it became inf); mgpu.null for a number parameter says mgpu.null (it said "an array")
+    out:write { 7, 7, 7 }
+    ks:launch { grid = 1, block = 1, args = { mgpu.struct { { "ptr", 0.0 }, { "u64", 9 } }, out } }
+    assert.equal(0, out:read(1))
+    local ok0, e0 = pcall(mgpu.struct, { { "f32", 1e300 } })
+    assert.is_false(ok0)
+    assert.matches("beyond an f32's range", e0.message)
+    local knum = dev:load { source = ".version 8.0\n.target sm_90\n.address_size 64\n"
+      .. ".visible .entry n(.param .u32 x)\n{\nret;\n}\n", name = "n.ptx" }:kernel("n")
+    local okn, en = pcall(knum.launch, knum, { grid = 1, block = 1, args = { mgpu.null } })
+    assert.is_false(okn)
+    assert.matches("got mgpu.null: it is not a pointer", en.message)
     -- a kernel that dereferences it faults, naming the address
     local deref = dev:load { source = PTX:gsub("setp.eq.u64 %%q, %%rd1, 0;", "ld.global.u64 %%rd4, [%%rd1];\n  setp.eq.u64 %%q, %%rd1, 0;"),
       name = "deref.ptx" }:kernel("which")

@@ -157,6 +157,8 @@ describe("probes", function()
     assert.matches('unknown option "kernal"', e.message)
     e = err({ { name = "r", from = "$L__BB0_3", to = 40 } })
     assert.matches("both be labels or both be lines", e.message)
+    e = err({ { name = "r", from = "$L__BB0_3", to = "$L__BB0_3" } }) -- it said "does not dominate"
+    assert.matches("from %$L__BB0_3 and to %$L__BB0_3 are the same place in row_sum", e.message)
     -- a list with a hole dropped the probes after it (the last hostile pass)
     e = err({ [1] = { name = "k", kernel = true }, [3] = { name = "s", around = "bar.sync" } })
     assert.equal("bad_argument", e.code)
