@@ -93,11 +93,11 @@ typedef struct {
     struct { uint64_t busy, pending, group[8]; uint32_t ngroups, retired; } mma; /* retired: groups waited for */
     uint32_t nreg;          /* setmaxnreg: the registers a thread of this warp holds (ctx.regs at start;
                              * 0: not known yet) */
-    uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
     uint32_t cl_arrived, cl_phase;
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
+    uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
 } warp;
 
 typedef struct vsm vsm;

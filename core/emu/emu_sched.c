@@ -247,7 +247,7 @@ static int peer_runs(const ctx *c, const blk *b)
 
 /* A finished block whose warpgroups' warps ran different numbers of setmaxnreg (one skipped it:
  * the PTX ISA has every warp of a warpgroup run the same one): a fault naming the line. */
-static int setmaxnreg_uneven(ctx *c, blk *b)
+__attribute__((noinline, cold)) static int setmaxnreg_uneven(ctx *c, blk *b)
 {
     for (uint32_t g0 = 0; g0 < c->nwarps; g0 += 4)
         for (uint32_t i = g0 + 1; i < g0 + 4 && i < c->nwarps; i++) {
