@@ -357,22 +357,20 @@ static uint64_t pipe_cost(ctx *c, uint32_t wf)
     return (start - t) + wf - 1;
 }
 
-/* Distinct 128-byte lines among n addresses (a[] may be reordered). */
-static uint32_t lines_of(uint64_t *a, uint32_t n)
+/* Distinct blocks of 2^shift bytes among n addresses (128-byte lines: 7, 32-byte sectors: 5): in
+ * address order (the common case) the steps between neighbours, in a loop that vectorises;
+ * otherwise exactly, on a copy (a[] is left as it is). */
+static uint32_t blocks_of(const uint64_t *a, uint32_t n, int shift)
 {
-    uint32_t k = 1;
-    uint64_t prev = a[0] >> 7;
-    for (uint32_t i = 1; i < n; i++) { /* the common case: lanes in address order */
-        uint64_t x = a[i] >> 7;
-        if (x == prev) continue;
-        if (x < prev) { /* out of order: count exactly */
-            for (uint32_t j = 0; j < n; j++) a[j] >>= 7;
-            return mh_ct_distinct(a, n);
-        }
-        prev = x;
-        k++;
+    uint64_t back = 0, steps = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        back |= a[i] < a[i - 1];
+        steps += (a[i] >> shift) != (a[i - 1] >> shift);
     }
-    return k;
+    if (!back) return n ? (uint32_t)steps + 1 : 0;
+    uint64_t b[WARP];
+    for (uint32_t i = 0; i < n; i++) b[i] = a[i] >> shift;
+    return mh_ct_distinct(b, n);
 }
 
 /* The cost beyond the fixed latency of an access of `size` bytes a lane at the addresses
@@ -401,23 +399,25 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
         uint32_t k = 0;
         for (int l = 0; l < WARP; l++)
             if (emask >> l & 1) ga[k++] = ad[l];
-        wf = lines_of(ga, k);
+        wf = blocks_of(ga, k, 7);
     }
     return pipe_cost(c, wf ? wf : 1);
 }
+
+/* The bytes a lane accesses in an emu_fast_mem kind: 4 or 8 a element, 1, 2 or 4 elements. */
+static inline uint32_t fk_mem_bytes(uint8_t kind) { return (kind & 4 ? 8u : 4u) << (kind & 3); }
 
 /* A converged warp's ld/st.global (or generic) of emu_fast_mem's kinds (emu_fast.c decided the
  * operands' shapes once): every lane inside the allocation the instruction touched last time and
  * aligned, one range test for the warp instead of a lookup per lane.  The lanes' addresses go to
  * ad[]; the allocation, or NULL when it is not that case (the general path then runs and reports
  * what is wrong), with nothing touched. */
-static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad,
-                              uint32_t *lines, uint32_t *sectors)
+static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in, uint8_t kind, uint64_t *ad)
 {
     const alloc *al = c->icache[in - c->code];
     if (!al) return NULL;
     const mh_ptx_opnd *ao = &in->o[kind & 0x10 ? 0 : 1];
-    uint64_t size = (kind & 4 ? 8u : 4u) << (kind & 3);
+    uint64_t size = fk_mem_bytes(kind);
     const uint64_t *base = &REG(w, ao->reg, 0);
     uint64_t lo = UINT64_MAX, hi = 0, any = 0;
     for (int l = 0; l < WARP; l++) {
@@ -427,24 +427,7 @@ static const alloc *mem_addrs(const ctx *c, const warp *w, const mh_ptx_insn *in
         hi = a > hi ? a : hi;
         any |= a;
     }
-    uint64_t back = 0, steps = 0, ssteps = 0; /* 128-byte lines, 32-byte sectors: in address order (the
-                                               * common case) the steps between them */
-    for (int l = 1; l < WARP; l++) {
-        back |= ad[l] < ad[l - 1];
-        steps += (ad[l] >> 7) != (ad[l - 1] >> 7);
-        ssteps += (ad[l] >> 5) != (ad[l - 1] >> 5);
-    }
     if ((any & (size - 1)) || lo < al->addr || al->size < size || hi - al->addr > al->size - size) return NULL;
-    if (!back) {
-        *lines = (uint32_t)steps + 1;
-        *sectors = (uint32_t)ssteps + 1;
-    } else { /* exactly, as access_cost and emu_count_insn count */
-        uint64_t ga[WARP];
-        for (int l = 0; l < WARP; l++) ga[l] = ad[l] >> 5;
-        *sectors = mh_ct_distinct(ga, WARP);
-        memcpy(ga, ad, sizeof ga);
-        *lines = lines_of(ga, WARP);
-    }
     return al;
 }
 
@@ -508,8 +491,7 @@ static void mem_copy_kind(warp *w, const mh_ptx_insn *in, uint8_t kind, const al
 static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 {
     uint8_t kind = c->fast[in - c->code];
-    uint32_t lines, sectors;
-    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad, &lines, &sectors) : NULL;
+    const alloc *al = kind >= EMU_FK_MEM ? mem_addrs(c, w, in, kind, ad) : NULL;
     if (!al) return 0;
     mem_copy_kind(w, in, kind, al, ad);
     return 1;
@@ -518,8 +500,7 @@ static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
 {
     uint64_t ad[WARP];
-    uint32_t lines, sectors, size = (kind & 4 ? 8u : 4u) << (kind & 3);
-    const alloc *al = mem_addrs(c, w, in, kind, ad, &lines, &sectors);
+    const alloc *al = mem_addrs(c, w, in, kind, ad);
     if (!al) return 0;
     if (c->counts) { /* what emu_count_insn counts for a whole warp's global access */
         uint64_t *v = c->counts + (size_t)(in - c->code) * MH_CT_COUNT;
@@ -528,8 +509,8 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
         v[MH_CT_THREAD_INST] += WARP;
         v[MH_CT_PRED_ON] += WARP;
         v[r]++;
-        v[r + 1] += sectors;
-        v[r + 2] += (uint64_t)WARP * size;
+        v[r + 1] += blocks_of(ad, WARP, 5);
+        v[r + 2] += (uint64_t)WARP * fk_mem_bytes(kind);
     }
     c->warp_insns++;
     c->thread_insns += WARP;
@@ -538,7 +519,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     c->cost = 1 + 8;
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
-    c->cost += pipe_cost(c, lines); /* access_cost's for a global access of the whole warp */
+    c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
     return 1;
 }
 
