@@ -408,6 +408,17 @@ static inline int issued(ctx *c, const warp *w, int lane)
     return __builtin_expect((c->warp_insns & 0x3fff) == 0, 0) && emu_poll_stop(c) ? -1 : 0;
 }
 
+/* The end of a fast path's instruction: the converged warp goes on at kpc (its lanes' pc[]
+ * written later, emu_sync_pcs), costing what c->cost says. */
+static inline int fast_done(ctx *c, warp *w, uint32_t kpc)
+{
+    w->known = 1;
+    w->kpc = kpc;
+    w->kmask = 0xffffffffu;
+    w->pc_stale = 1;
+    return issued(c, w, 0) ? -1 : 1;
+}
+
 static int step_warp(ctx *c, warp *w)
 {
     const mh_ptx_insn *code = c->code;
@@ -463,22 +474,12 @@ static int step_warp(ctx *c, warp *w)
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
                 if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
-                w->known = 1;
-                w->kpc = to;
-                w->kmask = mask;
-                w->pc_stale = 1;
-                return issued(c, w, 0) ? -1 : 1;
+                return fast_done(c, w, to);
             }
         }
         if (mask == 0xffffffffu && c->fast[pc] >= EMU_FK_MEM && in->guard < 0 && !w->written) {
             /* a converged warp's global load or store inside the allocation it touched last */
-            if (emu_fast_mem(c, w, in, c->fast[pc])) {
-                w->known = 1;
-                w->kpc = pc + 1;
-                w->kmask = mask;
-                w->pc_stale = 1;
-                return issued(c, w, 0) ? -1 : 1;
-            }
+            if (emu_fast_mem(c, w, in, c->fast[pc])) return fast_done(c, w, pc + 1);
         } else if (mask == 0xffffffffu && c->fast[pc] && in->guard < 0 && !w->written) {
             /* the fast path (emu_fast.c): a converged warp's common ALU instruction, which
              * changes no lane's state and costs its warp one cycle */
@@ -487,11 +488,7 @@ static int step_warp(ctx *c, warp *w)
             if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
             emu_fast_exec(w, in, c->fast[pc]);
-            w->known = 1;
-            w->kpc = pc + 1;
-            w->kmask = mask;
-            w->pc_stale = 1;
-            return issued(c, w, 0) ? -1 : 1;
+            return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
