@@ -40,11 +40,30 @@ int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write)
 
 static int check_reg(ctx *c, const warp *w, uint32_t r, uint32_t lanes)
 {
-    if (r == UINT32_MAX || (r & MH_PTX_VEC_SREG)) return 0;
     uint32_t missing = lanes & ~w->written[r];
     if (!missing) return 0;
     emu_uninitialised(c, w, r, __builtin_ctz(missing));
     return 1;
+}
+
+/* The registers an operand names into r[] (a register, an address's base, a vector's elements
+ * but its sinks and special registers): how many. */
+static int opnd_regs(const mh_ptx_opnd *o, uint32_t r[4])
+{
+    int n = 0;
+    if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) r[n++] = o->reg;
+    for (int j = 0; o->kind == MH_OPK_VEC && j < o->n && j < 4; j++)
+        if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG)) r[n++] = o->vec[j];
+    return n;
+}
+
+/* Every register operand o reads, written by the lanes of `lanes` (1: one was not; faulted). */
+static int check_opnd(ctx *c, const warp *w, const mh_ptx_opnd *o, uint32_t lanes)
+{
+    uint32_t r[4];
+    for (int j = 0, n = opnd_regs(o, r); j < n; j++)
+        if (check_reg(c, w, r[j], lanes)) return 1;
+    return 0;
 }
 
 int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
@@ -52,28 +71,19 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
     int bad = 0;
     uint32_t em = strict_guard(c, w, in, mask, &bad);
     if (bad || !em || (in->mods & MH_MOD_MARKER)) return bad;
+    uint32_t r[4];
     if (in->op != MH_OP_MMA) /* a wgmma's registers in flight (the tensor-core instructions: emu_mma.c) */
         for (int k = 0; k < in->nopnds; k++) {
-            const mh_ptx_opnd *o = &in->o[k];
-            int wr = k == 0 && writes_o0(in) && o->kind != MH_OPK_ADDR;
-            if ((o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) &&
-                emu_strict_pending(c, w, o->reg, wr))
-                return 1;
-            for (int j = 0; o->kind == MH_OPK_VEC && j < o->n; j++)
-                if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG) && emu_strict_pending(c, w, o->vec[j], wr))
-                    return 1;
+            int wr = k == 0 && writes_o0(in) && in->o[0].kind != MH_OPK_ADDR;
+            for (int j = 0, n = opnd_regs(&in->o[k], r); j < n; j++)
+                if (emu_strict_pending(c, w, r[j], wr)) return 1;
         }
     if (in->dst2 >= 0 && emu_strict_pending(c, w, (uint32_t)in->dst2, 1)) return 1;
-    for (int k = writes_o0(in) ? 1 : 0; k < in->nopnds; k++) {
-        const mh_ptx_opnd *o = &in->o[k];
-        if (o->kind == MH_OPK_REG && check_reg(c, w, o->reg, em)) return 1;
-        if (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX && check_reg(c, w, o->reg, em)) return 1;
-        if (o->kind == MH_OPK_VEC)
-            for (int j = 0; j < o->n; j++)
-                if (check_reg(c, w, o->vec[j], em)) return 1;
-    }
-    if (writes_o0(in) && in->o[0].kind == MH_OPK_ADDR && in->o[0].reg != UINT32_MAX) return check_reg(c, w, in->o[0].reg, em);
-    return 0;
+    /* the sources, then the address of a destination in memory */
+    int w0 = writes_o0(in);
+    for (int k = w0 ? 1 : 0; k < in->nopnds; k++)
+        if (check_opnd(c, w, &in->o[k], em)) return 1;
+    return w0 && in->o[0].kind == MH_OPK_ADDR ? check_opnd(c, w, &in->o[0], em) : 0;
 }
 
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
