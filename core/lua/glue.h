@@ -133,6 +133,14 @@ int glue_names_copy(mh_names *dst, const mh_names *src, mh_error *e);
 /* Largest header count + 3 over the traces: the entries the kernel needed. */
 uint64_t glue_entries_needed(const uint32_t *w, const mh_spec *s);
 
+/* ---- Lua code with a time limit (glue_proc.c) ------------------------------ */
+/* lua_pcall(L, nargs, nresults, msgh) with a deadline: Lua code still running after secs is
+ * stopped with a `timeout` error "WHAT ran past its time limit of S s (WHY) and was stopped"; the
+ * hook that was there before is restored, whatever happened.  An outer deadline that comes
+ * first stays.  Returns lua_pcall's status. */
+int glue_pcall_within(lua_State *L, int nargs, int nresults, int msgh, double secs, const char *what,
+                      const char *why);
+
 /* ---- JSON (glue_host.c) -------------------------------------------------- */
 /* core.json_decode(string [, origin]) -> value; bad JSON raises bad_argument naming origin */
 int glue_json_decode(lua_State *L);

@@ -2,41 +2,21 @@
  * array of probe objects) or FILE.lua (a Lua file returning the list), decoded into a Lua table in
  * a state of its own and checked by the one reader of dev:load's probes (glue_read_probes), so the
  * command line and the Lua API take the same probes with the same messages. */
-#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "lua/glue.h"
 #include "lua/lua_glue.h"
 #include <lualib.h>
 #include "base/read_file.h"
 
-#include "base/stop.h"
-
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct mh_lua_probes {
     lua_State *L; /* holds the list and the probes read from it until freed */
 };
 
-/* A probe file only returns its list: one that runs past PROBES_FILE_S seconds (a loop that never
- * ends) is stopped, as is one at a Ctrl-C (the stop request, base/stop.h). */
+/* A probe file only returns its list: one still running after PROBES_FILE_S seconds (a loop that
+ * never ends) is stopped (glue_pcall_within). */
 #define PROBES_FILE_S 5.0
-static double probes_deadline;
-
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static void probes_hook(lua_State *L, lua_Debug *ar)
-{
-    (void)ar;
-    if (mh_stop_requested()) luaL_error(L, "interrupted (Ctrl-C)");
-    if (mono_s() > probes_deadline)
-        luaL_error(L, "still running after %d s: a probe file only returns its list", (int)PROBES_FILE_S);
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -124,18 +104,15 @@ mh_lua_probes *mh_lua_probes_read(const char *path, const mh_probe **probes, uns
         lua_pushnil(L);
         lua_setglobal(L, unsafe[i]);
     }
-    probes_deadline = mono_s() + PROBES_FILE_S;
-    lua_sethook(L, probes_hook, LUA_MASKCOUNT, 10000);
+
     lua_pushcfunction(L, read_list);
     lua_pushstring(L, path);
     lua_pushlstring(L, text, len);
     free(text);
-    int st = lua_pcall(L, 2, 3, 0);
-    lua_sethook(L, NULL, 0, 0);
+    int st = glue_pcall_within(L, 2, 3, 0, PROBES_FILE_S, "the probe file", "a probe file only returns its list");
     if (st != LUA_OK) {
         take_error(L, path, e);
         if (st == LUA_ERRMEM) mh_fail(e, MH_E_NO_MEMORY, "%s: out of memory reading the probe list", path);
-        else if (mh_stop_requested()) mh_fail(e, MH_E_INTERRUPTED, "%s: interrupted (Ctrl-C)", path);
         mh_lua_probes_free(p);
         return NULL;
     }

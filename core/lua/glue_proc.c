@@ -302,7 +302,7 @@ static int l_poll(lua_State *L)
 #define DEADLINE_COUNT 10000
 static double deadline_at;     /* monotonic seconds; 0: none */
 static double deadline_limit;
-static char deadline_what[96];
+static char deadline_what[96], deadline_why[64];
 
 static double mono_s(void)
 {
@@ -317,15 +317,39 @@ static void deadline_hook(lua_State *L, lua_Debug *ar)
     if (deadline_at <= 0 || mono_s() < deadline_at) return;
     mh_error e;
     mh_error_clear(&e);
-    mh_fail(&e, MH_E_TIMEOUT, "%s ran past its time limit of %g s (timeout_s) and was stopped", deadline_what,
-            deadline_limit);
+    mh_fail(&e, MH_E_TIMEOUT, "%s ran past its time limit of %g s (%s) and was stopped", deadline_what, deadline_limit,
+            deadline_why);
     glue_raise(L, &e);
+}
+
+int glue_pcall_within(lua_State *L, int nargs, int nresults, int msgh, double secs, const char *what,
+                      const char *why)
+{
+    lua_Hook old_hook = lua_gethook(L);
+    int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
+    double old_at = deadline_at, old_limit = deadline_limit, at = mono_s() + secs;
+    char old_what[sizeof deadline_what], old_why[sizeof deadline_why];
+    memcpy(old_what, deadline_what, sizeof old_what);
+    memcpy(old_why, deadline_why, sizeof old_why);
+    if (!(old_at > 0 && old_at < at)) { /* an outer limit that comes first stays */
+        deadline_at = at;
+        deadline_limit = secs;
+        snprintf(deadline_what, sizeof deadline_what, "%s", what);
+        snprintf(deadline_why, sizeof deadline_why, "%s", why);
+    }
+    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, DEADLINE_COUNT);
+    int rc = lua_pcall(L, nargs, nresults, msgh);
+    lua_sethook(L, old_hook, old_mask, old_count);
+    deadline_at = old_at;
+    deadline_limit = old_limit;
+    memcpy(deadline_what, old_what, sizeof old_what);
+    memcpy(deadline_why, old_why, sizeof old_why);
+    return rc;
 }
 
 /* core.xpcall_within(seconds, what, f, msgh, ...) -> as xpcall(f, msgh, ...): true and f's
  * results, or false and msgh's value; Lua code of f still running after `seconds` is stopped
- * with a `timeout` error ("WHAT ran past its time limit of S s ..."). The hook is removed
- * (the one before it restored) before this returns, whatever happened. */
+ * with a `timeout` error ("WHAT ran past its time limit of S s (timeout_s) ..."). */
 static int l_xpcall_within(lua_State *L)
 {
     double secs = luaL_checknumber(L, 1);
@@ -334,25 +358,10 @@ static int l_xpcall_within(lua_State *L)
     luaL_checktype(L, 4, LUA_TFUNCTION);
     if (!(secs > 0) || secs > 1e9) return glue_bad(L, "the time limit must be a number of seconds above 0, got %g", secs);
     int nargs = lua_gettop(L) - 4;
-    lua_Hook old_hook = lua_gethook(L);
-    int old_mask = lua_gethookmask(L), old_count = lua_gethookcount(L);
-    double old_at = deadline_at, old_limit = deadline_limit, at = mono_s() + secs;
-    char old_what[sizeof deadline_what];
-    memcpy(old_what, deadline_what, sizeof old_what);
-    if (!(old_at > 0 && old_at < at)) { /* an outer limit that comes first stays */
-        deadline_at = at;
-        deadline_limit = secs;
-        snprintf(deadline_what, sizeof deadline_what, "%s", what);
-    }
     lua_pushvalue(L, 4); /* msgh below f and its arguments */
     lua_insert(L, 3);    /* 1 secs, 2 what, 3 msgh, 4 f, 5 msgh, args... */
     lua_remove(L, 5);
-    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, DEADLINE_COUNT);
-    int rc = lua_pcall(L, nargs, LUA_MULTRET, 3);
-    lua_sethook(L, old_hook, old_mask, old_count);
-    deadline_at = old_at;
-    deadline_limit = old_limit;
-    memcpy(deadline_what, old_what, sizeof old_what);
+    int rc = glue_pcall_within(L, nargs, LUA_MULTRET, 3, secs, what, "timeout_s");
     lua_pushboolean(L, rc == LUA_OK);
     lua_replace(L, 3); /* over msgh: ok, then the results or the handler's value */
     return lua_gettop(L) - 2;

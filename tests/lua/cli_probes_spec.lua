@@ -84,7 +84,7 @@ describe("instrument --probes", function()
       { "print.lua", 'print("x") return {}', 2, "attempt to call a nil value (global 'print')" },
       { "dofile.lua", 'return dofile("/etc/passwd")', 2, "attempt to call a nil value (global 'dofile')" },
       -- a file that never returns is stopped (it hung instrument)
-      { "loop.lua", "while true do end", 2, "loop.lua: still running after 5 s" },
+      { "loop.lua", "while true do end", 2, "loop.lua: the probe file ran past its time limit of 5 s" },
     }
     for _, c in ipairs(cases) do
       if c[2] then h.write(path(c[1]), c[2]) end
