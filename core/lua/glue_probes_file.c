@@ -24,21 +24,6 @@ static int ends_with(const char *s, const char *suffix)
     return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* The list: a sequence of values and nothing else (a JSON object, a table with names, is not one). */
-static void check_list(lua_State *L, int t, const char *path)
-{
-    if (!lua_istable(L, t))
-        glue_bad(L, "%s: must hold a list of probes (a JSON array, or a Lua file returning a table), not %s", path,
-                 glue_typename(L, t));
-    size_t len = lua_rawlen(L, t), keys = 0;
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        keys++;
-        lua_pop(L, 1);
-    }
-    if (keys != len) glue_bad(L, "%s: must hold a list of probes [{...}, {...}], not an object with names", path);
-}
-
 /* (path, text) -> list, probes userdata: run in protected mode, so every failure is an error value. */
 static int read_list(lua_State *L)
 {
@@ -55,8 +40,7 @@ static int read_list(lua_State *L)
         if (luaL_loadbufferx(L, text, len, lua_pushfstring(L, "@%s", path), "t") != LUA_OK) lua_error(L);
         lua_call(L, 0, 1);
     }
-    int t = lua_gettop(L);
-    check_list(L, t, path);
+    int t = lua_gettop(L); /* a list of probe tables, without holes or names: glue_read_probes checks */
     uint32_t n;
     glue_read_probes(L, t, path, &n);
     lua_pushinteger(L, (lua_Integer)n);

@@ -70,7 +70,7 @@ describe("instrument --probes", function()
       { "missing.json", nil, 1, "missing.json: cannot open" },
       { "p.txt", "[]", 2, "p.txt: a probe list is a .json file" },
       { "syntax.json", '[{"name": "x"', 2, "syntax.json: invalid JSON at line" },
-      { "object.json", '{"name": "x", "kernel": true}', 2, "object.json: must hold a list of probes" },
+      { "object.json", '{"name": "x", "kernel": true}', 2, "object.json: probes must be a list {{...}, {...}} without holes or names" },
       { "type.json", '[{"name": "k", "kernel": true}, {"name": "x", "loop": 3}]', 2,
         "type.json: probes[2].loop must be true or a label" },
       { "key.lua", 'return {{name = "k", kernel = true}, {name = "b", aroun = "bar"}}', 2,
@@ -79,7 +79,7 @@ describe("instrument --probes", function()
         'around = "nosuch" matches nothing in any kernel (probes[2])' },
       { "error.lua", 'error("no probes today")', 2, "error.lua:1: no probes today" },
       { "io.lua", 'return io.lines("/etc/passwd")', 2, "io.lua:1: attempt to index a nil value" },
-      { "notlist.lua", "return 42", 2, "notlist.lua: must hold a list of probes" },
+      { "notlist.lua", "return 42", 2, "notlist.lua: probes must be a list of tables" },
       -- the chunk has no print (stdout is the PTX) and reads no files (last hostile pass)
       { "print.lua", 'print("x") return {}', 2, "attempt to call a nil value (global 'print')" },
       { "dofile.lua", 'return dofile("/etc/passwd")', 2, "attempt to call a nil value (global 'dofile')" },
