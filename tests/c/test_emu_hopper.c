@@ -516,19 +516,26 @@ static void tma_time(void)
 
 /* ---- mbarriers: every form, phases and transaction counts ---- */
 
-static void mbarriers(void)
+/* One thread of kernel k writes n words to its one argument: each must be want[]'s (a word that
+ * differs is said). */
+static void expect_words(const mh_ptx_module *m, const char *k, const uint32_t *want, int n)
 {
     mh_error e;
     uint64_t out = emu_upload(dev, NULL, 64 * 4);
     mh_emu_arg args[] = {ARG(out)};
-    CHECK(run(&tma_ptx, "mbar_forms", 1, 0, args, 1, &e) == 0);
-    uint32_t got[17];
-    CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
-    static const uint32_t want[17] = {2, 0, 0, 1, 1, 0, 2, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0xfeed};
-    for (int i = 0; i < 17; i++)
-        if (got[i] != want[i]) fprintf(stderr, "  mbar_forms[%d] = %u, want %u\n", i, got[i], want[i]);
-    CHECK(!memcmp(got, want, sizeof want));
+    uint32_t got[64];
+    CHECK(n <= 64 && run(m, k, 1, 0, args, 1, &e) == 0);
+    CHECK(mh_emu_read(dev, out, got, (size_t)n * 4, &e) == 0);
+    for (int i = 0; i < n; i++)
+        if (got[i] != want[i]) fprintf(stderr, "  %s[%d] = %u, want %u\n", k, i, got[i], want[i]);
+    CHECK(!memcmp(got, want, (size_t)n * 4));
     mh_emu_free(dev, out, &e);
+}
+
+static void mbarriers(void)
+{
+    static const uint32_t want[17] = {2, 0, 0, 1, 1, 0, 2, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0xfeed};
+    expect_words(&tma_ptx, "mbar_forms", want, 17);
 }
 
 /* ---- clusters ---- */
@@ -631,19 +638,14 @@ static void clusters(void)
 static void mbar_more(void)
 {
     mh_error e;
-    uint64_t out = emu_upload(dev, NULL, 64 * 4);
-    mh_emu_arg args[] = {ARG(out)};
-    CHECK(run(&forms_ptx, "mbar_relaxed", 1, 0, args, 1, &e) == 0);
-    uint32_t got[17];
-    CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
     /* relaxed arrives (.cta, .cluster, a count, on a shared::cluster address), waits by state and by
      * parity, with and without a hint (the comments in hopper_forms.cu) */
     static const uint32_t want[17] = {1, 0, 1, 0, 0, 0, 1, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0xfeed};
-    for (int i = 0; i < 17; i++)
-        if (got[i] != want[i]) fprintf(stderr, "  mbar_relaxed[%d] = %u, want %u\n", i, got[i], want[i]);
-    CHECK(!memcmp(got, want, sizeof want));
+    expect_words(&forms_ptx, "mbar_relaxed", want, 17);
     /* a warp waiting by its state token (try_wait with a hint) sees what the other warp wrote before
      * its arrive */
+    uint64_t out = emu_upload(dev, NULL, 64 * 4);
+    uint32_t got[3];
     unsigned v = 77, spins = 3000;
     mh_emu_arg wargs[] = {ARG(v), ARG(spins), ARG(out)};
     CHECK(run(&forms_ptx, "mbar_state_wait", 64, 0, wargs, 3, &e) == 0);
