@@ -160,6 +160,19 @@ static int decode(const mh_ptx_tok *t, mh_ptx_tma *r, int *policy, int *mbar, in
     return 0;
 }
 
+/* r as the module's next TMA record, in its instruction (MH_OP_TMA, the record's index in callee). */
+static int add_record(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn, const mh_ptx_tma *r)
+{
+    mh_ptx_module *m = P->m;
+    if (grow((void **)&m->tma, &P->cap_tma, (size_t)m->ntma + 1, sizeof *m->tma))
+        return perr(P, mn->line, MH_E_NO_MEMORY, "out of memory");
+    m->tma[m->ntma] = *r;
+    in->op = MH_OP_TMA;
+    in->callee = (int32_t)m->ntma++;
+    in->cmp = r->kind;
+    return 0;
+}
+
 int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
 {
     mh_ptx_tma r;
@@ -178,14 +191,7 @@ int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
         }
         in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
         if (expect_punct(P, ';')) return -1;
-        mh_ptx_module *m = P->m;
-        if (grow((void **)&m->tma, &P->cap_tma, (size_t)m->ntma + 1, sizeof *m->tma))
-            return perr(P, mn->line, MH_E_NO_MEMORY, "out of memory");
-        m->tma[m->ntma] = r;
-        in->op = MH_OP_TMA;
-        in->callee = (int32_t)m->ntma++;
-        in->cmp = r.kind;
-        return 0;
+        return add_record(P, in, mn, &r);
     }
     if (d) { /* kept as text (emu refuses it), or a hint emu needs no operands of */
         in->op = MH_OP_OPAQUE;
@@ -242,13 +248,7 @@ int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
     }
     if (!what && policy && o[k].is_addr) what = "the cache policy must be a register";
     if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
-    mh_ptx_module *m = P->m;
-    if (grow((void **)&m->tma, &P->cap_tma, (size_t)m->ntma + 1, sizeof *m->tma))
-        return perr(P, mn->line, MH_E_NO_MEMORY, "out of memory");
-    m->tma[m->ntma] = r;
-    in->op = MH_OP_TMA;
-    in->callee = (int32_t)m->ntma++;
-    in->cmp = r.kind;
+    if (add_record(P, in, mn, &r)) return -1;
     in->nopnds = 0;
     return 0;
 }
