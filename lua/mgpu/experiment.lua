@@ -1092,11 +1092,20 @@ local function run_locked(exp, opts, dir, script, state)
   -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
   local rows = results.rows(dir)
   results.write_csv(dir, pl.names, rows)
+  local summary = string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
+    nskipped, pl.filtered, dir)
   if not opts.quiet then
     if ctx.tty then io.stderr:write("\n") end
     print(results.table(pl.names, rows, dev.backend == "emu" and "emu time" or "time"))
-    print(string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
-      nskipped, pl.filtered, dir))
+    print(summary)
+  elseif nfailed > 0 then -- -q hides the table, never the failures: each one line, and the counts
+    for _, r in ipairs(rows) do
+      if r.status ~= "ok" and r.error then
+        io.stderr:write(string.format("mgpu-harness: point %d %s failed: %s: %s\n", r.index, tostring(r.key),
+          tostring(r.error.code), (tostring(r.error.message):match("[^\n]*"))))
+      end
+    end
+    io.stderr:write(summary, "\n")
   end
   if interrupted then
     io.stderr:write(string.format("mgpu-harness: interrupted; the results folder is consistent: continue with\n"
