@@ -47,6 +47,25 @@ void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
     return NULL;
 }
 
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
+{
+    uint32_t line = c->cur ? c->cur->line : 0;
+    for (uint32_t i = 0; i < c->nwarn_lines; i++)
+        if (c->warn_lines[i] == line) return;
+    if (c->nwarn_lines == EMU_WARN_LINES) return;
+    c->warn_lines[c->nwarn_lines++] = line;
+    char what[600], msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    uint32_t t[3];
+    thread_of(c, w, lane, t);
+    int n = snprintf(msg, sizeof msg, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", c->m->path, line,
+                     c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+}
+
 double emu_monotonic_s(void)
 {
     struct timespec ts;
@@ -260,6 +279,9 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     free(s.output);
     s.output = NULL;
     s.output_len = 0;
+    free(s.warnings);
+    s.warnings = NULL;
+    s.warnings_len = 0;
     if (s.counts) s.counts->release(s.counts);
     s.counts = NULL;
     if (st) *st = s;
@@ -377,8 +399,11 @@ done:
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
         st->output = c.out.p;
         st->output_len = c.out.n;
+        st->warnings = c.warn.p;
+        st->warnings_len = c.warn.n;
     } else {
         free(c.out.p);
+        free(c.warn.p);
     }
     free(c.counts);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});

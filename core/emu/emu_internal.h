@@ -22,6 +22,7 @@
 /* shared::cluster addresses: a block's own shared::cta offsets, or (rank + 1) * EMU_DSMEM_RANK +
  * offset for the block of that rank in the cluster (what mapa gives); generic: SHARED_WIN + that */
 #define EMU_DSMEM_RANK 0x1000000ull
+#define EMU_WARN_LINES 32 /* source lines a launch warns about (emu_warn) */
 #define WIN_SIZE 0x0000010000000000ull
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
@@ -208,6 +209,8 @@ typedef struct {
     int slow;               /* strict mode or counting: the checks around each instruction */
     uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
     mh_outbuf out;          /* what the kernel printed */
+    mh_outbuf warn;         /* warnings (emu_warn): one line each, once per source line */
+    uint32_t warn_lines[EMU_WARN_LINES], nwarn_lines; /* the source lines warned about */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
@@ -236,6 +239,10 @@ enum { W_RUN, W_WAIT, W_PARK, W_DONE };
 
 /* ---- faults and stops (emu.c) ---- */
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* What the PTX leaves undefined and emu lets happen outside strict mode: a line of the launch's
+ * warnings (mh_emu_stats.warnings) naming file:line, kernel, block and thread, once per source line
+ * (the first EMU_WARN_LINES lines). */
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int emu_poll_stop(ctx *c);
 void emu_uninitialised(ctx *c, const warp *w, uint32_t reg, int lane);
 double emu_monotonic_s(void);
