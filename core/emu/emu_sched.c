@@ -487,7 +487,8 @@ static int step_warp(ctx *c, warp *w)
             c->thread_insns += WARP;
             if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
-            emu_fast_exec(w, in, c->fast[pc]);
+            if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
+            else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
