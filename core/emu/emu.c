@@ -251,6 +251,7 @@ static int link_code(ctx *c, mh_error *e)
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
+    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -399,6 +400,7 @@ done:
     free(c.code);
     free(c.fast);
     free(c.kconst);
+    free(c.zero_rows);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

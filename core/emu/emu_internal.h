@@ -222,6 +222,8 @@ typedef struct {
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
+    int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
+    uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */
@@ -319,6 +321,11 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+
+/* ---- registers packed by live range (emu_regpack.c) ---- */
+/* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
+ * the rows, c->zero_rows); 0 (packed or not), -1 out of memory. */
+int emu_pack_registers(ctx *c);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);
