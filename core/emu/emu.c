@@ -267,6 +267,10 @@ static int link_code(ctx *c, mh_error *e)
     c->fast = malloc(n ? n : 1);
     if (!c->fast) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) c->fast[i] = emu_fast_kind(&c->code[i]);
+    c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
+    if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    emu_fast_consts(c);
+    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -420,6 +424,8 @@ done:
     free(c.tma_q);
     free(c.code);
     free(c.fast);
+    free(c.kconst);
+    free(c.zero_rows);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

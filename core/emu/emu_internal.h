@@ -224,6 +224,9 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
+    int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
+    uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */
@@ -300,8 +303,18 @@ int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
  * from EMU_FK_MEM up a global load or store (emu_fast_mem): EMU_FK_MEM | store << 4 | signed << 3 |
  * (8-byte elements) << 2 | log2(vector length). */
 #define EMU_FK_MEM 0x80u
+/* Kinds the launch decides (emu.c's link_code), below EMU_FK_MEM but not emu_fast_exec's: a register
+ * set to a launch constant (ld.param of a kernel parameter, mov of %ntid and the like; its value
+ * in ctx's kconst[pc]), and a mov of a special register a warp's lanes compute (%tid, %ctaid, ...). */
+#define EMU_FK_CONST 0x70u
+#define EMU_FK_SREG 0x71u
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
+/* The launch-time kinds of the kernel's instructions (EMU_FK_CONST with its value in kconst[pc],
+ * EMU_FK_SREG) where fast[pc] is none yet. */
+void emu_fast_consts(ctx *c);
+/* A converged warp's EMU_FK_CONST or EMU_FK_SREG instruction at pc. */
+void emu_fast_const(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t pc);
 /* A converged, unguarded warp's ld/st.global (or generic below the windows) of kind `kind` (see
  * above): 1 when it ran (c->cost its cycles, counted when counting), 0 when the general path must
  * run it (an address outside the allocation the instruction touched last, misaligned, or none yet),
@@ -315,6 +328,11 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+
+/* ---- registers packed by live range (emu_regpack.c) ---- */
+/* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
+ * the rows, c->zero_rows); 0 (packed or not), -1 out of memory. */
+int emu_pack_registers(ctx *c);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);
@@ -367,14 +385,20 @@ static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w,
     return o->neg ? !v : v;
 }
 
+/* A value of type t as a register holds it: predicates 0/1, signed types sign-extended, the rest
+ * zero-extended. */
+static inline uint64_t reg_value(uint64_t v, mh_ptx_type t)
+{
+    int bits = mh_ptx_type_bits(t);
+    if (t == MH_PT_PRED) return v != 0;
+    if (mh_ptx_type_is_signed(t)) return (uint64_t)sext(v, bits);
+    return v & mask_bits(bits);
+}
+
 static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, mh_ptx_type t)
 {
     (void)c;
-    int bits = mh_ptx_type_bits(t);
-    if (t == MH_PT_PRED) v = v != 0;
-    else if (mh_ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
-    else v &= mask_bits(bits);
-    REG(w, reg, lane) = v;
+    REG(w, reg, lane) = reg_value(v, t);
 }
 
 static inline double fget(uint64_t v, mh_ptx_type t)
