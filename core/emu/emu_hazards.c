@@ -212,14 +212,13 @@ int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t ba
     for (uint64_t k = off / 4; k < (off + n + 3) / 4 && k < c->hz->nwords; k++) {
         hz_word *x = &s->w[k];
         if (x->rpc && x->rwarp < c->nwarps && x->rgroup > b->warps[x->rwarp].mma.retired) {
-            char at[400], wg[400];
+            char wg[400];
             uint32_t t[3];
             thread_of(c, &b->warps[x->rwarp], 0, t);
             emu_fault(c, w, lane, "the async copy writes shared 0x%llx, which the wgmma.mma_async at %s (warp %u, "
                       "thread (%u,%u,%u)) still reads: its group was not retired by wgmma.wait_group, so the "
                       "consumer never said the buffer is free (a missing wait on the 'empty' barrier?) (strict mode)",
                       (unsigned long long)(k * 4), where(c, x->rpc - 1, wg, sizeof wg), x->rwarp, t[0], t[1], t[2]);
-            (void)at;
             return -1;
         }
         if (m) {
