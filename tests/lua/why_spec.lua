@@ -85,6 +85,18 @@ describe("strict mode's Hopper hazards", function()
 end)
 
 describe("faults name the .cu line", function()
+  it("a deadlock names the .cu line the warps wait at", function()
+    -- without strict mode, an expect_tx short of the copy's bytes leaves the phase incomplete for ever
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_expect")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 64, args = { dev:array("f32", floats(64)),
+      dev:array("f32", 64), 128 } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("deadlock", err.message)
+    assert.matches("why%.cu:" .. cu_line("mbarrier.try_wait.parity") .. "[^(]*%(PTX [^)]*why%.ptx:%d+%)", err.message)
+  end)
+
   it("an out-of-range read: FILE.cu:LINE (PTX file:line)", function()
     local dev = mgpu.device("emu")
     local k = dev:load(ptx):kernel("why_fault")
@@ -161,5 +173,17 @@ describe("stall reasons per line (stats = true)", function()
     assert.matches("warp%-cycles: %d+, by stall reason %(smsp__pcsamp_warps_issue_stalled_%*%): long_scoreboard %d+%%", out)
     assert.matches("the lines where warps spend most cycles, by stall reason:", out, 1, true)
     assert.matches("why%.cu:" .. cu_line("p = next[p];") .. "%s+%d+%s+long_scoreboard %d+%%", out)
+  end)
+end)
+
+describe("the sweep table", function()
+  it("shows a failed point's whole first line of its error", function()
+    local results = require "mgpu.results"
+    local msg = "/home/u/kernels/gemm_kernel.cu:120 (PTX /home/u/.cache/mgpu-harness/gemm-57bacecd3905.ptx:628): "
+      .. "gemm: out-of-range global read of 16 bytes at 0x100000000040 (block (0,0,0), thread (4,0,0))"
+    local t = results.table({ "n" }, { { index = 1, point = { n = 1 }, status = "failed",
+      error = { code = "kernel_fault", message = msg .. "\nthe second line" } } })
+    assert.truthy(t:find(msg, 1, true))
+    assert.falsy(t:find("the second line", 1, true))
   end)
 end)
