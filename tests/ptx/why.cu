@@ -21,9 +21,9 @@ __device__ static inline void bar_init(uint64_t *bar, unsigned n)
 __device__ static inline void bar_wait(uint64_t *bar, unsigned parity)
 {
     unsigned done = 0;
+    uint32_t b = sa(bar);
     while (!done)
-        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                     : "=r"(done) : "r"(sa(bar)), "r"(parity) : "memory");
+        asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }" : "=r"(done) : "r"(b), "r"(parity) : "memory");
 }
 
 // expect `expect` bytes on bar and copy `bytes` bytes from global src to shared dst, completing on bar
