@@ -13,6 +13,7 @@
 #include "emu/emu_internal.h"
 #include "base/stop.h"
 #include "frontend/ptx_effects.h"
+#include "frontend/ptx_source.h"
 #include "launch/launch_shape.h"
 #include "emu/emu_round.h"
 #include "emu/emu_occupancy.h"
@@ -33,7 +34,7 @@
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
 {
     if (c->faulted) return NULL;
-    char what[600];
+    char what[900];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -41,8 +42,10 @@ void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
     uint32_t t[3];
     thread_of(c, w, lane, t);
     c->e->line = c->cur ? c->cur->line : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", c->m->path,
-            c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    char where[1000]; /* FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34) */
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, c->e->line, where, sizeof where);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->name, what,
+            c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
 }
@@ -389,6 +392,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
     if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
+    if (d->strict && emu_hz_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     uint64_t longest = 0;
     rc = emu_run_grid(&c, &longest) ? -1 : 0;
     d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
@@ -410,6 +414,7 @@ done:
         free(c.warn.p);
     }
     free(c.counts);
+    emu_hz_free(&c);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);

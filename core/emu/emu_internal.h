@@ -99,7 +99,13 @@ typedef struct {
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
     uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
+    /* stall reasons (emu_stalls.c, counting only): its last issue's cycle, pc, the end of its cost
+     * and the reasons of the cycles after it (EMU_NO_PC: none yet in this block) */
+    uint64_t st_last, st_end;
+    uint32_t st_pc;
+    uint8_t st_cost_why, st_wait_why;
 } warp;
+#define EMU_NO_PC UINT32_MAX
 
 typedef struct vsm vsm;
 
@@ -158,7 +164,7 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes; } tma_done;
+typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
 
 typedef struct {
     mh_emu *d;
@@ -232,6 +238,7 @@ typedef struct {
                              * setmaxnreg then checks only its rules, no pool) */
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
+    struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -328,6 +335,30 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+void emu_stall_issue(ctx *c, warp *w, uint64_t t);
+
+/* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
+/* Each returns -1 after a fault it reported, else 0.  Async-proxy writes of shared memory are
+ * marked per 4-byte word with the completion that retires them (an mbarrier phase, a warp's
+ * cp.async group); wgmma's shared operands with their warp's group. */
+int emu_hz_start(ctx *c);
+void emu_hz_free(ctx *c);
+/* A bulk or tensor copy (c->cur) writing n bytes at shared::cluster address dst, completing on the
+ * mbarrier at shared::cluster address bar: (b) against wgmmas in flight, then marked; *need the
+ * phase count its complete_tx is for. */
+int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t bar, uint32_t *need);
+/* (c): a copy's complete_tx about to land on the mbarrier at p (block d->b). */
+int emu_hz_land(ctx *c, warp *w, const tma_done *d, const unsigned char *p);
+/* The mbarrier at p completed a phase; a wait found it complete; an expect_tx (c->cur) on it. */
+void emu_hz_phase(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_observe(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
+/* (a) before instruction in runs: its shared accesses; cp.async marks and their groups. */
+int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
+int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
 
 /* ---- registers packed by live range (emu_regpack.c) ---- */
 /* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
