@@ -295,6 +295,15 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     return rc;
 }
 
+uint64_t mh_emu_module_data_size(const mh_ptx_module *m)
+{
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < m->nvars; i++)
+        if (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST)
+            if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
+    return data;
+}
+
 int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, const mh_emu_extra *x,
                   mh_emu_stats *st, mh_error *e)
 {
@@ -339,16 +348,24 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         memcpy(c.params + f->params[i].offset, l->args[i].data, l->args[i].size);
     }
     /* module .global/.const data */
-    uint64_t data = 0;
-    for (uint32_t i = 0; i < m->nvars; i++)
-        if (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST)
-            if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
+    uint64_t data = mh_emu_module_data_size(m);
     int rc = 0;
-    if (data) {
+    if (data && x->data_addr) { /* the caller's, kept across launches */
+        alloc *al = emu_find_alloc(d, x->data_addr, data);
+        if (!al) {
+            free(c.params);
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: the module's data at 0x%llx is not an allocation of %llu bytes",
+                           name, (unsigned long long)x->data_addr, (unsigned long long)data);
+        }
+        c.data_addr = x->data_addr;
+        c.data_host = al->host + (x->data_addr - al->addr);
+        c.data_size = data;
+    } else if (data) {
         if (mh_emu_alloc(d, data, &c.data_addr, e)) { free(c.params); return -1; }
         alloc *al = emu_find_alloc(d, c.data_addr, data);
         c.data_host = al->host;
         c.data_size = data;
+        c.data_owned = 1;
         for (uint32_t i = 0; i < m->nvars; i++)
             if (m->vars[i].init && (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST))
                 memcpy(c.data_host + m->vars[i].offset, m->vars[i].init, m->vars[i].size);
@@ -415,7 +432,7 @@ done:
     }
     free(c.counts);
     emu_hz_free(&c);
-    if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
+    if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);
     for (uint32_t i = 0; c.sms && i < c.nsms; i++) {

@@ -36,6 +36,7 @@ enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD, LANE_
 typedef struct {
     uint64_t addr, size;
     unsigned char *host;
+    uint64_t mapped;        /* mh_emu_alloc_mapped: host == addr, munmap'ed (this many bytes) */
 } alloc;
 
 struct mh_emu {
@@ -176,6 +177,7 @@ typedef struct {
     uint64_t local_stride;
     uint64_t data_addr;     /* module .global/.const segment */
     unsigned char *data_host;
+    int data_owned;         /* data_addr was allocated for this launch (not mh_emu_extra.data_addr) */
     uint64_t data_size;
     uint32_t grid[3], block[3], nthreads, nwarps, dyn_smem;
     uint32_t ctaid[3], sm;  /* the block of the instruction running, and its SM */
