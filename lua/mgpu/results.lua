@@ -312,7 +312,8 @@ function M.table(axis_names, rows, time_label)
     line[#line + 1] = r.entries and (tostring(r.entries) .. (tries > 1 and (" (" .. tries .. " tries)") or "")) or "-"
     local regs = {}
     for _, g in ipairs(r.regions or {}) do regs[#regs + 1] = g.name .. " " .. fmt_ns(g.mean, r.unit) end
-    line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:sub(1, 60) or "")
+    -- a failed point: its error's whole first line (a fault names FILE.cu:LINE and the PTX line first)
+    line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:match("[^\n]*") or "")
     body[#body + 1] = line
   end
   return M.format_table(head, body)
