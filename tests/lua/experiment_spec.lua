@@ -641,7 +641,7 @@ describe("timing that stops when it is sure", function()
     end
     local csv = h.read(dir .. "/results.csv")
     assert.matches(",time_n,time_noise_pct,time_stop,timing,time_kind,", csv)
-    assert.matches(",3,0%.0,max_noise,hot,virtual,", csv)
+    assert.matches(",3,0%.?0?,max_noise,hot,virtual,", csv) -- 0.0 (Lua 5.4) or 0 (LuaJIT)
     local text = results.table({ "tiles" }, r.rows, "emu time")
     assert.matches("noise %(n, stop%)", text)
     assert.matches("0%.00%% %(3, max_noise%)", text)
