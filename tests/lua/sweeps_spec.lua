@@ -291,6 +291,23 @@ describe("compile-time axes", function()
     st, _, err = h.run_env(env, exp, "--out", dir .. "/w", "--workers", "2", "--quiet")
     assert.equal(0, st, err)
     assert.equal(4, count_lines(dir .. "/compiles"))
+    -- shards compile only the builds their points need, numbered over the whole sweep: merged,
+    -- the folder has every build and equals the single run
+    st, _, err = h.run_env(env, exp, "--out", dir .. "/s1", "--shard", "1/2", "-q")
+    assert.equal(0, st, err)
+    st, _, err = h.run_env(env, exp, "--out", dir .. "/s2", "--shard", "2/2", "-q")
+    assert.equal(0, st, err)
+    st, _, err = h.run("merge", dir .. "/m", dir .. "/s1", dir .. "/s2")
+    assert.equal(0, st, err)
+    local merged = core.json_decode(h.read(dir .. "/m/manifest.json"))
+    assert.equal(2, #merged.builds)
+    for i, b in ipairs(merged.builds) do
+      assert.equal(man.builds[i].sha256, b.sha256)
+      assert.equal(b.sha256, core.sha256_file(dir .. "/m/builds/build-" .. i .. ".ptx"))
+    end
+    for _, r in ipairs(results.latest(results.read_rows(dir .. "/m/results.jsonl"))) do
+      assert.equal(r.point.SCALE == 2 and 1 or 2, r.build)
+    end
     -- replayable with the cache removed and no nvcc at all
     h.rmdir(dir .. "/cache")
     st, out, err = h.run_env("MGPU_NVCC=/nonexistent/nvcc MGPU_CACHE=" .. h.quote(dir .. "/cache2"), "replay", dir .. "/r")
