@@ -652,3 +652,25 @@ describe("timing that stops when it is sure", function()
     h.rmdir(dir)
   end)
 end)
+
+describe("-q", function()
+  it("hides the table but never the failures (issue 35: a failing sweep printed nothing but exit 7)", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/exp.lua", string.format([[
+return { name = "quiet", module = %q, kernel = "tiled_scale", axes = { tiles = { 1, 2 } }, warmup = 0, repeats = 1,
+  setup = function(p, dev)
+    local n = 64 * p.tiles
+    local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+    return { grid = 2, block = 64, smem = 256, args = { a, c, n, 1.0 },
+      check = function() return p.tiles == 1, "tile 2 is wrong on purpose" end }
+  end }
+]], h.src .. "/ptx/tiled.ptx"))
+    local st, out, err = h.run(dir .. "/exp.lua", "--out", dir .. "/r", "-q")
+    assert.equal(7, st)
+    assert.equal("", out)
+    assert.matches("mgpu%-harness: point 2 tiles=2 failed: check_failed: check failed: tile 2 is wrong on purpose\n", err)
+    assert.matches("quiet: 1 ok, 1 failed", err)
+    assert.not_matches("point 1 ", err)
+    h.rmdir(dir)
+  end)
+end)
