@@ -134,7 +134,19 @@ end
 -- of = {[i] = build number}}; each build has index, arch, flags, defines, key, points (a count).
 function M.plan(exp, all, points, arch, default_flags, prior)
   local list, by_key, of = {}, {}, {}
-  for _, b in ipairs(prior or {}) do
+  for i, b in ipairs(prior or {}) do -- a manifest's: checked before use (a bad_results naming the field)
+    local function fail(what)
+      error(errors.new("bad_results", string.format("manifest.json: builds[%d].%s", i, what)), 0)
+    end
+    if type(b) ~= "table" then fail("... must be an object {index, arch, nvcc_flags, ...}") end
+    if b.index ~= i then fail("index must be " .. i) end
+    if type(b.arch) ~= "string" then fail("arch must be a string") end
+    if type(b.nvcc_flags) ~= "table" then fail("nvcc_flags must be a list of strings") end
+    for _, f in ipairs(b.nvcc_flags) do if type(f) ~= "string" then fail("nvcc_flags must be a list of strings") end end
+    if b.ptx ~= nil and (type(b.ptx) ~= "string" or not b.ptx:match("^builds/build%-%d+%.ptx$")) then
+      fail("ptx must be builds/build-N.ptx")
+    end
+    if b.sha256 ~= nil and (type(b.sha256) ~= "string" or not b.sha256:match("^%x+$")) then fail("sha256 must be hex") end
     local nb = { index = #list + 1, arch = b.arch, flags = b.nvcc_flags, defines = b.defines, points = 0,
       key = b.arch .. "\0" .. table.concat(b.nvcc_flags, "\0"), prior = b }
     list[#list + 1], by_key[nb.key] = nb, nb

@@ -960,7 +960,7 @@ local function run_locked(exp, opts, dir, script, state)
     for _, i in ipairs(pl.selected) do need[bp.of[i]] = true end
     -- one build for the whole sweep: its compile error is the run's, as before; with compile-time
     -- axes a failing build fails only its points
-    local single = not builds.varies(exp)
+    local single = #bp.list == 1
     for _, b in ipairs(bp.list) do
       if need[b.index] or (single and b.index == 1) then builds.compile(module_path, b, src_dir, single) end
     end

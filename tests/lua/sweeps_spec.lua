@@ -415,3 +415,17 @@ describe("slurm --dry-run", function()
     h.rmdir(dir)
   end)
 end)
+
+describe("a manifest's builds", function()
+  it("are checked before use: a bad_results naming the field", function()
+    local builds = require "mgpu.builds"
+    for _, c in ipairs({ { { { index = 1, arch = "sm_90", nvcc_flags = "-O3" } }, "builds%[1%]%.nvcc_flags must be a list" },
+      { { { index = 2, arch = "sm_90", nvcc_flags = {} } }, "builds%[1%]%.index must be 1" },
+      { { { index = 1, arch = "sm_90", nvcc_flags = {}, ptx = "../../etc/passwd" } }, "builds%[1%]%.ptx must be builds/build%-N%.ptx" } }) do
+      local ok, e = pcall(builds.plan, { kernel = "k" }, {}, {}, "sm_90", {}, c[1])
+      assert.is_false(ok)
+      assert.equal("bad_results", e.code)
+      assert.matches(c[2], e.message)
+    end
+  end)
+end)
