@@ -328,6 +328,7 @@ static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
                   "of shared memory (or misaligned)", (unsigned long long)a, (unsigned long long)c->shared_size);
         return -1;
     }
+    if (__builtin_expect(c->hz != NULL, 0) && emu_hz_wgmma_read(c, w, a, (uint32_t)eb)) return -1; /* strict: hazards */
     *out = ld_elem(c->shared + a, eb);
     return 0;
 }

@@ -349,13 +349,27 @@ static void push_line(lua_State *L, const src_lines *s, uint32_t line)
     lua_pushlstring(L, b, len);
 }
 
-/* run.stats = {total = {metric = value, ...}, lines = {{file=, line=, source=, metric = value, ...}, ...},
+/* Stall reasons (emu's smsp__pcsamp_warps_issue_stalled_* counters) are kept apart from the
+ * other metrics: a line's `stalls` and the kernel's run.stats.stalls, warp-cycles by reason. */
+static int is_stall(const char *name) { return !strncmp(name, "smsp__pcsamp_warps_issue_stalled_", 33); }
+
+static void push_stalls(lua_State *L, const char *const *names, uint32_t n, const uint64_t *v)
+{
+    lua_createtable(L, 0, 4);
+    for (uint32_t k = 0; k < n; k++)
+        if (v[k] && is_stall(names[k])) glue_set_int(L, -1, names[k], (lua_Integer)v[k]);
+}
+
+/* run.stats = {total = {metric = value, ...}, stalls = {reason = warp-cycles}, lines = {{file=, line=, source=, metric = value, ...}, ...},
  * files = {...}, module =}: the counters emu counted (zeros left out of the rows) */
 static void push_counts(lua_State *L, const launch_state *s, const mh_launch_counts *c)
 {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
+    push_stalls(L, c->names, c->nmetrics, c->total); /* the kernel's stall reasons (issue 34) */
+    lua_setfield(L, -2, "stalls");
     lua_createtable(L, 0, (int)(c->nmetrics + c->nratios));
-    for (uint32_t k = 0; k < c->nmetrics; k++) glue_set_int(L, -1, c->names[k], (lua_Integer)c->total[k]);
+    for (uint32_t k = 0; k < c->nmetrics; k++)
+        if (!is_stall(c->names[k])) glue_set_int(L, -1, c->names[k], (lua_Integer)c->total[k]);
     for (uint32_t k = 0; k < c->nratios; k++)
         if (c->total[c->ratios[k].den])
             glue_set_num(L, -1, c->ratios[k].name, (double)c->total[c->ratios[k].num] / (double)c->total[c->ratios[k].den]);
@@ -392,7 +406,9 @@ static void push_counts(lua_State *L, const launch_state *s, const mh_launch_cou
             lua_setfield(L, -2, "source");
         }
         for (uint32_t k = 0; k < c->nmetrics; k++)
-            if (row->v[k]) glue_set_int(L, -1, c->names[k], (lua_Integer)row->v[k]);
+            if (row->v[k] && !is_stall(c->names[k])) glue_set_int(L, -1, c->names[k], (lua_Integer)row->v[k]);
+        push_stalls(L, c->names, c->nmetrics, row->v);
+        lua_setfield(L, -2, "stalls");
         lua_rawseti(L, -2, (lua_Integer)r + 1);
     }
     lua_setfield(L, -2, "lines");
