@@ -1075,7 +1075,7 @@ static void exited_peer(void)
         CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
         if (strict) {
             CHECK(rc == MH_E_KERNEL_FAULT);
-            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* the arrive */
+            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive */
             CHECK_CONTAINS(e.message, "block rank 1 of the cluster has exited");
             CHECK(got[1] == 0);
         } else {
@@ -1083,10 +1083,11 @@ static void exited_peer(void)
             CHECK(rc == 0 && got[0] == 42 && got[1] == 1); /* the store landed and reads back */
             CHECK(st.warnings != NULL);
             if (st.warnings) {
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* arrive */
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137: exited_peer: shared::cluster write at 0x");
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141: exited_peer: shared::cluster read at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* arrive */
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137): exited_peer: shared::cluster write at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141): exited_peer: shared::cluster read at 0x");
                 CHECK_CONTAINS(st.warnings, "block rank 1 of the cluster has exited");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.cu:37 (PTX tests/ptx/hopper_exited.ptx:137)"); /* as faults name it */
                 int lines = 0;
                 for (const char *p = st.warnings; *p; p++) lines += *p == '\n';
                 CHECK(lines == 3 && st.warnings_len == strlen(st.warnings));
