@@ -132,7 +132,7 @@ describe("a Hopper GEMM on emu", function()
       if strict then
         assert.is_false(ok)
         assert.equal("kernel_fault", run.code)
-        assert.truthy(run.message:find("hopper_exited.ptx:132: exited_peer: shared::cluster write", 1, true))
+        assert.truthy(run.message:find("hopper_exited.ptx:132): exited_peer: shared::cluster write", 1, true))
       else
         assert.is_true(ok)
         assert.same({ 42, 1 }, out:read())
