@@ -94,7 +94,8 @@ describe("the reference pages", function()
 
   it("docs/lua-api.md documents dev:tensor_map's options, and its stats example runs", function()
     local api = h.read(h.src .. "/docs/lua-api.md")
-    for _, k in ipairs({ "box", "dims", "strides", "element_strides", "swizzle", "interleave", "l2", "oob" }) do
+    for _, k in ipairs({ "box", "dims", "strides", "element_strides", "swizzle", "interleave", "l2", "oob", "data_type",
+      "offset" }) do
       assert.truthy(api:find("`" .. k .. "`", 1, true) or api:find(k .. " =", 1, true), "tensor_map's " .. k)
     end
     assert.truthy(api:find("dev:tensor_map(array", 1, true))
