@@ -306,9 +306,9 @@ function M.resolve(text, name, where)
     bad(string.format("kernel %q: %d entries of %s are that instance (%s): give the mangled name", name, #found, where,
       table.concat(found, ", ")))
   end
-  bad(string.format("kernel %q: %s has no such instance of %s (%s): instantiate it in the source "
-    .. "(template __global__ void %s<...>(...); or launch it from host code nvcc compiles)", name, where, base,
-    #others > 0 and ("it has " .. table.concat(others, ", ")) or "it has no instance of that template", base))
+  error(errors.new("not_found", string.format("kernel %q: %s has no such instance of %s (%s): instantiate it in "
+    .. "the source (template __global__ void %s<...>(...); or launch it from host code nvcc compiles)", name, where, base,
+    #others > 0 and ("it has " .. table.concat(others, ", ")) or "it has no instance of that template", base)), 0)
 end
 
 return M
