@@ -261,16 +261,33 @@ local function arg_pattern(a)
   return nil
 end
 
--- The template arguments of a mangled instance _Z<len><name>I...E, shown as written (ints only; else nil).
+-- A mangled instance _Z<len><name>I...E shown as written ("mm_tiled<32>", "gemm<float, 128>",
+-- "flag<true>"), or nil for arguments this does not read.
+local CODE_NAMES = { v = "void", b = "bool", c = "char", a = "signed char", h = "unsigned char", s = "short",
+  t = "unsigned short", i = "int", j = "unsigned", l = "long", m = "unsigned long", x = "long long",
+  y = "unsigned long long", f = "float", d = "double" }
 local function shown(mangled, name)
-  local args = mangled:match("^_Z" .. #name .. escape(name) .. "I(.-)E[^E]*$")
-  if not args then return nil end
+  local pos = #("_Z" .. #name .. name .. "I") + 1
+  if mangled:sub(1, pos - 1) ~= "_Z" .. #name .. name .. "I" then return nil end
   local out = {}
-  for neg, n in (mangled:match("^_Z%d+[%w_]-I(.*)$") or ""):gmatch("L[a-z](n?)(%d+)E") do
-    out[#out + 1] = (neg == "n" and "-" or "") .. n
+  while pos <= #mangled do
+    local c = mangled:sub(pos, pos)
+    if c == "E" then return name .. "<" .. table.concat(out, ", ") .. ">" end
+    local t, neg, digits = mangled:match("^L([a-z])(n?)(%d+)E", pos)
+    if t then
+      out[#out + 1] = t == "b" and (digits == "1" and "true" or "false") or ((neg == "n" and "-" or "") .. digits)
+      pos = pos + 2 + #neg + #digits + 1
+    elseif CODE_NAMES[c] then
+      out[#out + 1] = CODE_NAMES[c]
+      pos = pos + 1
+    else
+      local len = mangled:match("^(%d+)", pos)
+      if not len then return nil end
+      out[#out + 1] = mangled:sub(pos + #len, pos + #len + tonumber(len) - 1)
+      pos = pos + #len + tonumber(len)
+    end
   end
-  if #out == 0 then return nil end
-  return name .. "<" .. table.concat(out, ", ") .. ">"
+  return nil
 end
 
 -- The entry of text (a PTX module) that kernel name stands for: the name itself, or for a C++

@@ -362,6 +362,8 @@ describe("compile-time axes", function()
     local ok, e = pcall(builds.resolve, text, "scale_tiled<16>", "k.ptx")
     assert.is_false(ok)
     assert.matches("k%.ptx has no such instance of scale_tiled %(it has scale_tiled<32>, scale_tiled<64>%)", e.message)
+    ok, e = pcall(builds.resolve, ".entry _Z4gemmIfLi128EEvPf(\n.entry _Z4gemmI6__halfLin4EEvPf(\n", "gemm<double, 1>", "k")
+    assert.matches("it has gemm<float, 128>, gemm<__half, %-4>", e.message)
     assert.equal("not_found", e.code) -- as a kernel name the module lacks
     text = ".entry _Z4gemmIfLi128EEvPf(\n.entry _Z4gemmI6__halfLi128EEvPf(\n.entry _Z4flagILb1EEvv("
     assert.equal("_Z4gemmIfLi128EEvPf", builds.resolve(text, "gemm<float, 128>", "k.ptx"))
