@@ -675,16 +675,15 @@ function list_points(exp, opts, script)
   local default_flags = require("mgpu.nvcc").DEFAULT_FLAGS
   -- column widths from the axes' values, not from the points
   local head, width = { "#" }, { #string.format("%.0f", total) }
-  for gi, g in ipairs(groups) do
+  for _, g in ipairs(groups) do
     for j, n in ipairs(g.names) do
       local w = #n
       for _, r in ipairs(g.rows) do w = math.max(w, #tostring(r[j])) end
-      head[#head + 1], width[#head + 1] = n, w
+      width[#head + 1] = w; head[#head + 1] = n
     end
-    local _ = gi
   end
-  if with_builds then head[#head + 1], width[#head + 1] = "build", 5 end
-  if with_kernel then head[#head + 1], width[#head + 1] = "kernel", 6 end
+  if with_builds then width[#head + 1] = 5; head[#head + 1] = "build" end
+  if with_kernel then width[#head + 1] = 6; head[#head + 1] = "kernel" end
   local out = io.stdout
   local function line(cells)
     local parts = {}
