@@ -1040,7 +1040,7 @@ local function run_locked(exp, opts, dir, script, state)
         for i, b in ipairs(bp.list) do t[i] = builds.record(b) end
         return t
       end)(),
-      kernel = exp.kernel,
+      kernel = type(exp.kernel) == "string" and exp.kernel or "per point (a function: each row's kernel)",
       instrument = exp.instrument,
       axes = (function()
         local t = {}

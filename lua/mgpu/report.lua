@@ -635,7 +635,12 @@ local function manifest_facts(man, rows, dir)
     { "command", man.command },
     { "created", man.created },
     { "points", fmt("%d ok, %d failed", ok, failed) },
-    { "launches", man.repeats and fmt("%s measured after %s warm-up", tostring(man.repeats), tostring(man.warmup or 1)) },
+    { "launches", man.repeats and fmt("%s measured after %s warm-up%s", tostring(man.repeats), tostring(man.warmup or 1),
+      (man.max_noise or man.min_time) and fmt(", more until sure (%s%s%s)", man.min_time and fmt("min_time %g s", man.min_time)
+        or "", man.min_time and man.max_noise and ", " or "", man.max_noise and fmt("max_noise %g%%", man.max_noise) or "")
+        or "") },
+    { "builds", type(man.builds) == "table" and #man.builds > 0 and fmt("%d (%s; their PTX in builds/)", #man.builds,
+      tostring(man.builds[1].nvcc or "nvcc")) or nil },
     { "note", man.time_note },
   })
 end

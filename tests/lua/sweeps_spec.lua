@@ -280,6 +280,10 @@ describe("compile-time axes", function()
       assert.equal(2, b.points)
     end
     assert.same({ "-O3", "-lineinfo", "-DSCALE=3" }, man.builds[2].nvcc_flags)
+    assert.equal("per point (a function: each row's kernel)", man.kernel) -- not "function"
+    st, _, err = h.run("report", dir .. "/r", "-o", dir .. "/r.html")
+    assert.equal(0, st, err)
+    assert.matches("<dt>builds</dt><dd>2 %(release [^<]*; their PTX in builds/%)</dd>", h.read(dir .. "/r.html"))
     local rows = results.latest(results.read_rows(dir .. "/r/results.jsonl"))
     assert.equal(4, #rows)
     for _, r in ipairs(rows) do
