@@ -1,0 +1,175 @@
+/* test_ptx_scopes.c - names local to their { } block, as the PTX ISA scopes them (issue 30,
+ * item 1), on emu and in the front end's refusals:
+ *  - tests/ptx/scopes/wait_inlined.ptx (nvcc -O3): CUTLASS's mbarrier wait, an asm block with
+ *    its own .reg .pred P1 and labels LAB_WAIT and DONE, inlined 8 times; every copy's branches
+ *    go to its own labels (they went to the first copy's: the consumer looped back to stage 0,
+ *    which the instruction budget here turns into a fault), and a .b32 and a .b64 register of
+ *    one name in sibling blocks keep their own types;
+ *  - tests/ptx/scopes/shadow.ptx: an inner label, variable and register hide the outer ones,
+ *    sibling blocks have their own, a branch reaches an enclosing block's later label;
+ *  - tests/ptx/scopes/bad_*.ptx: a label, variable or register defined twice in one scope, and
+ *    a branch to a label out of sight, refused at ptxas's line, naming the first definition;
+ *  - every function's blocks (mh_ptx_func.blocks) and mh_ptx_block_at.
+ * `test_ptx_scopes --parse FILE...` prints, for each file, "accept FILE" or "refuse FILE LINE"
+ * (the front end only: tests/ptxas_check.sh compares it with ptxas).
+ * argv[1]: the source folder. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "emu/emu.h"
+#include "emu_util.h"
+#include "frontend/ptx.h"
+
+static int parse_only(int argc, char **argv)
+{
+    for (int i = 2; i < argc; i++) {
+        size_t n;
+        char *t = read_file_all(argv[i], &n);
+        if (!t) {
+            fprintf(stderr, "test_ptx_scopes: cannot read %s\n", argv[i]);
+            return 1;
+        }
+        mh_ptx_module m;
+        mh_error e;
+        if (mh_ptx_parse(&m, t, n, argv[i], &e) == 0) {
+            printf("accept %s\n", argv[i]);
+            mh_ptx_free(&m);
+        } else {
+            printf("refuse %s %u\n", argv[i], (unsigned)e.line);
+            fprintf(stderr, "%s\n", e.message);
+        }
+        free(t);
+    }
+    return 0;
+}
+
+/* Runs `kernel` of root/rel with one block of `threads` threads and the buffers bufs[0 .. n) of
+ * words[k] words (zeroed, or in's words for the buffer `in_at`), read back into out[k]. */
+static int run(const char *root, const char *rel, const char *kernel, uint32_t threads, uint32_t n, const uint32_t *words,
+               int in_at, const uint32_t *in, uint32_t **out)
+{
+    mh_ptx_module m;
+    if (parse_ptx_file(&m, root, rel)) return -1;
+    mh_error e;
+    mh_emu_opts o = {.num_sms = 1, .max_warp_insns = 1000000}; /* a kernel that loops back stops: a fault */
+    mh_emu *d = mh_emu_create(&o, &e);
+    uint64_t addr[4];
+    mh_emu_arg args[4];
+    for (uint32_t k = 0; k < n; k++) {
+        addr[k] = emu_upload(d, (int)k == in_at ? in : NULL, words[k] * 4ull);
+        args[k] = (mh_emu_arg){&addr[k], 8};
+    }
+    mh_emu_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, n, 20.0};
+    int rc = mh_emu_run(d, &m, kernel, &l, NULL, &e);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    for (uint32_t k = 0; k < n; k++) {
+        out[k] = calloc(words[k], 4);
+        mh_emu_read(d, addr[k], out[k], words[k] * 4ull, &e);
+    }
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+    return rc;
+}
+
+static void wait_inlined(const char *root)
+{
+    uint32_t in[256], words[3] = {256, 256, 64}, *out[3];
+    for (uint32_t k = 0; k < 256; k++) in[k] = k * 3 + 1;
+    CHECK(run(root, "tests/ptx/scopes/wait_inlined.ptx", "wait_inlined", 64, 3, words, 1, in, out) == 0);
+    int bad = 0;
+    for (uint32_t lane = 0; lane < 32; lane++) {
+        uint32_t acc = 0;
+        for (uint32_t s = 0; s < 8; s++) {
+            acc += in[s * 32 + lane] * (s + 1);
+            bad += out[0][s * 32 + lane] != acc;
+        }
+        uint64_t w = (uint64_t)out[2][2 * lane] | (uint64_t)out[2][2 * lane + 1] << 32;
+        bad += w != ((uint64_t)lane << 32 | (lane + 7));
+    }
+    CHECK(bad == 0);
+    if (bad) fprintf(stderr, "  wait_inlined: %d outputs wrong (out[0] = %u, out[255] = %u)\n", bad, out[0][0], out[0][255]);
+    for (int k = 0; k < 3; k++) free(out[k]);
+}
+
+static void shadow(const char *root)
+{
+    uint32_t words[1] = {8}, *out[1];
+    CHECK(run(root, "tests/ptx/scopes/shadow.ptx", "shadow", 1, 1, words, -1, NULL, out) == 0);
+    static const uint32_t want[8] = {1, 3, 5, 22, 11, 5, 2, 1};
+    for (int k = 0; k < 8; k++) {
+        CHECK(out[0][k] == want[k]);
+        if (out[0][k] != want[k]) fprintf(stderr, "  shadow: out[%d] = %u, expected %u\n", k, out[0][k], want[k]);
+    }
+    free(out[0]);
+}
+
+/* The blocks of shadow.ptx's kernel: the body and the 7 blocks inside, with their parents. */
+static void blocks(const char *root)
+{
+    mh_ptx_module m;
+    if (parse_ptx_file(&m, root, "tests/ptx/scopes/shadow.ptx")) {
+        CHECK(0);
+        return;
+    }
+    const mh_ptx_func *f = mh_ptx_find(&m, "shadow");
+    CHECK(f && f->nblocks == 8);
+    if (f && f->nblocks == 8) {
+        CHECK(f->blocks[0].parent == -1 && f->blocks[0].open == f->body_open && f->blocks[0].close == f->body_close);
+        CHECK(f->blocks[4].parent == 0 && f->blocks[5].parent == 4); /* { { bra OUT; } ... } */
+        for (uint32_t b = 1; b < 8; b++) {
+            CHECK(m.text[f->blocks[b].open - 1] == '{' && m.text[f->blocks[b].close] == '}');
+            CHECK(mh_ptx_block_at(f, f->blocks[b].open) == b);
+            CHECK(mh_ptx_block_at(f, f->blocks[b].close - 1) == b);
+        }
+        CHECK(mh_ptx_block_at(f, f->blocks[5].close + 1) == 4);
+        CHECK(mh_ptx_block_at(f, f->body_open) == 0 && mh_ptx_block_at(f, f->body_close) == 0);
+        /* each branch's target: shadow's "bra L" in block 1 goes to its own L (two instructions on) */
+        for (uint32_t i = 0; i < f->ncode; i++) {
+            const mh_ptx_insn *in = &f->code[i];
+            if (in->op == MH_OP_BRA && mh_ptx_block_at(f, in->text_off) == 1) CHECK(in->o[0].reg == i + 2);
+        }
+    }
+    mh_ptx_free(&m);
+}
+
+static void refused(const char *root)
+{
+    static const struct { const char *file; uint32_t line; const char *msg; } cases[] = {
+        {"bad_label_twice.ptx", 17, "label 'DONE' is defined twice in one scope (first at line 15)"},
+        {"bad_label_twice_body.ptx", 11, "label 'LOOP' is defined twice in one scope (first at line 9)"},
+        {"bad_label_register.ptx", 12, "label 'P1' is defined twice in one scope (first at line 10, as a register)"},
+        {"bad_label_out_of_sight.ptx", 11, "branch to label 'DONE', which is not in sight here: it is defined at line 14"},
+        {"bad_variable_twice.ptx", 10, "variable 's' is defined twice in one scope (first at line 9)"},
+        {"bad_module_variable_twice.ptx", 6, "variable 'g' is defined twice in one scope (first at line 5)"},
+        {"bad_register_in_range.ptx", 10, "register '%q1' is defined twice in one scope (first at line 9)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/tests/ptx/scopes/%s", root, cases[i].file);
+        size_t n;
+        char *t = read_file_all(path, &n);
+        CHECK(t != NULL);
+        if (!t) continue;
+        mh_ptx_module m;
+        mh_error e;
+        int rc = mh_ptx_parse(&m, t, n, cases[i].file, &e);
+        CHECK(rc == MH_E_PTX_SYNTAX);
+        if (rc == 0) mh_ptx_free(&m);
+        CHECK(e.line == cases[i].line);
+        CHECK_CONTAINS(e.message, cases[i].msg);
+        free(t);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--parse")) return parse_only(argc, argv);
+    const char *root = argc > 1 ? argv[1] : ".";
+    wait_inlined(root);
+    shadow(root);
+    blocks(root);
+    refused(root);
+    return check_report("test_ptx_scopes");
+}
