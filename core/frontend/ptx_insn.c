@@ -697,9 +697,10 @@ static int define_label(parser *P, const mh_ptx_tok *name)
         return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
     P->labels[P->nlabels] = (label_ref){name->s, name->len, (uint32_t)P->ncode, 0, P->block, name->line};
     int32_t *slot = index_put(&P->labels_ix, name->s, name->len, P->block);
-    int32_t *any = slot ? index_put(&P->labels_ix, name->s, name->len, -1) : NULL;
+    if (!slot) return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
+    *slot = (int32_t)P->nlabels; /* (before the next put, which may move the table) */
+    int32_t *any = index_put(&P->labels_ix, name->s, name->len, -1);
     if (!any) return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
-    *slot = (int32_t)P->nlabels;
     if (*any < 0) *any = (int32_t)P->nlabels;
     P->nlabels++;
     return 0;

@@ -9,7 +9,9 @@
  *    sibling blocks have their own, a branch reaches an enclosing block's later label;
  *  - tests/ptx/scopes/bad_*.ptx: a label, variable or register defined twice in one scope, and
  *    a branch to a label out of sight, refused at ptxas's line, naming the first definition;
- *  - every function's blocks (mh_ptx_func.blocks) and mh_ptx_block_at.
+ *  - every function's blocks (mh_ptx_func.blocks) and mh_ptx_block_at; 300 sibling blocks with
+ *    a DONE each (the label index grows while they are read: a label's slot was kept across
+ *    the growth, and the branches of the later blocks did not find their own DONE).
  * `test_ptx_scopes --parse FILE...` prints, for each file, "accept FILE" or "refuse FILE LINE"
  * (the front end only: tests/ptxas_check.sh compares it with ptxas).
  * argv[1]: the source folder. */
@@ -134,6 +136,32 @@ static void blocks(const char *root)
     mh_ptx_free(&m);
 }
 
+/* 300 sibling blocks with a DONE each (the name index grows many times while they are read):
+ * every "bra DONE" goes to the DONE of its own block, the instruction after the next one. */
+static void many_blocks(void)
+{
+    size_t cap = 64 * 1024, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)snprintf(t + n, cap - n, ".version 8.0\n.target sm_90\n.address_size 64\n"
+                          ".visible .entry k()\n{\n.reg .b32 %%r;\nmov.u32 %%r, 0;\n");
+    for (int b = 0; b < 300; b++)
+        n += (size_t)snprintf(t + n, cap - n, "{ bra DONE; add.u32 %%r, %%r, 1; DONE: add.u32 %%r, %%r, 2; }\n");
+    n += (size_t)snprintf(t + n, cap - n, "ret;\n}\n");
+    mh_ptx_module m;
+    mh_error e;
+    int rc = mh_ptx_parse(&m, t, n, "many.ptx", &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
+    const mh_ptx_func *f = rc ? NULL : mh_ptx_find(&m, "k");
+    CHECK(rc || (f && f->nblocks == 301));
+    int wrong = 0;
+    for (uint32_t i = 0; f && i < f->ncode; i++)
+        if (f->code[i].op == MH_OP_BRA) wrong += f->code[i].o[0].reg != i + 2;
+    CHECK(wrong == 0);
+    if (!rc) mh_ptx_free(&m);
+    free(t);
+}
+
 static void refused(const char *root)
 {
     static const struct { const char *file; uint32_t line; const char *msg; } cases[] = {
@@ -170,6 +198,7 @@ int main(int argc, char **argv)
     wait_inlined(root);
     shadow(root);
     blocks(root);
+    many_blocks();
     refused(root);
     return check_report("test_ptx_scopes");
 }
