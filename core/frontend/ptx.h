@@ -209,6 +209,8 @@ typedef struct mh_ptx_block {
 
 typedef struct mh_ptx_func {
     char *name;
+    char *short_name;    /* for messages: demangled and shortened ("k<128, 256, ...>", base/demangle.h),
+                          * a plain name as it is (up to MH_SHORT_NAME_MAX bytes) */
     int is_entry;
     int visible;
     mh_ptx_param *params;

@@ -2,6 +2,7 @@
  * their parameters, call targets, and the token helpers the other parts use (ptx_parser.h):
  * declarations in ptx_decl.c, instructions in ptx_insn.c, the module's tables in ptx_tables.c. */
 #include "frontend/ptx_parser.h"
+#include "base/demangle.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -169,7 +170,8 @@ static int parse_function(parser *P, int visible)
         return perr(P, TOK->line, MH_E_PTX_SYNTAX, "function '%.*s' is defined twice in one scope (first at line %u, as a "
                     "variable)", (int)(TOK->len < 64 ? TOK->len : 64), TOK->s, m->vars[var].line);
     F->name = tokdup(TOK);
-    int32_t *first = F->name ? index_put(&P->funcs, F->name, strlen(F->name), 0) : NULL;
+    F->short_name = F->name ? mh_short_name(F->name) : NULL;
+    int32_t *first = F->name && F->short_name ? index_put(&P->funcs, F->name, strlen(F->name), 0) : NULL;
     if (!first) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     if (*first < 0) *first = P->func;
     NEXT();

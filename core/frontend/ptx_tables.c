@@ -523,6 +523,7 @@ void mh_ptx_free(mh_ptx_module *m)
     for (uint32_t i = 0; i < m->nfuncs; i++) {
         mh_ptx_func *f = &m->funcs[i];
         free(f->name);
+        free(f->short_name);
         for (uint32_t k = 0; k < f->nparams; k++) free(f->params[k].name);
         for (uint32_t k = 0; k < f->nrets; k++) free(f->rets[k].name);
         free(f->params);
