@@ -9,6 +9,8 @@
  *    sibling blocks have their own, a branch reaches an enclosing block's later label;
  *  - tests/ptx/scopes/bad_*.ptx: a label, variable or register defined twice in one scope, and
  *    a branch to a label out of sight, refused at ptxas's line, naming the first definition;
+ *  - probes naming a label of the inlined copies: a loop probe takes every copy's loop, a range
+ *    is refused as ambiguous;
  *  - every function's blocks (mh_ptx_func.blocks) and mh_ptx_block_at; 300 sibling blocks with
  *    a DONE each (the label index grows while they are read: a label's slot was kept across
  *    the growth, and the branches of the later blocks did not find their own DONE).
@@ -198,6 +200,34 @@ static void wait_instrumented(const char *root)
     mh_ptx_free(&m);
 }
 
+/* Probes naming a label that each inlined copy defines: a loop probe takes every loop headed by
+ * one (it took the first copy's only), a range is refused as ambiguous, naming two of them. */
+static void label_probes(const char *root)
+{
+    mh_ptx_module m;
+    if (parse_ptx_file(&m, root, "tests/ptx/scopes/wait_inlined.ptx")) {
+        CHECK(0);
+        return;
+    }
+    mh_probe loop = {.kind = MH_PROBE_LOOP, .name = "wait", .loop = "LAB_WAIT"};
+    mh_instrument_opts o = {.scope = MH_SCOPE_WARP, .probes = &loop, .nprobes = 1};
+    mh_instrumented r;
+    mh_error e;
+    int rc = mh_instrument_with(&m, &o, &r, &e);
+    CHECK(rc == 0);
+    if (!rc) {
+        CHECK(r.probe_points == 24);
+        mh_instrumented_free(&r);
+    } else fprintf(stderr, "  %s\n", e.message);
+    mh_probe range = {.kind = MH_PROBE_RANGE, .name = "r", .from = "LAB_WAIT", .to = "DONE"};
+    o.probes = &range;
+    rc = mh_instrument_with(&m, &o, &r, &e);
+    CHECK(rc == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "probe \"r\": label LAB_WAIT is defined in more than one block of wait_inlined");
+    if (!rc) mh_instrumented_free(&r);
+    mh_ptx_free(&m);
+}
+
 /* 300 sibling blocks with a DONE each (the name index grows many times while they are read):
  * every "bra DONE" goes to the DONE of its own block, the instruction after the next one. */
 static void many_blocks(void)
@@ -262,6 +292,7 @@ int main(int argc, char **argv)
     blocks(root);
     many_blocks();
     wait_instrumented(root);
+    label_probes(root);
     refused(root);
     return check_report("test_ptx_scopes");
 }
