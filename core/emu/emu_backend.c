@@ -136,7 +136,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
 {
     mh_emu_arg args[MH_LAUNCH_MAX_PARAMS];
     if (l->nparams > MH_LAUNCH_MAX_PARAMS || l->nparams > f->nparams)
-        return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: %u parameters", f->name, l->nparams);
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: %u parameters", f->short_name, l->nparams);
     for (uint32_t i = 0; i < l->nparams; i++) {
         args[i].data = l->params[i];
         args[i].size = f->params[i].size;

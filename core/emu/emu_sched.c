@@ -813,7 +813,7 @@ static int deadlock(ctx *c, uint64_t now)
                  "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",
                  (unsigned long long)(c->nblocks - c->next_block), c->resident, c->nsms);
     c->e->line = nl ? lines[0] : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->name, msg);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->short_name, msg);
     c->faulted = 1;
     return 1;
 }

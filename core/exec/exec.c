@@ -186,10 +186,11 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     size_t n = 0;
     while (args[n]) n++;
     char **argv = calloc(n + 16, sizeof *argv);
-    char lib_a[PATH_MAX], core_a[PATH_MAX];
+    char lib_a[PATH_MAX], core_a[PATH_MAX], iberty_a[PATH_MAX];
     if (!argv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     snprintf(lib_a, sizeof lib_a, "%s/libmgpu_cudart.a", dir);
     snprintf(core_a, sizeof core_a, "%s/libmgpu_core.a", dir);
+    snprintf(iberty_a, sizeof iberty_a, "%s/libiberty.a", dir); /* the core's demangler (base/demangle.c) */
     size_t k = 0;
     int link = 1, compress_given = 0, plain = 0;
     for (size_t i = 0; i < n; i++) plain |= as_is(args[i]);
@@ -215,6 +216,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     if (link && !plain) {
         argv[k++] = lib_a;
         argv[k++] = core_a;
+        argv[k++] = iberty_a;
         argv[k++] = "-ldl";
         argv[k++] = "-lpthread";
         argv[k++] = "-lm";

@@ -93,10 +93,10 @@ static void read_args(lua_State *L, launch_state *s)
         memset(a, 0, sizeof *a);
         l_array *arr = luaL_testudata(L, -1, ARRAY_MT);
         if (arr && arr->dev != s->d)
-            glue_bad(L, "launch %s: argument %u is an array of another device", s->k->f->name, i + 1);
+            glue_bad(L, "launch %s: argument %u is an array of another device", s->k->f->short_name, i + 1);
         if (arr && (!arr->addr || arr->gen != mh_device_generation(&s->d->dev)))
             glue_bad(L, "launch %s: argument %u is an array that was freed (or lost when a fault reset the device)",
-                     s->k->f->name, i + 1);
+                     s->k->f->short_name, i + 1);
         if (arr) {
             a->kind = MH_ARG_PTR;
             a->ptr = arr->addr;
@@ -119,7 +119,7 @@ static void read_args(lua_State *L, launch_state *s)
             a->data = lua_tolstring(L, -1, &len);
             a->bytes = len;
         } else {
-            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->name,
+            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->short_name,
                      i + 1, glue_typename(L, -1),
                      s->inst ? "; the trace buffer of an instrumented kernel is passed by the harness" : " or mgpu.TRACE");
         }
@@ -128,7 +128,7 @@ static void read_args(lua_State *L, launch_state *s)
     lua_pop(L, 1);
     s->nargs = s->user_args = n;
     uint32_t user_params = s->k->f->nparams - (s->inst ? MH_INSTRUMENT_PARAMS : 0);
-    if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->name, user_params, n);
+    if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->short_name, user_params, n);
 }
 
 /* The trace object, its spec and names: from profile for a kernel writing its own trace, from
