@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# round4.sh - issue 36's hostile round, one ctest test per class (tests/CMakeLists.txt registers
+# robust4_CLASS):
+#   emu        faults a GPU gives that emu passed silently (a wgmma run by 2 of a warpgroup's 4
+#              warps, a shfl.sync reading a lane that did not run it), a spin that counts its
+#              polls reported as a deadlock naming the load, and a deadlock of a large grid
+#              reported about as fast as one block's
+# usage: round4.sh CLASS MGPU_HARNESS SOURCE_DIR
+set -u
+class=$1 exe=$2 src=$3
+. "$(dirname "$0")/checks.sh"
+robust_begin mgpu-robust4
+C=$src/scripts/examples/copy.lua
+
+case $class in
+emu)
+  cat >emu.lua <<EOF
+local mgpu = require "mgpu"
+local dev = mgpu.device("emu")
+local m = dev:load("$src/tests/ptx/hostile.ptx")
+local function try(name, l)
+  local k = m:kernel(name)
+  local t = os.clock()
+  local ok, err = pcall(k.launch, k, l)
+  print(string.format("%s %dx%d: %s %.1f s %s", name, l.grid, l.block, ok and "ok" or err.code, os.clock() - t,
+                      ok and "" or err.message))
+end
+local flag, out = dev:array("u32", 1), dev:array("u32", 132 * 384)
+-- while (flag[0] == 0) n++;  (n changes each poll: not a spin by the registers-unchanged rule)
+try("spin_count", { grid = 1, block = 32, args = { flag, out }, timeout_s = 30 })
+try("spin_count", { grid = 132, block = 384, args = { flag, out }, timeout_s = 30 })
+local f = dev:array("f32", 128)
+try("wgmma_some", { grid = 1, block = 128, args = { f, 4 } })
+try("wgmma_some", { grid = 1, block = 128, args = { f, 2 } })
+try("shfl_some", { grid = 1, block = 32, args = { out, 32 } })
+try("shfl_some", { grid = 1, block = 32, args = { out, 16 } })
+-- an mbarrier phase nothing completes: one block, and 132 x 384 and 264 x 1024 (7.7 s and 67 s before)
+m = dev:load("$src/tests/ptx/mbarrier.ptx")
+try("mbar_deadlock", { grid = 1, block = 1024, args = { out } })
+try("mbar_deadlock", { grid = 132, block = 384, args = { out } })
+try("mbar_deadlock", { grid = 264, block = 1024, args = { out } })
+EOF
+  expect 0 "the emu cases" -- "$exe" emu.lua
+  contains out.txt "spin_count 1x32: kernel_fault" "a spin that counts, one warp"
+  contains out.txt "spin_count 132x384: kernel_fault" "a spin that counts, 132 blocks"
+  contains out.txt "deadlock: no warp has made progress" "a spin that counts"
+  contains out.txt "hostile.ptx:34 (ld) block (0,0,0), (1,0,0), (2,0,0), (3,0,0), ... (132 blocks)" \
+    "a spin that counts: the load's line"
+  contains out.txt "wgmma_some 1x128: ok" "a wgmma every warp runs"
+  contains out.txt "hostile.ptx:105: wgmma_some: wgmma.mma_async: warp 0 ran 1 (the last at line 105), warp 2 of the same warpgroup 0" \
+    "a wgmma run by 2 of 4 warps"
+  contains out.txt "shfl_some 1x32: ok" "a shfl.sync every lane runs"
+  contains out.txt "hostile.ptx:147: shfl_some: shfl.sync: lane 15 reads lane 16, which did not execute this shfl.sync" \
+    "a shfl.sync by half a warp"
+  for g in 1x1024 132x384 264x1024; do
+    contains out.txt "mbar_deadlock $g: kernel_fault" "an mbarrier deadlock of $g"
+    ok; t=$(grep "^mbar_deadlock $g:" out.txt | sed 's/.*kernel_fault \([0-9.]*\) s.*/\1/')
+    awk -v t="$t" 'BEGIN { exit !(t != "" && t < 2) }' || fail "an mbarrier deadlock of $g took ${t:-?} s (2 s at most)"
+  done
+  ;;
+*) echo "unknown class $class" >&2; exit 2 ;;
+esac
+if [ "$failures" -gt 0 ]; then echo "$class: $failures of $checks checks failed" >&2; exit 1; fi
+echo "$class: $checks checks passed"
