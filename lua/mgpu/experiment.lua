@@ -582,6 +582,12 @@ local function claim_out(dir)
     bad(string.format("--out %s already holds the results of a run (%s there): continue it with --resume %s, or give "
       .. "a new folder", dir, which, dir))
   end
+  local foreign = results.harness_file(dir)
+  if foreign then
+    lock:release()
+    bad(string.format("--out %s holds %s, which no run wrote there (no manifest.json): the run would overwrite it; "
+      .. "give a new folder", dir, foreign))
+  end
   return lock, created
 end
 

@@ -5,6 +5,9 @@
 #              warps, a shfl.sync reading a lane that did not run it), a spin that counts its
 #              polls reported as a deadlock naming the load, and a deadlock of a large grid
 #              reported about as fast as one block's
+#   data_lost  --out and merge refuse a folder holding files the harness would write there but no
+#              run wrote (results.csv, point-1.trace.json: they were overwritten), and merge refuses
+#              a folder holding a merge of another sweep before writing anything (it replaced its rows)
 # usage: round4.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -57,6 +60,30 @@ EOF
     ok; t=$(grep "^mbar_deadlock $g:" out.txt | sed 's/.*kernel_fault \([0-9.]*\) s.*/\1/')
     awk -v t="$t" 'BEGIN { exit !(t != "" && t < 2) }' || fail "an mbarrier deadlock of $g took ${t:-?} s (2 s at most)"
   done
+  ;;
+data_lost)
+  expect 0 "a run to merge" -- "$exe" "$C" --out R -q
+  for f in results.csv results.jsonl.torn point-1.trace.json point-2.summary.json point-1.stats.csv; do
+    rm -rf U && mkdir U && echo mine >"U/$f"
+    expect 2 "--out onto a folder holding the user's $f" -- "$exe" "$C" --out U -q
+    contains err.txt "--out U holds $f, which no run wrote there" "--out onto the user's $f"
+    contains "U/$f" mine "--out onto the user's $f"
+    rm -rf M && mkdir M && echo mine >"M/$f"
+    expect 2 "merge into a folder holding the user's $f" -- "$exe" merge M R
+    contains err.txt "merge: M holds $f, which no run wrote there" "merge into the user's $f"
+    contains "M/$f" mine "merge into the user's $f"
+  done
+  mkdir N && echo notes >N/notes.txt
+  expect 0 "--out onto a folder of other files" -- "$exe" "$C" --out N -q
+  printf 'local e = dofile("%s"); e.module = "%s/ptx/copy.ptx"; e.name = "copy2"; return e\n' "$C" "$src" >c2.lua
+  expect 0 "a run of another experiment" -- "$exe" c2.lua --out R2 -q
+  expect 0 "a merge" -- "$exe" merge M1 R
+  cp -r M1 M1.before
+  expect 2 "merge of another sweep into a merge" -- "$exe" merge M1 R2
+  contains err.txt 'merge: M1 holds a merge of another sweep (it differs from R2 in experiment: "copy" against "copy2")' \
+    "merge of another sweep into a merge"
+  for f in manifest.json results.jsonl results.csv; do same "M1/$f" "M1.before/$f" "merge of another sweep: $f"; done
+  expect 0 "merge of the same sweep again" -- "$exe" merge M1 R
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
