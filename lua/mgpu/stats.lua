@@ -110,6 +110,19 @@ local function conflicts(r)
   return req, wf, bc
 end
 
+local COUNTER = {}
+for _, n in ipairs(M.METRICS) do COUNTER[n] = true end
+
+-- What is wrong with value v of metric k (where: "total.k"), or nil: a number, finite, and for
+-- the counters emu writes a whole number from 0 to 2^53 (issue 36: 1e300 ended in a traceback).
+local function bad_value(k, v, where)
+  if type(v) ~= "number" then return string.format("%s is a %s, not a number", where, type(v)) end
+  if v ~= v or v == math.huge or v == -math.huge then return string.format("%s is %s, not a finite number", where, v) end
+  if COUNTER[k] and (v < 0 or v > 2 ^ 53 or v ~= math.floor(v)) then
+    return string.format("%s is %.17g: a counter is a whole number from 0 to 2^53", where, v)
+  end
+end
+
 -- What is wrong with st as a run's stats ({total = {metric = number}, lines = {{line =, file =,
 -- metric = number}, ...}}), or nil when nothing is.
 function M.problem(st)
@@ -117,7 +130,8 @@ function M.problem(st)
   if type(st.total) ~= "table" then return "no total= object" end
   if type(st.lines) ~= "table" then return "no lines= list" end
   for k, v in pairs(st.total) do
-    if type(v) ~= "number" then return string.format("total.%s is a %s, not a number", tostring(k), type(v)) end
+    local why = bad_value(k, v, "total." .. tostring(k))
+    if why then return why end
   end
   for i, r in ipairs(st.lines) do
     if type(r) ~= "table" then return string.format("lines[%d] is a %s, not an object", i, type(r)) end
@@ -126,8 +140,9 @@ function M.problem(st)
     for k, v in pairs(r) do
       if k == "ptx" then
         if type(v) ~= "boolean" then return string.format("lines[%d].ptx is not true or false", i) end
-      elseif k ~= "file" and k ~= "source" and type(v) ~= "number" then
-        return string.format("lines[%d].%s is a %s, not a number", i, tostring(k), type(v))
+      elseif k ~= "file" and k ~= "source" then
+        local why = bad_value(k, v, string.format("lines[%d].%s", i, tostring(k)))
+        if why then return why end
       end
     end
   end

@@ -8,6 +8,9 @@
 #   data_lost  --out and merge refuse a folder holding files the harness would write there but no
 #              run wrote (results.csv, point-1.trace.json: they were overwritten), and merge refuses
 #              a folder holding a merge of another sweep before writing anything (it replaced its rows)
+#   exits      corrupt manifests and summaries are bad_results (3) in compare and stats as
+#              elsewhere (they said 2), a stats file with huge counters is bad_results naming the
+#              field (a traceback and 7), --version extra is a usage error, compare --max-slowdown 1e3
 # usage: round4.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -84,6 +87,33 @@ data_lost)
     "merge of another sweep into a merge"
   for f in manifest.json results.jsonl results.csv; do same "M1/$f" "M1.before/$f" "merge of another sweep: $f"; done
   expect 0 "merge of the same sweep again" -- "$exe" merge M1 R
+  ;;
+exits)
+  expect 0 "a run" -- "$exe" "$C" --out R -q
+  cp -r R RC && echo '{"broken' >RC/manifest.json
+  for cmd in "compare R RC" "compare RC R" "report RC -o r.html" "replay RC" "merge MX RC"; do
+    expect 3 "$cmd with a corrupt manifest" -- "$exe" $cmd
+    contains err.txt "RC/manifest.json: invalid JSON at line 1" "$cmd with a corrupt manifest"
+  done
+  echo '{"regions": [' >bad.summary.json
+  printf '{"regions": []}\n' >good.summary.json
+  expect 3 "compare of a corrupt summary" -- "$exe" compare bad.summary.json good.summary.json
+  expect 3 "stats of a corrupt file" -- "$exe" stats bad.summary.json
+  G=l1tex__t_%s_pipe_lsu_mem_global_op_ld.sum
+  printf '{"total": {"%s": 1, "%s": 1, "ptx__bytes_requested_mem_global_op_ld.sum": 1e300}, "lines": []}\n' \
+    "$(printf $G requests)" "$(printf $G sectors)" >huge.json
+  expect 3 "stats with a huge counter" -- "$exe" stats huge.json
+  contains err.txt "total.ptx__bytes_requested_mem_global_op_ld.sum is 1.0000000000000001e+300: a counter is a whole number" \
+    "stats with a huge counter"
+  lacks err.txt "traceback" "stats with a huge counter"
+  printf '{"total": {}, "lines": [{"line": 3, "ptx__inst_executed.sum": -2}]}\n' >neg.json
+  expect 3 "stats with a negative counter" -- "$exe" stats neg.json
+  contains err.txt "lines[1].ptx__inst_executed.sum is -2" "stats with a negative counter"
+  expect 2 "--version extra" -- "$exe" --version extra
+  contains err.txt "--version takes no argument (got 'extra')" "--version extra"
+  expect 0 "compare --max-slowdown 1e3" -- "$exe" compare R R --max-slowdown 1e3
+  expect 0 "compare --max-slowdown 2.5e-1" -- "$exe" compare R R --max-slowdown 2.5e-1
+  for v in 0x10 1e400 inf nan -1 1e; do expect 2 "compare --max-slowdown $v" -- "$exe" compare R R --max-slowdown "$v"; done
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
