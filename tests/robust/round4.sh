@@ -11,6 +11,13 @@
 #   exits      corrupt manifests and summaries are bad_results (3) in compare and stats as
 #              elsewhere (they said 2), a stats file with huge counters is bad_results naming the
 #              field (a traceback and 7), --version extra is a usage error, compare --max-slowdown 1e3
+#   accepted   values taken silently before: dev:array("f32", "10"), an i8 ramp that wraps, integral
+#              floats (2^20, 2.0) refused as "not an integer", a negative value for a .u32 parameter
+#              (nvcc's C int) refused, launch{grid = 3, cluster = 2} launch_failed (.reqnctapercluster's
+#              check is bad_argument), an array too large for the host bad_argument (no_memory),
+#              trace:save("") writing hidden files, --calib words that are not the trace's (random
+#              words measured a random clock; 2e-05 GHz taken), a string clock_ghz "not 0", a newline
+#              in slurm --partition written into the job script, the same FIFO as dump's input and -o
 # usage: round4.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -114,6 +121,112 @@ exits)
   expect 0 "compare --max-slowdown 1e3" -- "$exe" compare R R --max-slowdown 1e3
   expect 0 "compare --max-slowdown 2.5e-1" -- "$exe" compare R R --max-slowdown 2.5e-1
   for v in 0x10 1e400 inf nan -1 1e; do expect 2 "compare --max-slowdown $v" -- "$exe" compare R R --max-slowdown "$v"; done
+  ;;
+accepted)
+  cat >api.lua <<EOF
+local mgpu = require "mgpu"
+local dev = mgpu.device("emu")
+local function try(what, f, ...)
+  local ok, r = pcall(f, ...)
+  print(what .. ": " .. (ok and "ACCEPTED" or (type(r) == "table" and r.code or "?") .. " " .. tostring(r)))
+  return ok and r
+end
+try('array("f32", "10")', dev.array, dev, "f32", "10")
+try('array("f32", 2.5)', dev.array, dev, "f32", 2.5)
+try('array("f32", 2^20)', dev.array, dev, "f32", 2^20)
+try('array("f32", 4.0, {shape = {2.0, 2}})', dev.array, dev, "f32", 4.0, { shape = { 2.0, 2 } })
+try('array("i8", 300, ramp)', dev.array, dev, "i8", 300, { fill = "ramp" })
+try('array("i8", 128, ramp)', dev.array, dev, "i8", 128, { fill = "ramp" })
+try('array("u8", 4, ramp from -1)', dev.array, dev, "u8", 4, { fill = "ramp", start = -1 })
+try('array("i8", 4, random to 200)', dev.array, dev, "i8", 4, { fill = "random", min = 0, max = 200 })
+try('array("f32", 2^34)', dev.array, dev, "f32", 2^34)
+local m = dev:load("$src/ptx/copy.ptx")
+local k = m:kernel("copy_f32x4")
+local x, y = dev:array("f32", 16, { fill = "ramp" }), dev:array("f32", 16)
+try("launch grid=3 cluster=2", k.launch, k, { grid = 3, block = 32, cluster = 2, args = { x, y, 4 } })
+try("launch grid=2.0 args 4.0", k.launch, k, { grid = 2.0, block = 32.0, args = { x, y, 4.0 } })
+local o = dev:array("u32", 32)
+local h = dev:load("$src/tests/ptx/hostile.ptx")
+local s = h:kernel("shfl_some")
+-- shfl_some's lanes parameter is a C unsigned; -1 is 0xffffffff: every lane (lanes < 32) shuffles
+try("launch .u32 -1", s.launch, s, { grid = 1, block = 32, args = { o, -1 } })
+print("out[1] = " .. o:read(1))
+try("launch .u32 2^32", s.launch, s, { grid = 1, block = 32, args = { o, 2^32 } })
+try("launch .u32 -2^31 - 1", s.launch, s, { grid = 1, block = 32, args = { o, -2^31 - 1 } })
+local t = dev:load("$src/ptx/tiled.ptx", { instrument = "warp" }):kernel("tiled_scale")
+local n = 128 * 8
+local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+local run = t:launch { grid = 4, block = 128, smem = 128 * 4, args = { a, c, n, 0.5 }, profile = { entries = 200 } }
+try('trace:save("")', run.trace.save, run.trace, "")
+try('trace:save("sub/")', run.trace.save, run.trace, "sub/")
+try('trace:dump("")', run.trace.dump, run.trace, "")
+run.trace:save("inst")
+EOF
+  mkdir sub
+  expect 0 "the API cases" -- "$exe" api.lua
+  contains out.txt 'array("f32", "10"): bad_argument array length must be an integer (or a table of values), got string' 'an array length of "10"'
+  contains out.txt 'array("f32", 2.5): bad_argument array length must be an integer, got 2.5' "an array length of 2.5"
+  contains out.txt 'array("f32", 2^20): ACCEPTED' "an array length of 2^20"
+  contains out.txt 'array("f32", 4.0, {shape = {2.0, 2}}): ACCEPTED' "integral floats in a shape"
+  contains out.txt "array(\"i8\", 300, ramp): bad_argument array: fill = \"ramp\" reaches 0 to 299, beyond i8's range -128 to 127" \
+    "an i8 ramp that wraps"
+  contains out.txt 'array("i8", 128, ramp): ACCEPTED' "an i8 ramp that fits"
+  contains out.txt 'array("u8", 4, ramp from -1): bad_argument' "a u8 ramp from -1"
+  contains out.txt 'array("i8", 4, random to 200): bad_argument' "i8 random values to 200"
+  contains out.txt 'array("f32", 2^34): no_memory array: out of host memory' "an array larger than the host's memory"
+  contains out.txt 'launch grid=3 cluster=2: bad_argument copy_f32x4: grid 3x1x1 is not a whole number of 2x1x1 clusters' \
+    "grid 3, cluster 2"
+  contains out.txt 'launch grid=2.0 args 4.0: ACCEPTED' "integral floats in a launch"
+  contains out.txt 'launch .u32 -1: ACCEPTED' "a .u32 parameter given -1"
+  contains out.txt 'out[1] = 10' "a .u32 parameter given -1 (lane 0 read lane 1's 10)"
+  contains out.txt 'launch .u32 2^32: bad_argument' "a .u32 parameter given 2^32"
+  contains out.txt 'launch .u32 -2^31 - 1: bad_argument' "a .u32 parameter given -2^31 - 1"
+  contains out.txt 'trace:save(""): bad_argument trace:save(prefix): the prefix names the files' 'trace:save("")'
+  contains out.txt 'trace:save("sub/"): bad_argument' 'trace:save("sub/")'
+  contains out.txt "trace:dump(\"\"): bad_argument an output file's path is the empty string" 'trace:dump("")'
+  ok; { [ -z "$(ls -A sub)" ] && [ ! -e .bin ] && [ ! -e .meta.json ]; } || fail "trace:save wrote hidden files"
+  # calibration words that are not the trace's: random ones, and ones measuring 2e-05 GHz
+  cat >words.lua <<'EOF'
+local n, kind, path = tonumber(arg[1]), arg[2], arg[3]
+math.randomseed(7)
+local f = assert(io.open(path, "wb"))
+for _ = 1, n do
+  if kind == "slow" then f:write(string.pack("<I4I4I4I4", 0, 0, 20, 1000000))
+  else f:write(string.pack("<I4I4I4I4", math.random(0, 2^32 - 1), math.random(0, 2^32 - 1), math.random(0, 2^32 - 1),
+    math.random(0, 2^32 - 1))) end
+end
+f:close()
+EOF
+  w=$(( $(stat -c %s inst.calib.bin) / 16 ))
+  "$exe" words.lua "$w" random random.bin && "$exe" words.lua "$w" slow slow.bin
+  expect 0 "dump with its own --calib" -- "$exe" dump inst.bin --meta inst.meta.json --calib inst.calib.bin -o ok.json
+  expect 3 "dump with random --calib words" -- "$exe" dump inst.bin --meta inst.meta.json --calib random.bin -o r.json
+  contains err.txt "have %clock or %globaltimer going backwards between start and exit: not this trace's --calib" \
+    "random --calib words"
+  expect 3 "dump with --calib words measuring 2e-05 GHz" -- "$exe" dump inst.bin --meta inst.meta.json --calib slow.bin -o s.json
+  contains err.txt "the calibration words measure an SM clock of 2e-05 GHz" "--calib words measuring 2e-05 GHz"
+  sed 's/"clock_ghz": [0-9.e+-]*/"clock_ghz": "fast"/' inst.meta.json >str.meta.json
+  ok; grep -q '"fast"' str.meta.json || fail "the test's meta has no clock_ghz to replace"
+  expect 3 "a string clock_ghz" -- "$exe" dump inst.bin --meta str.meta.json -o s.json
+  contains err.txt 'field "clock_ghz" must be an SM clock rate from 0.1 to 10 GHz, not a string' "a string clock_ghz"
+  expect 2 "slurm --partition with a newline" -- "$exe" slurm "$C" --tasks 2 --out S --partition "$(printf 'gpu\n#SBATCH --mem=1')" --dry-run
+  contains err.txt "slurm: --partition takes a partition name" "slurm --partition with a newline"
+  expect 0 "slurm --partition a,b" -- "$exe" slurm "$C" --tasks 2 --out S2 --partition gpu,debug --dry-run
+  mkfifo ff
+  expect 2 "dump ff -o ff (one FIFO)" -- timeout 10 "$exe" dump ff --meta inst.meta.json -o ff
+  contains err.txt "-o ff is the input ff" "dump ff -o ff (one FIFO)"
+  expect 2 "instrument ff -o ff (one FIFO)" -- timeout 10 "$exe" instrument ff -o ff
+  # per = "iteration" is the default (one region per iteration), now documented
+  printf '[{"name": "L", "loop": true, "per": "iteration"}]\n' >it.json
+  printf '[{"name": "L", "loop": true}]\n' >def.json
+  expect 0 'a probe per = "iteration"' -- "$exe" instrument "$src/tests/ptx/probes_triton.ptx" --probes it.json -o it.ptx
+  expect 0 "a loop probe" -- "$exe" instrument "$src/tests/ptx/probes_triton.ptx" --probes def.json -o def.ptx
+  same it.ptx def.ptx 'per = "iteration" (the default)'
+  # a cubin on emu is refused by name, not parsed as PTX
+  printf '\177ELF\002\001\001\063' >k.cubin
+  printf 'local d = require("mgpu").device("emu"); d:load("k.cubin")\n' >cubin.lua
+  expect 2 "a cubin on emu" -- "$exe" cubin.lua
+  contains err.txt "k.cubin: a cubin/fatbin runs on the cuda backend only; emu runs PTX" "a cubin on emu"
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
