@@ -18,6 +18,8 @@
 #              trace:save("") writing hidden files, --calib words that are not the trace's (random
 #              words measured a random clock; 2e-05 GHz taken), a string clock_ghz "not 0", a newline
 #              in slurm --partition written into the job script, the same FIFO as dump's input and -o
+#   hangs      probe files escaping their 5 s limit (a __gc finalizer, a pcall loop), and an
+#              experiment's setup looping inside pcall that timeout_s did not stop without --workers
 # usage: round4.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -227,6 +229,54 @@ EOF
   printf 'local d = require("mgpu").device("emu"); d:load("k.cubin")\n' >cubin.lua
   expect 2 "a cubin on emu" -- "$exe" cubin.lua
   contains err.txt "k.cubin: a cubin/fatbin runs on the cuda backend only; emu runs PTX" "a cubin on emu"
+  ;;
+hangs)
+  # probe files that escaped their 5 s limit: a __gc finalizer that loops (Lua runs finalizers
+  # without hooks), a pcall loop that catches every raise; print writes to stderr
+  T=$src/tests/ptx/probes_triton.ptx
+  printf 'local t = setmetatable({}, {__gc = function() while true do end end})\nt = nil\ncollectgarbage()\nreturn {{name = "k", kernel = true}}\n' >gc.lua
+  printf 'while true do pcall(error, "again") end\n' >pc.lua
+  printf 'local function f() while true do end end\nwhile true do pcall(f) end\n' >pc2.lua
+  for f in gc pc pc2; do
+    t0=$(date +%s%N)
+    expect 2 "a probe file $f.lua that never returns" -- timeout 30 "$exe" instrument "$T" --probes $f.lua -o $f.ptx
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    contains err.txt "$f.lua: the probe file ran past its time limit of 5 s" "a probe file $f.lua that never returns"
+    ok; [ "$ms" -lt 9000 ] || fail "a probe file $f.lua stopped after $ms ms (5 s)"
+    absent $f.ptx "a probe file $f.lua that never returns"
+  done
+  printf 'setmetatable({}, {__gc = function() while true do end end})\nprint("from the probes")\nreturn {{name = "k", kernel = true}}\n' >ok.lua
+  printf '[{"name": "k", "kernel": true}]\n' >ok.json
+  expect 0 "a probe file with print and a finalizer left" -- timeout 30 "$exe" instrument "$T" --probes ok.lua -o ok.ptx
+  contains err.txt "from the probes" "print in a probe file"
+  lacks ok.ptx "from the probes" "print in a probe file"
+  expect 0 "the same probes from JSON" -- "$exe" instrument "$T" --probes ok.json -o okj.ptx
+  same ok.ptx okj.ptx "a .lua probe file's list read back as JSON"
+  # an experiment's setup looping inside pcall, run with timeout_s = 1 and no --workers: the point
+  # fails as timeout and the sweep goes on (it ran until killed: timeout_s did not hold)
+  cat >hang.lua <<EOF
+return {
+  name = "hang", module = "$src/ptx/copy.ptx", kernel = "copy_f32x4", timeout_s = 1,
+  axes = { n = { 1024, 2048 } },
+  setup = function(p, dev)
+    local x, y = dev:array("f32", p.n), dev:array("f32", p.n)
+    if p.n == 1024 then
+      while true do pcall(function() local i = 0; while true do i = i + 1 end end) end
+    end
+    return { grid = 1, block = 256, args = { x, y, p.n // 4 } }
+  end,
+}
+EOF
+  t0=$(date +%s%N)
+  expect 7 "a setup looping inside pcall, timeout_s = 1" -- timeout 60 "$exe" hang.lua --out H -q
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  ok; [ "$ms" -lt 15000 ] || fail "a setup looping inside pcall stopped after $ms ms (timeout_s = 1, 5 s for the worker)"
+  contains H/results.jsonl '"code":"timeout"' "a setup looping inside pcall"
+  contains H/results.jsonl 'it ran past timeout_s = 1 s (and 5 s more for the worker to stop it itself)' \
+    "a setup looping inside pcall"
+  contains H/results.jsonl '"key":"n=2048","point":{"n":2048},"status":"ok"' "the point after it"
+  contains H/manifest.json '"workers": 1' "timeout_s: one worker"
+  expect 0 "--workers 0 keeps a well-behaved run in process" -- "$exe" "$C" --workers 0 --out W0 -q
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
