@@ -1,7 +1,8 @@
 // hostile.cu - kernels of issue 36's hostile round (tests/robust/round4.sh, class emu): a spin
 // on a flag that counts its polls in a register (a deadlock emu reports, naming the load), a
 // wgmma.mma_async that only some warps of the warpgroup run, and a shfl.sync whose source lane
-// did not execute it (faults a GPU gives as a hang or an undefined value; emu names the line).
+// did not execute it (faults a GPU gives as a hang or an undefined value; emu names the line),
+// and a read past a small shared array.
 // Regenerate: nvcc -ptx -arch=sm_90a -O3 -o hostile.ptx hostile.cu
 #include <stdint.h>
 
@@ -38,4 +39,14 @@ extern "C" __global__ void shfl_some(unsigned *out, unsigned lanes)
     unsigned v = threadIdx.x * 10;
     if (threadIdx.x < lanes) v = __shfl_sync(0xffffffffu, v, (threadIdx.x + 1) % 32);
     out[threadIdx.x] = v;
+}
+
+// reads s[threadIdx.x + i] of a 128-byte shared array: i = 32 reads past it (the block has no
+// more shared memory; a GPU faults, emu used to round the block's shared memory up to 1 KiB)
+extern "C" __global__ void smem_past(float *out, int i)
+{
+    __shared__ float s[32];
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[threadIdx.x + i];
 }

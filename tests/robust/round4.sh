@@ -2,7 +2,8 @@
 # round4.sh - issue 36's hostile round, one ctest test per class (tests/CMakeLists.txt registers
 # robust4_CLASS):
 #   emu        faults a GPU gives that emu passed silently (a wgmma run by 2 of a warpgroup's 4
-#              warps, a shfl.sync reading a lane that did not run it), a spin that counts its
+#              warps, a shfl.sync reading a lane that did not run it, a read past a small shared
+#              array: refused already when this round began), a spin that counts its
 #              polls reported as a deadlock naming the load, and a deadlock of a large grid
 #              reported about as fast as one block's
 #   data_lost  --out and merge refuse a folder holding files the harness would write there but no
@@ -49,6 +50,9 @@ try("wgmma_some", { grid = 1, block = 128, args = { f, 4 } })
 try("wgmma_some", { grid = 1, block = 128, args = { f, 2 } })
 try("shfl_some", { grid = 1, block = 32, args = { out, 32 } })
 try("shfl_some", { grid = 1, block = 32, args = { out, 16 } })
+local sf = dev:array("f32", 32)
+try("smem_past", { grid = 1, block = 32, args = { sf, 0 } })
+try("smem_past", { grid = 1, block = 32, args = { sf, 32 } })
 -- an mbarrier phase nothing completes: one block, and 132 x 384 and 264 x 1024 (7.7 s and 67 s before)
 m = dev:load("$src/tests/ptx/mbarrier.ptx")
 try("mbar_deadlock", { grid = 1, block = 1024, args = { out } })
@@ -59,14 +63,17 @@ EOF
   contains out.txt "spin_count 1x32: kernel_fault" "a spin that counts, one warp"
   contains out.txt "spin_count 132x384: kernel_fault" "a spin that counts, 132 blocks"
   contains out.txt "deadlock: no warp has made progress" "a spin that counts"
-  contains out.txt "hostile.ptx:34 (ld) block (0,0,0), (1,0,0), (2,0,0), (3,0,0), ... (132 blocks)" \
+  contains out.txt "hostile.ptx:35 (ld) block (0,0,0), (1,0,0), (2,0,0), (3,0,0), ... (132 blocks)" \
     "a spin that counts: the load's line"
   contains out.txt "wgmma_some 1x128: ok" "a wgmma every warp runs"
-  contains out.txt "hostile.ptx:105: wgmma_some: wgmma.mma_async: warp 0 ran 1 (the last at line 105), warp 2 of the same warpgroup 0" \
+  contains out.txt "hostile.ptx:106: wgmma_some: wgmma.mma_async: warp 0 ran 1 (the last at line 106), warp 2 of the same warpgroup 0" \
     "a wgmma run by 2 of 4 warps"
   contains out.txt "shfl_some 1x32: ok" "a shfl.sync every lane runs"
-  contains out.txt "hostile.ptx:147: shfl_some: shfl.sync: lane 15 reads lane 16, which did not execute this shfl.sync" \
+  contains out.txt "hostile.ptx:148: shfl_some: shfl.sync: lane 15 reads lane 16, which did not execute this shfl.sync" \
     "a shfl.sync by half a warp"
+  contains out.txt "smem_past 1x32: ok" "a read inside a 128-byte shared array"
+  contains out.txt "hostile.ptx:182: smem_past: out-of-range shared read of 4 bytes at offset 0x80: the block has 128 bytes" \
+    "a read past a 128-byte shared array"
   for g in 1x1024 132x384 264x1024; do
     contains out.txt "mbar_deadlock $g: kernel_fault" "an mbarrier deadlock of $g"
     ok; t=$(grep "^mbar_deadlock $g:" out.txt | sed 's/.*kernel_fault \([0-9.]*\) s.*/\1/')
