@@ -77,9 +77,21 @@ static void take_error(lua_State *L, const char *path, mh_error *e)
     else mh_fail(e, MH_E_BAD_ARGUMENT, "%s: %s", path, msg);
 }
 
-/* The probes read, as the JSON array a .json file would hold (malloc'ed text; NULL: no memory). */
-static char *probes_json(const mh_probe *p, uint32_t n)
+/* The probes read, as the JSON array a .json file would hold (malloc'ed text); NULL with e set
+ * (a string that is not UTF-8, which JSON cannot hold; no memory). */
+static char *probes_json(const mh_probe *p, uint32_t n, const char *path, mh_error *e)
 {
+    for (uint32_t i = 0; i < n; i++) {
+        const char *s[] = {p[i].name, p[i].loop, p[i].around, p[i].from, p[i].to};
+        for (size_t k = 0; k < sizeof s / sizeof *s; k++) {
+            json_t *j = s[k] ? json_string(s[k]) : NULL;
+            if (s[k] && !j) {
+                mh_fail(e, MH_E_BAD_ARGUMENT, "%s: probes[%u]: \"%.40s\" is not UTF-8 text", path, i + 1, s[k]);
+                return NULL;
+            }
+            json_decref(j);
+        }
+    }
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
         json_t *o = json_object();
@@ -100,6 +112,7 @@ static char *probes_json(const mh_probe *p, uint32_t n)
     }
     char *text = a ? json_dumps(a, JSON_COMPACT) : NULL;
     json_decref(a);
+    if (!text) mh_fail(e, MH_E_NO_MEMORY, "%s: out of memory reading the probe list", path);
     return text;
 }
 
@@ -136,9 +149,8 @@ static void lua_child(const char *path, const char *text, size_t len, int fd)
         mh_error e;
         mh_error_clear(&e);
         char *json = NULL;
-        if (st == LUA_OK && !(json = probes_json(lua_touserdata(L, -2), (uint32_t)lua_tointeger(L, -1))))
-            mh_fail(&e, MH_E_NO_MEMORY, "%s: out of memory reading the probe list", path);
-        else if (st != LUA_OK) take_error(L, path, &e);
+        if (st == LUA_OK) json = probes_json(lua_touserdata(L, -2), (uint32_t)lua_tointeger(L, -1), path, &e);
+        else take_error(L, path, &e);
         if (st == LUA_ERRMEM) mh_fail(&e, MH_E_NO_MEMORY, "%s: out of memory reading the probe list", path);
         FILE *m = open_memstream(&out, &out_len);
         if (m && json) fprintf(m, "J%s", json);
