@@ -233,6 +233,9 @@ function M.main(argv)
     if type(man) ~= "table" or not man.merged_from then
       bad("slurm: --out " .. o.out .. " holds a run's results that no merge made: name a new folder")
     end
+  elseif results.harness_file(dir) then -- the merge job would overwrite it (issue 36)
+    bad("slurm: --out " .. o.out .. " holds " .. results.harness_file(dir) .. ", which no run wrote there (no "
+      .. "manifest.json): the merge would overwrite it; name a new folder")
   end
   local points = M.count_points(exe, script, o)
   if o.tasks > points then

@@ -6,7 +6,7 @@
 #              array: refused already when this round began), a spin that counts its
 #              polls reported as a deadlock naming the load, and a deadlock of a large grid
 #              reported about as fast as one block's
-#   data_lost  --out and merge refuse a folder holding files the harness would write there but no
+#   data_lost  --out, merge and slurm --out refuse a folder holding files the harness would write but no
 #              run wrote (results.csv, point-1.trace.json: they were overwritten), and merge refuses
 #              a folder holding a merge of another sweep before writing anything (it replaced its rows)
 #   exits      corrupt manifests and summaries are bad_results (3) in compare and stats as
@@ -91,6 +91,8 @@ data_lost)
     expect 2 "merge into a folder holding the user's $f" -- "$exe" merge M R
     contains err.txt "merge: M holds $f, which no run wrote there" "merge into the user's $f"
     contains "M/$f" mine "merge into the user's $f"
+    expect 2 "slurm --out onto a folder holding the user's $f" -- "$exe" slurm "$C" --tasks 2 --out M --dry-run
+    contains err.txt "slurm: --out M holds $f, which no run wrote there" "slurm --out onto the user's $f"
   done
   mkdir N && echo notes >N/notes.txt
   expect 0 "--out onto a folder of other files" -- "$exe" "$C" --out N -q
