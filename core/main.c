@@ -513,6 +513,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        if (argc > 2) return usage_error_of(USAGE, "--version takes no argument (got '%s')", argv[2]);
         printf("mgpu-harness %s\n", MH_VERSION);
         return 0;
     }

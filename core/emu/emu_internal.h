@@ -89,6 +89,7 @@ typedef struct {
     uint64_t ld_lo, ld_hi;
     uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
     uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
+    uint8_t ld_pcs;         /* its loads of the epoch were at more than one pc */
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
@@ -100,6 +101,7 @@ typedef struct {
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
     uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
+    uint32_t nwgmma, wgmma_pc; /* wgmma.mma_async: the same */
     /* stall reasons (emu_stalls.c, counting only): its last issue's cycle, pc, the end of its cost
      * and the reasons of the cycles after it (EMU_NO_PC: none yet in this block) */
     uint64_t st_last, st_end;
@@ -188,6 +190,7 @@ typedef struct {
     double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
+    uint64_t quiet_writes, quiet_rounds; /* rounds of mbarrier waits (any block's) since writes was quiet_writes */
     const mh_ptx_insn *cur;    /* for fault messages */
     blk *cb;                /* the block of the instruction running; its memory and warps: */
     unsigned char *shared, *local, *frames;
@@ -205,6 +208,8 @@ typedef struct {
     uint64_t progress, seen_progress;
     uint32_t epoch;         /* moves on with each progress the scheduler sees */
     uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
+    uint64_t quiet_t, quiet_insns; /* the cycle and the warp instructions when it last saw one (kept
+                                    * through verifications) */
     int verify;             /* a stall is being verified: polls compare the warps' registers */
     uint64_t verify_insns;  /* the warp instructions when the verification began */
     uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
@@ -551,14 +556,17 @@ static inline void note_load(ctx *c, warp *w, int space, uint64_t a)
 {
     if (__builtin_expect(c->verify, 0)) emu_spin_observe(c, w, (uint32_t)(c->cur - c->code));
     if (space == MH_SP_SHARED) a += SHARED_WIN;
+    uint32_t pc = (uint32_t)(c->cur - c->code);
     if (w->ld_epoch != c->epoch) {
         w->ld_epoch = c->epoch;
         w->ld_lo = w->ld_hi = a;
+        w->ld_pcs = 0;
     } else {
         if (a < w->ld_lo) w->ld_lo = a;
         if (a > w->ld_hi) w->ld_hi = a;
+        if (pc != w->ld_pc) w->ld_pcs = 1;
     }
-    w->ld_pc = (uint32_t)(c->cur - c->code);
+    w->ld_pc = pc;
 }
 
 

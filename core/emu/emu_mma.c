@@ -667,6 +667,8 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
     case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
     case MH_MMA_WGMMA:
+        w->nwgmma++; /* every warp of the warpgroup runs it (checked when the block ends) */
+        w->wgmma_pc = (uint32_t)(c->cur - c->code);
         if (w->acc) {
             strict_issue(c, w, &r->d);
             if (r->a_regs) strict_issue(c, w, &r->a);

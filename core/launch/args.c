@@ -107,9 +107,8 @@ int mh_args_pack(const mh_ptx_func *f, const mh_arg *args, uint32_t n, uint64_t 
             int ok;
             if (mh_ptx_type_is_signed(p->type))
                 ok = bits == 64 || (x >= -(1ll << (bits - 1)) && x < (1ll << (bits - 1)));
-            else if (p->type >= MH_PT_U8 && p->type <= MH_PT_U64)
-                ok = x >= 0 && (bits == 64 || x < (1ll << bits));
-            else /* .bN: any value that fits N bits signed or unsigned */
+            else /* .uN and .bN: any value that fits N bits signed or unsigned, a negative one as its two's
+                  * complement (nvcc declares a C int parameter .u32: issue 36) */
                 ok = bits == 64 || (x >= -(1ll << (bits - 1)) && x < (1ll << bits));
             if (!ok)
                 return mh_fail(e, MH_E_BAD_ARGUMENT, "kernel %s parameter %u (%s, .%s): %lld does not fit", f->short_name, k,

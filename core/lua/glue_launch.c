@@ -57,11 +57,8 @@ static void read_shape(lua_State *L, launch_state *s)
     if (has_cluster) {
         /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu dispatches a
          * cluster's blocks together (docs/emu.md) */
-        glue_opt_dims32(L, 2, "launch", "cluster", l->cluster);
-        for (int i = 0; i < 3; i++)
-            if (l->grid[i] % l->cluster[i])
-                glue_fail(L, MH_E_LAUNCH_FAILED, "launch: grid %ux%ux%u is not a whole number of %ux%ux%u clusters",
-                          l->grid[0], l->grid[1], l->grid[2], l->cluster[0], l->cluster[1], l->cluster[2]);
+        glue_opt_dims32(L, 2, "launch", "cluster", l->cluster); /* the grid checked as .reqnctapercluster's,
+                                                                   * bad_argument: mh_launch_cluster */
     }
     l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
     l->timeout_s = glue_opt_number(L, 2, "launch", "timeout_s", 0); /* emu: a launch running longer is stopped */
@@ -107,7 +104,7 @@ static void read_args(lua_State *L, launch_state *s)
         } else if (lua_touserdata(L, -1) == &glue_trace_sentinel && !s->inst) {
             a->kind = MH_ARG_PTR;
             s->trace_at = (int)i;
-        } else if (lua_isinteger(L, -1)) {
+        } else if (glue_isint(L, -1)) { /* 2.0 and 2^20 too: an integer parameter takes them */
             a->kind = MH_ARG_INT;
             a->i = lua_tointeger(L, -1);
         } else if (lua_type(L, -1) == LUA_TNUMBER) {

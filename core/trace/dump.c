@@ -2,6 +2,7 @@
  * modes.  See dump.h and docs/DESIGN.md "Dump". */
 #include "trace/dump.h"
 #include "trace/counters.h"
+#include "trace/meta.h"
 #include "version.h"
 
 #include <math.h>
@@ -291,12 +292,13 @@ static int measure_clock(dump_ctx *c)
 {
     const uint32_t *k = c->opts->calib;
     double cycles = 0, ns = 0;
-    uint64_t used = 0, ran = 0;
+    uint64_t used = 0, ran = 0, odd = 0;
     uint32_t step = 0, t0 = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
         const uint32_t *w = k + c->live[i].trace * MH_CALIB_WORDS;
         uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
         if (dc) ran++;
+        if (dt >= 0x80000000u || dc >= 0x80000000u) odd++; /* a clock going back, or a trace of seconds */
         if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
         if (!used) t0 = w[1];
         step = gcd32(gcd32(step, w[1] - t0), w[3] - t0);
@@ -310,8 +312,18 @@ static int measure_clock(dump_ctx *c)
         return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words say that none of the %llu traces with events ran "
                        "a cycle (%%clock at start and exit equal: a file of zeros, or not this trace's --calib)",
                        (unsigned long long)c->nlive);
+    /* words most of which go backwards, or that measure a rate no GPU runs at, are not this
+     * trace's calibration (random words fell back to cycles, or gave 2e-05 GHz: issue 36) */
+    if (odd > used)
+        return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words of %llu of the %llu traces with events have "
+                       "%%clock or %%globaltimer going backwards between start and exit: not this trace's --calib",
+                       (unsigned long long)odd, (unsigned long long)c->nlive);
     /* below a microsecond in all the measurement means nothing: keep the given rate */
     if (ns < 1000 || cycles <= 0) return 0;
+    if (!mh_clock_ghz_ok(cycles / ns))
+        return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words measure an SM clock of %.3g GHz (%.0f cycles in "
+                       "%.0f ns of %%globaltimer over %llu traces), outside %g to %g GHz: not this trace's --calib",
+                       cycles / ns, cycles, ns, (unsigned long long)used, MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX);
     c->st->clock_ghz_measured = cycles / ns;
     c->st->calib_traces = used;
     c->st->timer_step_ns = step;

@@ -355,8 +355,10 @@ function M.main(argv)
     if a == "--max-slowdown" then
       i = i + 1
       local v = options.arg("compare", a, argv[i], seen)
-      -- a decimal percentage: tonumber also took 0x10 and 1e400 (inf)
-      max_slowdown = (v:match("^%d+$") or v:match("^%d*%.%d+$") or v:match("^%d+%.%d*$")) and tonumber(v) or nil
+      -- a decimal percentage, with an exponent or not (1e3): tonumber alone also took 0x10 and 1e400 (inf)
+      local mant, ex = v:match("^([%d.]+)(.*)$")
+      local decimal = mant and (mant:match("^%d+%.?%d*$") or mant:match("^%.%d+$")) and (ex == "" or ex:match("^[eE][+-]?%d+$"))
+      max_slowdown = decimal and tonumber(v) or nil
       if not max_slowdown or max_slowdown < 0 or max_slowdown == math.huge then
         bad("--max-slowdown takes a percentage (0 or more), not " .. tostring(argv[i]) .. "\n" .. USAGE_TEXT)
       end

@@ -50,7 +50,8 @@
 --               names; mgpu.stats): point-N.stats.json and .csv, the totals in results.csv
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the
 --               sweep goes on (emu stops the launch itself; with workers the worker is killed,
---               the one way to stop a hung GPU kernel)
+--               the one way to stop a hung GPU kernel, or Lua looping inside pcall: a run from
+--               a script file with timeout_s has one worker unless --workers says otherwise)
 -- Command line: --set name=v1,v2  --list (streamed: any number of points)  --out DIR  --resume DIR
 --   [--force]  --backend emu|auto  --quiet (no table; failures still one line each on stderr);
 --   a run takes at most MAX_POINTS (10^6) points
@@ -754,6 +755,12 @@ local function claim_out(dir)
     bad(string.format("--out %s already holds the results of a run (%s there): continue it with --resume %s, or give "
       .. "a new folder", dir, which, dir))
   end
+  local foreign = results.harness_file(dir)
+  if foreign then
+    lock:release()
+    bad(string.format("--out %s holds %s, which no run wrote there (no manifest.json): the run would overwrite it; "
+      .. "give a new folder", dir, foreign))
+  end
   return lock, created
 end
 
@@ -851,6 +858,8 @@ run_workers = function(ctx, w, record)
   for n, i in ipairs(w.todo) do items[n], by_item[i] = i, true end
   local pool_opts = {
     workers = w.n, items = items, timeout_s = w.exp.timeout_s and w.exp.timeout_s + 5 or nil,
+    timeout_what = w.exp.timeout_s and string.format("timeout_s = %g s (and 5 s more for the worker to stop it "
+      .. "itself)", w.exp.timeout_s),
     spawn = function(slot)
       local env = { MGPU_WORKER_SLOT = tostring(slot) }
       local backend = "emu"
@@ -922,6 +931,10 @@ local function run_locked(exp, opts, dir, script, state)
     or (exp.backend and string.format("the experiment's backend = %q", exp.backend)) or "--backend auto"
   if opts.workers then asked = string.format("--workers %s with %s", tostring(opts.workers), asked) end
   if workers == nil and opts.script_file and kind:match("^cuda") then workers = 1 end
+  -- with timeout_s, a run from a script file runs its points in a worker too: Lua code that catches
+  -- every error (a setup looping inside pcall) outlives an in-process limit, a killed worker does not
+  -- (issue 36); --workers 0 keeps them in this process
+  if workers == nil and opts.script_file and exp.timeout_s then workers = 1 end
   if workers == nil and opts.script_file and kind == "auto" then
     local p = core.probe()
     if p.cuda and p.cuda.available and #p.cuda.devices > 0 then workers = 1 end

@@ -121,6 +121,21 @@ function M.merge(out, dirs, opts)
       bad("merge: " .. out .. " holds a run's results that no merge made" .. (is_source and
         " (it is also one of the folders to merge)" or "") .. ": merge into a new folder")
     end
+    if old then -- a merge of another sweep: refused before anything is written
+      local got = identity(old)
+      for k, f in ipairs(want) do
+        if not same(f[2], got[k][2]) then
+          bad(string.format("merge: %s holds a merge of another sweep (it differs from %s in %s: %s against %s): "
+            .. "merge into a new folder", out, dirs[1], f[1], core.json_encode(got[k][2]), core.json_encode(f[2])))
+        end
+      end
+    else
+      local foreign = results.harness_file(out)
+      if foreign then
+        bad("merge: " .. out .. " holds " .. foreign .. ", which no run wrote there (no manifest.json): the merge "
+          .. "would overwrite it; merge into a new folder")
+      end
+    end
     -- every row of every folder (a merged OUT given again as a source counts as one); the ok
     -- row of a point wins over a failed one, a later folder's over an earlier's
     local best, from = {}, {}
