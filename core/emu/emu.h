@@ -38,6 +38,8 @@ typedef struct mh_emu_stats {
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
     mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
+    char *warnings;              /* mh_emu_run_ex: lines (each ending in '\n') about regions of an instrumented
+                                  * kernel that only threads that do not write the trace entered; malloc'd, NULL: none */
 } mh_emu_stats;
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);

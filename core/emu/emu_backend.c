@@ -167,6 +167,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     st->output = es.output;
     st->output_len = es.output_len;
     st->counts = es.counts;
+    st->warnings = es.warnings;
     st->time_ns = (double)es.cycles / MH_EMU_CLOCK_GHZ; /* virtual: facts.virtual_time says so */
     return rc;
 }

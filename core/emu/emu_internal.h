@@ -233,6 +233,7 @@ typedef struct {
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
     struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
+    struct emu_regions *regions; /* an instrumented kernel: who ran its begin markers (emu_regions.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -339,6 +340,14 @@ void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
 int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 /* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
 int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
+
+/* ---- regions no one records (emu_regions.c; c->regions NULL unless instrumented) ---- */
+int emu_regions_start(ctx *c);  /* -1: out of memory */
+void emu_regions_free(ctx *c);
+/* A marker ran for the lanes of mask. */
+void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* After the launch: a line per region only non-writing threads entered (malloc'd), NULL: none. */
+char *emu_regions_warnings(const ctx *c);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);

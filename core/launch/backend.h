@@ -115,6 +115,7 @@ typedef struct mh_launch_stats {
     char *output;                /* emu: what the kernel printed (printf), malloc'd: the caller frees it */
     size_t output_len;
     mh_launch_counts *counts;    /* emu with desc.stats: the caller frees it with counts->release */
+    char *warnings;              /* emu: lines about regions no trace writer entered (malloc'd: the caller frees it) */
 } mh_launch_stats;
 
 typedef struct mh_backend_ops {

@@ -442,6 +442,12 @@ static void emit_output(const launch_state *s, mh_launch_stats *st)
         fwrite(st->output, 1, st->output_len, stdout);
         fflush(stdout);
     }
+    for (const char *p = st->warnings; p && *p;) { /* regions no one records (emu): each once, on stderr */
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        fprintf(stderr, "mgpu-harness: warning: %s: %.*s\n", s->k->f->name, n, p);
+        p += n + (nl != NULL);
+    }
 }
 
 static void drop_extras(mh_launch_stats *st)
@@ -449,6 +455,8 @@ static void drop_extras(mh_launch_stats *st)
     free(st->output);
     st->output = NULL;
     st->output_len = 0;
+    free(st->warnings);
+    st->warnings = NULL;
     if (st->counts) st->counts->release(st->counts);
     st->counts = NULL;
 }
@@ -468,6 +476,8 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     if (st->counted) { /* emu: what the kernel printed, and how many blocks an SM held */
         push_output(L, st->output ? st->output : "", st->output_len);
         lua_setfield(L, -2, "printf");
+        push_output(L, st->warnings ? st->warnings : "", st->warnings ? strlen(st->warnings) : 0);
+        lua_setfield(L, -2, "warnings"); /* regions only threads that do not write the trace entered */
         if (st->blocks_per_sm) glue_set_int(L, -1, "blocks_per_sm", st->blocks_per_sm);
     }
     if (st->counts) {

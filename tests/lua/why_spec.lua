@@ -187,3 +187,46 @@ describe("the sweep table", function()
     assert.falsy(t:find("the second line", 1, true))
   end)
 end)
+
+describe("regions no one records", function()
+  it("warns of a region only lane 5 enters in warp scope (lane 0 writes the trace), naming its .cu line", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx, { instrument = "warp" }):kernel("why_lane5")
+    local run = k:launch { grid = 1, block = 64, args = { dev:array("f32", 64) } }
+    assert.equal(1, #run.warnings)
+    assert.matches("^region lane5 %([^ ]*why%.cu:" .. cu_line('MGPU_BEGIN("lane5")') .. " %(PTX [^)]*why%.ptx:%d+%)%) was "
+      .. "entered 2 times, only by threads that do not write the trace", run.warnings[1])
+    local names = {}
+    for _, r in ipairs(run.trace:summary()) do names[r.name] = r.count end
+    assert.same({ all = 2 }, names) -- the region the warning is about is not in the summary
+    -- warpgroup scope: the same (thread 0 of the warpgroup writes it)
+    k = dev:load(ptx, { instrument = "warpgroup" }):kernel("why_lane5")
+    run = k:launch { grid = 1, block = 128, args = { dev:array("f32", 128) } }
+    assert.equal(1, #run.warnings)
+    assert.matches("^region lane5 .*entered 4 times", run.warnings[1])
+    -- a kernel whose every region is recorded has none, and an uninstrumented launch neither
+    k = dev:load(ptx, { instrument = "warp" }):kernel("why_pipeline")
+    run = k:launch { grid = 1, block = 96, args = { dev:array("f32", floats(256)), dev:array("f32", 96), 4 } }
+    assert.same({}, run.warnings)
+    k = dev:load(ptx):kernel("why_lane5")
+    assert.same({}, k:launch { grid = 1, block = 64, args = { dev:array("f32", 64) } }.warnings)
+  end)
+end)
+
+describe("regions no one records, in an experiment", function()
+  it("are in the point's row and beside its summary (point-N.summary.json)", function()
+    local dir = h.tmpdir()
+    local r = mgpu.run({ name = "lane5", module = ptx, kernel = "why_lane5", instrument = "warp", warmup = 0, repeats = 1,
+      setup = function(_, dev) return { grid = 1, block = 64, args = { dev:array("f32", 64) } } end },
+      { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    local row = require("mgpu.results").read_jsonl(dir .. "/results.jsonl")[1]
+    local f = assert(io.open(dir .. "/point-1.summary.json"))
+    local sum = require("mgpu.core").json_decode(f:read("*a"), "summary")
+    f:close()
+    h.rmdir(dir)
+    assert.equal(1, #sum.warnings)
+    assert.matches("^region lane5 %(", sum.warnings[1])
+    assert.same(sum.warnings, row.warnings)
+  end)
+end)
