@@ -267,6 +267,9 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     s.counts = NULL;
     free(s.warnings);
     s.warnings = NULL;
+    free(s.flows);
+    s.flows = NULL;
+    s.nflows = 0;
     if (st) *st = s;
     return rc;
 }
@@ -359,7 +362,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         goto done;
     }
     if (link_code(&c, e)) { rc = -1; goto done; }
-    if (emu_regions_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
+    if (emu_regions_start(&c) || (x->flows && emu_flows_start(&c))) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;
     c.sms = calloc(c.nsms ? c.nsms : 1, sizeof *c.sms);
@@ -380,6 +383,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         st->blocks_per_sm = c.resident;
         if (!rc && c.counts) rc = mh_ct_build(m, c.code, c.ncode, c.counts, &st->counts, e);
         if (!rc) st->warnings = emu_regions_warnings(&c);
+        if (!rc) emu_flows_take(&c, &st->flows, &st->nflows);
     }
 done:
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
@@ -391,6 +395,7 @@ done:
     free(c.counts);
     emu_hz_free(&c);
     emu_regions_free(&c);
+    emu_flows_free(&c);
     if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);

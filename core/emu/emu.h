@@ -38,6 +38,8 @@ typedef struct mh_emu_stats {
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
     mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
+    mh_trace_flow *flows;        /* mh_emu_run_ex with x->flows: completions to released waits (malloc'd) */
+    uint32_t nflows;
     char *warnings;              /* mh_emu_run_ex: lines (each ending in '\n') about regions of an instrumented
                                   * kernel that only threads that do not write the trace entered; malloc'd, NULL: none */
 } mh_emu_stats;
@@ -76,6 +78,7 @@ typedef struct mh_emu_extra {
     int setmaxnreg_ignored;      /* ptxas dropped the kernel's setmaxnreg (C7507): they do nothing, as on a GPU */
     uint32_t cluster[3];         /* thread-block clusters (launch{cluster=}; zeros or 1x1x1: the kernel's own, else none) */
     int stats;                   /* count instructions and memory traffic per source line (st->counts) */
+    int flows;                   /* record the mbarrier completions and the waits they released (st->flows) */
     int cooperative;             /* the whole grid resident at once (bad_argument when it cannot be), with the
                                   * driver's grid workspace behind %envreg1/%envreg2 (cg::this_grid().sync()) */
 } mh_emu_extra;

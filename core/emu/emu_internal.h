@@ -103,6 +103,7 @@ typedef struct {
     uint64_t st_last, st_end;
     uint32_t st_pc;
     uint8_t st_cost_why, st_wait_why;
+    const unsigned char *fl_wait; /* flows (emu_flows.c): the mbarrier a wait of it found incomplete, NULL: none */
 } warp;
 #define EMU_NO_PC UINT32_MAX
 
@@ -163,7 +164,12 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
+typedef struct {
+    uint64_t due; blk *b; uint32_t off, bytes;
+    uint32_t pc, need;              /* the copy's pc; the phase count it is for (strict mode: emu_hazards.c) */
+    uint32_t ictaid[3], ithread;    /* who issued it, and when (%clock64): a flow's source (emu_flows.c) */
+    uint64_t iclock;
+} tma_done;
 
 typedef struct {
     mh_emu *d;
@@ -234,6 +240,7 @@ typedef struct {
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
     struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
     struct emu_regions *regions; /* an instrumented kernel: who ran its begin markers (emu_regions.c), else NULL */
+    struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -348,6 +355,18 @@ void emu_regions_free(ctx *c);
 void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t mask);
 /* After the launch: a line per region only non-writing threads entered (malloc'd), NULL: none. */
 char *emu_regions_warnings(const ctx *c);
+
+/* ---- flows: what released a wait (emu_flows.c; c->flows NULL unless asked) ---- */
+int emu_flows_start(ctx *c);    /* -1: out of memory */
+void emu_flows_free(ctx *c);
+/* The flows recorded (the caller's, malloc'd), taken from c. */
+void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n);
+/* The TMA landing d completes what it completes (NULL: done landing). */
+void emu_flows_tma_source(ctx *c, const tma_done *d);
+/* The mbarrier at p completed a phase (by lane `lane` of w, or the TMA landing). */
+void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p);
+/* Lane `lane` of w waited on the mbarrier at p and found its phase complete (done) or not. */
+void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);

@@ -206,6 +206,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->nreg = c->regs;
         w->nsetmax = 0;
         w->st_pc = EMU_NO_PC;
+        w->fl_wait = NULL;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
