@@ -408,6 +408,7 @@ local function attempt_point(ctx, index, point, entries, row)
     local stats = require "mgpu.stats"
     stats.write(ctx.dir .. string.format("/point-%d", index), counted.stats)
     row.stats = stats.totals(counted.stats)
+    row.stalls = counted.stats.stalls -- the kernel's warp-cycles by stall reason (issue 34)
     row.stats_file = string.format("point-%d.stats.json", index)
   end
   if run.trace then

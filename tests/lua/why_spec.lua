@@ -334,3 +334,22 @@ describe("flows on emu's timeline", function()
     assert.falsy(s:find('"cat":"mbarrier"', 1, true))
   end)
 end)
+
+describe("stall reasons in an experiment", function()
+  it("are in the point's row and its counters in the report", function()
+    local dir = h.tmpdir()
+    local r = mgpu.run({ name = "chase", module = ptx, kernel = "why_chase", warmup = 0, repeats = 1, stats = true,
+      setup = function(_, dev)
+        local nxt = {}
+        for i = 1, 32 do nxt[i] = i % 32 end
+        return { grid = 1, block = 32, args = { dev:array("u32", nxt), dev:array("u32", 32), 100 } }
+      end }, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    local row = require("mgpu.results").read_jsonl(dir .. "/results.jsonl")[1]
+    assert.is_true(row.stalls[P .. "long_scoreboard"] > 0)
+    assert.equal(0, (h.run("report", dir, "-o", dir .. "/r.html")))
+    local html = h.read(dir .. "/r.html")
+    h.rmdir(dir)
+    assert.matches("stalls: long_scoreboard %d+%%", html)
+  end)
+end)
