@@ -85,11 +85,9 @@ void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t m
     c->regions->runs[pc][writer ? 0 : 1]++;
 }
 
-char *emu_regions_warnings(const ctx *c)
+void emu_regions_warn(ctx *c)
 {
-    if (!c->regions) return NULL;
-    char *out = NULL;
-    size_t n = 0;
+    if (!c->regions) return;
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const uint64_t *r = c->regions->runs[pc];
         int len;
@@ -97,16 +95,10 @@ char *emu_regions_warnings(const ctx *c)
         if (r[0] || !r[1] || !(name = begin_name(c, &c->code[pc], &len))) continue;
         char where[1000], line[1400];
         mh_ptx_where(c->m, c->code[pc].text_off, c->code[pc].line, where, sizeof where);
-        int k = snprintf(line, sizeof line, "region %.*s (%s) was entered %llu times, only by threads that do not write "
-                         "the trace (the lowest thread of each warp or warpgroup writes it): it is not in the trace or "
-                         "the summary\n", len < 200 ? len : 200, name, where, (unsigned long long)r[1]);
-        if (k < 0) continue;
-        if ((size_t)k >= sizeof line) k = (int)sizeof line - 1;
-        char *grown = realloc(out, n + (size_t)k + 1);
-        if (!grown) break;
-        out = grown;
-        memcpy(out + n, line, (size_t)k + 1);
-        n += (size_t)k;
+        int k = snprintf(line, sizeof line, "%s: %s: region %.*s was entered %llu times, only by threads that do not "
+                         "write the trace (the lowest thread of each warp or warpgroup writes it): it is not in the "
+                         "trace or the summary\n", where, c->f->name, len < 200 ? len : 200, name,
+                         (unsigned long long)r[1]);
+        if (k > 0) mh_outbuf_add(&c->warn, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
     }
-    return out;
 }

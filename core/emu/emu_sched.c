@@ -177,7 +177,12 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
     memset(b->shared, 0, c->shared_size);
-    memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
+    if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (uint32_t k = 0; k < c->nzero_rows; k++)
+                memset(b->regs + ((size_t)i * nregs + c->zero_rows[k]) * WARP, 0, WARP * sizeof *b->regs);
+    else
+        memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
     memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
@@ -490,7 +495,8 @@ static int step_warp(ctx *c, warp *w)
             c->thread_insns += WARP;
             if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
-            emu_fast_exec(w, in, c->fast[pc]);
+            if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
+            else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */

@@ -96,13 +96,8 @@ static int read_map(ctx *c, warp *w, int l, const mh_ptx_opnd *o, mh_tensor_map_
     return 0;
 }
 
-/* The swizzled shared-memory offset: the 16-byte chunk bits [4,7) XOR the 128-byte row bits
- * [7,10) (128B), [7,9) (64B), bit 7 (32B), of the address itself. */
-static inline uint64_t swizzle(uint64_t a, int sw)
-{
-    static const uint64_t m[4] = {0, 1, 3, 7};
-    return a ^ (((a >> 7) & m[sw & 3]) << 4);
-}
+/* a tensor map's swizzle (none, 32B, 64B, 128B): the row bits of its pattern (emu_swizzle) */
+static const uint32_t swizzle_rows[4] = {0, 1, 3, 7};
 
 static mh_ptx_type elem_type(int dt)
 {
@@ -184,7 +179,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
             if (g < 0 || (uint64_t)g >= s.dims[i]) in = 0;
             else ga += (uint64_t)g * (i ? s.strides[i - 1] : esz);
         }
-        uint64_t sa = swizzle(smem + e * esz, s.swizzle);
+        uint64_t sa = emu_swizzle(smem + e * esz, swizzle_rows[s.swizzle & 3], 0);
         unsigned char *sp = emu_dsmem(c, w, l, sa, esz, load, NULL);
         if (!sp) return -1;
         if (load) {

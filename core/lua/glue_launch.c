@@ -428,7 +428,8 @@ static void push_counts(lua_State *L, const launch_state *s, const mh_launch_cou
     free(owned);
 }
 
-/* run.printf = {lines}: what the kernel printed (emu), also written to stdout unless printf = false */
+/* run.printf = {lines}: what the kernel printed (emu), also written to stdout unless printf = false;
+ * run.warnings = {lines} the same way (each also on stderr) */
 static void push_output(lua_State *L, const char *out, size_t n)
 {
     lua_newtable(L);
@@ -450,11 +451,11 @@ static void emit_output(const launch_state *s, mh_launch_stats *st)
         fwrite(st->output, 1, st->output_len, stdout);
         fflush(stdout);
     }
-    for (const char *p = st->warnings; p && *p;) { /* regions no one records (emu): each once, on stderr */
-        const char *nl = strchr(p, '\n');
-        int n = nl ? (int)(nl - p) : (int)strlen(p);
-        fprintf(stderr, "mgpu-harness: warning: %s: %.*s\n", s->k->f->name, n, p);
-        p += n + (nl != NULL);
+    for (size_t i = 0; i < st->warnings_len;) { /* emu's warnings: each line on stderr */
+        const char *w = st->warnings + i, *nl = memchr(w, '\n', st->warnings_len - i);
+        size_t len = nl ? (size_t)(nl - w) : st->warnings_len - i;
+        fprintf(stderr, "mgpu-harness: warning: %.*s\n", (int)len, w);
+        i += len + 1;
     }
 }
 
@@ -467,12 +468,13 @@ static void drop_extras(mh_launch_stats *st)
     st->warnings = NULL;
     free(st->flows);
     st->flows = NULL;
+    st->warnings_len = 0;
     if (st->counts) st->counts->release(st->counts);
     st->counts = NULL;
 }
 
 /* run = {time_ns=, cycles=, warp_insns=, thread_insns= (exact counts: emu), backend=, trace=,
- * attempts=, entries=, printf = {lines} and blocks_per_sm (emu), stats (launch.stats: emu)} */
+ * attempts=, entries=, printf = {lines}, warnings = {lines} and blocks_per_sm (emu), stats (launch.stats: emu)} */
 static void push_result(lua_State *L, const launch_state *s, const mh_launch_stats *st)
 {
     lua_createtable(L, 0, 8);
@@ -486,8 +488,8 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     if (st->counted) { /* emu: what the kernel printed, and how many blocks an SM held */
         push_output(L, st->output ? st->output : "", st->output_len);
         lua_setfield(L, -2, "printf");
-        push_output(L, st->warnings ? st->warnings : "", st->warnings ? strlen(st->warnings) : 0);
-        lua_setfield(L, -2, "warnings"); /* regions only threads that do not write the trace entered */
+        push_output(L, st->warnings ? st->warnings : "", st->warnings_len);
+        lua_setfield(L, -2, "warnings");
         if (st->blocks_per_sm) glue_set_int(L, -1, "blocks_per_sm", st->blocks_per_sm);
     }
     if (st->counts) {
