@@ -1001,7 +1001,7 @@ static void exited_peer(void)
         CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
         if (strict) {
             CHECK(rc == MH_E_KERNEL_FAULT);
-            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* the arrive */
+            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive (.cu line first) */
             CHECK_CONTAINS(e.message, "block rank 1 of the cluster has exited");
             CHECK(got[1] == 0);
         } else {
@@ -1009,9 +1009,9 @@ static void exited_peer(void)
             CHECK(rc == 0 && got[0] == 42 && got[1] == 1); /* the store landed and reads back */
             CHECK(st.warnings != NULL);
             if (st.warnings) {
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* arrive */
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137: exited_peer: shared::cluster write at 0x");
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141: exited_peer: shared::cluster read at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* arrive */
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137): exited_peer: shared::cluster write at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141): exited_peer: shared::cluster read at 0x");
                 CHECK_CONTAINS(st.warnings, "block rank 1 of the cluster has exited");
                 int lines = 0;
                 for (const char *p = st.warnings; *p; p++) lines += *p == '\n';

@@ -132,12 +132,15 @@ describe("a Hopper GEMM on emu", function()
       if strict then
         assert.is_false(ok)
         assert.equal("kernel_fault", run.code)
-        assert.truthy(run.message:find("hopper_exited.ptx:132: exited_peer: shared::cluster write", 1, true))
+        -- the .cu line first, then the PTX line (issue 34)
+        assert.matches("hopper_exited%.cu:%d+ %(PTX [^)]*hopper_exited%.ptx:132%): exited_peer: shared::cluster write",
+          run.message)
       else
         assert.is_true(ok)
         assert.same({ 42, 1 }, out:read())
         assert.equal(3, #run.warnings)
-        assert.truthy(run.warnings[2]:find("hopper_exited.ptx:137: exited_peer: shared::cluster write at 0x", 1, true))
+        assert.matches("hopper_exited%.cu:%d+ %(PTX [^)]*hopper_exited%.ptx:137%): exited_peer: shared::cluster write at 0x",
+          run.warnings[2])
         assert.truthy(run.warnings[2]:find("block rank 1 of the cluster has exited", 1, true))
       end
     end
