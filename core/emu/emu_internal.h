@@ -346,7 +346,9 @@ int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 /* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
- * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c).
+ * Called where the instruction is counted (the fast paths' and the slow path's existing tests of
+ * counting), so that a launch without stats pays nothing for it. */
 void emu_stall_issue(ctx *c, warp *w, uint64_t t);
 
 /* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
