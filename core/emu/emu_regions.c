@@ -9,6 +9,7 @@
 #include "emu/emu_internal.h"
 #include "frontend/ptx_source.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -34,12 +35,16 @@ int emu_regions_start(ctx *c)
         free(g);
         return -1;
     }
-    for (uint32_t fi = 0; fi < m->nfuncs; fi++) {
-        const mh_ptx_func *F = &m->funcs[fi];
-        g->p0[fi] = UINT32_MAX;
-        for (uint32_t r = F->first_reg; r < F->first_reg + F->nregs && r < m->nregs; r++)
-            if (r >= c->reg_lo && r < c->reg_lo + c->nregs && !strcmp(m->reg_name[r], "%__mgpu_p0"))
-                g->p0[fi] = r - c->reg_lo;
+    /* each function's p0 as emu's code names it (registers may be packed into shared rows by live
+     * range, emu_regpack.c): the guard of the instrumentation's first "@%__mgpu_p0" instruction */
+    for (uint32_t fi = 0; fi < m->nfuncs; fi++) g->p0[fi] = UINT32_MAX;
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        uint32_t fi = c->insn_func[pc];
+        if (g->p0[fi] != UINT32_MAX || in->guard < 0 || in->guard_neg || in->text_end <= in->text_off) continue;
+        const char *t = m->text + in->text_off;
+        if (!strncmp(t, "@%__mgpu_p0", 11) && !(isalnum((unsigned char)t[11]) || t[11] == '_'))
+            g->p0[fi] = (uint32_t)in->guard;
     }
     c->regions = g;
     return 0;
