@@ -292,6 +292,9 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     s.warnings_len = 0;
     if (s.counts) s.counts->release(s.counts);
     s.counts = NULL;
+    free(s.flows);
+    s.flows = NULL;
+    s.nflows = 0;
     if (st) *st = s;
     return rc;
 }
@@ -401,6 +404,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         goto done;
     }
     if (link_code(&c, e)) { rc = -1; goto done; }
+    if (emu_regions_start(&c) || (x->flows && emu_flows_start(&c))) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;
     c.sms = calloc(c.nsms ? c.nsms : 1, sizeof *c.sms);
@@ -420,8 +424,10 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         st->cycles = longest;
         st->blocks_per_sm = c.resident;
         if (!rc && c.counts) rc = mh_ct_build(m, c.code, c.ncode, c.counts, &st->counts, e);
+        if (!rc) emu_flows_take(&c, &st->flows, &st->nflows);
     }
 done:
+    if (!rc) emu_regions_warn(&c); /* regions no one records: with emu's other warnings */
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
         st->output = c.out.p;
         st->output_len = c.out.n;
@@ -433,6 +439,8 @@ done:
     }
     free(c.counts);
     emu_hz_free(&c);
+    emu_regions_free(&c);
+    emu_flows_free(&c);
     if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);

@@ -520,6 +520,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
     c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
+    if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;
 }
 

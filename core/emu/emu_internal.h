@@ -107,6 +107,7 @@ typedef struct {
     uint64_t st_last, st_end;
     uint32_t st_pc;
     uint8_t st_cost_why, st_wait_why;
+    const unsigned char *fl_wait; /* flows (emu_flows.c): the mbarrier a wait of it found incomplete, NULL: none */
 } warp;
 #define EMU_NO_PC UINT32_MAX
 
@@ -167,7 +168,12 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
+typedef struct {
+    uint64_t due; blk *b; uint32_t off, bytes;
+    uint32_t pc, need;              /* the copy's pc; the phase count it is for (strict mode: emu_hazards.c) */
+    uint32_t ictaid[3], ithread;    /* who issued it, and when (%clock64): a flow's source (emu_flows.c) */
+    uint64_t iclock;
+} tma_done;
 
 typedef struct {
     mh_emu *d;
@@ -246,6 +252,8 @@ typedef struct {
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
     struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
+    struct emu_regions *regions; /* an instrumented kernel: who ran its begin markers (emu_regions.c), else NULL */
+    struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -343,7 +351,9 @@ int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 /* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
- * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c).
+ * Called where the instruction is counted (the fast paths' and the slow path's existing tests of
+ * counting), so that a launch without stats pays nothing for it. */
 void emu_stall_issue(ctx *c, warp *w, uint64_t t);
 
 /* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
@@ -366,6 +376,26 @@ void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
 int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 /* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
 int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
+
+/* ---- regions no one records (emu_regions.c; c->regions NULL unless instrumented) ---- */
+int emu_regions_start(ctx *c);  /* -1: out of memory */
+void emu_regions_free(ctx *c);
+/* A marker ran for the lanes of mask. */
+void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* After the launch: a warning (c->warn) per region only threads that do not write the trace entered. */
+void emu_regions_warn(ctx *c);
+
+/* ---- flows: what released a wait (emu_flows.c; c->flows NULL unless asked) ---- */
+int emu_flows_start(ctx *c);    /* -1: out of memory */
+void emu_flows_free(ctx *c);
+/* The flows recorded (the caller's, malloc'd), taken from c. */
+void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n);
+/* The TMA landing d completes what it completes (NULL: done landing). */
+void emu_flows_tma_source(ctx *c, const tma_done *d);
+/* The mbarrier at p completed a phase (by lane `lane` of w, or the TMA landing). */
+void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p);
+/* Lane `lane` of w waited on the mbarrier at p and found its phase complete (done) or not. */
+void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done);
 
 /* ---- registers packed by live range (emu_regpack.c) ---- */
 /* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs

@@ -214,6 +214,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->nreg = c->regs;
         w->nsetmax = w->nwgmma = 0;
         w->st_pc = EMU_NO_PC;
+        w->fl_wait = NULL;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -496,8 +497,11 @@ static int step_warp(ctx *c, warp *w)
             if (uniform) {
                 c->warp_insns++;
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
-                if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
+                if (c->counts) { /* counting: the instruction and its stall reasons (emu_stalls.c) */
+                    count_fast(c, pc, taken ? WARP : 0);
+                    emu_stall_issue(c, w, c->now);
+                }
                 return fast_done(c, w, to);
             }
         }
@@ -509,14 +513,18 @@ static int step_warp(ctx *c, warp *w)
              * changes no lane's state and costs its warp one cycle */
             c->warp_insns++;
             c->thread_insns += WARP;
-            if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
+            if (c->counts) {
+                count_fast(c, pc, WARP);
+                emu_stall_issue(c, w, c->now);
+            }
             if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
             else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
+            if (__builtin_expect(c->regions != NULL, 0)) emu_regions_marker(c, w, in, mask); /* who enters it */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
             w->kpc = pc + 1; /* still right when it was known */
             continue;
@@ -552,7 +560,10 @@ static int step_warp(ctx *c, warp *w)
         c->cost = 0;
         int rc = emu_exec_insn(c, w, in, mask, &next);
         if (rc < 0 || c->faulted) return -1;
-        if (__builtin_expect(c->slow, 0) && w->written) emu_strict_dests(c, w, in, mask);
+        if (__builtin_expect(c->slow, 0)) {
+            if (w->written) emu_strict_dests(c, w, in, mask);
+            if (c->counts) emu_stall_issue(c, w, c->now); /* its cost is known now */
+        }
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1; with 3, the fast path,
          * also that no lane's state changed) */
@@ -721,7 +732,6 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
         if (rc) {
-            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, t);
             s->free = t + 1;
             w->ready = t + c->cost;
             s->best = NULL;

@@ -71,6 +71,8 @@ typedef struct {
     mh_spec spec;
     mh_names names;
     double clock_ghz;
+    mh_trace_flow *flows;    /* emu: what released each mbarrier wait (the dump's flow events), nflows of them */
+    uint32_t nflows;
 } l_trace;
 
 /* core.TRACE: "the harness's trace buffer goes here" (its address is the token) */

@@ -270,7 +270,15 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
     if (!rc) {
         s->desc.params = where;
         s->desc.nparams = s->nargs;
+        s->desc.flows = tr != NULL; /* emu: the waits' flows for the trace's timeline */
         rc = mh_device_launch(&s->d->dev, s->m->bm, &s->m->m, s->k->f, &s->desc, st, e);
+        if (tr) { /* the trace keeps this attempt's flows */
+            free(tr->flows);
+            tr->flows = st->flows;
+            tr->nflows = st->nflows;
+            st->flows = NULL;
+            st->nflows = 0;
+        }
         if (rc && e->code == MH_E_INTERRUPTED) mh_stop_clear(); /* this error is the Ctrl-C: not raised twice */
     }
     if (!rc && tr)
@@ -455,6 +463,8 @@ static void drop_extras(mh_launch_stats *st)
     st->output_len = 0;
     free(st->warnings);
     st->warnings = NULL;
+    free(st->flows);
+    st->flows = NULL;
     st->warnings_len = 0;
     if (st->counts) st->counts->release(st->counts);
     st->counts = NULL;

@@ -176,8 +176,10 @@ static int l_trace_gc(lua_State *L)
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT); /* raw: gc of a closed trace is fine */
     free(t->words);
     free(t->calib);
+    free(t->flows);
     t->words = NULL;
     t->calib = NULL;
+    t->flows = NULL;
     mh_names_free(&t->names);
     return 0;
 }
@@ -189,7 +191,8 @@ static int l_trace_dump(lua_State *L)
 {
     l_trace *t = check_trace(L, 1);
     const char *path = luaL_checkstring(L, 2);
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib, .flows = t->flows,
+                         .nflows = t->nflows};
     if (!lua_isnoneornil(L, 3)) {
         glue_check_table(L, 3, "trace:dump's options", "{compat=, clock_ghz=, counters=}");
         static const char *const keys[] = {"compat", "clock_ghz", "counters", NULL}, *const compat[] = {"mosaic", NULL};

@@ -452,6 +452,7 @@ local function attempt_point(ctx, index, point, entries, row)
     local stats = require "mgpu.stats"
     stats.write(ctx.dir .. string.format("/point-%d", index), counted.stats)
     row.stats = stats.totals(counted.stats)
+    row.stalls = counted.stats.stalls -- the kernel's warp-cycles by stall reason (issue 34)
     row.stats_file = string.format("point-%d.stats.json", index)
   end
   if run.trace then
@@ -462,13 +463,15 @@ local function attempt_point(ctx, index, point, entries, row)
       error(dumped, 0)
     end
     row.regions, row.unit, row.timeline = dumped.summary, dumped.unit, dumped.timeline
+    -- regions that only threads not writing the trace entered (emu): not in the summary, said beside it
+    if run.warnings and #run.warnings > 0 then row.warnings = run.warnings end
     if dumped.clock_ghz then -- the SM clock the times were converted with, and where it came from
       row.clock = { ghz = dumped.clock_ghz, source = dumped.clock_source, timer_step_ns = dumped.timer_step_ns,
         bound = dumped.clock_bound }
     end
     core.write_file(ctx.dir .. string.format("/point-%d.summary.json", index),
-      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
-        true) .. "\n")
+      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline,
+        warnings = row.warnings }, true) .. "\n")
   end
   throughput(row, spec)
   if spec.expect ~= nil then check_expect(spec.expect, row, index) end

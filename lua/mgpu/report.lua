@@ -66,7 +66,7 @@ M.ALL_POINTS_BYTES = 16 * 1048576
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
-local throughput_text, counters_text -- the point facts of issue 24, below
+local throughput_text, counters_text, stall_text -- the point facts of issues 24 and 34, below
 
 -- What a path is: "results" (a results folder), "trace", "summary"; other
 -- folders and files are a bad_argument naming them.
@@ -843,6 +843,13 @@ function throughput_text(r)
   return #parts > 0 and table.concat(parts, ", ") or nil
 end
 
+-- A stats run's top stall reasons ("stalls: long_scoreboard 80%, ..."; emu's, issue 34), or nil
+function stall_text(r)
+  if type(r.stalls) ~= "table" then return nil end
+  local s = require("mgpu.stats").stall_text(r.stalls, 3)
+  return s ~= "" and ("stalls: " .. esc(s)) or nil
+end
+
 -- A stats run's counters (emu's exact totals, the user's code only), or nil
 function counters_text(r)
   local t = type(r.stats) == "table" and r.stats or nil
@@ -862,6 +869,8 @@ function counters_text(r)
   if bc > 0 then parts[#parts + 1] = fmt("%s shared bank conflicts", svg.short(bc)) end
   local left = n("mgpu__inst_executed_instrumentation.sum")
   if left > 0 then parts[#parts + 1] = fmt("(%s instructions of the instrumentation left out)", svg.short(left)) end
+  local stalls = stall_text(r)
+  if stalls then parts[#parts + 1] = stalls end
   if type(r.stats_file) == "string" then parts[#parts + 1] = "per line: " .. r.stats_file end
   return table.concat(parts, "; ")
 end
