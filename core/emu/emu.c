@@ -240,6 +240,11 @@ static int link_code(ctx *c, mh_error *e)
             mh_ptx_insn *in = &c->code[at + i];
             if (in->op == MH_OP_BRA) in->o[0].reg += at; /* a label: renumber leaves it */
             if (in->op == MH_OP_CALL && in->callee >= 0 && m->funcs[in->callee].defined) c->calls = 1;
+            /* the per-thread .param frames: for calls and .param accesses other than a kernel parameter's */
+            if (in->op == MH_OP_CALL || ((in->op == MH_OP_LD || in->op == MH_OP_ST) && in->space == MH_SP_PARAM &&
+                                         (!F->is_entry || in->o[in->op == MH_OP_LD].sym >= 0 ||
+                                          in->o[in->op == MH_OP_LD].param < 0)))
+                c->frames_used = 1;
             if (c->reg_lo) renumber(in, c->reg_lo);
         }
         at += F->ncode;

@@ -218,6 +218,8 @@ typedef struct {
     /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
     uint64_t *frame_off;    /* per function, inside a thread's frame */
     uint64_t frame_bytes;   /* per thread */
+    int frames_used;        /* some instruction reaches the frames (a call, a .param access other than a
+                             * kernel parameter's): else a slot has none and a block clears none */
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */

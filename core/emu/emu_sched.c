@@ -117,7 +117,7 @@ static size_t slot_bytes(const ctx *c, int which)
     size_t nw = c->nwarps, nregs = c->nregs;
     switch (which) {
     case SB_SHARED: return c->shared_size ? c->shared_size : 1;
-    case SB_FRAMES: return nw * WARP * (c->frame_bytes ? c->frame_bytes : 1);
+    case SB_FRAMES: return c->frames_used ? nw * WARP * (c->frame_bytes ? c->frame_bytes : 1) : 1;
     case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
     case SB_WRITTEN: return 2 * nw * nregs * sizeof(uint32_t); /* warp's written, then their acc */
     case SB_WARPS: return nw * sizeof(warp);
@@ -183,7 +183,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     else
         memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
-    memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
+    if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
     b->running = b->live = c->nwarps;
     b->parked = 0;
