@@ -405,6 +405,7 @@ done:
     free(c.code);
     free(c.fast);
     free(c.kconst);
+    free(c.wgb);
     free(c.zero_rows);
     free(c.insn_func);
     free(c.base);

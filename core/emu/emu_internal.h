@@ -223,6 +223,7 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
     uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */

@@ -7,6 +7,7 @@
 #include "frontend/ptx_mma.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* ---- elements ------------------------------------------------------------- */
 
@@ -84,6 +85,12 @@ static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int l
 /* Float tiles accumulate in f32, k in order (the PTX ISA leaves the order and the internal
  * precision to the implementation); f64 in double; integers in int32 (wrapping) or, with
  * .satfinite, exactly and clamped. */
+/* Compiled for AVX-512 and AVX2 too, chosen at load time: the same multiplies and adds in the same
+ * order, each rounded to f32 (ISO C mode: no contraction into fused multiply-adds), so the same bits
+ * on every CPU. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 static void gemm_f(int M, int N, int K, const float *A, const float *B, float *D)
 {
     for (int i = 0; i < M; i++) {
@@ -338,6 +345,85 @@ static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
     return 0;
 }
 
+/* ---- wgmma's fast gathers: K-major operands by 16-byte chunks ------------------------------ */
+/* In a K-major operand (trans 0) the 16 / eb elements k0 .. k0 + 16/eb - 1 of row mn (k0 a
+ * multiple of 16 / eb) are one 16-byte chunk, which the swizzle moves as a whole (desc_addr XORs
+ * address bits 4-6 by bits of the chunk's 128-byte row): one address and one bounds check a chunk
+ * instead of an element.  A chunk not wholly inside shared memory goes element by element
+ * (smem_elem's fault names the first bad address).  Floats only (ints keep the general path). */
+static inline void chunk_to_f(const unsigned char *p, int eb, int t, float scale, float *dst, size_t stride)
+{
+    int n = 16 / eb;
+    if (t == MH_MT_BF16) {
+        for (int j = 0; j < 8; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            dst[(size_t)j * stride] = scale * mh_bf16_to_float(h);
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++) dst[(size_t)j * stride] = scale * elem_f(ld_elem(p + (size_t)j * (size_t)eb, eb), 0, t);
+}
+
+/* Rows mn0 .. mn0 + rows - 1 of a K-major float operand into dst (element (mn, k) at
+ * dst[(mn - mn0) * ms + k * ks]); -1 after a fault. */
+static int gather_kmajor(ctx *c, warp *w, const desc *d, int mn0, int rows, int K, int eb, int t, float scale,
+                         float *dst, size_t ms, size_t ks)
+{
+    int per = 16 / eb;
+    for (int m = 0; m < rows; m++)
+        for (int k0 = 0; k0 < K; k0 += per) {
+            uint64_t a = desc_addr(d, mn0 + m, k0, eb, 0);
+            float *o = dst + (size_t)m * ms + (size_t)k0 * ks;
+            if (__builtin_expect(a <= c->shared_size && 16 <= c->shared_size - a, 1)) {
+                chunk_to_f(c->shared + a, eb, t, scale, o, ks);
+                continue;
+            }
+            for (int j = 0; j < per; j++) {
+                uint64_t v;
+                if (smem_elem(c, w, desc_addr(d, mn0 + m, k0 + j, eb, 0), eb, &v)) return -1;
+                o[(size_t)j * ks] = scale * elem_f(v, 0, t);
+            }
+        }
+    return 0;
+}
+
+/* The float B operand of a warpgroup's wgmma, gathered once for its four warps: the warps of a
+ * warpgroup issue the same wgmma one after another, and B (N x K from shared memory) is the same
+ * for each while no shared memory was written between (c->writes counts every write). */
+struct emu_wg_b {
+    const blk *b;
+    uint32_t ctaid[3];
+    uint64_t desc, writes;
+    int n, k, trans, t, scale, valid;
+    float v[32 * 256];
+};
+
+static const float *wgmma_b(ctx *c, warp *w, const mh_ptx_mma *r, uint64_t dv, float sb, int *fault)
+{
+    int N = r->n, K = r->k, bt = r->btype, eb = mh_mma_type_bits(r->atype) / 8;
+    *fault = 0;
+    if (!c->wgb && !(c->wgb = malloc(sizeof *c->wgb))) return NULL; /* (then gathered per warp) */
+    struct emu_wg_b *q = c->wgb;
+    if (q->valid && q->b == w->b && !memcmp(q->ctaid, w->b->ctaid, sizeof q->ctaid) && q->desc == dv && q->writes == c->writes && q->n == N && q->k == K &&
+        q->trans == r->trans_b && q->t == bt && q->scale == r->scale_b)
+        return q->v;
+    q->valid = 0;
+    desc db = desc_of(dv);
+    if (gather_kmajor(c, w, &db, 0, N, K, eb, bt, sb, q->v, 1, (size_t)N)) { *fault = 1; return NULL; }
+    q->b = w->b;
+    memcpy(q->ctaid, w->b->ctaid, sizeof q->ctaid);
+    q->desc = dv;
+    q->writes = c->writes;
+    q->n = N;
+    q->k = K;
+    q->trans = r->trans_b;
+    q->t = bt;
+    q->scale = r->scale_b;
+    q->valid = 1;
+    return q->v;
+}
+
 static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int N = r->n, K = r->k, at = r->atype, eb = mh_mma_type_bits(at) / 8, ints = is_int(at);
@@ -359,6 +445,10 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
                 if (ints) T->ia[row * K + col] = elem_i(v, i % pr, at);
                 else T->a[row * K + col] = sa * elem_f(v, i % pr, at);
             }
+    } else if (!ints && !r->trans_a) {
+        mh_ptx_opnd o = opnd(c, &r->desc_a);
+        desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
+        if (gather_kmajor(c, w, &d, 16 * wi, 16, K, eb, at, sa, T->a, (size_t)K, 1)) return -1;
     } else {
         mh_ptx_opnd o = opnd(c, &r->desc_a);
         desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
@@ -371,15 +461,48 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             }
     }
     mh_ptx_opnd ob = opnd(c, &r->desc_b), os = opnd(c, &r->scale_d);
-    desc db = desc_of(val(c, w, &ob, __builtin_ctz(mask)));
-    for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++) {
-            uint64_t v;
-            if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
-            if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
-            else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
-        }
+    uint64_t dbv = val(c, w, &ob, __builtin_ctz(mask));
+    desc db = desc_of(dbv);
+    const float *Bt = T->b;
+    if (!ints && !r->trans_b) {
+        int fault;
+        Bt = wgmma_b(c, w, r, dbv, sb, &fault);
+        if (fault) return -1;
+        if (!Bt && gather_kmajor(c, w, &db, 0, N, K, eb, r->btype, sb, T->b, 1, (size_t)N)) return -1;
+        if (!Bt) Bt = T->b;
+    } else {
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < K; k++) {
+                uint64_t v;
+                if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
+                if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
+                else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
+            }
+    }
     int accumulate = os.kind == MH_OPK_IMM ? os.imm != 0 : val(c, w, &os, __builtin_ctz(mask)) != 0;
+    if (!ints && r->dtype == MH_MT_F32 && !w->written) {
+        /* f32 accumulators (not strict mode): each element's register row once, then 32 lanes */
+        const uint64_t *rows[128];
+        for (int i = 0; i < nd; i++) {
+            uint32_t rg = list_reg(c, &r->d, i);
+            rows[i] = rg == UINT32_MAX ? NULL : reg_at(c, w, rg, 0);
+        }
+        for (int i = 0; i < nd; i++) {
+            float *dc = T->d + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+            for (int l = 0; l < WARP; l++)
+                dc[(l >> 2) * N + 2 * (l & 3)] = accumulate && rows[i] ? mh_f32_from_bits((uint32_t)rows[i][l]) : 0.0f;
+        }
+        gemm_f(16, N, K, T->a, Bt, T->d);
+        for (int i = 0; i < nd; i++) {
+            if (!rows[i]) continue;
+            uint64_t *rw = (uint64_t *)rows[i];
+            const float *dc = T->d + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+            for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+        }
+        uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
+        w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+        return 0;
+    }
     /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
     for (int l = 0; l < WARP; l++)
         for (int i = 0; i < nd; i++) {
@@ -389,7 +512,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             else T->d[row * N + col] = accumulate ? (float)acc_value(v, r->dtype) : 0.0f;
         }
     if (ints) gemm_i(16, N, K, T->ia, T->ib, T->id);
-    else gemm_f(16, N, K, T->a, T->b, T->d);
+    else gemm_f(16, N, K, T->a, Bt, T->d);
     for (int l = 0; l < WARP; l++)
         for (int i = 0; i < nd; i++) {
             int row = (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
