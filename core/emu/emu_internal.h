@@ -101,11 +101,13 @@ typedef struct {
 } warp;
 
 typedef struct vsm vsm;
+enum { FRESH_SHARED = 1, FRESH_REGS = 2 };
 
 /* A block resident on a virtual SM (a slot of it): its memory and warps. */
 struct blk {
     vsm *sm;                /* the SM whose slot it is */
     int busy;               /* holds a block now */
+    uint8_t fresh;          /* FRESH_*: buffers new from calloc, still zero (the slot's first block) */
     int vacant;             /* its block finished at `end` and the next block of the grid is owed to it */
     uint32_t ctaid[3];
     unsigned char *shared, *local, *frames;

@@ -131,10 +131,17 @@ static int slot_memory(ctx *c, blk *b)
 {
     if (b->warps) return 0;
     mh_emu *d = c->d;
+    /* a buffer the pool did not have is new from calloc: zeroed, its pages not touched yet (the
+     * first block leaves them so: a launch of few large blocks paid a page fault for each page of
+     * every slot's registers and shared memory, most of them never used) */
+    size_t had = d->npool;
     b->shared = emu_pool_get(d, slot_bytes(c, SB_SHARED));
+    b->fresh = (uint8_t)(d->npool == had ? FRESH_SHARED : 0);
     b->local = emu_local_alloc(c->local_stride * c->nwarps * WARP + 1);
     b->frames = emu_pool_get(d, slot_bytes(c, SB_FRAMES));
+    had = d->npool;
     b->regs = emu_pool_get(d, slot_bytes(c, SB_REGS));
+    b->fresh |= (uint8_t)(d->npool == had ? FRESH_REGS : 0);
     b->written = d->strict ? emu_pool_get(d, slot_bytes(c, SB_WRITTEN)) : NULL;
     b->warps = emu_pool_get(d, slot_bytes(c, SB_WARPS));
     b->stacks = c->calls ? emu_pool_get(d, slot_bytes(c, SB_STACKS)) : NULL;
@@ -175,8 +182,10 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
-    memset(b->shared, 0, c->shared_size);
-    if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
+    if (!(b->fresh & FRESH_SHARED)) memset(b->shared, 0, c->shared_size);
+    if (b->fresh & FRESH_REGS)
+        ; /* zeroed */
+    else if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (uint32_t k = 0; k < c->nzero_rows; k++)
                 memset(b->regs + ((size_t)i * nregs + c->zero_rows[k]) * WARP, 0, WARP * sizeof *b->regs);
@@ -185,6 +194,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
     if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->fresh = 0; /* the next block of this slot finds what this one leaves */
     b->running = b->live = c->nwarps;
     b->parked = 0;
     b->done = 0;
