@@ -22,6 +22,7 @@
 /* shared::cluster addresses: a block's own shared::cta offsets, or (rank + 1) * EMU_DSMEM_RANK +
  * offset for the block of that rank in the cluster (what mapa gives); generic: SHARED_WIN + that */
 #define EMU_DSMEM_RANK 0x1000000ull
+#define EMU_WARN_LINES 32 /* source lines a launch warns about (emu_warn) */
 #define WIN_SIZE 0x0000010000000000ull
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
@@ -35,6 +36,7 @@ enum { LANE_ACTIVE = 0, LANE_BARRIER, LANE_EXITED, LANE_WSYNC, LANE_YIELD, LANE_
 typedef struct {
     uint64_t addr, size;
     unsigned char *host;
+    uint64_t mapped;        /* mh_emu_alloc_mapped: host == addr, munmap'ed (this many bytes) */
 } alloc;
 
 struct mh_emu {
@@ -98,7 +100,13 @@ typedef struct {
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
     uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
+    /* stall reasons (emu_stalls.c, counting only): its last issue's cycle, pc, the end of its cost
+     * and the reasons of the cycles after it (EMU_NO_PC: none yet in this block) */
+    uint64_t st_last, st_end;
+    uint32_t st_pc;
+    uint8_t st_cost_why, st_wait_why;
 } warp;
+#define EMU_NO_PC UINT32_MAX
 
 typedef struct vsm vsm;
 enum { FRESH_SHARED = 1, FRESH_REGS = 2 };
@@ -159,7 +167,7 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes; } tma_done;
+typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
 
 typedef struct {
     mh_emu *d;
@@ -171,6 +179,7 @@ typedef struct {
     uint64_t local_stride;
     uint64_t data_addr;     /* module .global/.const segment */
     unsigned char *data_host;
+    int data_owned;         /* data_addr was allocated for this launch (not mh_emu_extra.data_addr) */
     uint64_t data_size;
     uint32_t grid[3], block[3], nthreads, nwarps, dyn_smem;
     uint32_t ctaid[3], sm;  /* the block of the instruction running, and its SM */
@@ -210,6 +219,8 @@ typedef struct {
     int slow;               /* strict mode or counting: the checks around each instruction */
     uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
     mh_outbuf out;          /* what the kernel printed */
+    mh_outbuf warn;         /* warnings (emu_warn): one line each, once per source line */
+    uint32_t warn_lines[EMU_WARN_LINES], nwarn_lines; /* the source lines warned about */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
@@ -234,6 +245,7 @@ typedef struct {
                              * setmaxnreg then checks only its rules, no pool) */
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
+    struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -244,6 +256,10 @@ enum { W_RUN, W_WAIT, W_PARK, W_DONE };
 
 /* ---- faults and stops (emu.c) ---- */
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* What the PTX leaves undefined and emu lets happen outside strict mode: a line of the launch's
+ * warnings (mh_emu_stats.warnings) naming file:line, kernel, block and thread, once per source line
+ * (the first EMU_WARN_LINES lines). */
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int emu_poll_stop(ctx *c);
 void emu_uninitialised(ctx *c, const warp *w, uint32_t reg, int lane);
 double emu_monotonic_s(void);
@@ -326,6 +342,30 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+void emu_stall_issue(ctx *c, warp *w, uint64_t t);
+
+/* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
+/* Each returns -1 after a fault it reported, else 0.  Async-proxy writes of shared memory are
+ * marked per 4-byte word with the completion that retires them (an mbarrier phase, a warp's
+ * cp.async group); wgmma's shared operands with their warp's group. */
+int emu_hz_start(ctx *c);
+void emu_hz_free(ctx *c);
+/* A bulk or tensor copy (c->cur) writing n bytes at shared::cluster address dst, completing on the
+ * mbarrier at shared::cluster address bar: (b) against wgmmas in flight, then marked; *need the
+ * phase count its complete_tx is for. */
+int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t bar, uint32_t *need);
+/* (c): a copy's complete_tx about to land on the mbarrier at p (block d->b). */
+int emu_hz_land(ctx *c, warp *w, const tma_done *d, const unsigned char *p);
+/* The mbarrier at p completed a phase; a wait found it complete; an expect_tx (c->cur) on it. */
+void emu_hz_phase(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_observe(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
+/* (a) before instruction in runs: its shared accesses; cp.async marks and their groups. */
+int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
+int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
 
 /* ---- registers packed by live range (emu_regpack.c) ---- */
 /* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs

@@ -5,6 +5,7 @@
  * check that turns a deadlock into a fault naming its lines. */
 #include "emu/emu_internal.h"
 #include "emu/emu_counters.h"
+#include "frontend/ptx_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,6 +220,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
         w->nsetmax = 0;
+        w->st_pc = EMU_NO_PC;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -707,6 +709,7 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
         if (rc) {
+            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, t);
             s->free = t + 1;
             w->ready = t + c->cost;
             s->best = NULL;
@@ -770,7 +773,7 @@ static uint32_t wait_pc(warp *w)
  * their first blocks) and the blocks not yet resident. */
 static int deadlock(ctx *c, uint64_t now)
 {
-    uint32_t lines[6], nblk[6], nl = 0, waiting = 0;
+    uint32_t lines[6], pcs[6], nblk[6], nl = 0, waiting = 0;
     char who[6][160];
     for (uint32_t s = 0; s < c->resident; s++) /* slot by slot: the first wave in blockIdx order */
         for (uint32_t i = 0; i < c->nsms; i++) {
@@ -788,6 +791,7 @@ static int deadlock(ctx *c, uint64_t now)
             while (j < nl && lines[j] != line) j++;
             if (j == nl && nl < 6) {
                 lines[nl] = line;
+                pcs[nl] = pc;
                 nblk[nl] = 0;
                 who[nl][0] = 0;
                 const char *op = pc < c->ncode ? mh_ptx_op_name((mh_ptx_op)c->code[pc].op) : "?";
@@ -803,13 +807,17 @@ static int deadlock(ctx *c, uint64_t now)
             }
         }
     if (!waiting) return 0;
-    char msg[1400];
+    char msg[4000];
     size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
                                 "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
                                 (unsigned long long)(now - c->progress_t));
     for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
-        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %.200s:%u (%s%s (%u block%s)", j ? ";" : "", c->m->path,
-                              lines[j], who[j], nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    {
+        char where[1000];
+        mh_ptx_where(c->m, pcs[j] < c->ncode ? c->code[pcs[j]].text_off : 0, lines[j], where, sizeof where);
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s (%s%s (%u block%s)", j ? ";" : "", where, who[j],
+                              nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    }
     if (c->next_block < c->nblocks && n < sizeof msg)
         snprintf(msg + n, sizeof msg - n, "; %llu blocks of the grid are not resident yet (an SM holds %u at once, "
                  "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",

@@ -122,4 +122,24 @@ describe("a Hopper GEMM on emu", function()
     assert.equal(4 * 2 * 4, inside)
     assert.equal(0, loads_during_mma) -- each step's loads wait for the MMAs that free their stage
   end)
+
+  it("lets an access to an exited cluster peer land with a warning per line; strict mode faults", function()
+    for _, strict in ipairs { false, true } do
+      local dev = mgpu.device("emu", { sms = 4, strict = strict })
+      local flag, out = dev:array("u32", 1), dev:array("u32", 2)
+      local k = dev:load(h.src .. "/tests/ptx/hopper_exited.ptx"):kernel("exited_peer")
+      local ok, run = pcall(k.launch, k, { grid = 2, block = 32, args = { flag, out } })
+      if strict then
+        assert.is_false(ok)
+        assert.equal("kernel_fault", run.code)
+        assert.truthy(run.message:find("hopper_exited.ptx:132: exited_peer: shared::cluster write", 1, true))
+      else
+        assert.is_true(ok)
+        assert.same({ 42, 1 }, out:read())
+        assert.equal(3, #run.warnings)
+        assert.truthy(run.warnings[2]:find("hopper_exited.ptx:137: exited_peer: shared::cluster write at 0x", 1, true))
+        assert.truthy(run.warnings[2]:find("block rank 1 of the cluster has exited", 1, true))
+      end
+    end
+  end)
 end)
