@@ -57,15 +57,16 @@ void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
         if (c->warn_lines[i] == line) return;
     if (c->nwarn_lines == EMU_WARN_LINES) return;
     c->warn_lines[c->nwarn_lines++] = line;
-    char what[600], msg[1024];
+    char what[900], where[1000], msg[2048]; /* where: as emu_fault names it */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     uint32_t t[3];
     thread_of(c, w, lane, t);
-    int n = snprintf(msg, sizeof msg, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", c->m->path, line,
-                     c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
+    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->name, what,
+                     c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 

@@ -19,6 +19,9 @@ static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); 
 int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
 {
     if (mh_tensor_map_check(s, e)) return (int)e->code;
+    if (!s->elem_size)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: data type %s (packed values) is for sm_100 and later; emu "
+                       "runs sm_90", mh_tensor_map_type_name(s->data_type));
     memset(out, 0, MH_TMAP_BYTES);
     memcpy(out, magic, 8);
     out[8] = 1;
@@ -104,7 +107,7 @@ static mh_ptx_type elem_type(int dt)
     switch (dt) {
     case MH_TMAP_FLOAT16: return MH_PT_F16;
     case MH_TMAP_BFLOAT16: return MH_PT_BF16;
-    case MH_TMAP_FLOAT32: return MH_PT_F32;
+    case MH_TMAP_FLOAT32: case MH_TMAP_FLOAT32_FTZ: case MH_TMAP_TFLOAT32: case MH_TMAP_TFLOAT32_FTZ: return MH_PT_F32;
     case MH_TMAP_FLOAT64: return MH_PT_F64;
     case MH_TMAP_INT32: return MH_PT_S32;
     case MH_TMAP_INT64: return MH_PT_S64;
@@ -115,10 +118,7 @@ static mh_ptx_type elem_type(int dt)
     }
 }
 
-static int is_float_type(int dt)
-{
-    return dt == MH_TMAP_FLOAT16 || dt == MH_TMAP_BFLOAT16 || dt == MH_TMAP_FLOAT32 || dt == MH_TMAP_FLOAT64;
-}
+static int is_float_type(int dt) { return mh_ptx_type_is_float(elem_type(dt)); }
 
 /* A reduction's operation on elements of type t (the ISA's: add on every type, min/max on
  * integers and f16/bf16, inc/dec on u32, and/or/xor on 32/64-bit integers). */

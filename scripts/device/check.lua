@@ -378,13 +378,14 @@ if gpu.backend ~= "cuda" or gpu.arch == "sm_90" then
       boxes[#boxes + 1] = { map, 2, { -40, 100 }, bytes }
       boxes[#boxes + 1] = { dev:tensor_map(t2, { box = { sw[2], 8 }, swizzle = sw[1], oob = "nan" }), 2, { 36, -3 }, bytes, "f32" }
     end
-    return tma_loads(dev, boxes)
+    local outs = tma_loads(dev, boxes) -- not a tail call: t2 must stay alive while its maps are used
+    return outs
   end)
   against_emu("tests/ptx/hopper_tma.ptx 3d-5d loads (element strides, interleave 16B/32B)", function(dev)
     local t3 = dev:array("bf16", values(7 * 12 * 32, function(i) return i % 97 - 40 end), { shape = { 7, 12, 32 } })
     local i32 = { dims = { 16, 24, 7 }, strides = { 32, 768 }, box = { 16, 8, 2 }, interleave = "32B", swizzle = "32B" }
     local t5 = dev:array("u64", values(4 * 3 * 16, function(i) return (i // 48) << 40 | (i // 16 % 3) << 20 | i % 16 end))
-    return tma_loads(dev, {
+    local outs = tma_loads(dev, { -- not a tail call: t3 and t5 must stay alive while their maps are used
       { dev:tensor_map(t3, { box = { 32, 8, 6 }, element_strides = { 1, 2, 3 }, swizzle = "64B" }), 3, { 0, 3, 1 }, 32 * 4 * 2 * 2 },
       { dev:tensor_map(t3, { dims = { 8, 48, 7 }, strides = { 16, 768 }, box = { 8, 16, 2 }, interleave = "16B" }), 3, { 0, 5, 2 }, 512 },
       { dev:tensor_map(t3, i32), 3, { 0, 5, 2 }, 512 },
@@ -395,6 +396,7 @@ if gpu.backend ~= "cuda" or gpu.arch == "sm_90" then
       { dev:tensor_map(t5, { dims = { 16, 1, 3, 1, 4 }, strides = { 0, 128, 0, 384 }, box = { 16, 1, 2, 1, 3 } }), 5,
         { 0, 0, 1, 0, 2 }, 768 },
     })
+    return outs
   end)
 
   against_emu("tests/ptx/hopper_tma.ptx stores, tensor reductions, bulk copies, mbarriers", function(dev)

@@ -320,6 +320,80 @@ static void tma_loads(void)
     mh_emu_free(dev, a3, &e);
 }
 
+/* Every data type of cuda.h 13 by name, and the Driver API's rules for them (the packed 4/6-bit
+ * types: a 32-byte aligned address and strides, dims[1] a multiple of 128 or 2, box[1] = 128, their
+ * swizzles and interleave), a map based at an offset into its array; strides that do not cover the
+ * dimension below are accepted (docs/DESIGN.md). */
+static void tensor_map_types(void)
+{
+    mh_error e;
+    static const char *const names[] = {"uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32",
+                                        "float64", "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz",
+                                        "16u4_align8b", "16u4_align16b", "16u6_align16b"};
+    static const unsigned bits[] = {8, 16, 32, 32, 64, 64, 16, 32, 64, 16, 32, 32, 32, 4, 4, 6};
+    for (int t = 0; t < MH_TMAP_NTYPES; t++) {
+        CHECK(mh_tensor_map_type(names[t]) == t && !strcmp(mh_tensor_map_type_name(t), names[t]));
+        CHECK(mh_tensor_map_elem_bits(t) == bits[t]);
+    }
+    CHECK(mh_tensor_map_type("tf32") == -1 && mh_tensor_map_elem_bits(MH_TMAP_NTYPES) == 0);
+    uint64_t base = 0x10000, dims[] = {256, 4};
+    uint32_t box[] = {128, 4};
+    /* a packed type: 4 bits each, 128 bytes per row */
+    mh_tensor_map_spec p = spec(MH_TMAP_16U4_ALIGN16B, 0, 2, base, 4096, dims, box);
+    CHECK(p.strides[0] == 128 && mh_tensor_map_check(&p, &e) == 0);
+    p.address = base + 16;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor's address must be 32-byte aligned with data type 16u*_align16b");
+    p.address = base, p.strides[0] = 144;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "strides[1] = 144 bytes (a multiple of 32 below 2^40)");
+    p.strides[0] = 128, p.dims[0] = 192;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dims[1] = 192: with data type 16u4_align16b a multiple of 128");
+    p.dims[0] = 256, p.box[0] = 64;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "box[1] = 64: with data type 16u4_align16b it must be 128");
+    p.box[0] = 128, p.swizzle = MH_TMAP_SWIZZLE_64B;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "data type 16u4_align16b takes swizzle \"none\" or \"128B\"");
+    p.swizzle = MH_TMAP_SWIZZLE_NONE, p.oob = MH_TMAP_OOB_NAN;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "oob = \"nan\" is for floating-point data; this tensor's elements are 16u4_align16b");
+    p.oob = MH_TMAP_OOB_ZERO;
+    unsigned char map[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&p, map, &e) == MH_E_BAD_ARGUMENT); /* sm_100's, not emu's */
+    CHECK_CONTAINS(e.message, "data type 16u4_align16b (packed values) is for sm_100 and later; emu runs sm_90");
+    mh_tensor_map_spec q = spec(MH_TMAP_16U4_ALIGN8B, 0, 2, base, 4096, dims, box);
+    q.dims[0] = 255;
+    CHECK(mh_tensor_map_check(&q, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dims[1] = 255: with data type 16u4_align8b a multiple of 2");
+    q.dims[0] = 256, q.box[0] = 16; /* 8 bytes */
+    CHECK(mh_tensor_map_check(&q, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the box's inner dimension is 64 bits (box[1] x 4 bits): it must be a multiple of 16 bytes");
+    mh_tensor_map_spec r = spec(MH_TMAP_16U6_ALIGN16B, 0, 3, base, 1 << 16, (uint64_t[]){128, 4, 4}, (uint32_t[]){128, 4, 4});
+    CHECK(r.strides[0] == 96 && mh_tensor_map_check(&r, &e) == 0);
+    r.interleave = MH_TMAP_INTERLEAVE_16B;
+    CHECK(mh_tensor_map_check(&r, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "data type 16u6_align16b takes no interleave");
+    /* a tensor based at an offset into its array: the address's alignment and the bytes left */
+    mh_tensor_map_spec o = spec(MH_TMAP_TFLOAT32, 4, 2, base + 8, 4096 - 8, dims, box);
+    o.offset = 8;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor's address must be 16-byte aligned (0x10008, the array's start plus the offset)");
+    o.address = base + 16, o.offset = 16, o.bytes = 4096 - 16;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor spans 4096 bytes, the array has 4080 after the offset: TMA would read past");
+    /* strides of 0, and ones that do not cover the dimension below, are the driver's to take */
+    o.dims[0] = 64, o.strides[0] = 0;
+    CHECK(mh_tensor_map_check(&o, &e) == 0);
+    o.strides[0] = 128; /* 64 elements of 4 bytes are 256: rows overlap */
+    CHECK(mh_tensor_map_check(&o, &e) == 0 && mh_emu_tensor_map(&o, map, &e) == 0);
+    /* an element size that is not the type's */
+    o.elem_size = 2;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "elements of 2 bytes with data type tfloat32");
+}
+
 /* ---- stores and reductions ---- */
 
 static uint32_t red_ref(int op, uint32_t old, uint32_t v)
@@ -1001,7 +1075,7 @@ static void exited_peer(void)
         CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
         if (strict) {
             CHECK(rc == MH_E_KERNEL_FAULT);
-            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* the arrive */
+            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive */
             CHECK_CONTAINS(e.message, "block rank 1 of the cluster has exited");
             CHECK(got[1] == 0);
         } else {
@@ -1009,10 +1083,11 @@ static void exited_peer(void)
             CHECK(rc == 0 && got[0] == 42 && got[1] == 1); /* the store landed and reads back */
             CHECK(st.warnings != NULL);
             if (st.warnings) {
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132: exited_peer: shared::cluster write at 0x"); /* arrive */
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137: exited_peer: shared::cluster write at 0x");
-                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141: exited_peer: shared::cluster read at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* arrive */
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137): exited_peer: shared::cluster write at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141): exited_peer: shared::cluster read at 0x");
                 CHECK_CONTAINS(st.warnings, "block rank 1 of the cluster has exited");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.cu:37 (PTX tests/ptx/hopper_exited.ptx:137)"); /* as faults name it */
                 int lines = 0;
                 for (const char *p = st.warnings; *p; p++) lines += *p == '\n';
                 CHECK(lines == 3 && st.warnings_len == strlen(st.warnings));
@@ -1060,6 +1135,7 @@ int main(int argc, char **argv)
     dev = mh_emu_create(&o, &e);
     CHECK(dev != NULL);
     tma_loads();
+    tensor_map_types();
     tma_stores();
     bulk();
     mbarriers();
