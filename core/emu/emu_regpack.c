@@ -12,7 +12,6 @@
 #include "emu/emu_internal.h"
 #include "frontend/ptx_effects.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
 /* Packing's limits (a kernel past them keeps one row a register): the bitsets' memory. */
@@ -200,7 +199,6 @@ int emu_pack_registers(ctx *c)
         }
         c->nregs = ncolors ? ncolors : 1;
         c->packed = 1;
-        if (getenv("EMU_DBG")) fprintf(stderr, "packed %u -> %u rows, %u zeroed\n", p.nregs, c->nregs, c->nzero_rows);
     }
 done:
     free(use);

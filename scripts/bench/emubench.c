@@ -80,7 +80,6 @@ static int rss_main(const char *kernel, const char *dir, int repeats)
     for (int i = 0; i < repeats; i++)
         if (run_saxpy(d, &m, kernel, dx, dy, &st, &e)) return 1;
     printf("%.1f\n", peak_mib());
-    if (getenv("EMU_DBG")) fprintf(stderr, "cycles %llu warp_insns %llu\n", (unsigned long long)st.cycles, (unsigned long long)st.warp_insns);
     mh_emu_destroy(d);
     mh_ptx_free(&m);
     return 0;
