@@ -279,7 +279,7 @@ static int link_code(ctx *c, mh_error *e)
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
-    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    if (emu_pack_registers(c) || emu_mma_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -454,6 +454,9 @@ done:
     free(c.fast);
     free(c.kconst);
     free(c.wgb);
+    free(c.acc_touch);
+    for (uint32_t i = 0; i < c.ntiles; i++) free(c.tiles[i]);
+    free(c.tiles);
     free(c.zero_rows);
     free(c.insn_func);
     free(c.base);

@@ -476,23 +476,56 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     }
     int accumulate = os.kind == MH_OPK_IMM ? os.imm != 0 : val(c, w, &os, __builtin_ctz(mask)) != 0;
     if (!ints && r->dtype == MH_MT_F32 && !w->written) {
-        /* f32 accumulators (not strict mode): each element's register row once, then 32 lanes */
+        /* f32 accumulators (not strict mode): kept in the warp's tile between chained wgmmas on the
+         * same registers, else gathered from them (each element's register row once) */
+        float *D = T->d;
+        if (w->tile_live && (w->tile_N != N || w->tile_n != r->d.n || r->a_regs ||
+                             (w->tile_off != r->d.off && memcmp(c->m->mma_regs + w->tile_off, c->m->mma_regs + r->d.off,
+                                                                r->d.n * sizeof *c->m->mma_regs))))
+            emu_acc_flush(c, w); /* another list of registers (each wgmma has its own record: compared by content) */
+        if (c->acc_touch && !w->tile) {
+            if (c->ntiles == c->cap_tiles) {
+                uint32_t n = c->cap_tiles ? 2 * c->cap_tiles : 64;
+                float **nt = realloc(c->tiles, n * sizeof *nt);
+                if (nt) { c->tiles = nt; c->cap_tiles = n; }
+            }
+            if (c->ntiles < c->cap_tiles && (w->tile = malloc(16 * 256 * sizeof(float)))) c->tiles[c->ntiles++] = w->tile;
+        }
+        int keep = c->acc_touch && w->tile;
+        if (keep) D = w->tile;
         const uint64_t *rows[128];
         for (int i = 0; i < nd; i++) {
             uint32_t rg = list_reg(c, &r->d, i);
             rows[i] = rg == UINT32_MAX ? NULL : reg_at(c, w, rg, 0);
         }
-        for (int i = 0; i < nd; i++) {
-            float *dc = T->d + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
-            for (int l = 0; l < WARP; l++)
-                dc[(l >> 2) * N + 2 * (l & 3)] = accumulate && rows[i] ? mh_f32_from_bits((uint32_t)rows[i][l]) : 0.0f;
+        if (keep && w->tile_live) {
+            if (!accumulate) memset(D, 0, (size_t)16 * (size_t)N * sizeof *D);
+        } else {
+            for (int i = 0; i < nd; i++) {
+                float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++)
+                    dc[(l >> 2) * N + 2 * (l & 3)] = accumulate && rows[i] ? mh_f32_from_bits((uint32_t)rows[i][l]) : 0.0f;
+            }
         }
-        gemm_f(16, N, K, T->a, Bt, T->d);
-        for (int i = 0; i < nd; i++) {
-            if (!rows[i]) continue;
-            uint64_t *rw = (uint64_t *)rows[i];
-            const float *dc = T->d + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
-            for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+        gemm_f(16, N, K, T->a, Bt, D);
+        if (keep) {
+            /* "_" elements read 0 at the next wgmma, as they would from no register */
+            for (int i = 0; i < nd; i++) {
+                if (rows[i]) continue;
+                float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++) dc[(l >> 2) * N + 2 * (l & 3)] = 0.0f;
+            }
+            w->tile_live = 1;
+            w->tile_off = r->d.off;
+            w->tile_n = r->d.n;
+            w->tile_N = (uint16_t)N;
+        } else {
+            for (int i = 0; i < nd; i++) {
+                if (!rows[i]) continue;
+                uint64_t *rw = (uint64_t *)rows[i];
+                const float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+            }
         }
         uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
         w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
@@ -518,6 +551,73 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
      * group's end is what wgmma.wait_group waits for */
     uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
     w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+    return 0;
+}
+
+void emu_acc_flush(ctx *c, warp *w)
+{
+    mh_mma_list li = {.off = w->tile_off, .n = w->tile_n};
+    int N = w->tile_N, nd = 16 * N / WARP;
+    w->tile_live = 0;
+    for (int i = 0; i < nd; i++) {
+        uint32_t rg = list_reg(c, &li, i);
+        if (rg == UINT32_MAX) continue;
+        uint64_t *rw = reg_at(c, w, rg, 0);
+        const float *dc = w->tile + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+        for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+    }
+}
+
+/* Marks each instruction that may name a register of a wgmma's accumulators (other than wgmma
+ * itself and its fence, commit and wait): before it runs, a warp's tile is written back.  Other
+ * tensor-core instructions and bulk copies (their registers in records) count as naming them.
+ * Not in strict mode (it checks each register's writes) nor with calls. */
+static int names_any(const ctx *c, const mh_ptx_insn *in, const uint8_t *acc)
+{
+    if (in->guard >= 0 && (uint32_t)in->guard < c->nregs && acc[in->guard]) return 1;
+    if (in->dst2 >= 0 && (uint32_t)in->dst2 < c->nregs && acc[in->dst2]) return 1;
+    for (int k = 0; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        const mh_ptx_opnd *o = &in->o[k];
+        if ((o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) && (o->reg >= c->nregs || acc[o->reg]))
+            return 1;
+        if (o->kind == MH_OPK_VEC)
+            for (int j = 0; j < o->n && j < 4; j++)
+                if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG) && (o->vec[j] >= c->nregs || acc[o->vec[j]]))
+                    return 1;
+    }
+    return 0;
+}
+
+int emu_mma_plan(ctx *c)
+{
+    c->acc_touch = NULL;
+    if (c->d->strict || c->calls) return 0;
+    int any = 0;
+    for (uint32_t pc = 0; pc < c->ncode && !any; pc++)
+        any = c->code[pc].op == MH_OP_MMA && c->m->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
+    if (!any) return 0;
+    uint8_t *acc = calloc(c->nregs, 1);
+    c->acc_touch = calloc(c->ncode ? c->ncode : 1, 1);
+    if (!acc || !c->acc_touch) { free(acc); free(c->acc_touch); c->acc_touch = NULL; return -1; }
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op != MH_OP_MMA || c->m->mma[in->callee].kind != MH_MMA_WGMMA) continue;
+        const mh_mma_list *d = &c->m->mma[in->callee].d;
+        for (int k = 0; k < d->n; k++) {
+            uint32_t rg = list_reg(c, d, k);
+            if (rg != UINT32_MAX && rg >= c->reg_lo && rg - c->reg_lo < c->nregs) acc[rg - c->reg_lo] = 1;
+        }
+    }
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op == MH_OP_MMA) {
+            int k = c->m->mma[in->callee].kind;
+            c->acc_touch[pc] = k != MH_MMA_WGMMA && k != MH_MMA_WG_FENCE && k != MH_MMA_WG_COMMIT && k != MH_MMA_WG_WAIT;
+        } else {
+            c->acc_touch[pc] = in->op == MH_OP_TMA || in->op == MH_OP_CALL || in->op == MH_OP_OPAQUE || names_any(c, in, acc);
+        }
+    }
+    free(acc);
     return 0;
 }
 

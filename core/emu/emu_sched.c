@@ -220,6 +220,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
         w->nsetmax = 0;
+        w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
         w->st_pc = EMU_NO_PC;
         w->index = i;
         w->b = b;
@@ -473,6 +474,7 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
+        if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
         if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
             /* a converged warp's branch that every lane takes or none does (a loop's back edge):
              * no lane loop of the general path; a divergent one goes there */
@@ -737,6 +739,7 @@ static int warp_waits(const ctx *c, const warp *w, int confirmed)
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc)
 {
     emu_sync_pcs(w);
+    if (w->tile_live) emu_acc_flush(c, w);
     uint32_t nregs = c->nregs;
     uint64_t h = 1469598103934665603ull ^ pc;
     for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
