@@ -831,6 +831,8 @@ static int deadlock(ctx *c, uint64_t now)
     return 1;
 }
 
+static int device_loop(ctx *c, uint32_t *heap);
+
 /* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
  * SM's end in *longest. */
 int emu_run_grid(ctx *c, uint64_t *longest)
@@ -858,26 +860,75 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+    uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    if (!heap) {
+        mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
+        c->faulted = 1;
+        return -1;
+    }
+    int rc = device_loop(c, heap);
+    free(heap);
+    if (rc) return -1;
+    *longest = 0;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
+    return 0;
+}
+
+/* The SMs in a binary heap by (next event, SM number): the root is the SM a scan for the earliest
+ * next event (the lower SM on a tie) would find, and the earlier of its children the next SM's time. */
+static inline int sm_before(const ctx *c, uint32_t i, uint32_t j)
+{
+    return c->sms[i].next < c->sms[j].next || (c->sms[i].next == c->sms[j].next && i < j);
+}
+
+static void heap_down(const ctx *c, uint32_t *h, uint32_t n, uint32_t k)
+{
     for (;;) {
-        vsm *a = NULL;
-        uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX;
-        for (uint32_t i = 0; i < c->nsms; i++) {
-            uint64_t n = c->sms[i].next;
-            if (n < t1) { t2 = t1; t1 = n; a = &c->sms[i]; }
-            else if (n < t2) t2 = n;
-        }
-        if (!a) break;
+        uint32_t l = 2 * k + 1, r = l + 1, m = k;
+        if (l < n && sm_before(c, h[l], h[m])) m = l;
+        if (r < n && sm_before(c, h[r], h[m])) m = r;
+        if (m == k) return;
+        uint32_t t = h[k];
+        h[k] = h[m];
+        h[m] = t;
+        k = m;
+    }
+}
+
+static void heap_build(const ctx *c, uint32_t *h)
+{
+    for (uint32_t i = 0; i < c->nsms; i++) h[i] = i;
+    for (uint32_t k = c->nsms / 2; k-- > 0;) heap_down(c, h, c->nsms, k);
+}
+
+/* Every SM in virtual-time order until the grid is done (emu_run_grid's loop): 0, or -1. */
+static int device_loop(ctx *c, uint32_t *heap)
+{
+    uint32_t n = c->nsms;
+    heap_build(c, heap);
+    for (;;) {
+        if (!n || c->sms[heap[0]].next == UINT64_MAX) break;
+        vsm *a = &c->sms[heap[0]];
+        uint64_t t1 = a->next, t2 = UINT64_MAX;
+        if (n > 1) t2 = c->sms[heap[1]].next;
+        if (n > 2 && c->sms[heap[2]].next < t2) t2 = c->sms[heap[2]].next;
         if (a->vacant_at <= t1) {
             if (dispatch(c, a)) return -1;
-            if (c->cluster_n > 1) /* a cluster may have started on other SMs too */
+            if (c->cluster_n > 1) { /* a cluster may have started on other SMs too */
                 for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-            else
+                heap_build(c, heap);
+            } else {
                 a->next = sm_next_event(a);
+                heap_down(c, heap, n, 0);
+            }
             continue;
         }
         /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall
          * check below runs: a deadlock inside one SM is found too (issue 21's hostile round) */
-        if (run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM)) return -1;
+        int rc = run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM);
+        heap_down(c, heap, n, 0); /* a->next moved on */
+        if (rc) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
             c->epoch++;
@@ -907,9 +958,6 @@ int emu_run_grid(ctx *c, uint64_t *longest)
             }
         }
     }
-    *longest = 0;
-    for (uint32_t i = 0; i < c->nsms; i++)
-        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
     return 0;
 }
 
