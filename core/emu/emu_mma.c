@@ -92,14 +92,27 @@ static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int l
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
-static void gemm_f(int M, int N, int K, const float *A, const float *B, float *D)
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
 {
     for (int i = 0; i < M; i++) {
         float *d = D + (size_t)i * N;
+        int j0 = 0;
+        /* 64 columns at a time held in a local block across the whole k loop (registers), each
+         * element's adds still in k order */
+        for (; j0 + 64 <= N; j0 += 64) {
+            float acc[64];
+            memcpy(acc, d + j0, sizeof acc);
+            for (int k = 0; k < K; k++) {
+                float a = A[(size_t)i * K + k];
+                const float *b = B + (size_t)k * N + j0;
+                for (int j = 0; j < 64; j++) acc[j] += a * b[j];
+            }
+            memcpy(d + j0, acc, sizeof acc);
+        }
         for (int k = 0; k < K; k++) {
             float a = A[(size_t)i * K + k];
             const float *b = B + (size_t)k * N;
-            for (int j = 0; j < N; j++) d[j] += a * b[j];
+            for (int j = j0; j < N; j++) d[j] += a * b[j];
         }
     }
 }
