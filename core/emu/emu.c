@@ -263,6 +263,11 @@ static int link_code(ctx *c, mh_error *e)
             mh_ptx_insn *in = &c->code[at + i];
             if (in->op == MH_OP_BRA) in->o[0].reg += at; /* a label: renumber leaves it */
             if (in->op == MH_OP_CALL && in->callee >= 0 && m->funcs[in->callee].defined) c->calls = 1;
+            /* the per-thread .param frames: for calls and .param accesses other than a kernel parameter's */
+            if (in->op == MH_OP_CALL || ((in->op == MH_OP_LD || in->op == MH_OP_ST) && in->space == MH_SP_PARAM &&
+                                         (!F->is_entry || in->o[in->op == MH_OP_LD].sym >= 0 ||
+                                          in->o[in->op == MH_OP_LD].param < 0)))
+                c->frames_used = 1;
             if (c->reg_lo) renumber(in, c->reg_lo);
         }
         at += F->ncode;
@@ -274,7 +279,7 @@ static int link_code(ctx *c, mh_error *e)
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
-    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    if (emu_pack_registers(c) || emu_mma_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -456,6 +461,10 @@ done:
     free(c.code);
     free(c.fast);
     free(c.kconst);
+    free(c.wgb);
+    free(c.acc_touch);
+    for (uint32_t i = 0; i < c.ntiles; i++) free(c.tiles[i]);
+    free(c.tiles);
     free(c.zero_rows);
     free(c.insn_func);
     free(c.base);

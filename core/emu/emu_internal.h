@@ -108,15 +108,24 @@ typedef struct {
     uint32_t st_pc;
     uint8_t st_cost_why, st_wait_why;
     const unsigned char *fl_wait; /* flows (emu_flows.c): the mbarrier a wait of it found incomplete, NULL: none */
+    /* wgmma's f32 accumulators kept as a 16 x N tile between chained wgmmas (emu_mma.c): while
+     * tile_live, the registers of the D list at tile_off (tile_n entries) hold stale values and the
+     * tile the current ones, written back before any other instruction names one of them */
+    float *tile;
+    uint32_t tile_off;
+    uint16_t tile_n, tile_N;
+    uint8_t tile_live;
 } warp;
 #define EMU_NO_PC UINT32_MAX
 
 typedef struct vsm vsm;
+enum { FRESH_SHARED = 1, FRESH_REGS = 2 };
 
 /* A block resident on a virtual SM (a slot of it): its memory and warps. */
 struct blk {
     vsm *sm;                /* the SM whose slot it is */
     int busy;               /* holds a block now */
+    uint8_t fresh;          /* FRESH_*: buffers new from calloc, still zero (the slot's first block) */
     int vacant;             /* its block finished at `end` and the next block of the grid is owed to it */
     uint32_t ctaid[3];
     unsigned char *shared, *local, *frames;
@@ -240,9 +249,15 @@ typedef struct {
     /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
     uint64_t *frame_off;    /* per function, inside a thread's frame */
     uint64_t frame_bytes;   /* per thread */
+    int frames_used;        /* some instruction reaches the frames (a call, a .param access other than a
+                             * kernel parameter's): else a slot has none and a block clears none */
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint8_t *acc_touch;     /* per instruction: it may name a wgmma accumulator register (NULL: no tiles kept) */
+    float **tiles;          /* the warps' accumulator tiles, freed at the launch's end */
+    uint32_t ntiles, cap_tiles;
+    struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
     uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
@@ -297,6 +312,13 @@ uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, 
 int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+
+/* ---- tensor cores (emu_mma.c) ---- */
+/* At launch: which instructions may name a wgmma accumulator register (c->acc_touch), for the
+ * accumulator tiles; 0, or -1 out of memory. */
+int emu_mma_plan(ctx *c);
+/* Writes warp w's accumulator tile back to its registers. */
+void emu_acc_flush(ctx *c, warp *w);
 
 /* ---- bulk copies and clusters (emu_tma.c, emu_cluster.c, emu_sync.c) ---- */
 int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);

@@ -121,7 +121,7 @@ static size_t slot_bytes(const ctx *c, int which)
     size_t nw = c->nwarps, nregs = c->nregs;
     switch (which) {
     case SB_SHARED: return c->shared_size ? c->shared_size : 1;
-    case SB_FRAMES: return nw * WARP * (c->frame_bytes ? c->frame_bytes : 1);
+    case SB_FRAMES: return c->frames_used ? nw * WARP * (c->frame_bytes ? c->frame_bytes : 1) : 1;
     case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
     case SB_WRITTEN: return 2 * nw * nregs * sizeof(uint32_t); /* warp's written, then their acc */
     case SB_WARPS: return nw * sizeof(warp);
@@ -135,10 +135,17 @@ static int slot_memory(ctx *c, blk *b)
 {
     if (b->warps) return 0;
     mh_emu *d = c->d;
+    /* a buffer the pool did not have is new from calloc: zeroed, its pages not touched yet (the
+     * first block leaves them so: a launch of few large blocks paid a page fault for each page of
+     * every slot's registers and shared memory, most of them never used) */
+    size_t had = d->npool;
     b->shared = emu_pool_get(d, slot_bytes(c, SB_SHARED));
+    b->fresh = (uint8_t)(d->npool == had ? FRESH_SHARED : 0);
     b->local = emu_local_alloc(c->local_stride * c->nwarps * WARP + 1);
     b->frames = emu_pool_get(d, slot_bytes(c, SB_FRAMES));
+    had = d->npool;
     b->regs = emu_pool_get(d, slot_bytes(c, SB_REGS));
+    b->fresh |= (uint8_t)(d->npool == had ? FRESH_REGS : 0);
     b->written = d->strict ? emu_pool_get(d, slot_bytes(c, SB_WRITTEN)) : NULL;
     b->warps = emu_pool_get(d, slot_bytes(c, SB_WARPS));
     b->stacks = c->calls ? emu_pool_get(d, slot_bytes(c, SB_STACKS)) : NULL;
@@ -179,16 +186,19 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
-    memset(b->shared, 0, c->shared_size);
-    if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
+    if (!(b->fresh & FRESH_SHARED)) memset(b->shared, 0, c->shared_size);
+    if (b->fresh & FRESH_REGS)
+        ; /* zeroed */
+    else if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (uint32_t k = 0; k < c->nzero_rows; k++)
                 memset(b->regs + ((size_t)i * nregs + c->zero_rows[k]) * WARP, 0, WARP * sizeof *b->regs);
     else
         memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
-    memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
+    if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->fresh = 0; /* the next block of this slot finds what this one leaves */
     b->running = b->live = c->nwarps;
     b->parked = 0;
     b->done = 0;
@@ -213,6 +223,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
         w->nsetmax = w->nwgmma = 0;
+        w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
         w->st_pc = EMU_NO_PC;
         w->fl_wait = NULL;
         w->index = i;
@@ -481,6 +492,7 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
+        if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
         if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
             /* a converged warp's branch that every lane takes or none does (a loop's back edge):
              * no lane loop of the general path; a divergent one goes there */
@@ -759,6 +771,7 @@ static int warp_waits(const ctx *c, const warp *w, int confirmed)
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc)
 {
     emu_sync_pcs(w);
+    if (w->tile_live) emu_acc_flush(c, w);
     uint32_t nregs = c->nregs;
     uint64_t h = 1469598103934665603ull ^ pc;
     for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
@@ -866,6 +879,8 @@ static int deadlock(ctx *c, uint64_t now)
     return 1;
 }
 
+static int device_loop(ctx *c, uint32_t *heap);
+
 /* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
  * SM's end in *longest. */
 int emu_run_grid(ctx *c, uint64_t *longest)
@@ -893,26 +908,75 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+    uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    if (!heap) {
+        mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
+        c->faulted = 1;
+        return -1;
+    }
+    int rc = device_loop(c, heap);
+    free(heap);
+    if (rc) return -1;
+    *longest = 0;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
+    return 0;
+}
+
+/* The SMs in a binary heap by (next event, SM number): the root is the SM a scan for the earliest
+ * next event (the lower SM on a tie) would find, and the earlier of its children the next SM's time. */
+static inline int sm_before(const ctx *c, uint32_t i, uint32_t j)
+{
+    return c->sms[i].next < c->sms[j].next || (c->sms[i].next == c->sms[j].next && i < j);
+}
+
+static void heap_down(const ctx *c, uint32_t *h, uint32_t n, uint32_t k)
+{
     for (;;) {
-        vsm *a = NULL;
-        uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX;
-        for (uint32_t i = 0; i < c->nsms; i++) {
-            uint64_t n = c->sms[i].next;
-            if (n < t1) { t2 = t1; t1 = n; a = &c->sms[i]; }
-            else if (n < t2) t2 = n;
-        }
-        if (!a) break;
+        uint32_t l = 2 * k + 1, r = l + 1, m = k;
+        if (l < n && sm_before(c, h[l], h[m])) m = l;
+        if (r < n && sm_before(c, h[r], h[m])) m = r;
+        if (m == k) return;
+        uint32_t t = h[k];
+        h[k] = h[m];
+        h[m] = t;
+        k = m;
+    }
+}
+
+static void heap_build(const ctx *c, uint32_t *h)
+{
+    for (uint32_t i = 0; i < c->nsms; i++) h[i] = i;
+    for (uint32_t k = c->nsms / 2; k-- > 0;) heap_down(c, h, c->nsms, k);
+}
+
+/* Every SM in virtual-time order until the grid is done (emu_run_grid's loop): 0, or -1. */
+static int device_loop(ctx *c, uint32_t *heap)
+{
+    uint32_t n = c->nsms;
+    heap_build(c, heap);
+    for (;;) {
+        if (!n || c->sms[heap[0]].next == UINT64_MAX) break;
+        vsm *a = &c->sms[heap[0]];
+        uint64_t t1 = a->next, t2 = UINT64_MAX;
+        if (n > 1) t2 = c->sms[heap[1]].next;
+        if (n > 2 && c->sms[heap[2]].next < t2) t2 = c->sms[heap[2]].next;
         if (a->vacant_at <= t1) {
             if (dispatch(c, a)) return -1;
-            if (c->cluster_n > 1) /* a cluster may have started on other SMs too */
+            if (c->cluster_n > 1) { /* a cluster may have started on other SMs too */
                 for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-            else
+                heap_build(c, heap);
+            } else {
                 a->next = sm_next_event(a);
+                heap_down(c, heap, n, 0);
+            }
             continue;
         }
         /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall
          * check below runs: a deadlock inside one SM is found too (issue 21's hostile round) */
-        if (run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM)) return -1;
+        int rc = run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM);
+        heap_down(c, heap, n, 0); /* a->next moved on */
+        if (rc) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
             c->epoch++;
@@ -944,9 +1008,6 @@ int emu_run_grid(ctx *c, uint64_t *longest)
             }
         }
     }
-    *longest = 0;
-    for (uint32_t i = 0; i < c->nsms; i++)
-        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
     return 0;
 }
 
