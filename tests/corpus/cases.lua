@@ -8,6 +8,16 @@ local fastcu = { launches = "fastcu/launches.lua", ptx = "fastcu/matmul.ptx", in
   check = { op = "gemm", m = 256, n = 256, k = 256, a = 2, a_layout = "mk", b = 3, b_layout = "nk", c = 4,
     c_layout = "nm", dtype = "bf16" } }
 
+-- NVIDIA cuda-samples' WMMA GEMMs: D = alpha * A B + beta * C, A row-major, B column-major
+local function sample(name, dtype)
+  return { launches = "samples/" .. name .. ".launches.lua", ptx = "samples/" .. name .. ".ptx",
+    inputs = { [1] = dtype, [2] = dtype, [3] = "f32" }, outputs = { [4] = "f32" },
+    check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4,
+      c_layout = "mn", alpha = 1.1, beta = 1.2, c0 = 3, dtype = dtype == "f32" and "tf32" or "f32" } }
+end
+local bf16s, tf32s, f16s = sample("bf16TensorCoreGemm", "bf16"), sample("tf32TensorCoreGemm", "f32"),
+  sample("cudaTensorCoreGemm", "f16")
+
 local function case(base, t)
   for k, v in pairs(base) do if t[k] == nil then t[k] = v end end
   return t
@@ -33,6 +43,13 @@ return {
     xfail = "run by lanes 0x00000001", why = "issue 30 item 1: labels of inlined { } blocks" }),
   case(fastcu, { name = "fastcu_k10_cluster_tma_store", kernel = "matmulKernel10",
     xfail = "bytes of shared memory per block", why = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) against this one" }),
+  case(bf16s, { name = "samples_bf16_wmma_async_copy", kernel = "compute_bf16gemm_async_copy" }),
+  case(bf16s, { name = "samples_bf16_wmma_shmem", kernel = "compute_bf16gemmP" }),
+  case(tf32s, { name = "samples_tf32_wmma_async_copy", kernel = "compute_tf32gemm_async_copy",
+    xfail = "instruction 'cvt.rna.tf32.f32' is not supported", why = "emu lacks the f32 to tf32 conversion" }),
+  case(tf32s, { name = "samples_tf32_wmma_shmem", kernel = "compute_tf32gemmP",
+    xfail = "instruction 'cvt.rna.tf32.f32' is not supported", why = "emu lacks the f32 to tf32 conversion" }),
+  case(f16s, { name = "samples_f16_wmma_shmem", kernel = "compute_gemm" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11",
     xfail = "bytes of shared memory per block", why = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) against this one" }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12",
