@@ -18,6 +18,15 @@ end
 local bf16s, tf32s, f16s = sample("bf16TensorCoreGemm", "bf16"), sample("tf32TensorCoreGemm", "f32"),
   sample("cudaTensorCoreGemm", "f16")
 
+-- CUTLASS example 49 (collective builder): D = A B, f16, A row-major, B and D column-major,
+-- 128x128x64 tiles, cluster 2x1x1; each ExampleRunner allocates its own A, B, C, D
+local function cutlass49(a, b, d)
+  return { launches = "cutlass/49_collective_builder.launches.lua", ptx = "cutlass/49_collective_builder.ptx",
+    inputs = { [a] = "f16", [b] = "f16" }, outputs = { [d] = "f16" }, retype = true,
+    check = { op = "gemm", m = 256, n = 256, k = 256, a = a, a_layout = "mk", b = b, b_layout = "nk", c = d,
+      c_layout = "nm", dtype = "f16" } }
+end
+
 local function case(base, t)
   for k, v in pairs(base) do if t[k] == nil then t[k] = v end end
   return t
@@ -50,6 +59,25 @@ return {
   case(tf32s, { name = "samples_tf32_wmma_shmem", kernel = "compute_tf32gemmP",
     xfail = "instruction 'cvt.rna.tf32.f32' is not supported", why = "emu lacks the f32 to tf32 conversion" }),
   case(f16s, { name = "samples_f16_wmma_shmem", kernel = "compute_gemm" }),
+  case(cutlass49(1, 2, 4), { name = "cutlass49_auto_cooperative", kernel = { "WarpSpecializedILi7E", "Cooperative" },
+    xfail = "instruction 'ld.global.L2::128B.u16' is not supported", why = "issue 30 item 3: cache qualifiers" }),
+  case(cutlass49(1, 2, 4), { name = "cutlass49_u16_maps", kernel = { "WarpSpecializedILi7E", "Cooperative" },
+    retype = false, xfail = 'unknown option "type"', why = "issue 30 item 5: a tensor map naming its type" }),
+  case(cutlass49(8, 9, 11), { name = "cutlass49_5_stages", kernel = { "WarpSpecializedILi5E" },
+    xfail = "instruction 'ld.global.L2::128B.u16' is not supported", why = "issue 30 item 3: cache qualifiers" }),
+  case(cutlass49(15, 16, 18), { name = "cutlass49_tma_no_ws", kernel = { "MainloopSm90TmaGmmaILi7E" },
+    xfail = "instruction 'ld.global.L2::128B.u16' is not supported", why = "issue 30 item 3: cache qualifiers" }),
+  case(cutlass49(22, 23, 25), { name = "cutlass49_ws", kernel = { "KernelTmaWarpSpecializedEEEN" },
+    xfail = "instruction 'ld.global.L2::128B.u16' is not supported", why = "issue 30 item 3: cache qualifiers" }),
+  case(cutlass49(29, 30, 32), { name = "cutlass49_pingpong_tma_store", kernel = { "Pingpong" },
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    why = "issue 30 item 4 (the message is cut inside the kernel name) over item 1 (waits branch to the first DONE: runs until the timeout)" }),
+  case(cutlass49(36, 37, 39), { name = "cutlass49_cooperative_stream_k", kernel = { "StreamKScheduler" },
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    why = "issue 30 item 4 (the message is cut inside the kernel name) over item 1 (waits branch to the first DONE: runs until the timeout)" }),
+  case(cutlass49(43, 44, 46), { name = "cutlass49_cooperative_evt", kernel = { "Sm90Compute" },
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    why = "issue 30 item 4 (the message is cut inside the kernel name) over item 1 (waits branch to the first DONE: runs until the timeout)" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11",
     xfail = "bytes of shared memory per block", why = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) against this one" }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12",
