@@ -15,7 +15,7 @@ local ITEM3_COOP = "issue 30 item 3: cache qualifiers; with items 1 and 3 worked
   "62% of D is wrong (cooperative schedule with the default epilogue, not one of items 1-6 as " ..
   "far as the corpus shows)"
 local ITEM4 = "issue 30 item 4 (the message is cut inside the kernel name) over item 1 (waits branch to " ..
-  "the first DONE: runs until the timeout); matches with items 1 and 3 worked around in a " ..
+  "the first DONE: runs until the timeout, 10 s here); matches with items 1 and 3 worked around in a " ..
   "copy of the PTX"
 local STATICS = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) " ..
   "against this one; then item 6 (a consumer arrives on an exited peer's barrier)"
@@ -85,13 +85,13 @@ return {
   case(cutlass49(22, 23, 25), { name = "cutlass49_ws", kernel = { "KernelTmaWarpSpecializedEEEN" },
     xfail = "instruction 'ld.global.L2::128B.u16' is not supported", why = ITEM3 }),
   case(cutlass49(29, 30, 32), { name = "cutlass49_pingpong_tma_store", kernel = { "Pingpong" },
-    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 10,
     why = ITEM4 }),
   case(cutlass49(36, 37, 39), { name = "cutlass49_cooperative_stream_k", kernel = { "StreamKScheduler" },
-    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 10,
     why = ITEM4 }),
   case(cutlass49(43, 44, 46), { name = "cutlass49_cooperative_evt", kernel = { "Sm90Compute" },
-    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 20,
+    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", timeout_s = 10,
     why = ITEM4 }),
   case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker",
     xfail = "more arrivals than the 1 it expects per phase", why = ITEM1 }),

@@ -33,8 +33,9 @@ PTXONLY="-gencode arch=compute_90a,code=compute_90a -cudart none"
 record() { # PTX OUT_LUA PROGRAM ARGS...
   ptx=$1 out=$2
   shift 2
-  MALLOC_PERTURB_=255 CORPUS_PTX="$ptx" CORPUS_OUT="$out" "$@" > "$out.log" 2>&1 ||
-    { echo "$*: failed (see $out.log)" >&2; exit 1; }
+  log=$WORK/$(basename "$out").log
+  MALLOC_PERTURB_=255 CORPUS_PTX="$ptx" CORPUS_OUT="$out" "$@" > "$log" 2>&1 ||
+    { tail -20 "$log" >&2; echo "$*: failed" >&2; exit 1; }
 }
 
 for w in $WHAT; do

@@ -1,17 +1,18 @@
--- run.lua: runs the corpus (tests/corpus/cases.lua) on emu.  Each case is one launch recorded
+-- run.lua: runs the corpus (tests/corpus/cases.lua) on emu (or a GPU).  Each case is one launch recorded
 -- from a public code base's own host code (tests/corpus/*/launches.lua, written by
 -- tests/corpus/shim): the runner rebuilds its memory (inputs from a seed, the rest as recorded),
 -- its parameters (the recorded bytes with emu's addresses and tensor maps put where the
 -- program's were), launches the recorded kernel with the recorded shape, and compares the output
 -- with a reference computed here from the inputs.  A case with `xfail = "text"` must fail with
 -- a message holding that text (passing is an error: XPASS).
---   mgpu-harness tests/corpus/run.lua [NAME_PATTERN]
+--   mgpu-harness tests/corpus/run.lua [NAME_PATTERN [CASES_FILE [BACKEND]]]
+-- ("" for the defaults: every case, cases.lua, emu; BACKEND cuda runs the same cases on a GPU)
 local mgpu = require "mgpu"
 local here = (arg and arg[0] or ""):match("^(.*)/run%.lua$") or "tests/corpus"
 local ref = dofile(here .. "/reference.lua")
-local pattern = arg and arg[1]
-local cases = dofile(here .. "/cases.lua")
-local dev = mgpu.device("emu")
+local pattern = arg and arg[1] ~= "" and arg[1] or nil
+local cases = dofile(arg and arg[2] and arg[2] ~= "" and arg[2] or here .. "/cases.lua")
+local dev = mgpu.device(arg and arg[3] and arg[3] ~= "" and arg[3] or "emu")
 
 -- CUtensorMapDataType (cuda.h) -> the array dtype of its elements and emu's type name
 local map_types = { [0] = "u8", [1] = "u16", [2] = "u32", [3] = "i32", [4] = "u64", [5] = "i64", [6] = "f16",
@@ -189,8 +190,8 @@ local function build(c, l)
       else args[i] = string.unpack((signed and "<i" or "<I") .. p.size, b) end
     end
   end
-  local launch = { grid = l.grid, block = l.block, smem = l.smem, cluster = l.cluster, args = args,
-    timeout_s = c.timeout_s or 120, time = false }
+  local launch = { grid = l.grid, block = l.block, smem = l.smem, cluster = l.cluster, args = args, time = false }
+  if dev.backend == "emu" then launch.timeout_s = c.timeout_s or 120 end
   return k, launch, values
 end
 
