@@ -7,6 +7,7 @@
 #include "trace/dump_file.h"
 #include "trace/meta.h"
 #include "backends.h"
+#include "cudart_cli.h"
 #include "instrument/instrument.h"
 #include "frontend/ptx.h"
 #include "lua/lua_glue.h"
@@ -39,6 +40,9 @@ static const char USAGE[] =
     "       mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
     "                          [--time T] [--wait] [--dry-run] [--set NAME=V1,V2] [--backend B]\n"
     "                          [-- EXTRA_SBATCH_ARGS...]      a sweep as a Slurm job array, merged\n"
+    "       mgpu-harness nvcc NVCC_ARGS...                    build a CUDA program that runs on emu\n"
+    "       mgpu-harness exec [--capture DIR] [--trace DIR] [--stats] -- PROG [ARGS...]\n"
+    "                                                    run a CUDA program on emu (docs/cudart.md)\n"
     "       mgpu-harness info\n"
     "       mgpu-harness --help | --version\n"
     "\n"
@@ -488,6 +492,8 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "dump")) return cmd_dump(argc - 1, argv + 1);
+    if (!strcmp(cmd, "nvcc")) return mh_cli_nvcc(argc - 1, argv + 1);
+    if (!strcmp(cmd, "exec")) return mh_cli_exec(argc - 1, argv + 1);
     if (!strcmp(cmd, "info")) return cmd_info(argc - 1, argv + 1);
     if (!strcmp(cmd, "instrument")) return cmd_instrument(argc - 1, argv + 1);
     if (!strcmp(cmd, "replay")) {

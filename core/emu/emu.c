@@ -13,6 +13,7 @@
 #include "emu/emu_internal.h"
 #include "base/stop.h"
 #include "frontend/ptx_effects.h"
+#include "frontend/ptx_source.h"
 #include "launch/launch_shape.h"
 #include "emu/emu_round.h"
 #include "emu/emu_occupancy.h"
@@ -33,7 +34,7 @@
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
 {
     if (c->faulted) return NULL;
-    char what[600];
+    char what[900];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -41,10 +42,32 @@ void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
     uint32_t t[3];
     thread_of(c, w, lane, t);
     c->e->line = c->cur ? c->cur->line : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", c->m->path,
-            c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    char where[1000]; /* FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34) */
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, c->e->line, where, sizeof where);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->name, what,
+            c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
+}
+
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
+{
+    uint32_t line = c->cur ? c->cur->line : 0;
+    for (uint32_t i = 0; i < c->nwarn_lines; i++)
+        if (c->warn_lines[i] == line) return;
+    if (c->nwarn_lines == EMU_WARN_LINES) return;
+    c->warn_lines[c->nwarn_lines++] = line;
+    char what[900], where[1000], msg[2048]; /* where: as emu_fault names it */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    uint32_t t[3];
+    thread_of(c, w, lane, t);
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
+    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->name, what,
+                     c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 double emu_monotonic_s(void)
@@ -248,6 +271,10 @@ static int link_code(ctx *c, mh_error *e)
     c->fast = malloc(n ? n : 1);
     if (!c->fast) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) c->fast[i] = emu_fast_kind(&c->code[i]);
+    c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
+    if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    emu_fast_consts(c);
+    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -260,10 +287,22 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     free(s.output);
     s.output = NULL;
     s.output_len = 0;
+    free(s.warnings);
+    s.warnings = NULL;
+    s.warnings_len = 0;
     if (s.counts) s.counts->release(s.counts);
     s.counts = NULL;
     if (st) *st = s;
     return rc;
+}
+
+uint64_t mh_emu_module_data_size(const mh_ptx_module *m)
+{
+    uint64_t data = 0;
+    for (uint32_t i = 0; i < m->nvars; i++)
+        if (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST)
+            if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
+    return data;
 }
 
 int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu_launch *l, const mh_emu_extra *x,
@@ -310,16 +349,24 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         memcpy(c.params + f->params[i].offset, l->args[i].data, l->args[i].size);
     }
     /* module .global/.const data */
-    uint64_t data = 0;
-    for (uint32_t i = 0; i < m->nvars; i++)
-        if (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST)
-            if (m->vars[i].offset + m->vars[i].size > data) data = m->vars[i].offset + m->vars[i].size;
+    uint64_t data = mh_emu_module_data_size(m);
     int rc = 0;
-    if (data) {
+    if (data && x->data_addr) { /* the caller's, kept across launches */
+        alloc *al = emu_find_alloc(d, x->data_addr, data);
+        if (!al) {
+            free(c.params);
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: the module's data at 0x%llx is not an allocation of %llu bytes",
+                           name, (unsigned long long)x->data_addr, (unsigned long long)data);
+        }
+        c.data_addr = x->data_addr;
+        c.data_host = al->host + (x->data_addr - al->addr);
+        c.data_size = data;
+    } else if (data) {
         if (mh_emu_alloc(d, data, &c.data_addr, e)) { free(c.params); return -1; }
         alloc *al = emu_find_alloc(d, c.data_addr, data);
         c.data_host = al->host;
         c.data_size = data;
+        c.data_owned = 1;
         for (uint32_t i = 0; i < m->nvars; i++)
             if (m->vars[i].init && (m->vars[i].space == MH_SP_GLOBAL || m->vars[i].space == MH_SP_CONST))
                 memcpy(c.data_host + m->vars[i].offset, m->vars[i].init, m->vars[i].size);
@@ -363,6 +410,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
     if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
+    if (d->strict && emu_hz_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     uint64_t longest = 0;
     rc = emu_run_grid(&c, &longest) ? -1 : 0;
     d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
@@ -377,11 +425,15 @@ done:
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
         st->output = c.out.p;
         st->output_len = c.out.n;
+        st->warnings = c.warn.p;
+        st->warnings_len = c.warn.n;
     } else {
         free(c.out.p);
+        free(c.warn.p);
     }
     free(c.counts);
-    if (c.data_addr) mh_emu_free(d, c.data_addr, &(mh_error){0});
+    emu_hz_free(&c);
+    if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);
     for (uint32_t i = 0; c.sms && i < c.nsms; i++) {
@@ -395,6 +447,8 @@ done:
     free(c.tma_q);
     free(c.code);
     free(c.fast);
+    free(c.kconst);
+    free(c.zero_rows);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

@@ -37,6 +37,9 @@ typedef struct mh_emu_stats {
     uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
+    char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), a line
+                                  * each naming file:line; malloc'd (NULL: none), also after a fault */
+    size_t warnings_len;
     mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
 } mh_emu_stats;
 
@@ -50,6 +53,10 @@ int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e);
 int mh_emu_write(mh_emu *d, uint64_t addr, const void *src, uint64_t bytes, mh_error *e);
 int mh_emu_read(mh_emu *d, uint64_t addr, void *dst, uint64_t bytes, mh_error *e);
 int mh_emu_memset(mh_emu *d, uint64_t addr, int byte, uint64_t bytes, mh_error *e);
+/* An allocation whose host memory lies at its device address (host code may
+ * use the address as a pointer: the CUDA runtime stand-in's managed and
+ * pinned memory). */
+int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e);
 /* The host memory behind [addr, addr + bytes) (emu memory is host memory). */
 void *mh_emu_host(mh_emu *d, uint64_t addr, uint64_t bytes, mh_error *e);
 
@@ -76,7 +83,13 @@ typedef struct mh_emu_extra {
     int stats;                   /* count instructions and memory traffic per source line (st->counts) */
     int cooperative;             /* the whole grid resident at once (bad_argument when it cannot be), with the
                                   * driver's grid workspace behind %envreg1/%envreg2 (cg::this_grid().sync()) */
+    uint64_t data_addr;          /* the module's .global/.const data, allocated by the caller and kept across
+                                  * launches (mh_emu_module_data_size bytes, initialised by the caller: the CUDA
+                                  * runtime's __device__ variables); 0: a fresh initialised copy per launch */
 } mh_emu_extra;
+
+/* Bytes of module m's .global/.const data (its variables at their offsets). */
+uint64_t mh_emu_module_data_size(const mh_ptx_module *m);
 
 /* Checks the whole module, or one kernel and the functions it calls, for
  * what emu cannot run (an instruction the front end kept as text, a call

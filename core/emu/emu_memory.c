@@ -12,6 +12,12 @@
 
 /* ---- device memory -------------------------------------------------------- */
 
+static void release_host(alloc *al)
+{
+    if (al->mapped) munmap(al->host, al->mapped);
+    else free(al->host);
+}
+
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
 {
     mh_emu *d = calloc(1, sizeof *d);
@@ -32,7 +38,7 @@ uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
 void mh_emu_destroy(mh_emu *d)
 {
     if (!d) return;
-    for (size_t i = 0; i < d->n; i++) free(d->a[i].host);
+    for (size_t i = 0; i < d->n; i++) release_host(&d->a[i]);
     free(d->a);
     for (size_t i = 0; i < d->npool; i++) free(d->pool[i].p);
     free(d->pool);
@@ -84,9 +90,44 @@ int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
     al->addr = d->next_addr;
     al->size = bytes;
     al->host = h;
+    al->mapped = 0;
     d->next_addr += (bytes + ALLOC_GAP + 255) & ~255ull;
     *addr = al->addr;
     return 0;
+}
+
+int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+{
+    if (bytes == 0) bytes = 1;
+    if (bytes > (1ull << 40)) return mh_fail(e, MH_E_NO_MEMORY, "emu: allocation of %llu bytes refused", (unsigned long long)bytes);
+    if (d->n == d->cap) {
+        size_t c = d->cap ? d->cap * 2 : 16;
+        alloc *na = realloc(d->a, c * sizeof *na);
+        if (!na) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+        d->a = na;
+        d->cap = c;
+    }
+    uint64_t len = (bytes + 4095) & ~4095ull;
+    for (int tries = 0; tries < 64; tries++) { /* the address may be taken by the process's own mappings */
+        uint64_t at = (d->next_addr + 4095) & ~4095ull;
+        void *h = mmap((void *)(uintptr_t)at, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+        if (h == MAP_FAILED || (uint64_t)(uintptr_t)h != at) {
+            if (h != MAP_FAILED) munmap(h, len); /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
+            d->next_addr = at + len + ALLOC_GAP;
+            continue;
+        }
+        alloc *al = &d->a[d->n++];
+        al->addr = at;
+        al->size = bytes;
+        al->host = h;
+        al->mapped = len;
+        d->next_addr = at + len + ALLOC_GAP;
+        *addr = at;
+        return 0;
+    }
+    return mh_fail(e, MH_E_NO_MEMORY, "emu: no free host address range for a mapped allocation of %llu bytes",
+                   (unsigned long long)bytes);
 }
 
 /* Allocation containing [a, a+n), or NULL. Allocations are sorted by address. */
@@ -107,7 +148,7 @@ int mh_emu_free(mh_emu *d, uint64_t addr, mh_error *e)
 {
     for (size_t i = 0; i < d->n; i++)
         if (d->a[i].addr == addr) {
-            free(d->a[i].host);
+            release_host(&d->a[i]);
             memmove(&d->a[i], &d->a[i + 1], (d->n - i - 1) * sizeof *d->a);
             d->n--;
             return 0;

@@ -17,7 +17,8 @@ local dev = mgpu.device(arg and arg[3] and arg[3] ~= "" and arg[3] or "emu")
 -- CUtensorMapDataType (cuda.h) -> the array dtype of its elements and emu's type name
 local map_types = { [0] = "u8", [1] = "u16", [2] = "u32", [3] = "i32", [4] = "u64", [5] = "i64", [6] = "f16",
   [7] = "f32", [8] = "f64", [9] = "bf16", [10] = "f32", [11] = "f32", [12] = "f32" }
-local map_type_names = { [10] = "f32_ftz", [11] = "tf32", [12] = "tf32_ftz" }
+local map_type_names = { [0] = "uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64",
+  "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz" } -- dev:tensor_map's data_type (cuda.h's names)
 local sizes = { u8 = 1, i8 = 1, u16 = 2, i16 = 2, f16 = 2, bf16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
 local swizzles = { [0] = "none", "32B", "64B", "128B" }
 local interleaves = { [0] = "none", "16B", "32B" }
@@ -146,8 +147,8 @@ local function build(c, l)
     local arr = arrays[t.alloc]
     if not arr then fail("tensor map %d: allocation %d was not recorded", m, t.alloc) end
     if t.delta ~= 0 then opts.offset = t.delta end -- a map based inside its array
-    if map_type_names[t.type] or dt[t.alloc] ~= map_types[t.type] then
-      opts.type = map_type_names[t.type] or map_types[t.type] -- a map typed apart from its array
+    if t.type >= 10 or dt[t.alloc] ~= map_types[t.type] then
+      opts.data_type = map_type_names[t.type] -- a map typed apart from its array
     end
     maps[m] = dev:tensor_map(arr, opts)
   end

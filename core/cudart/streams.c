@@ -1,0 +1,171 @@
+/* streams.c - streams and events.  emu runs every launch and copy to its end
+ * when it is issued, so a stream is a checked handle, synchronizing returns at
+ * once and queries say "done".  An event records the virtual time so far
+ * (the sum of the launches' virtual times, emu's clock; copies take none), so
+ * cudaEventElapsedTime is the launches' virtual time between two events in
+ * milliseconds: a model's, not a GPU's (docs/cudart.md). */
+#include "cudart/cudart.h"
+
+#include <stdlib.h>
+
+#define STREAM_MAGIC 0x5354524dU
+#define EVENT_MAGIC 0x4556544eU
+
+struct CUstream_st { unsigned magic; unsigned flags; int priority; };
+struct CUevent_st { unsigned magic; unsigned flags; int recorded; double t_ns; };
+
+int cr_stream_ok(cudaStream_t s)
+{
+    uintptr_t v = (uintptr_t)s;
+    return v <= 2 /* 0, cudaStreamLegacy, cudaStreamPerThread */ || s->magic == STREAM_MAGIC;
+}
+
+static int event_ok(cudaEvent_t e) { return e && e->magic == EVENT_MAGIC; }
+
+static cudaError_t stream_create(cudaStream_t *out, unsigned flags, int priority, const char *call)
+{
+    if (!out) return cr_set(cudaErrorInvalidValue, "%s: the pointer to the stream is NULL", call);
+    struct CUstream_st *s = calloc(1, sizeof *s);
+    if (!s) return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
+    *s = (struct CUstream_st){STREAM_MAGIC, flags, priority};
+    *out = s;
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaStreamCreate(cudaStream_t *s);
+cudaError_t cudaStreamCreate(cudaStream_t *s) { CR_API(stream_create(s, 0, 0, "cudaStreamCreate")); }
+CR_EXPORT cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+{
+    CR_API(stream_create(s, flags, 0, "cudaStreamCreateWithFlags"));
+}
+CR_EXPORT cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int priority);
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned flags, int priority)
+{
+    CR_API(stream_create(s, flags, priority, "cudaStreamCreateWithPriority"));
+}
+
+static cudaError_t stream_check(cudaStream_t s, const char *call)
+{
+    return cr_stream_ok(s) ? cudaSuccess : cr_set(cudaErrorInvalidResourceHandle, "%s: %p is not a stream", call,
+                                                  (void *)s);
+}
+static cudaError_t stream_destroy(cudaStream_t s)
+{
+    if ((uintptr_t)s <= 2 || !cr_stream_ok(s))
+        return cr_set(cudaErrorInvalidResourceHandle, "cudaStreamDestroy: %p is not a stream of cudaStreamCreate",
+                      (void *)s);
+    s->magic = 0;
+    free(s);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaStreamDestroy(cudaStream_t s);
+cudaError_t cudaStreamDestroy(cudaStream_t s) { CR_API(stream_destroy(s)); }
+CR_EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t s);
+cudaError_t cudaStreamSynchronize(cudaStream_t s) { CR_API(stream_check(s, "cudaStreamSynchronize")); }
+CR_EXPORT cudaError_t cudaStreamQuery(cudaStream_t s);
+cudaError_t cudaStreamQuery(cudaStream_t s) { CR_API(stream_check(s, "cudaStreamQuery")); }
+static cudaError_t stream_wait(cudaStream_t s, cudaEvent_t e)
+{
+    cudaError_t err = stream_check(s, "cudaStreamWaitEvent");
+    if (!err && !event_ok(e)) err = cr_set(cudaErrorInvalidResourceHandle, "cudaStreamWaitEvent: %p is not an event",
+                                           (void *)e);
+    return err;
+}
+CR_EXPORT cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags);
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned flags)
+{
+    (void)flags;
+    CR_API(stream_wait(s, e));
+}
+static cudaError_t stream_priority(cudaStream_t s, int *p)
+{
+    cudaError_t err = stream_check(s, "cudaStreamGetPriority");
+    if (!err && p) *p = (uintptr_t)s <= 2 ? 0 : s->priority;
+    return err;
+}
+CR_EXPORT cudaError_t cudaStreamGetPriority(cudaStream_t s, int *p);
+cudaError_t cudaStreamGetPriority(cudaStream_t s, int *p) { CR_API(stream_priority(s, p)); }
+static cudaError_t stream_flags(cudaStream_t s, unsigned *f)
+{
+    cudaError_t err = stream_check(s, "cudaStreamGetFlags");
+    if (!err && f) *f = (uintptr_t)s <= 2 ? 0 : s->flags;
+    return err;
+}
+CR_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned *f);
+cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned *f) { CR_API(stream_flags(s, f)); }
+
+CR_EXPORT cudaError_t cudaDeviceSynchronize(void);
+cudaError_t cudaDeviceSynchronize(void) { CR_API(cudaSuccess); }
+CR_EXPORT cudaError_t cudaThreadSynchronize(void);
+cudaError_t cudaThreadSynchronize(void) { CR_API(cudaSuccess); }
+
+/* ---- events --------------------------------------------------------------------- */
+
+static cudaError_t event_create(cudaEvent_t *out, unsigned flags, const char *call)
+{
+    if (!out) return cr_set(cudaErrorInvalidValue, "%s: the pointer to the event is NULL", call);
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (!e) return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
+    e->magic = EVENT_MAGIC;
+    e->flags = flags;
+    *out = e;
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaEventCreate(cudaEvent_t *e);
+cudaError_t cudaEventCreate(cudaEvent_t *e) { CR_API(event_create(e, 0, "cudaEventCreate")); }
+CR_EXPORT cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags);
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
+{
+    CR_API(event_create(e, flags, "cudaEventCreateWithFlags"));
+}
+static cudaError_t event_record(cudaEvent_t e, cudaStream_t s, const char *call)
+{
+    if (!event_ok(e)) return cr_set(cudaErrorInvalidResourceHandle, "%s: %p is not an event", call, (void *)e);
+    cudaError_t err = stream_check(s, call);
+    if (err) return err;
+    e->recorded = 1;
+    e->t_ns = cr_get()->vtime_ns;
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) { CR_API(event_record(e, s, "cudaEventRecord")); }
+CR_EXPORT cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned flags);
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned flags)
+{
+    (void)flags;
+    CR_API(event_record(e, s, "cudaEventRecordWithFlags"));
+}
+static cudaError_t event_check(cudaEvent_t e, const char *call)
+{
+    return event_ok(e) ? cudaSuccess : cr_set(cudaErrorInvalidResourceHandle, "%s: %p is not an event", call, (void *)e);
+}
+CR_EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t e);
+cudaError_t cudaEventSynchronize(cudaEvent_t e) { CR_API(event_check(e, "cudaEventSynchronize")); }
+CR_EXPORT cudaError_t cudaEventQuery(cudaEvent_t e);
+cudaError_t cudaEventQuery(cudaEvent_t e) { CR_API(event_check(e, "cudaEventQuery")); }
+static cudaError_t event_destroy(cudaEvent_t e)
+{
+    cudaError_t err = event_check(e, "cudaEventDestroy");
+    if (err) return err;
+    e->magic = 0;
+    free(e);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaEventDestroy(cudaEvent_t e);
+cudaError_t cudaEventDestroy(cudaEvent_t e) { CR_API(event_destroy(e)); }
+static cudaError_t elapsed(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    if (!ms) return cr_set(cudaErrorInvalidValue, "cudaEventElapsedTime: ms is NULL");
+    cudaError_t err = event_check(a, "cudaEventElapsedTime");
+    if (!err) err = event_check(b, "cudaEventElapsedTime");
+    if (err) return err;
+    if (!a->recorded || !b->recorded)
+        return cr_set(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime: an event that was never recorded");
+    if ((a->flags | b->flags) & 2 /* cudaEventDisableTiming */)
+        return cr_set(cudaErrorInvalidResourceHandle, "cudaEventElapsedTime: an event created with "
+                      "cudaEventDisableTiming");
+    *ms = (float)((b->t_ns - a->t_ns) / 1e6);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) { CR_API(elapsed(ms, a, b)); }

@@ -1,0 +1,32 @@
+#!/bin/sh
+# run.sh HARNESS SRC_DIR WORK NAME [shared] - builds tests/cudart/NAME.cu with `mgpu-harness nvcc`
+# (or, with `shared`, plain nvcc -cudart shared), runs it under `mgpu-harness exec` (its own
+# checks decide), then again with --capture and replays the capture (`mgpu-harness
+# DIR/launches.lua`), which checks every launch's outputs against the program's.
+# Exit 77 (skipped) without nvcc.
+set -u
+H=$1 SRC=$2 WORK=$3 NAME=$4 MODE=${5:-}
+NVCC=${MGPU_NVCC:-}
+if [ -z "$NVCC" ]; then
+  NVCC=$(command -v nvcc 2>/dev/null || true)
+  [ -z "$NVCC" ] && [ -x /usr/local/cuda/bin/nvcc ] && NVCC=/usr/local/cuda/bin/nvcc
+fi
+if [ -z "$NVCC" ]; then echo "skipped: nvcc is not installed (tests/cudart need it to build the programs)"; exit 77; fi
+export MGPU_NVCC=$NVCC
+D=$WORK/$NAME${MODE:+-$MODE}
+rm -rf "$D" && mkdir -p "$D" || exit 1
+FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC"
+EXTRA=$(sed -n 's|^// nvcc-flags: ||p' "$SRC/$NAME.cu")
+if [ "$MODE" = shared ]; then
+  "$NVCC" $FLAGS $EXTRA -cudart shared -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: nvcc -cudart shared"; exit 1; }
+else
+  "$H" nvcc $FLAGS $EXTRA -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
+fi
+echo "== exec"
+"$H" exec -- "$D/prog" || { echo "FAIL: $NAME under exec (status $?)"; exit 1; }
+echo "== exec --capture"
+"$H" exec --capture "$D/capture" -- "$D/prog" > "$D/capture.out" 2>&1 || { cat "$D/capture.out"; echo "FAIL: $NAME under exec --capture"; exit 1; }
+[ -f "$D/capture/launches.lua" ] || { echo "FAIL: no $D/capture/launches.lua"; exit 1; }
+echo "== replay"
+"$H" "$D/capture/launches.lua" || { echo "FAIL: the replay of $NAME's capture"; exit 1; }
+echo "PASS: $NAME"
