@@ -5,7 +5,12 @@
 --   module      PTX file, relative to the script (or the working directory); a .cu file
 --               is compiled with nvcc first (arch = "sm_90" by default, the device's on
 --               cuda; nvcc_flags = {"-O3", "-lineinfo"} by default), see mgpu.nvcc
---   kernel      kernel name
+--   kernel      kernel name (a C++ template instance as written: "mm_tiled<32>"), or a
+--               function(point) returning it
+--   defines     a .cu's -D values: a list of axis names ({"TILE"}: -DTILE=<the point's TILE>),
+--               a table {NAME = value}, or a function(point) returning one; with a function
+--               nvcc_flags, compile-time axes: each distinct build compiled once (mgpu.builds),
+--               its PTX kept in DIR/builds/build-N.ptx
 --   instrument  "warp" | "warpgroup": profile the kernel from its markers
 --   entries     entries per trace of an instrumented kernel when setup gives neither
 --               entries nor estimate (default 259)
@@ -27,6 +32,9 @@
 --               operations: the row's gbps and gflops (on emu with stats, bytes default to the
 --               global bytes the counters saw)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
+--   min_time, max_noise, max_repeats   measure until sure (mgpu.timing): at least repeats
+--               launches, then more until min_time seconds and at most max_noise percent
+--               relative standard deviation, up to max_repeats
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
 --   retry       false: no retry of an instrumented launch, no resizing of a kernel's own
@@ -43,7 +51,9 @@
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the
 --               sweep goes on (emu stops the launch itself; with workers the worker is killed,
 --               the one way to stop a hung GPU kernel)
--- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR [--force]  --backend emu|auto  --quiet
+-- Command line: --set name=v1,v2  --list (streamed: any number of points)  --out DIR  --resume DIR
+--   [--force]  --backend emu|auto  --quiet (no table; failures still one line each on stderr);
+--   a run takes at most MAX_POINTS (10^6) points
 --   --workers N|auto [--devices 0,2,3]  points in N worker processes (auto: one per visible GPU
 --               on cuda, one per core on emu), the parent the only writer of results.jsonl
 --   --shard I/N  only the points of shard I of N (1 <= I <= N): round-robin by point index over
@@ -665,16 +675,15 @@ function list_points(exp, opts, script)
   local default_flags = require("mgpu.nvcc").DEFAULT_FLAGS
   -- column widths from the axes' values, not from the points
   local head, width = { "#" }, { #string.format("%.0f", total) }
-  for gi, g in ipairs(groups) do
+  for _, g in ipairs(groups) do
     for j, n in ipairs(g.names) do
       local w = #n
       for _, r in ipairs(g.rows) do w = math.max(w, #tostring(r[j])) end
-      head[#head + 1], width[#head + 1] = n, w
+      width[#head + 1] = w; head[#head + 1] = n
     end
-    local _ = gi
   end
-  if with_builds then head[#head + 1], width[#head + 1] = "build", 5 end
-  if with_kernel then head[#head + 1], width[#head + 1] = "kernel", 6 end
+  if with_builds then width[#head + 1] = 5; head[#head + 1] = "build" end
+  if with_kernel then width[#head + 1] = 6; head[#head + 1] = "kernel" end
   local out = io.stdout
   local function line(cells)
     local parts = {}
@@ -950,7 +959,7 @@ local function run_locked(exp, opts, dir, script, state)
     for _, i in ipairs(pl.selected) do need[bp.of[i]] = true end
     -- one build for the whole sweep: its compile error is the run's, as before; with compile-time
     -- axes a failing build fails only its points
-    local single = not builds.varies(exp)
+    local single = #bp.list == 1
     for _, b in ipairs(bp.list) do
       if need[b.index] or (single and b.index == 1) then builds.compile(module_path, b, src_dir, single) end
     end
@@ -1031,7 +1040,7 @@ local function run_locked(exp, opts, dir, script, state)
         for i, b in ipairs(bp.list) do t[i] = builds.record(b) end
         return t
       end)(),
-      kernel = exp.kernel,
+      kernel = type(exp.kernel) == "string" and exp.kernel or "per point (a function: each row's kernel)",
       instrument = exp.instrument,
       axes = (function()
         local t = {}

@@ -230,8 +230,6 @@ function M.main(argv)
     bad(string.format("slurm: --tasks %d for %d point%s: %d task%s would have no point (at most %d)", o.tasks, points,
       points == 1 and "" or "s", o.tasks - points, o.tasks - points == 1 and "" or "s", points))
   end
-  core.mkdir_p(dir .. "/slurm/logs")
-  core.mkdir_p(dir .. "/shards")
   local todo = shards_to_run(dir, o.tasks)
   if #todo == 0 then
     print("slurm: every shard of " .. dir .. " holds its points: nothing to submit (merge: mgpu-harness merge "
@@ -239,18 +237,21 @@ function M.main(argv)
     return 0
   end
   local array, merge = M.scripts(o, exe, script, dir, todo)
+  if o.dry_run then -- prints what it would write and submit: writes nothing (issue 35), not even DIR
+    local extra = {}
+    for k, x in ipairs(o.extra) do extra[k] = quote(x) end
+    io.write("# ", dir, "/slurm/array.sh (not written)\n", array, "\n# ", dir, "/slurm/merge.sh (not written)\n", merge)
+    print(string.format("# would run: sbatch --parsable %s%s (then the merge job, after the array)",
+      #extra > 0 and (table.concat(extra, " ") .. " ") or "", quote(dir .. "/slurm/array.sh")))
+    print(string.format("slurm: dry run: %d of %d tasks would be submitted (nothing was written or submitted)", #todo,
+      o.tasks))
+    return 0
+  end
+  core.mkdir_p(dir .. "/slurm/logs")
+  core.mkdir_p(dir .. "/shards")
   core.write_file(dir .. "/slurm/array.sh", array)
   core.write_file(dir .. "/slurm/merge.sh", merge)
   os.remove(dir .. "/slurm/merge.status")
-  if o.dry_run then
-    local extra = {}
-    for k, x in ipairs(o.extra) do extra[k] = quote(x) end
-    io.write("# ", dir, "/slurm/array.sh\n", array, "\n# ", dir, "/slurm/merge.sh\n", merge)
-    print(string.format("# would run: sbatch --parsable %s%s (then the merge job, after the array)",
-      #extra > 0 and (table.concat(extra, " ") .. " ") or "", quote(dir .. "/slurm/array.sh")))
-    print(string.format("slurm: dry run: %d of %d tasks would be submitted (nothing was)", #todo, o.tasks))
-    return 0
-  end
   local sbatch = M.find("sbatch")
   local extra = {}
   for k, x in ipairs(o.extra) do extra[k] = quote(x) end

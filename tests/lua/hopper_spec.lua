@@ -147,7 +147,7 @@ describe("a Hopper GEMM on emu", function()
     local dev = mgpu.device("emu", { sms = 4 })
     local k = dev:load(h.src .. "/tests/ptx/hopper_tma.ptx"):kernel("tma_load")
     local function load(map, bytes)
-      local out = dev:array("u32", bytes // 4)
+      local out = dev:array("u32", math.floor(bytes / 4))
       k:launch { grid = 1, block = 128, smem = bytes, args = { map, 2, 0, 0, 0, 0, 0, bytes, out } }
       return out:read()
     end
