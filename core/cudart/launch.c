@@ -25,6 +25,7 @@ unsigned __cudaPushCallConfiguration(cr_dim3 grid, cr_dim3 block, size_t smem, c
         s->cfg_stream = stream;
         s->cfg_depth++;
     }
+    cr_capture_paint();
     cr_unlock();
     return 0;
 }
