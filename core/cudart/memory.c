@@ -340,3 +340,28 @@ CR_EXPORT cudaError_t cudaHostRegister(void);
 cudaError_t cudaHostRegister(void) { CR_API(cudaSuccess); }
 CR_EXPORT cudaError_t cudaHostUnregister(void);
 cudaError_t cudaHostUnregister(void) { CR_API(cudaSuccess); }
+
+/* Stream-ordered allocation: done at once, as everything here. */
+CR_EXPORT cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t st);
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t st)
+{
+    CR_API(cr_stream_ok(st) ? dev_alloc(p, n, 0, "cudaMallocAsync")
+                            : cr_set(cudaErrorInvalidResourceHandle, "cudaMallocAsync: %p is not a stream", (void *)st));
+}
+CR_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t st);
+cudaError_t cudaFreeAsync(void *p, cudaStream_t st)
+{
+    CR_API(cr_stream_ok(st) ? dev_free(p, 0, "cudaFreeAsync")
+                            : cr_set(cudaErrorInvalidResourceHandle, "cudaFreeAsync: %p is not a stream", (void *)st));
+}
+static cudaError_t malloc_pitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    if (!pitch) return cr_set(cudaErrorInvalidValue, "cudaMallocPitch: pitch is NULL");
+    *pitch = (width + 511) / 512 * 512;
+    return dev_alloc(p, *pitch * height, 0, "cudaMallocPitch");
+}
+CR_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height);
+cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    CR_API(malloc_pitch(p, pitch, width, height));
+}

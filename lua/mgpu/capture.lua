@@ -45,7 +45,7 @@ local function replay_one(dev, dir, modules, L)
   local arrays = {}
   for j, b in ipairs(L.buffers) do arrays[j] = dev:load_npy(dir .. "/" .. b.input) end
   local params = k:params()
-  local args = {}
+  local args, tails = {}, {}
   for i, p in ipairs(L.params) do
     local info = params[i]
     local bytes = p.bytes
@@ -66,8 +66,9 @@ local function replay_one(dev, dir, modules, L)
         local whole = arrays[q.buf]:read()
         local tail = {}
         for x = q.offset + 1, #whole do tail[#tail + 1] = whole[x] end
-        arrays[#arrays + 1] = dev:array("u8", tail)
-        args[i] = arrays[#arrays]
+        local t = dev:array("u8", tail)
+        tails[#tails + 1] = { buf = q.buf, offset = q.offset, array = t }
+        args[i] = t
       else
         args[i] = address(arrays[q.buf]) + q.offset
       end
@@ -79,6 +80,11 @@ local function replay_one(dev, dir, modules, L)
   local launch = { grid = L.grid, block = L.block, smem = L.smem, args = args, cooperative = L.cooperative or nil }
   if c[1] > 0 and (c[1] * c[2] * c[3] > 1) then launch.cluster = c end
   k:launch(launch)
+  for _, t in ipairs(tails) do -- what the kernel wrote through the tail, back into its allocation
+    local whole, part = arrays[t.buf]:read(), t.array:read()
+    for x = 1, #part do whole[t.offset + x] = part[x] end
+    arrays[t.buf]:write(whole)
+  end
   local checked = 0
   for j, b in ipairs(L.buffers) do
     if b.output then
