@@ -372,3 +372,9 @@ static cudaError_t pci_bus_id(char *id, int len, int dev)
 }
 CR_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev);
 cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev) { CR_API(pci_bus_id(id, len, dev)); }
+
+/* The profiler's start and stop marks (cuda_profiler_api.h): nothing to mark on emu. */
+CR_EXPORT cudaError_t cudaProfilerStart(void);
+cudaError_t cudaProfilerStart(void) { CR_API(cudaSuccess); }
+CR_EXPORT cudaError_t cudaProfilerStop(void);
+cudaError_t cudaProfilerStop(void) { CR_API(cudaSuccess); }

@@ -29,4 +29,11 @@ echo "== exec --capture"
 [ -f "$D/capture/launches.lua" ] || { echo "FAIL: no $D/capture/launches.lua"; exit 1; }
 echo "== replay"
 "$H" "$D/capture/launches.lua" || { echo "FAIL: the replay of $NAME's capture"; exit 1; }
+if [ "$NAME" = vector_add ] && [ -z "$MODE" ]; then
+  echo "== a replay whose output differs fails"
+  cp -r "$D/capture" "$D/corrupt" && OUT=$(ls "$D"/corrupt/*.out.npy | head -1)
+  printf '\377' | dd of="$OUT" bs=1 seek=$(( $(stat -c %s "$OUT") - 1 )) conv=notrunc 2>/dev/null
+  if "$H" "$D/corrupt/launches.lua" > "$D/corrupt.out" 2>&1; then cat "$D/corrupt.out"; echo "FAIL: a changed output passed"; exit 1; fi
+  grep -q "DIFFERENT" "$D/corrupt.out" || { cat "$D/corrupt.out"; echo "FAIL: the replay did not name the launch"; exit 1; }
+fi
 echo "PASS: $NAME"
