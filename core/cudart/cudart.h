@@ -142,6 +142,11 @@ void cr_capture_after(cr_capture_launch *c, int ok);
 void cr_capture_finish(void);
 void cr_capture_paint(void); /* while capturing: paints the free stack (parameters never written show) */
 
+/* Trace (trace.c): runs the launch instrumented when exec asked for traces and the kernel has
+ * markers (1: it ran, *rc its result), else 0 (run it plainly). */
+int cr_trace_launch(cr_kernel *k, const mh_emu_launch *el, const mh_emu_extra *x, mh_emu_stats *es, mh_error *e,
+                    int *rc);
+
 /* Streams and events (streams.c): a handle's check */
 int cr_stream_ok(cudaStream_t s);
 

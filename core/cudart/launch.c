@@ -128,7 +128,8 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     mh_emu_stats es;
     memset(&es, 0, sizeof es);
     mh_error e = {0};
-    int rc = mh_emu_run_ex(s->emu, &k->mod->ptxm, k->name, &el, &x, &es, &e);
+    int rc = 0;
+    if (!cr_trace_launch(k, &el, &x, &es, &e, &rc)) rc = mh_emu_run_ex(s->emu, &k->mod->ptxm, k->name, &el, &x, &es, &e);
     if (es.output_len) {
         fwrite(es.output, 1, es.output_len, stdout);
         fflush(stdout);
