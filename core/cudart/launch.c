@@ -135,6 +135,12 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
         fflush(stdout);
     }
     free(es.output);
+    for (const char *w = es.warnings, *nl; w && *w; w = nl + 1) { /* emu's warnings (an exited cluster peer...) */
+        nl = strchr(w, '\n');
+        if (!nl) nl = w + strlen(w) - 1;
+        fprintf(stderr, "mgpu cudart: warning: %.*s\n", (int)(nl - w + (*nl != '\n')), w);
+    }
+    free(es.warnings);
     if (!rc) {
         s->vtime_ns += (double)es.cycles / MH_EMU_CLOCK_GHZ;
         if (s->stats) print_stats(s, k, l, &es);

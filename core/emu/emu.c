@@ -13,6 +13,7 @@
 #include "emu/emu_internal.h"
 #include "base/stop.h"
 #include "frontend/ptx_effects.h"
+#include "frontend/ptx_source.h"
 #include "launch/launch_shape.h"
 #include "emu/emu_round.h"
 #include "emu/emu_occupancy.h"
@@ -33,7 +34,7 @@
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
 {
     if (c->faulted) return NULL;
-    char what[600];
+    char what[900];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
@@ -41,10 +42,32 @@ void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
     uint32_t t[3];
     thread_of(c, w, lane, t);
     c->e->line = c->cur ? c->cur->line : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s:%u: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", c->m->path,
-            c->cur ? c->cur->line : 0, c->f->name, what, c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    char where[1000]; /* FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34) */
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, c->e->line, where, sizeof where);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->name, what,
+            c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
+}
+
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
+{
+    uint32_t line = c->cur ? c->cur->line : 0;
+    for (uint32_t i = 0; i < c->nwarn_lines; i++)
+        if (c->warn_lines[i] == line) return;
+    if (c->nwarn_lines == EMU_WARN_LINES) return;
+    c->warn_lines[c->nwarn_lines++] = line;
+    char what[900], where[1000], msg[2048]; /* where: as emu_fault names it */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    uint32_t t[3];
+    thread_of(c, w, lane, t);
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
+    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->name, what,
+                     c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
 
 double emu_monotonic_s(void)
@@ -248,6 +271,10 @@ static int link_code(ctx *c, mh_error *e)
     c->fast = malloc(n ? n : 1);
     if (!c->fast) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) c->fast[i] = emu_fast_kind(&c->code[i]);
+    c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
+    if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    emu_fast_consts(c);
+    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -260,6 +287,9 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     free(s.output);
     s.output = NULL;
     s.output_len = 0;
+    free(s.warnings);
+    s.warnings = NULL;
+    s.warnings_len = 0;
     if (s.counts) s.counts->release(s.counts);
     s.counts = NULL;
     if (st) *st = s;
@@ -380,6 +410,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
     if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
+    if (d->strict && emu_hz_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     uint64_t longest = 0;
     rc = emu_run_grid(&c, &longest) ? -1 : 0;
     d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
@@ -394,10 +425,14 @@ done:
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
         st->output = c.out.p;
         st->output_len = c.out.n;
+        st->warnings = c.warn.p;
+        st->warnings_len = c.warn.n;
     } else {
         free(c.out.p);
+        free(c.warn.p);
     }
     free(c.counts);
+    emu_hz_free(&c);
     if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);
@@ -412,6 +447,8 @@ done:
     free(c.tma_q);
     free(c.code);
     free(c.fast);
+    free(c.kconst);
+    free(c.zero_rows);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

@@ -37,6 +37,9 @@ typedef struct mh_emu_stats {
     uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
+    char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), a line
+                                  * each naming file:line; malloc'd (NULL: none), also after a fault */
+    size_t warnings_len;
     mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
 } mh_emu_stats;
 

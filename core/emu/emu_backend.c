@@ -166,6 +166,8 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     st->blocks_per_sm = es.blocks_per_sm;
     st->output = es.output;
     st->output_len = es.output_len;
+    st->warnings = es.warnings;
+    st->warnings_len = es.warnings_len;
     st->counts = es.counts;
     st->time_ns = (double)es.cycles / MH_EMU_CLOCK_GHZ; /* virtual: facts.virtual_time says so */
     return rc;

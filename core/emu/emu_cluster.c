@@ -65,10 +65,14 @@ unsigned char *emu_dsmem(ctx *c, const warp *w, int lane, uint64_t addr, uint32_
         if (!b)
             return emu_fault(c, w, lane, "shared::cluster address 0x%llx names block rank %llu; the cluster has %u",
                              (unsigned long long)addr, (unsigned long long)(hi - 1), emu_cluster_size(c));
-        if (!b->live)
+        if (!b->live && c->d->strict)
             return emu_fault(c, w, lane, "shared::cluster %s at 0x%llx: block rank %llu of the cluster has exited (its "
                              "shared memory is gone: a cluster barrier before exiting keeps it)", write ? "write" : "read",
                              (unsigned long long)addr, (unsigned long long)(hi - 1));
+        if (!b->live) /* undefined in CUDA, done by real kernels at small sizes: emu keeps the memory until the cluster ends */
+            emu_warn(c, w, lane, "shared::cluster %s at 0x%llx: block rank %llu of the cluster has exited (undefined: "
+                     "a cluster barrier before exiting keeps its shared memory); emu lets it land, strict mode faults",
+                     write ? "write" : "read", (unsigned long long)addr, (unsigned long long)(hi - 1));
     }
     if (size <= 16 && size > 1 && !(size & (size - 1)) && (off & (size - 1)))
         return emu_fault(c, w, lane, "misaligned shared %s of %u bytes at 0x%llx", write ? "write" : "read", size,

@@ -35,6 +35,19 @@ const char *const mh_ct_names[MH_CT_COUNT] = {
     [MH_CT_SATOM_REQ] = "ptx__inst_executed_op_shared_atom.sum",
     [MH_CT_SATOM_WF] = "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum",
     [MH_CT_LEFT_OUT] = "mgpu__inst_executed_instrumentation.sum",
+    [MH_CT_STALL_SELECTED] = MH_CT_STALL_PREFIX "selected",
+    [MH_CT_STALL_NOT_SELECTED] = MH_CT_STALL_PREFIX "not_selected",
+    [MH_CT_STALL_LONG_SB] = MH_CT_STALL_PREFIX "long_scoreboard",
+    [MH_CT_STALL_SHORT_SB] = MH_CT_STALL_PREFIX "short_scoreboard",
+    [MH_CT_STALL_LG_THROTTLE] = MH_CT_STALL_PREFIX "lg_throttle",
+    [MH_CT_STALL_MIO_THROTTLE] = MH_CT_STALL_PREFIX "mio_throttle",
+    [MH_CT_STALL_MATH] = MH_CT_STALL_PREFIX "math_pipe_throttle",
+    [MH_CT_STALL_WAIT] = MH_CT_STALL_PREFIX "wait",
+    [MH_CT_STALL_BARRIER] = MH_CT_STALL_PREFIX "barrier",
+    [MH_CT_STALL_MEMBAR] = MH_CT_STALL_PREFIX "membar",
+    [MH_CT_STALL_SLEEPING] = MH_CT_STALL_PREFIX "sleeping",
+    [MH_CT_STALL_BRANCH] = MH_CT_STALL_PREFIX "branch_resolving",
+    [MH_CT_STALL_MISC] = MH_CT_STALL_PREFIX "misc",
 };
 
 int mh_ct_kind(const char *text, const mh_ptx_insn *in)

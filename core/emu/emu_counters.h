@@ -39,8 +39,15 @@ enum {
     MH_CT_SST_REQ, MH_CT_SST_WF, MH_CT_SST_BC,
     MH_CT_SATOM_REQ, MH_CT_SATOM_WF,
     MH_CT_LEFT_OUT, /* warp instructions of the instrumentation's code: left out of every other counter */
+    /* stall reasons (emu_stalls.c): warp-cycles charged to an instruction, Nsight Compute's
+     * smsp__pcsamp_warps_issue_stalled_* names; MH_CT_STALL_FIRST .. MH_CT_COUNT - 1 */
+    MH_CT_STALL_SELECTED, MH_CT_STALL_NOT_SELECTED, MH_CT_STALL_LONG_SB, MH_CT_STALL_SHORT_SB,
+    MH_CT_STALL_LG_THROTTLE, MH_CT_STALL_MIO_THROTTLE, MH_CT_STALL_MATH, MH_CT_STALL_WAIT, MH_CT_STALL_BARRIER,
+    MH_CT_STALL_MEMBAR, MH_CT_STALL_SLEEPING, MH_CT_STALL_BRANCH, MH_CT_STALL_MISC,
     MH_CT_COUNT
 };
+#define MH_CT_STALL_FIRST MH_CT_STALL_SELECTED
+#define MH_CT_STALL_PREFIX "smsp__pcsamp_warps_issue_stalled_"
 
 extern const char *const mh_ct_names[MH_CT_COUNT];
 

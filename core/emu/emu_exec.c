@@ -595,7 +595,8 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         c->thread_insns += 32;
         uint8_t fk = c->fast[pc];
         if (fk && fk < EMU_FK_MEM) { /* a converged warp's common ALU instruction: one loop over the lanes */
-            emu_fast_exec(w, in, fk);
+            if (fk >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
+            else emu_fast_exec(w, in, fk);
             for (int l = 0; l < WARP; l++) w->pc[l]++;
             *next = pc + 1;
             return 3;

@@ -96,6 +96,9 @@ uint8_t emu_fast_kind(const mh_ptx_insn *in)
     case MH_OP_MOV:
         if (!srcs(in, 1) || (!integer && !f32)) return FK_NONE;
         return bits == 32 ? FK_MOV32 : FK_MOV64;
+    case MH_OP_CVTA: /* to or from the global space: the same address (emu_exec.c) */
+        if (!srcs(in, 1) || in->space != MH_SP_GLOBAL || !integer || sgn) return FK_NONE;
+        return bits == 32 ? FK_MOV32 : FK_MOV64;
     case MH_OP_SETP:
         if (in->nopnds != 3 || in->boolop || in->dst2 >= 0 || in->o[0].kind != MH_OPK_REG || !plain_src(&in->o[1]) ||
             !plain_src(&in->o[2]) || (in->mods & MH_MOD_FTZ))
@@ -228,4 +231,85 @@ void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind)
     }
     }
     if (alias) memcpy(dst, tmp, sizeof tmp);
+}
+
+/* ---- launch constants and special registers ---------------------------------------------- */
+
+/* Special registers whose value is the launch's, the same for every thread. */
+/* Special registers whose value is the launch's, the same for every thread (emu_sreg's values):
+ * 1 with it in *v. */
+static int launch_sreg(const ctx *c, uint32_t id, uint64_t *v)
+{
+    switch (id) {
+    case MH_SR_NTID_X: case MH_SR_NTID_Y: case MH_SR_NTID_Z: *v = c->block[id - MH_SR_NTID_X]; return 1;
+    case MH_SR_NCTAID_X: case MH_SR_NCTAID_Y: case MH_SR_NCTAID_Z: *v = c->grid[id - MH_SR_NCTAID_X]; return 1;
+    case MH_SR_NWARPID: *v = c->nwarps; return 1;
+    case MH_SR_NSMID: *v = c->d->nsm; return 1;
+    case MH_SR_DYNAMIC_SMEM_SIZE: *v = c->dyn_smem; return 1;
+    case MH_SR_TOTAL_SMEM_SIZE: case MH_SR_AGGR_SMEM_SIZE: *v = c->shared_size; return 1;
+    default: return 0;
+    }
+}
+
+/* Special registers a warp computes from its block, its index and the lane. */
+static int warp_sreg(uint32_t id)
+{
+    return id == MH_SR_TID_X || id == MH_SR_TID_Y || id == MH_SR_TID_Z || id == MH_SR_CTAID_X ||
+           id == MH_SR_CTAID_Y || id == MH_SR_CTAID_Z || id == MH_SR_LANEID || id == MH_SR_WARPID || id == MH_SR_SMID;
+}
+
+void emu_fast_consts(ctx *c)
+{
+    const mh_ptx_func *F = c->f;
+    uint32_t entry = c->base[F - c->m->funcs];
+    for (uint32_t pc = entry; pc < entry + F->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        mh_ptx_type t = (mh_ptx_type)in->type;
+        int bits = mh_ptx_type_bits(t);
+        if (c->fast[pc] || (in->mods & MH_MOD_MARKER) || in->nopnds != 2 || in->o[0].kind != MH_OPK_REG ||
+            t == MH_PT_PRED || (bits != 16 && bits != 32 && bits != 64))
+            continue;
+        const mh_ptx_opnd *o = &in->o[1];
+        uint64_t k;
+        if (in->op == MH_OP_LD && in->space == MH_SP_PARAM && in->vec <= 1 && o->kind == MH_OPK_ADDR && o->param >= 0 &&
+            o->sym < 0 && o->reg == UINT32_MAX && o->imm >= 0 && (uint32_t)o->param < F->nparams) {
+            /* ld.param of a kernel parameter, inside it (what param_ptr reads; it faults otherwise) */
+            const mh_ptx_param *P = &F->params[o->param];
+            uint64_t off = (uint64_t)o->imm, eb = (uint64_t)bits / 8;
+            if (off > P->size || eb > P->size - off) continue;
+            c->kconst[pc] = reg_value(ld_elem(c->params + P->offset + off, (int)eb), t);
+            c->fast[pc] = EMU_FK_CONST;
+        } else if (in->op == MH_OP_MOV && o->kind == MH_OPK_SREG && !o->neg && launch_sreg(c, o->reg, &k)) {
+            c->kconst[pc] = reg_value(k, t);
+            c->fast[pc] = EMU_FK_CONST;
+        } else if (in->op == MH_OP_MOV && o->kind == MH_OPK_SREG && !o->neg && warp_sreg(o->reg)) {
+            c->fast[pc] = EMU_FK_SREG;
+        }
+    }
+}
+
+void emu_fast_const(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t pc)
+{
+    uint64_t *r = &REG(w, in->o[0].reg, 0), v;
+    mh_ptx_type t = (mh_ptx_type)in->type;
+    if (c->fast[pc] == EMU_FK_CONST) {
+        v = c->kconst[pc];
+        LOOP r[l] = v;
+        return;
+    }
+    uint32_t id = in->o[1].reg, lin0 = w->index * WARP;
+    switch (id) {
+    case MH_SR_TID_X:
+        if (c->block[1] == 1 && c->block[2] == 1) { /* one dimension: the thread's linear index */
+            LOOP r[l] = reg_value(lin0 + (uint32_t)l, t);
+            return;
+        }
+        LOOP r[l] = reg_value((lin0 + (uint32_t)l) % c->block[0], t);
+        return;
+    case MH_SR_TID_Y: LOOP r[l] = reg_value((lin0 + (uint32_t)l) / c->block[0] % c->block[1], t); return;
+    case MH_SR_TID_Z: LOOP r[l] = reg_value((lin0 + (uint32_t)l) / (c->block[0] * c->block[1]), t); return;
+    case MH_SR_LANEID: LOOP r[l] = reg_value((uint64_t)l, t); return;
+    default: v = reg_value(emu_sreg(c, w, id, 0), t); /* the same for every lane of the warp */
+    }
+    LOOP r[l] = v;
 }

@@ -22,6 +22,7 @@
 /* shared::cluster addresses: a block's own shared::cta offsets, or (rank + 1) * EMU_DSMEM_RANK +
  * offset for the block of that rank in the cluster (what mapa gives); generic: SHARED_WIN + that */
 #define EMU_DSMEM_RANK 0x1000000ull
+#define EMU_WARN_LINES 32 /* source lines a launch warns about (emu_warn) */
 #define WIN_SIZE 0x0000010000000000ull
 
 /* LANE_WSYNC: arrived at a warp-synchronous instruction (shfl.sync,
@@ -99,7 +100,13 @@ typedef struct {
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
     uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
+    /* stall reasons (emu_stalls.c, counting only): its last issue's cycle, pc, the end of its cost
+     * and the reasons of the cycles after it (EMU_NO_PC: none yet in this block) */
+    uint64_t st_last, st_end;
+    uint32_t st_pc;
+    uint8_t st_cost_why, st_wait_why;
 } warp;
+#define EMU_NO_PC UINT32_MAX
 
 typedef struct vsm vsm;
 
@@ -158,7 +165,7 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes; } tma_done;
+typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
 
 typedef struct {
     mh_emu *d;
@@ -210,6 +217,8 @@ typedef struct {
     int slow;               /* strict mode or counting: the checks around each instruction */
     uint64_t *counts;       /* counting: MH_CT_COUNT per instruction of code */
     mh_outbuf out;          /* what the kernel printed */
+    mh_outbuf warn;         /* warnings (emu_warn): one line each, once per source line */
+    uint32_t warn_lines[EMU_WARN_LINES], nwarn_lines; /* the source lines warned about */
     const alloc *last;      /* the allocation of the previous global access */
     const alloc **icache;   /* per instruction: the allocation it last accessed */
     /* all defined functions' code, one after another (pcs are global) */
@@ -223,11 +232,15 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
+    int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
+    uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
+    struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -238,6 +251,10 @@ enum { W_RUN, W_WAIT, W_PARK, W_DONE };
 
 /* ---- faults and stops (emu.c) ---- */
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* What the PTX leaves undefined and emu lets happen outside strict mode: a line of the launch's
+ * warnings (mh_emu_stats.warnings) naming file:line, kernel, block and thread, once per source line
+ * (the first EMU_WARN_LINES lines). */
+void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int emu_poll_stop(ctx *c);
 void emu_uninitialised(ctx *c, const warp *w, uint32_t reg, int lane);
 double emu_monotonic_s(void);
@@ -295,8 +312,18 @@ int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
  * from EMU_FK_MEM up a global load or store (emu_fast_mem): EMU_FK_MEM | store << 4 | signed << 3 |
  * (8-byte elements) << 2 | log2(vector length). */
 #define EMU_FK_MEM 0x80u
+/* Kinds the launch decides (emu.c's link_code), below EMU_FK_MEM but not emu_fast_exec's: a register
+ * set to a launch constant (ld.param of a kernel parameter, mov of %ntid and the like; its value
+ * in ctx's kconst[pc]), and a mov of a special register a warp's lanes compute (%tid, %ctaid, ...). */
+#define EMU_FK_CONST 0x70u
+#define EMU_FK_SREG 0x71u
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
+/* The launch-time kinds of the kernel's instructions (EMU_FK_CONST with its value in kconst[pc],
+ * EMU_FK_SREG) where fast[pc] is none yet. */
+void emu_fast_consts(ctx *c);
+/* A converged warp's EMU_FK_CONST or EMU_FK_SREG instruction at pc. */
+void emu_fast_const(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t pc);
 /* A converged, unguarded warp's ld/st.global (or generic below the windows) of kind `kind` (see
  * above): 1 when it ran (c->cost its cycles, counted when counting), 0 when the general path must
  * run it (an address outside the allocation the instruction touched last, misaligned, or none yet),
@@ -310,6 +337,35 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+void emu_stall_issue(ctx *c, warp *w, uint64_t t);
+
+/* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
+/* Each returns -1 after a fault it reported, else 0.  Async-proxy writes of shared memory are
+ * marked per 4-byte word with the completion that retires them (an mbarrier phase, a warp's
+ * cp.async group); wgmma's shared operands with their warp's group. */
+int emu_hz_start(ctx *c);
+void emu_hz_free(ctx *c);
+/* A bulk or tensor copy (c->cur) writing n bytes at shared::cluster address dst, completing on the
+ * mbarrier at shared::cluster address bar: (b) against wgmmas in flight, then marked; *need the
+ * phase count its complete_tx is for. */
+int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t bar, uint32_t *need);
+/* (c): a copy's complete_tx about to land on the mbarrier at p (block d->b). */
+int emu_hz_land(ctx *c, warp *w, const tma_done *d, const unsigned char *p);
+/* The mbarrier at p completed a phase; a wait found it complete; an expect_tx (c->cur) on it. */
+void emu_hz_phase(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_observe(ctx *c, const warp *w, const unsigned char *p);
+void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
+/* (a) before instruction in runs: its shared accesses; cp.async marks and their groups. */
+int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+/* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
+int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
+
+/* ---- registers packed by live range (emu_regpack.c) ---- */
+/* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
+ * the rows, c->zero_rows); 0 (packed or not), -1 out of memory. */
+int emu_pack_registers(ctx *c);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);
@@ -362,14 +418,20 @@ static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w,
     return o->neg ? !v : v;
 }
 
+/* A value of type t as a register holds it: predicates 0/1, signed types sign-extended, the rest
+ * zero-extended. */
+static inline uint64_t reg_value(uint64_t v, mh_ptx_type t)
+{
+    int bits = mh_ptx_type_bits(t);
+    if (t == MH_PT_PRED) return v != 0;
+    if (mh_ptx_type_is_signed(t)) return (uint64_t)sext(v, bits);
+    return v & mask_bits(bits);
+}
+
 static inline void put(ctx *c, warp *w, uint32_t reg, int lane, uint64_t v, mh_ptx_type t)
 {
     (void)c;
-    int bits = mh_ptx_type_bits(t);
-    if (t == MH_PT_PRED) v = v != 0;
-    else if (mh_ptx_type_is_signed(t)) v = (uint64_t)sext(v, bits);
-    else v &= mask_bits(bits);
-    REG(w, reg, lane) = v;
+    REG(w, reg, lane) = reg_value(v, t);
 }
 
 static inline double fget(uint64_t v, mh_ptx_type t)

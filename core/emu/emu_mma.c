@@ -4,6 +4,7 @@
  * tight loop over the tile, the result scattered back. */
 #include "emu/emu_internal.h"
 #include "emu/emu_mma.h"
+#include "emu/emu_tma.h"
 #include "frontend/ptx_mma.h"
 
 #include <math.h>
@@ -316,14 +317,7 @@ static inline uint64_t desc_addr(const desc *d, int mn, int k, int eb, int trans
                 : mb % 16 + mb / 16 * d->sbo + (uint64_t)(k % 8) * 16 + (uint64_t)(k / 8) * d->lbo;
     }
     uint64_t a = d->start + off;
-    if (W) {
-        /* the 16-byte chunk XORed with the row's phase in the repeating pattern (8 rows of 128
-         * bytes, 4 of 64... as address bits [7, 10)); the phase counts from the pattern the
-         * start address sits in, plus the base offset */
-        uint64_t mask = W / 16 - 1;
-        uint64_t phase = (((a - (d->start & ~127ull)) >> 7) + d->base) & mask;
-        a ^= phase << 4;
-    }
+    if (W) a = emu_swizzle(a, W / 16 - 1, d->base); /* by the address's bits, as TMA writes it */
     return a;
 }
 
@@ -334,6 +328,7 @@ static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
                   "of shared memory (or misaligned)", (unsigned long long)a, (unsigned long long)c->shared_size);
         return -1;
     }
+    if (__builtin_expect(c->hz != NULL, 0) && emu_hz_wgmma_read(c, w, a, (uint32_t)eb)) return -1; /* strict: hazards */
     *out = ld_elem(c->shared + a, eb);
     return 0;
 }

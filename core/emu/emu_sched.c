@@ -5,6 +5,7 @@
  * check that turns a deadlock into a fault naming its lines. */
 #include "emu/emu_internal.h"
 #include "emu/emu_counters.h"
+#include "frontend/ptx_source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,7 +177,12 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
     memset(b->shared, 0, c->shared_size);
-    memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
+    if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
+        for (uint32_t i = 0; i < c->nwarps; i++)
+            for (uint32_t k = 0; k < c->nzero_rows; k++)
+                memset(b->regs + ((size_t)i * nregs + c->zero_rows[k]) * WARP, 0, WARP * sizeof *b->regs);
+    else
+        memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
     memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
@@ -204,6 +210,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
         w->nsetmax = 0;
+        w->st_pc = EMU_NO_PC;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -487,7 +494,8 @@ static int step_warp(ctx *c, warp *w)
             c->thread_insns += WARP;
             if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
-            emu_fast_exec(w, in, c->fast[pc]);
+            if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
+            else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
@@ -691,6 +699,7 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
         if (rc) {
+            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, t);
             s->free = t + 1;
             w->ready = t + c->cost;
             s->best = NULL;
@@ -754,7 +763,7 @@ static uint32_t wait_pc(warp *w)
  * their first blocks) and the blocks not yet resident. */
 static int deadlock(ctx *c, uint64_t now)
 {
-    uint32_t lines[6], nblk[6], nl = 0, waiting = 0;
+    uint32_t lines[6], pcs[6], nblk[6], nl = 0, waiting = 0;
     char who[6][160];
     for (uint32_t s = 0; s < c->resident; s++) /* slot by slot: the first wave in blockIdx order */
         for (uint32_t i = 0; i < c->nsms; i++) {
@@ -772,6 +781,7 @@ static int deadlock(ctx *c, uint64_t now)
             while (j < nl && lines[j] != line) j++;
             if (j == nl && nl < 6) {
                 lines[nl] = line;
+                pcs[nl] = pc;
                 nblk[nl] = 0;
                 who[nl][0] = 0;
                 const char *op = pc < c->ncode ? mh_ptx_op_name((mh_ptx_op)c->code[pc].op) : "?";
@@ -787,13 +797,17 @@ static int deadlock(ctx *c, uint64_t now)
             }
         }
     if (!waiting) return 0;
-    char msg[1400];
+    char msg[4000];
     size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
                                 "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
                                 (unsigned long long)(now - c->progress_t));
     for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
-        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %.200s:%u (%s%s (%u block%s)", j ? ";" : "", c->m->path,
-                              lines[j], who[j], nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    {
+        char where[1000];
+        mh_ptx_where(c->m, pcs[j] < c->ncode ? c->code[pcs[j]].text_off : 0, lines[j], where, sizeof where);
+        n += (size_t)snprintf(msg + n, sizeof msg - n, "%s %s (%s%s (%u block%s)", j ? ";" : "", where, who[j],
+                              nblk[j] > 4 ? ", ..." : "", nblk[j], nblk[j] == 1 ? "" : "s");
+    }
     if (c->next_block < c->nblocks && n < sizeof msg)
         snprintf(msg + n, sizeof msg - n, "; %llu blocks of the grid are not resident yet (an SM holds %u at once, "
                  "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",

@@ -83,7 +83,8 @@ int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)
     int w0 = writes_o0(in);
     for (int k = w0 ? 1 : 0; k < in->nopnds; k++)
         if (check_opnd(c, w, &in->o[k], em)) return 1;
-    return w0 && in->o[0].kind == MH_OPK_ADDR ? check_opnd(c, w, &in->o[0], em) : 0;
+    if (w0 && in->o[0].kind == MH_OPK_ADDR && check_opnd(c, w, &in->o[0], em)) return 1;
+    return c->hz && emu_hz_insn(c, w, in, em) ? 1 : 0; /* Hopper's hazards (emu_hazards.c) */
 }
 
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask)

@@ -53,6 +53,7 @@ static int mb_settle(ctx *c, warp *w, int l, unsigned char *p, mbar b, int compl
     if (b.pending == 0 && b.tx == 0 && completes) { /* the phase completes */
         b.phase ^= 1;
         b.pending = b.expected;
+        if (c->hz) emu_hz_phase(c, w, p);
     }
     mb_store(p, b);
     return 0;
@@ -101,8 +102,12 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
         int64_t arrive = 0;
         switch (k) {
         case MH_MB_ARRIVE: case MH_MB_ARRIVE_DROP: arrive = in->nopnds > 2 ? (int64_t)val(c, w, &o[2], l) : 1; break;
-        case MH_MB_ARRIVE_EXPECT_TX: case MH_MB_ARRIVE_DROP_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1; break;
-        case MH_MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l); break;
+        case MH_MB_ARRIVE_EXPECT_TX: case MH_MB_ARRIVE_DROP_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[2], l); arrive = 1;
+            if (c->hz) emu_hz_expect(c, w, p);
+            break;
+        case MH_MB_EXPECT_TX: b.tx += (int64_t)val(c, w, &o[1], l);
+            if (c->hz) emu_hz_expect(c, w, p);
+            break;
         case MH_MB_COMPLETE_TX: b.tx -= (int64_t)val(c, w, &o[1], l); break;
         case MH_MB_CP_ASYNC_ARRIVE: arrive = (in->mods & MH_MOD_NOINC) ? 1 : 0; break; /* without .noinc: +1 then -1 */
         default: { /* test_wait / try_wait: is the phase of the state (or of the parity) complete? */
@@ -111,6 +116,7 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
             int done = waited != b.phase;
             put(c, w, o[0].reg, l, (uint64_t)done, MH_PT_PRED);
             if (!done) w->st[l] = LANE_YIELD; /* its pc moves on: the loop around it asks again */
+            else if (c->hz) emu_hz_observe(c, w, p);
             continue;
         }
         }

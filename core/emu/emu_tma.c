@@ -19,6 +19,9 @@ static uint64_t get_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, 8); 
 int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e)
 {
     if (mh_tensor_map_check(s, e)) return (int)e->code;
+    if (!s->elem_size)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "tensor map: data type %s (packed values) is for sm_100 and later; emu "
+                       "runs sm_90", mh_tensor_map_type_name(s->data_type));
     memset(out, 0, MH_TMAP_BYTES);
     memcpy(out, magic, 8);
     out[8] = 1;
@@ -96,20 +99,15 @@ static int read_map(ctx *c, warp *w, int l, const mh_ptx_opnd *o, mh_tensor_map_
     return 0;
 }
 
-/* The swizzled shared-memory offset: the 16-byte chunk bits [4,7) XOR the 128-byte row bits
- * [7,10) (128B), [7,9) (64B), bit 7 (32B), of the address itself. */
-static inline uint64_t swizzle(uint64_t a, int sw)
-{
-    static const uint64_t m[4] = {0, 1, 3, 7};
-    return a ^ (((a >> 7) & m[sw & 3]) << 4);
-}
+/* a tensor map's swizzle (none, 32B, 64B, 128B): the row bits of its pattern (emu_swizzle) */
+static const uint32_t swizzle_rows[4] = {0, 1, 3, 7};
 
 static mh_ptx_type elem_type(int dt)
 {
     switch (dt) {
     case MH_TMAP_FLOAT16: return MH_PT_F16;
     case MH_TMAP_BFLOAT16: return MH_PT_BF16;
-    case MH_TMAP_FLOAT32: return MH_PT_F32;
+    case MH_TMAP_FLOAT32: case MH_TMAP_FLOAT32_FTZ: case MH_TMAP_TFLOAT32: case MH_TMAP_TFLOAT32_FTZ: return MH_PT_F32;
     case MH_TMAP_FLOAT64: return MH_PT_F64;
     case MH_TMAP_INT32: return MH_PT_S32;
     case MH_TMAP_INT64: return MH_PT_S64;
@@ -120,10 +118,7 @@ static mh_ptx_type elem_type(int dt)
     }
 }
 
-static int is_float_type(int dt)
-{
-    return dt == MH_TMAP_FLOAT16 || dt == MH_TMAP_BFLOAT16 || dt == MH_TMAP_FLOAT32 || dt == MH_TMAP_FLOAT64;
-}
+static int is_float_type(int dt) { return mh_ptx_type_is_float(elem_type(dt)); }
 
 /* A reduction's operation on elements of type t (the ISA's: add on every type, min/max on
  * integers and f16/bf16, inc/dec on u32, and/or/xor on 32/64-bit integers). */
@@ -184,7 +179,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
             if (g < 0 || (uint64_t)g >= s.dims[i]) in = 0;
             else ga += (uint64_t)g * (i ? s.strides[i - 1] : esz);
         }
-        uint64_t sa = swizzle(smem + e * esz, s.swizzle);
+        uint64_t sa = emu_swizzle(smem + e * esz, swizzle_rows[s.swizzle & 3], 0);
         unsigned char *sp = emu_dsmem(c, w, l, sa, esz, load, NULL);
         if (!sp) return -1;
         if (load) {
@@ -268,7 +263,7 @@ static uint64_t tma_time(ctx *c, warp *w, uint64_t bytes, int dsmem)
 }
 
 /* The complete_tx of a copy, on the mbarrier at shared::cluster address addr, at `due`. */
-static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, uint64_t due)
+static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, uint64_t due, uint32_t need)
 {
     blk *owner = NULL;
     if (!emu_dsmem(c, w, l, addr, 8, 0, &owner)) return -1;
@@ -283,7 +278,8 @@ static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, u
         c->tma_q = q;
         c->cap_tma_q = cap;
     }
-    c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes};
+    c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
+                                       (uint32_t)(c->cur - c->code), need};
     return 0;
 }
 
@@ -293,6 +289,7 @@ int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
         tma_done d = c->tma_q[i];
         if (d.b != b || d.due > now) { i++; continue; }
         c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
+        if (c->hz && emu_hz_land(c, w, &d, b->shared + d.off)) return -1; /* strict: more bytes than expected */
         if (emu_mbar_tx_host(c, w, 0, b->shared + d.off, d.bytes)) return -1;
     }
     return 0;
@@ -369,7 +366,9 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
                     if (bulk_copy(c, w, l, &one, &bytes)) return -1;
                     if (!due) due = tma_time(c, w, bytes, 0);
                 }
-                if (tma_complete(c, w, l, base + boff, bytes, due)) return -1;
+                uint32_t need = 0;
+                if (c->hz && emu_hz_copy(c, w, l, base + off, bytes, base + boff, &need)) return -1;
+                if (tma_complete(c, w, l, base + boff, bytes, due, need)) return -1;
             }
             continue;
         }
@@ -380,7 +379,13 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
             return -1;
         }
         due = tma_time(c, w, bytes, r->kind == MH_TMA_BULK_S2S || (r->kind == MH_TMA_BULK_RED && !r->to_global));
-        if (r->mbar.kind == MH_OPK_ADDR && tma_complete(c, w, l, address(c, w, &r->mbar, l), bytes, due)) return -1;
+        uint32_t need = 0;
+        int to_shared = r->kind == MH_TMA_TENSOR_LOAD || r->kind == MH_TMA_BULK_LOAD || r->kind == MH_TMA_BULK_S2S ||
+                        (r->kind == MH_TMA_BULK_RED && !r->to_global);
+        if (c->hz && to_shared && r->mbar.kind == MH_OPK_ADDR &&
+            emu_hz_copy(c, w, l, address(c, w, &r->dst, l), bytes, address(c, w, &r->mbar, l), &need))
+            return -1;
+        if (r->mbar.kind == MH_OPK_ADDR && tma_complete(c, w, l, address(c, w, &r->mbar, l), bytes, due, need)) return -1;
     }
     c->progress++;
     return 0;

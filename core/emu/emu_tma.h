@@ -13,4 +13,14 @@ int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYT
 /* Reads one back: 0, or -1 when the bytes are not a map mh_emu_tensor_map made (or were changed). */
 int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_map_spec *s);
 
+/* The shared-memory swizzle of TMA (a tensor map's swizzle) and of wgmma (a matrix descriptor's),
+ * one reading for both, by address bits as the PTX ISA defines it: the 16-byte chunk, bits [4,7) of
+ * the shared address, XOR the row of the repeating pattern, bits [7,10) (128B: rows = 7), [7,9) (64B:
+ * 3) or bit 7 (32B: 1) of the same address.  `base`: a descriptor's base offset, the row its pattern
+ * starts at when that is not a 1024 (512, 256)-byte boundary, (pattern start >> 7) & 7 (TMA: 0). */
+static inline uint64_t emu_swizzle(uint64_t a, uint32_t rows, uint32_t base)
+{
+    return a ^ ((((a >> 7) - base) & rows) << 4);
+}
+
 #endif

@@ -510,6 +510,36 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
     return 0;
 }
 
+/* createpolicy.{fractional,range,cvt}... policy, ...: the policy is a hint that loads and stores
+ * with .L2::cache_hint pass on; emu has no caches, so it becomes "mov.b64 policy, 0" (its operands
+ * still read, so an undeclared name is refused as ptxas refuses it). */
+static int parse_createpolicy(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
+{
+    mh_ptx_opnd scratch;
+    in->op = MH_OP_MOV;
+    in->type = MH_PT_B64;
+    in->vec = 1;
+    while (!mh_ptx_tok_punct(TOK, ';')) {
+        int rc = parse_operand(P, in, in->nopnds == 0 ? &in->o[0] : &scratch);
+        if (rc) return rc < 0 ? -1 : perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': a bad operand", (int)mn->len, mn->s);
+        if (in->nopnds < 2) in->nopnds++;
+        if (mh_ptx_tok_punct(TOK, ',')) NEXT();
+        else if (!mh_ptx_tok_punct(TOK, ';'))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
+                        (int)mn->len, mn->s, (int)TOK->len, TOK->s);
+    }
+    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+    NEXT();
+    if (in->nopnds < 1 || in->o[0].kind != MH_OPK_REG || mh_ptx_type_bits(P->m->reg_type[in->o[0].reg]) != 64)
+        return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': the policy goes to a 64-bit register", (int)mn->len, mn->s);
+    memset(&in->o[1], 0, sizeof in->o[1]);
+    in->o[1].kind = MH_OPK_IMM;
+    in->o[1].reg = UINT32_MAX;
+    in->o[1].sym = in->o[1].param = -1;
+    in->nopnds = 2;
+    return 0;
+}
+
 /* A marker comment inside a statement (before its ';') would have the
  * instrumentation's code inserted into the middle of it. */
 static int marker_inside(parser *P, size_t first_marker, const mh_ptx_insn *in)
@@ -563,10 +593,14 @@ static int parse_instruction(parser *P)
         NEXT();
         return parse_tma(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
     }
+    if (mn.len > 13 && !memcmp(mn.s, "createpolicy.", 13)) { /* a cache policy: an opaque 64-bit value */
+        NEXT();
+        return parse_createpolicy(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
+    }
     if (decode_mnemonic(P, &mn, &in)) return -1;
     NEXT();
     if (in.op == MH_OP_OPAQUE) return skip_opaque(P, &in, &mn) || push_insn(P, first_marker, &in) ? -1 : 0;
-    if (in.op == MH_OP_MEMBAR || in.op == MH_OP_PREFETCH) {
+    if (in.op == MH_OP_MEMBAR) {
         const char *semi = memchr(P->m->text + in.text_off, ';', strlen(P->m->text + in.text_off));
         in.text_end = semi ? (uint32_t)(semi - P->m->text) + 1 : in.text_off;
         if (skip_statement(P, "instruction")) return -1; /* ordering and hints: no operands the emulator uses */

@@ -121,7 +121,8 @@ void mh_ptx_lex_next(mh_ptx_lexer *lx)
         for (;;) {
             if (q < end && c == '.' && *q == '.') break;
             if (q < end && ident_char((unsigned char)*q)) q++;
-            else if (q + 2 < end && q[0] == ':' && q[1] == ':' && isalpha((unsigned char)q[2])) q += 2;
+            /* "L1::evict_last", "L2::128B": a "::" with a letter or a digit after it joins */
+            else if (q + 2 < end && q[0] == ':' && q[1] == ':' && isalnum((unsigned char)q[2])) q += 2;
             else break;
         }
         t->kind = MH_TK_IDENT;

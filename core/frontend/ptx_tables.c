@@ -134,6 +134,11 @@ int op_of(const char *s, size_t n)
     /* nanosleep sleeps "about t ns, in [0, 2t]": no sleep at all is a valid one */
     if (n == 9 && !memcmp(s, "nanosleep", 9)) return MH_OP_MEMBAR;
     if (n == 3 && !memcmp(s, "ldu", 3)) return MH_OP_LD;
+    /* cache hints: the uniform cache's prefetch, a line's data discarded (its value may stay: a
+     * valid outcome), a priority applied; emu has no caches, so none changes what a kernel computes */
+    if ((n == 9 && !memcmp(s, "prefetchu", 9)) || (n == 7 && !memcmp(s, "discard", 7)) ||
+        (n == 13 && !memcmp(s, "applypriority", 13)))
+        return MH_OP_PREFETCH;
     for (int i = 0; i < MH_OP_COUNT_; i++)
         if (op_names[i] && strlen(op_names[i]) == n && !memcmp(op_names[i], s, n)) return i;
     return -1;

@@ -114,6 +114,9 @@ typedef struct mh_launch_stats {
     uint32_t blocks_per_sm;      /* emu: the blocks one virtual SM held at once */
     char *output;                /* emu: what the kernel printed (printf), malloc'd: the caller frees it */
     size_t output_len;
+    char *warnings;              /* emu: what the PTX leaves undefined and emu let happen, a line each naming
+                                  * file:line (malloc'd, NULL: none): the caller frees it */
+    size_t warnings_len;
     mh_launch_counts *counts;    /* emu with desc.stats: the caller frees it with counts->release */
 } mh_launch_stats;
 

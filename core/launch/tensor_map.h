@@ -18,7 +18,8 @@
 
 /* Values of cuda.h's CUtensorMap* enums (checked by test_cuda_abi). */
 enum { MH_TMAP_UINT8 = 0, MH_TMAP_UINT16, MH_TMAP_UINT32, MH_TMAP_INT32, MH_TMAP_UINT64, MH_TMAP_INT64,
-       MH_TMAP_FLOAT16, MH_TMAP_FLOAT32, MH_TMAP_FLOAT64, MH_TMAP_BFLOAT16 };
+       MH_TMAP_FLOAT16, MH_TMAP_FLOAT32, MH_TMAP_FLOAT64, MH_TMAP_BFLOAT16, MH_TMAP_FLOAT32_FTZ, MH_TMAP_TFLOAT32,
+       MH_TMAP_TFLOAT32_FTZ, MH_TMAP_16U4_ALIGN8B, MH_TMAP_16U4_ALIGN16B, MH_TMAP_16U6_ALIGN16B, MH_TMAP_NTYPES };
 enum { MH_TMAP_INTERLEAVE_NONE = 0, MH_TMAP_INTERLEAVE_16B, MH_TMAP_INTERLEAVE_32B };
 enum { MH_TMAP_SWIZZLE_NONE = 0, MH_TMAP_SWIZZLE_32B, MH_TMAP_SWIZZLE_64B, MH_TMAP_SWIZZLE_128B };
 enum { MH_TMAP_L2_NONE = 0, MH_TMAP_L2_64B, MH_TMAP_L2_128B, MH_TMAP_L2_256B };
@@ -26,10 +27,11 @@ enum { MH_TMAP_OOB_ZERO = 0, MH_TMAP_OOB_NAN = 1 };
 
 typedef struct mh_tensor_map_spec {
     int data_type;                 /* MH_TMAP_UINT8 ... */
-    unsigned elem_size;            /* bytes */
+    unsigned elem_size;            /* bytes (0: a packed type of 4 or 6 bits, mh_tensor_map_elem_bits) */
     uint32_t rank;                 /* 1 .. 5 */
     uint64_t address;              /* device address of element 0 */
     uint64_t bytes;                /* size of the array it lies in, from address */
+    uint64_t offset;               /* where address lies in that array (bytes from its start; messages only) */
     uint64_t dims[MH_TMAP_MAX_RANK];         /* elements, innermost dimension first */
     uint64_t strides[MH_TMAP_MAX_RANK - 1];  /* bytes between consecutive indices of dims 1 .. rank-1 */
     uint32_t box[MH_TMAP_MAX_RANK];          /* elements a copy moves, innermost first */
@@ -39,6 +41,12 @@ typedef struct mh_tensor_map_spec {
 
 /* The TMA data type of an array's element type (-1: none). */
 int mh_tensor_map_data_type(mh_dtype t);
+/* A data type by its cuda.h name in lower case without the prefix ("uint8" .. "bfloat16",
+ * "float32_ftz", "tfloat32", "tfloat32_ftz", "16u4_align8b", "16u4_align16b", "16u6_align16b"), -1
+ * when unknown; its name back (NULL when unknown); the bits of one element (0 when unknown). */
+int mh_tensor_map_type(const char *s);
+const char *mh_tensor_map_type_name(int t);
+unsigned mh_tensor_map_elem_bits(int t);
 /* Option names: "none", "16B" ... -> the enum value, -1 when unknown. */
 int mh_tensor_map_interleave(const char *s);
 int mh_tensor_map_swizzle(const char *s);

@@ -535,16 +535,18 @@ static int tmap_choice(lua_State *L, const char *k, int (*parse)(const char *), 
 }
 
 /* dev:tensor_map(array, {box = {...}, dims =, strides =, element_strides =, swizzle =, interleave =,
- * l2 =, oob =}) -> the 128 bytes of a CUtensorMap (a Lua string) for a kernel's __grid_constant__
- * parameter.  Dimensions are innermost first (the array's shape reversed, by default), strides in
- * bytes for dimensions 2.. (contiguous by default). */
+ * l2 =, oob =, data_type =, offset =}) -> the 128 bytes of a CUtensorMap (a Lua string) for a
+ * kernel's __grid_constant__ parameter.  Dimensions are innermost first (the array's shape reversed,
+ * by default), strides in bytes for dimensions 2.. (contiguous by default); data_type: cuda.h's
+ * CUtensorMapDataType by name (default: the array's element type's); offset: bytes from the array's
+ * start to element 0 (default 0).  The Driver API's rules checked before the driver is asked. */
 static int l_device_tensor_map(lua_State *L)
 {
     l_device *d = glue_check_device(L, 1);
     l_array *a = glue_check_array(L, 2);
     glue_check_table(L, 3, "tensor_map's options", "{...}");
     static const char *const keys[] = {"box", "dims", "strides", "element_strides", "swizzle", "interleave", "l2",
-                                       "oob", NULL};
+                                       "oob", "data_type", "offset", NULL};
     static const char *const interleaves[] = {"none", "16B", "32B", NULL}, *const swizzles[] = {"none", "32B", "64B", "128B", NULL},
                              *const l2s[] = {"none", "64B", "128B", "256B", NULL}, *const oobs[] = {"zero", "nan", NULL};
     glue_check_keys(L, 3, "tensor map", keys);
@@ -553,12 +555,34 @@ static int l_device_tensor_map(lua_State *L)
         return glue_bad(L, "%s", "tensor map: the array is from before a fault reset the device");
     mh_tensor_map_spec s;
     memset(&s, 0, sizeof s);
-    s.data_type = mh_tensor_map_data_type(a->dtype);
-    s.elem_size = (unsigned)mh_dtype_size(a->dtype);
-    s.address = a->addr;
-    s.bytes = a->count * s.elem_size;
+    uint64_t array_bytes = a->count * mh_dtype_size(a->dtype);
+    lua_getfield(L, 3, "data_type");
+    int named = !lua_isnil(L, -1);
+    lua_pop(L, 1);
+    if (named) {
+        const char *t = glue_opt_string(L, 3, "tensor map:", "data_type", NULL);
+        if ((s.data_type = mh_tensor_map_type(t)) < 0)
+            return glue_bad(L, "tensor map: data_type = \"%s\" (uint8, uint16, uint32, int32, uint64, int64, float16, "
+                            "float32, float64, bfloat16, float32_ftz, tfloat32, tfloat32_ftz, 16u4_align8b, 16u4_align16b, "
+                            "16u6_align16b)", t);
+    } else if ((s.data_type = mh_tensor_map_data_type(a->dtype)) < 0) {
+        return glue_bad(L, "tensor map: an array of %s has no TMA data type of its own: name one with data_type =",
+                        mh_dtype_name(a->dtype));
+    }
+    unsigned bits = mh_tensor_map_elem_bits(s.data_type);
+    s.elem_size = bits % 8 ? 0 : bits / 8;
+    s.offset = (uint64_t)glue_opt_integer(L, 3, "tensor map:", "offset", 0, 0, LUA_MAXINTEGER);
+    if (s.offset >= array_bytes)
+        return glue_bad(L, "tensor map: offset = %llu bytes, at or past the end of the array's %llu",
+                        (unsigned long long)s.offset, (unsigned long long)array_bytes);
+    s.address = a->addr + s.offset;
+    s.bytes = array_bytes - s.offset;
     int n = 0, nb = 0, ns = 0, ne = 0;
     glue_opt_uint_list(L, 3, "tensor map:", "dims", s.dims, MH_TMAP_MAX_RANK, &n);
+    if (!n && bits != 8 * mh_dtype_size(a->dtype))
+        return glue_bad(L, "tensor map: data_type = \"%s\" has elements of %u bits, the array's (%s) %u: give dims (in "
+                        "the map's elements)", mh_tensor_map_type_name(s.data_type), bits, mh_dtype_name(a->dtype),
+                        (unsigned)(8 * mh_dtype_size(a->dtype)));
     if (!n) { /* the array's shape, innermost first */
         if (a->ndim > MH_TMAP_MAX_RANK)
             return glue_bad(L, "tensor map: the array has %d dimensions, TMA takes up to %d", a->ndim, MH_TMAP_MAX_RANK);

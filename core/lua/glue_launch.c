@@ -349,13 +349,27 @@ static void push_line(lua_State *L, const src_lines *s, uint32_t line)
     lua_pushlstring(L, b, len);
 }
 
-/* run.stats = {total = {metric = value, ...}, lines = {{file=, line=, source=, metric = value, ...}, ...},
+/* Stall reasons (emu's smsp__pcsamp_warps_issue_stalled_* counters) are kept apart from the
+ * other metrics: a line's `stalls` and the kernel's run.stats.stalls, warp-cycles by reason. */
+static int is_stall(const char *name) { return !strncmp(name, "smsp__pcsamp_warps_issue_stalled_", 33); }
+
+static void push_stalls(lua_State *L, const char *const *names, uint32_t n, const uint64_t *v)
+{
+    lua_createtable(L, 0, 4);
+    for (uint32_t k = 0; k < n; k++)
+        if (v[k] && is_stall(names[k])) glue_set_int(L, -1, names[k], (lua_Integer)v[k]);
+}
+
+/* run.stats = {total = {metric = value, ...}, stalls = {reason = warp-cycles}, lines = {{file=, line=, source=, metric = value, ...}, ...},
  * files = {...}, module =}: the counters emu counted (zeros left out of the rows) */
 static void push_counts(lua_State *L, const launch_state *s, const mh_launch_counts *c)
 {
-    lua_createtable(L, 0, 5);
+    lua_createtable(L, 0, 6);
+    push_stalls(L, c->names, c->nmetrics, c->total); /* the kernel's stall reasons (issue 34) */
+    lua_setfield(L, -2, "stalls");
     lua_createtable(L, 0, (int)(c->nmetrics + c->nratios));
-    for (uint32_t k = 0; k < c->nmetrics; k++) glue_set_int(L, -1, c->names[k], (lua_Integer)c->total[k]);
+    for (uint32_t k = 0; k < c->nmetrics; k++)
+        if (!is_stall(c->names[k])) glue_set_int(L, -1, c->names[k], (lua_Integer)c->total[k]);
     for (uint32_t k = 0; k < c->nratios; k++)
         if (c->total[c->ratios[k].den])
             glue_set_num(L, -1, c->ratios[k].name, (double)c->total[c->ratios[k].num] / (double)c->total[c->ratios[k].den]);
@@ -392,7 +406,9 @@ static void push_counts(lua_State *L, const launch_state *s, const mh_launch_cou
             lua_setfield(L, -2, "source");
         }
         for (uint32_t k = 0; k < c->nmetrics; k++)
-            if (row->v[k]) glue_set_int(L, -1, c->names[k], (lua_Integer)row->v[k]);
+            if (row->v[k] && !is_stall(c->names[k])) glue_set_int(L, -1, c->names[k], (lua_Integer)row->v[k]);
+        push_stalls(L, c->names, c->nmetrics, row->v);
+        lua_setfield(L, -2, "stalls");
         lua_rawseti(L, -2, (lua_Integer)r + 1);
     }
     lua_setfield(L, -2, "lines");
@@ -404,7 +420,8 @@ static void push_counts(lua_State *L, const launch_state *s, const mh_launch_cou
     free(owned);
 }
 
-/* run.printf = {lines}: what the kernel printed (emu), also written to stdout unless printf = false */
+/* run.printf = {lines}: what the kernel printed (emu), also written to stdout unless printf = false;
+ * run.warnings = {lines} the same way (each also on stderr) */
 static void push_output(lua_State *L, const char *out, size_t n)
 {
     lua_newtable(L);
@@ -426,6 +443,12 @@ static void emit_output(const launch_state *s, mh_launch_stats *st)
         fwrite(st->output, 1, st->output_len, stdout);
         fflush(stdout);
     }
+    for (size_t i = 0; i < st->warnings_len;) { /* emu's warnings: each line on stderr */
+        const char *w = st->warnings + i, *nl = memchr(w, '\n', st->warnings_len - i);
+        size_t len = nl ? (size_t)(nl - w) : st->warnings_len - i;
+        fprintf(stderr, "mgpu-harness: warning: %.*s\n", (int)len, w);
+        i += len + 1;
+    }
 }
 
 static void drop_extras(mh_launch_stats *st)
@@ -433,12 +456,15 @@ static void drop_extras(mh_launch_stats *st)
     free(st->output);
     st->output = NULL;
     st->output_len = 0;
+    free(st->warnings);
+    st->warnings = NULL;
+    st->warnings_len = 0;
     if (st->counts) st->counts->release(st->counts);
     st->counts = NULL;
 }
 
 /* run = {time_ns=, cycles=, warp_insns=, thread_insns= (exact counts: emu), backend=, trace=,
- * attempts=, entries=, printf = {lines} and blocks_per_sm (emu), stats (launch.stats: emu)} */
+ * attempts=, entries=, printf = {lines}, warnings = {lines} and blocks_per_sm (emu), stats (launch.stats: emu)} */
 static void push_result(lua_State *L, const launch_state *s, const mh_launch_stats *st)
 {
     lua_createtable(L, 0, 8);
@@ -452,6 +478,8 @@ static void push_result(lua_State *L, const launch_state *s, const mh_launch_sta
     if (st->counted) { /* emu: what the kernel printed, and how many blocks an SM held */
         push_output(L, st->output ? st->output : "", st->output_len);
         lua_setfield(L, -2, "printf");
+        push_output(L, st->warnings ? st->warnings : "", st->warnings_len);
+        lua_setfield(L, -2, "warnings");
         if (st->blocks_per_sm) glue_set_int(L, -1, "blocks_per_sm", st->blocks_per_sm);
     }
     if (st->counts) {

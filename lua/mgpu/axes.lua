@@ -209,6 +209,26 @@ function M.expand(groups, filter)
   return points, dropped
 end
 
+-- The number of points of the groups' product (a float past 2^53: only compared with caps).
+function M.count(groups)
+  local n = 1
+  for _, g in ipairs(groups) do n = n * #g.rows end
+  return n
+end
+
+-- Point i (1-based) of the product, first group slowest, without building the others: a
+-- sweep of 10^6 points is listed in constant memory.
+function M.at(groups, i)
+  local p, rest = {}, i - 1
+  for gi = #groups, 1, -1 do
+    local g = groups[gi]
+    local r = rest % #g.rows
+    rest = (rest - r) / #g.rows
+    for j, n in ipairs(g.names) do p[n] = g.rows[r + 1][j] end
+  end
+  return p
+end
+
 function M.names(groups)
   local names = {}
   for _, g in ipairs(groups) do for _, n in ipairs(g.names) do names[#names + 1] = n end end

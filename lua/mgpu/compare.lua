@@ -302,6 +302,35 @@ function M.slowdown_detail(r)
   return table.concat(lines, "\n")
 end
 
+-- The gate's verdict on a comparison r (M.compare's result), for the terminal and the report's
+-- comparison page: {fails = whether --max-slowdown max_slowdown fails (nil without one),
+-- threshold = the least PCT that passes (nil: none does), lines = {...}}.  It fails when a
+-- launch time beyond its noise, a region median or the span grew by more than PCT percent, or a
+-- point ok in BASE failed in NEW or is not in it (then at any PCT).
+function M.verdict(r, max_slowdown)
+  local lines = {}
+  local broken = (r.regressed or 0) + (r.only_base or 0)
+  local worst = r.worst ~= -math.huge and r.worst or nil
+  local threshold = broken == 0 and math.max(worst or 0, 0) or nil
+  if worst and worst > 0 then
+    lines[#lines + 1] = string.format("slowest change beyond the noise: %s", fmt_change(worst))
+    lines[#lines + 1] = "worst: " .. tostring(r.worst_at)
+  else
+    lines[#lines + 1] = "nothing got slower beyond the noise"
+  end
+  if broken > 0 then
+    lines[#lines + 1] = string.format("%d point%s ok in base failed in new, %d point%s of base not in new: the gate "
+      .. "fails at any --max-slowdown", r.regressed or 0, (r.regressed or 0) == 1 and "" or "s", r.only_base or 0,
+      (r.only_base or 0) == 1 and "" or "s")
+  else
+    lines[#lines + 1] = string.format("compare --max-slowdown PCT passes for PCT >= %.1f and fails below", threshold)
+  end
+  if r.source then lines[#lines + 1] = r.source end
+  local fails = nil
+  if max_slowdown then fails = (worst ~= nil and worst > max_slowdown) or broken > 0 end
+  return { fails = fails, threshold = threshold, lines = lines }
+end
+
 local USAGE_TEXT = "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
   .. "  BASE, NEW: two results folders of one experiment, or two region summaries (.summary.json)"
 

@@ -65,16 +65,18 @@ local manifest = require "mgpu.manifest"
 local options = require "mgpu.options"
 local results = require "mgpu.results"
 local timing = require "mgpu.timing"
+local builds = require "mgpu.builds"
 
 local M = {}
 
 local point_row, worker_plan, probe_device, run_workers -- defined below, used by run_locked
+local list_points -- defined below, used by M.run
 local throughput -- defined below, used by attempt_point
 
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
-  "timeout_s", "stats", "probes" }
+  "timeout_s", "stats", "probes", "defines", "min_time", "max_noise", "max_repeats" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
 local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative",
   "bytes", "flops" }
@@ -228,7 +230,8 @@ local function validate(exp)
   check_type(exp.filter, "experiment.filter", "function", "a function(point) -> keep")
   check_type(exp.backend, "experiment.backend", "string", "a device kind (\"auto\", \"emu\", \"cuda\")")
   check_type(exp.arch, "experiment.arch", "string", "an nvcc target such as \"sm_90\"")
-  check_type(exp.nvcc_flags, "experiment.nvcc_flags", "table", "a list of strings")
+  builds.validate(exp) -- kernel, defines, nvcc_flags: values or functions of the point (compile-time axes)
+  timing.check_adaptive(exp, "experiment.")
   if exp.axes ~= nil then axes.groups(exp.axes) end -- axes = 5 is refused naming experiment.axes
   if type(exp.name) ~= "string" or not exp.name:match("^[%w_.-]+$") or exp.name:match("^%.+$") then
     -- "." and ".." are folders already: results/../TIME is outside results/
@@ -236,7 +239,6 @@ local function validate(exp)
       .. (type(exp.name) == "string" and string.format("%q", exp.name) or type(exp.name)))
   end
   if type(exp.module) ~= "string" then bad("experiment.module must be the path of a PTX or .cu file") end
-  if type(exp.kernel) ~= "string" then bad("experiment.kernel must name the kernel") end
   if type(exp.setup) ~= "function" then bad("experiment.setup must be a function(point, device)") end
   local c = exp.counters
   if c ~= nil and (type(c) ~= "number" or c < 1 or c > 100000 or c ~= math.floor(c)) then
@@ -308,10 +310,41 @@ end
 
 -- The experiment's kernel as it runs for the trace (instrumented when exp.instrument) and, for an
 -- instrumented experiment, the same kernel loaded plain: the one that is timed (issue 24).
-local function load_kernels(dev, load_path, exp)
-  if not exp.instrument then return dev:load(load_path):kernel(exp.kernel), nil end
-  local kernel = dev:load(load_path, { instrument = exp.instrument, probes = exp.probes }):kernel(exp.kernel)
-  return kernel, dev:load(load_path):kernel(exp.kernel)
+local function load_kernels(dev, load_path, exp, name)
+  if name:find("<", 1, true) then -- a C++ template instance: its mangled name among the module's entries
+    name = builds.resolve(files.read_or_fail(load_path), name, load_path)
+  end
+  if not exp.instrument then return dev:load(load_path):kernel(name), nil end
+  local kernel = dev:load(load_path, { instrument = exp.instrument, probes = exp.probes }):kernel(name)
+  return kernel, dev:load(load_path):kernel(name)
+end
+
+-- The kernels of point i (p) when they depend on the point (compile-time axes, a kernel function):
+-- its build's PTX (DIR/builds/build-N.ptx) and its kernel name, loaded once per (build, name).
+-- A build that failed to compile fails the point with its error.
+local function point_kernels(ctx, i, p)
+  local exp = ctx.exp
+  local name = builds.kernel_of(exp, p)
+  local path, bi = ctx.load_path, nil
+  if ctx.builds then
+    bi = ctx.builds.of[i]
+    local b = ctx.builds.list[bi]
+    if b.error then
+      error(errors.new(b.error.code, string.format("build %d (nvcc -arch=%s %s): %s", bi, b.arch,
+        table.concat(b.flags, " "), b.error.message), { build = bi }), 0)
+    end
+    path = string.format("%s/builds/build-%d.ptx", ctx.dir, bi)
+  end
+  ctx.loaded = ctx.loaded or {}
+  local key = path .. "\0" .. name
+  local k = ctx.loaded[key]
+  if not k then
+    local ok, kernel, plain = pcall(load_kernels, ctx.dev, path, exp, name)
+    k = ok and { kernel, plain } or { err = kernel }
+    ctx.loaded[key] = k
+  end
+  if k.err then error(k.err, 0) end
+  return k[1], k[2], bi, name
 end
 
 -- One attempt at a point with `entries` per trace (nil: the experiment's choice).
@@ -376,7 +409,7 @@ local function attempt_point(ctx, index, point, entries, row)
   -- this attempt's entries, also when the launch fails (run_point resizes from them)
   row.entries = launch.profile and launch.profile.entries
   local time_opts = { warmup = exp.warmup, repeats = exp.repeats, flush_l2 = exp.flush_l2, flush = ctx.flush,
-    before = spec.before }
+    before = spec.before, min_time = exp.min_time, max_noise = exp.max_noise, max_repeats = exp.max_repeats }
   local plain_run -- an instrumented experiment times the plain kernel: its time is the point's time_ns
   if ctx.plain then
     local plain = {}
@@ -506,6 +539,9 @@ end
 -- manifest (--resume, replay): its axes and its selection, checked against
 -- the keys it recorded; a manifest without point_keys (an older harness)
 -- gives its --set to the script's axes.
+-- The most points one run takes: its manifest lists every point's key.
+M.MAX_POINTS = 1000000
+
 local function plan(exp, set, man, where, shard)
   local from_man = man ~= nil and man.point_keys ~= nil
   local groups
@@ -513,6 +549,12 @@ local function plan(exp, set, man, where, shard)
     groups = axes.from_manifest(man.axes, where)
   else
     groups = axes.override(axes.groups(exp.axes), man and man.set or set)
+  end
+  local count = axes.count(groups)
+  if count > M.MAX_POINTS then -- every point is a row, a key in the manifest: refuse before building them
+    bad(string.format("the axes make %.0f points, more than the %d one run takes (the manifest lists every point): "
+      .. "narrow an axis with --set, or split the sweep into several experiments (--list shows any number of points)",
+      count, M.MAX_POINTS))
   end
   local all = axes.expand(groups)
   local keys, seen = {}, {}
@@ -560,8 +602,129 @@ local function plan(exp, set, man, where, shard)
     end
     selected = mine
   end
+  -- the whole sweep's kept points (a shard's manifest records them): builds are numbered over them
+  local sweep = from_man and man.sweep_selected or kept
   return { groups = groups, names = axes.names(groups), all = all, keys = keys, selected = selected,
-    filtered = filtered, kept = kept }
+    filtered = filtered, kept = kept, sweep = sweep }
+end
+
+-- --list: the points this command would run (the shard's with --shard; a resumed folder's own),
+-- streamed: each point is made from its index, printed and dropped, so a sweep of 10^6 points
+-- lists in constant memory (mgpu.run keeps the rows it returns).  With a .cu module, each
+-- point's build and the builds' flags; with a kernel function, each point's kernel.
+function list_points(exp, opts, script)
+  local src, src_dir = opts.manifest, opts.manifest_dir
+  if opts.resume then src, src_dir = manifest.read(opts.resume), opts.resume end
+  local keep_rows = not opts.script_file
+  local groups, total, each
+  if src and src.point_keys then -- a manifest's points (at most MAX_POINTS of them)
+    local pl = plan(exp, opts.set, src, src_dir .. "/manifest.json", opts.shard)
+    groups, total = pl.groups, #pl.all
+    local mine = {}
+    for _, i in ipairs(pl.selected) do mine[i] = true end
+    each = function(fn) for _, i in ipairs(pl.sweep) do fn(i, pl.all[i], mine[i]) end end
+  else
+    groups = axes.override(axes.groups(exp.axes), src and src.set or opts.set)
+    for _, g in ipairs(groups) do -- a point twice: some axis group has a row twice
+      local seen = {}
+      for j, r in ipairs(g.rows) do
+        local parts = {}
+        for k, v in ipairs(r) do parts[k] = tostring(v) end
+        local key = table.concat(parts, ",")
+        if seen[key] then
+          bad(string.format("axis %s has the value %s twice (values %d and %d): every point would appear twice",
+            table.concat(g.names, ","), key, seen[key], j))
+        end
+        seen[key] = j
+      end
+    end
+    total = axes.count(groups)
+    each = function(fn)
+      for i = 1, total do
+        local p = axes.at(groups, i)
+        local keep = true
+        if exp.filter then
+          local copy = {}
+          for k, v in pairs(p) do copy[k] = v end
+          local ok, r = xpcall(exp.filter, as_error, copy)
+          if not ok then
+            r.message = "experiment.filter: " .. r.message
+            error(errors.new(r.code, r.message, r), 0)
+          end
+          keep = r
+        end
+        if keep then fn(i, p, not opts.shard or (i - 1) % opts.shard.count == opts.shard.index - 1) end
+      end
+    end
+  end
+  local names = axes.names(groups)
+  local is_cu = exp.module:match("%.cu$") ~= nil
+  local with_builds = is_cu and builds.varies(exp)
+  local with_kernel = type(exp.kernel) == "function"
+  local arch = exp.arch or (src and src.compiled and src.compiled.arch) or "sm_90"
+  local default_flags = require("mgpu.nvcc").DEFAULT_FLAGS
+  -- column widths from the axes' values, not from the points
+  local head, width = { "#" }, { #string.format("%.0f", total) }
+  for gi, g in ipairs(groups) do
+    for j, n in ipairs(g.names) do
+      local w = #n
+      for _, r in ipairs(g.rows) do w = math.max(w, #tostring(r[j])) end
+      head[#head + 1], width[#head + 1] = n, w
+    end
+    local _ = gi
+  end
+  if with_builds then head[#head + 1], width[#head + 1] = "build", 5 end
+  if with_kernel then head[#head + 1], width[#head + 1] = "kernel", 6 end
+  local out = io.stdout
+  local function line(cells)
+    local parts = {}
+    for i, c in ipairs(cells) do
+      parts[i] = i < #cells and (c .. string.rep(" ", math.max(0, width[i] - #c))) or c
+    end
+    out:write(table.concat(parts, "  "), "\n")
+  end
+  line(head)
+  local list, by_key = {}, {}
+  local rows, n, kept = {}, 0, 0
+  each(function(i, p, mine)
+    kept = kept + 1
+    local b
+    if with_builds then
+      local nb = builds.build_of(exp, p, arch, default_flags)
+      b = by_key[nb.key]
+      if not b then
+        nb.index, nb.points = #list + 1, 0
+        list[#list + 1], by_key[nb.key], b = nb, nb, nb
+      end
+    end
+    if not mine then return end
+    n = n + 1
+    if b then b.points = b.points + 1 end
+    local cells = { tostring(i) }
+    for _, name in ipairs(names) do cells[#cells + 1] = tostring(p[name]) end
+    if b then cells[#cells + 1] = tostring(b.index) end
+    if with_kernel then cells[#cells + 1] = builds.kernel_of(exp, p) end
+    line(cells)
+    if keep_rows then rows[n] = { index = i, point = p, status = "listed", build = b and b.index } end
+  end)
+  local filtered = total - kept
+  do
+    print(string.format("%d points (%.0f filtered out)", n, filtered))
+    if is_cu then
+      if #list == 0 then
+        list[1] = builds.build_of(exp, {}, arch, default_flags)
+        list[1].index, list[1].points = 1, n
+      end
+      for _, b in ipairs(list) do
+        if b.points > 0 then
+          print(string.format("build %d: nvcc -ptx -arch=%s %s  (%d point%s)", b.index, b.arch,
+            table.concat(b.flags, " "), b.points, b.points == 1 and "" or "s"))
+        end
+      end
+    end
+  end
+  return { rows = keep_rows and rows or nil, listed = n, ok = 0, failed = 0, skipped = 0, filtered = filtered,
+    builds = is_cu and #list or nil }
 end
 
 local function holds_results(dir)
@@ -605,13 +768,25 @@ end
 point_row = function(ctx, i, p)
   local t = ctx.exp.timeout_s -- its Lua code too (setup, check): a count hook stops it (core.xpcall_within)
   local ok, row
-  if t then ok, row = core.xpcall_within(t, "point " .. i, run_point, as_error, ctx, i, p)
-  else ok, row = xpcall(run_point, as_error, ctx, i, p) end
-  if ok then
-    row.status = "ok"
-    return row
+  local build, kname
+  local function run(c, ii, pp)
+    if builds.varies(c.exp) then -- this point's build and kernel
+      local pc = {}
+      for k, v in pairs(c) do pc[k] = v end
+      pc.kernel, pc.plain, build, kname = point_kernels(c, ii, pp)
+      local r = run_point(pc, ii, pp)
+      c.flush = pc.flush
+      return r
+    end
+    return run_point(c, ii, pp)
   end
-  return { status = "failed", error = row }
+  if t then ok, row = core.xpcall_within(t, "point " .. i, run, as_error, ctx, i, p)
+  else ok, row = xpcall(run, as_error, ctx, i, p) end
+  if not ok then row = { status = "failed", error = row } else row.status = "ok" end
+  if ctx.builds and builds.varies(ctx.exp) then row.build = build or ctx.builds.of[i] end
+  if type(ctx.exp.kernel) == "function" then row.kernel = kname end
+  if ctx.dev.backend == "emu" and (row.time_ns or row.gbps or row.gflops) then row.time_kind = "virtual" end
+  return row
 end
 
 -- How many workers and which device each slot gets: --workers N or auto (one per visible GPU on
@@ -761,20 +936,47 @@ local function run_locked(exp, opts, dir, script, state)
     module_path = manifest.path(src_dir, src.ptx[1].path)
   end
   local load_path, compiled, headers = module_path, nil, nil
-  if module_path:match("%.cu$") then -- CUDA C: nvcc makes the PTX first (mgpu.nvcc)
+  local is_cu = module_path:match("%.cu$") ~= nil
+  if not is_cu and (exp.defines ~= nil or type(exp.nvcc_flags) == "function") then
+    bad(string.format("experiment.%s: the module %s is PTX; defines and nvcc_flags are for a .cu module nvcc compiles",
+      exp.defines ~= nil and "defines" or "nvcc_flags", module_path))
+  end
+  local bp -- the builds (a .cu module): each distinct one compiled once, its PTX kept in DIR/builds
+  if is_cu then -- CUDA C: nvcc makes the PTX first (mgpu.nvcc)
     local nvcc = require "mgpu.nvcc"
-    local arch, flags = exp.arch or dev.arch, exp.nvcc_flags or nvcc.DEFAULT_FLAGS
-    local ptx_path, _, deps = nvcc.compile(module_path, { arch = arch, nvcc_flags = flags })
-    load_path = files.absolute(ptx_path)
-    compiled = { ptx = load_path, sha256 = core.sha256_file(load_path), arch = arch, nvcc_flags = flags }
-    if deps then
-      headers = {}
-      for _, d in ipairs(deps) do
-        local ok, e = pcall(manifest.entry, d)
-        if ok then headers[#headers + 1] = e end
+    local arch = exp.arch or dev.arch
+    bp = builds.plan(exp, pl.all, pl.sweep, arch, nvcc.DEFAULT_FLAGS, src and src.builds)
+    local need = {}
+    for _, i in ipairs(pl.selected) do need[bp.of[i]] = true end
+    -- one build for the whole sweep: its compile error is the run's, as before; with compile-time
+    -- axes a failing build fails only its points
+    local single = not builds.varies(exp)
+    for _, b in ipairs(bp.list) do
+      if need[b.index] or (single and b.index == 1) then builds.compile(module_path, b, src_dir, single) end
+    end
+    local first = bp.list[bp.of[pl.selected[1]] or 1]
+    if single and first and first.text then
+      load_path = first.cache_path or manifest.path(src_dir, first.prior.ptx)
+      compiled = { ptx = string.format("builds/build-%d.ptx", first.index), sha256 = first.sha256, arch = arch,
+        nvcc_flags = first.flags, nvcc = first.nvcc }
+    end
+    for _, b in ipairs(bp.list) do
+      if b.deps and not headers then
+        headers = {}
+        for _, d in ipairs(b.deps) do
+          local ok, e = pcall(manifest.entry, d)
+          if ok then headers[#headers + 1] = e end
+        end
+      end
+      if b.prior and b.prior.sha256 and b.sha256 and b.prior.sha256 ~= b.sha256 then
+        local msg = string.format("the PTX nvcc makes of %s (build %d) now differs from the run's (sha256 %s..., now "
+          .. "%s...: another nvcc, arch, flag or header)", module_path, b.index, b.prior.sha256:sub(1, 12),
+          b.sha256:sub(1, 12))
+        if not opts.force then bad(what .. ": " .. msg .. ": it would not repeat the run; use --force to go on anyway") end
+        changed[#changed + 1] = msg
       end
     end
-    if src and src.compiled and src.compiled.sha256 ~= compiled.sha256 then
+    if src and not src.builds and src.compiled and compiled and src.compiled.sha256 ~= compiled.sha256 then
       local msg = string.format("the PTX nvcc makes of %s now differs from the run's (sha256 %s..., now %s...: "
         .. "another nvcc, arch, flag or header)", module_path, src.compiled.sha256:sub(1, 12), compiled.sha256:sub(1, 12))
       if not opts.force then bad(what .. ": " .. msg .. ": it would not repeat the run; use --force to go on anyway") end
@@ -782,8 +984,8 @@ local function run_locked(exp, opts, dir, script, state)
     end
   end
   local kernel, plain
-  if not nworkers then
-    kernel, plain = load_kernels(dev, load_path, exp)
+  if not nworkers and not builds.varies(exp) then
+    kernel, plain = load_kernels(dev, load_path, exp, exp.kernel)
   end
 
   -- what a resumed folder holds: its ok points are done; a torn last line
@@ -807,6 +1009,10 @@ local function run_locked(exp, opts, dir, script, state)
     opts.resume and "resume" or (opts.manifest and "replay" or "run"),
     { forced = #changed > 0 and changed or nil, torn = torn_note })
   if old then
+    if bp then -- builds the run did not have (or that failed then) are added
+      old.builds = {}
+      for i, b in ipairs(bp.list) do old.builds[i] = builds.record(b) end
+    end
     manifest.add_command(dir, old, entry)
   else
     local man = {
@@ -819,7 +1025,12 @@ local function run_locked(exp, opts, dir, script, state)
       script = { path = script, sha256 = exists(script) and core.sha256_file(script) or nil },
       ptx = { manifest.entry(module_path) }, -- the .cu for CUDA C (replay and --resume check these)
       headers = headers,                     -- the headers the .cu included
-      compiled = compiled,                   -- and the PTX nvcc made of it
+      compiled = compiled,                   -- and the PTX nvcc made of it (one build: builds/build-1.ptx)
+      builds = bp and (function()            -- each build: arch, flags, nvcc's version, its PTX (builds/) and hash
+        local t = {}
+        for i, b in ipairs(bp.list) do t[i] = builds.record(b) end
+        return t
+      end)(),
       kernel = exp.kernel,
       instrument = exp.instrument,
       axes = (function()
@@ -841,14 +1052,19 @@ local function run_locked(exp, opts, dir, script, state)
       backend = dev.backend,
       device = dev.name,
       clock_ghz = dev.clock_ghz,
-      time_note = dev.backend == "emu" and "emu times are virtual (deterministic cycles at the stated clock), not GPU timings" or nil,
+      min_time = exp.min_time, max_noise = exp.max_noise, max_repeats = exp.max_repeats,
+      timing = exp.flush_l2 and "cold" or "hot",  -- cold: L2 flushed before each measured launch
+      time_note = dev.backend == "emu" and ("emu times are virtual (deterministic cycles at the stated clock), not GPU "
+        .. "timings; GB/s and GFLOP/s over them are virtual too; emu models no cache, so cold (flush_l2) equals hot")
+        or nil,
     }
     core.write_file(dir .. "/manifest.json", core.json_encode(man, true) .. "\n")
   end
   state.wrote = true
+  if bp then builds.write(dir, bp.list) end
 
   local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = opts.quiet, tty = core.isatty(2),
-    t0 = core.now() }
+    t0 = core.now(), builds = bp, load_path = load_path }
   local todo, nskipped = {}, 0
   for _, i in ipairs(pl.selected) do
     if done[pl.keys[i]] then nskipped = nskipped + 1 else todo[#todo + 1] = i end
@@ -876,11 +1092,20 @@ local function run_locked(exp, opts, dir, script, state)
   -- results.csv from the whole results.jsonl: the latest row of each point, none twice, none missing
   local rows = results.rows(dir)
   results.write_csv(dir, pl.names, rows)
+  local summary = string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
+    nskipped, pl.filtered, dir)
   if not opts.quiet then
     if ctx.tty then io.stderr:write("\n") end
     print(results.table(pl.names, rows, dev.backend == "emu" and "emu time" or "time"))
-    print(string.format("%s: %d ok, %d failed, %d already done, %d filtered out -> %s", exp.name, nok, nfailed,
-      nskipped, pl.filtered, dir))
+    print(summary)
+  elseif nfailed > 0 then -- -q hides the table, never the failures: each one line, and the counts
+    for _, r in ipairs(rows) do
+      if r.status ~= "ok" and r.error then
+        io.stderr:write(string.format("mgpu-harness: point %d %s failed: %s: %s\n", r.index, tostring(r.key),
+          tostring(r.error.code), (tostring(r.error.message):match("[^\n]*"))))
+      end
+    end
+    io.stderr:write(summary, "\n")
   end
   if interrupted then
     io.stderr:write(string.format("mgpu-harness: interrupted; the results folder is consistent: continue with\n"
@@ -916,17 +1141,7 @@ function M.run(exp, opts)
   if opts.resume and not exists(opts.resume .. "/manifest.json") then
     bad("--resume " .. opts.resume .. ": no manifest.json there (not a results folder)")
   end
-  if opts.list then
-    local src, src_dir = opts.manifest, opts.manifest_dir
-    if opts.resume then src, src_dir = manifest.read(opts.resume), opts.resume end
-    -- the points this command would run: the shard's with --shard (a resumed folder: its own)
-    local pl = plan(exp, opts.set, src, src_dir and (src_dir .. "/manifest.json"), opts.shard)
-    local rows = {}
-    for n, i in ipairs(pl.selected) do rows[n] = { index = i, point = pl.all[i], status = "listed" } end
-    print(results.table(pl.names, rows, "time"))
-    print(string.format("%d points (%d filtered out)", #rows, pl.filtered))
-    return { rows = rows, ok = 0, failed = 0, skipped = 0, filtered = pl.filtered }
-  end
+  if opts.list then return list_points(exp, opts, script) end
   local dir, lock, created
   if opts.resume then
     dir = opts.resume
@@ -959,13 +1174,20 @@ function M.worker(exp, opts)
   local pl = plan(exp, nil, man, dir .. "/manifest.json")
   local dev = mgpu.device(opts.backend or man.backend)
   local load_path = manifest.path(dir, man.ptx[1].path)
-  if load_path:match("%.cu$") then -- the same nvcc, arch and flags as the run (its cache answers)
+  local bp
+  if load_path:match("%.cu$") then -- the builds the parent compiled: their PTX is in DIR/builds
     local c = man.compiled or {}
-    load_path = files.absolute((require("mgpu.nvcc").compile(load_path, { arch = c.arch or dev.arch,
-      nvcc_flags = c.nvcc_flags })))
+    bp = builds.plan(exp, pl.all, pl.sweep, c.arch or (man.builds and man.builds[1] and man.builds[1].arch) or dev.arch,
+      require("mgpu.nvcc").DEFAULT_FLAGS, man.builds)
+    for _, b in ipairs(bp.list) do
+      if b.prior and b.prior.error then b.error = b.prior.error end
+    end
+    load_path = dir .. "/builds/build-1.ptx"
   end
-  local kernel, plain = load_kernels(dev, load_path, exp)
-  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = true, tty = false, t0 = core.now() }
+  local kernel, plain
+  if not builds.varies(exp) then kernel, plain = load_kernels(dev, load_path, exp, exp.kernel) end
+  local ctx = { exp = exp, dev = dev, kernel = kernel, plain = plain, dir = dir, quiet = true, tty = false, t0 = core.now(),
+    builds = bp, load_path = load_path }
   for line in io.lines() do
     local msg = core.json_decode(line, "worker input")
     local i = msg.item

@@ -165,9 +165,23 @@ function M.compile(src, opts)
   os.remove(depfile)
   local text = ok and files.read(tmp)
   if not text or text == "" then
+    -- ptxas names the PTX it checked, our temporary file: keep it where the message can point
+    -- (NAME-failed.ptx in the cache), and name that instead of a file that is gone
+    local kept = string.format("%s/%s-failed.ptx", dir, base)
+    local partial = files.read(tmp)
     os.remove(tmp)
-    error(errors.new("compile_failed", string.format("%s: nvcc failed: %s", src, first_error(log)),
-      { log = log, command = cmd }), 0)
+    if partial and partial ~= "" then
+      core.write_file(kept, partial)
+      local function plain(p) return (p:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")) end
+      log = log:gsub(plain(tmp), (kept:gsub("%%", "%%%%")))
+    end
+    local msg = string.format("%s: nvcc failed: %s", src, first_error(log))
+    local target = log:match("not supported on %.target '(sm_%d+)'")
+    if target and not arch:match("[af]$") then -- wgmma, setmaxnreg, ...: the architecture-specific target
+      msg = msg .. string.format(" (this instruction needs the architecture-specific target: arch = \"%sa\" in "
+        .. "the experiment, or { arch = \"%sa\" } to dev:load)", target, target)
+    end
+    error(errors.new("compile_failed", msg, { log = log, command = cmd }), 0)
   end
   local path = string.format("%s/%s-%s.ptx", dir, base, core.sha256_file(tmp):sub(1, 12))
   local moved = os.rename(tmp, path)

@@ -31,10 +31,17 @@ local manifest = require "mgpu.manifest"
 local results = require "mgpu.results"
 local rt = require "mgpu.report_trace"
 local svg = require "mgpu.svg"
+local function svg_short(v) return svg.short(v) end
 
 local M = {}
 
 local fmt, floor, max, min, abs = string.format, math.floor, math.max, math.min, math.abs
+
+-- "1 region", "3 regions" (issue 35: the page said "1 regions"); n a number or its text.
+local function count_of(n, word)
+  local one = n == 1 or n == "1"
+  return fmt("%s %s", type(n) == "number" and svg_short(n) or tostring(n), one and word or (word .. "s"))
+end
 local esc = svg.esc
 
 M.USAGE = "usage: mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all] [--force]\n"
@@ -298,7 +305,7 @@ local function timeline_svg(ctx, tr, opts)
     data = { traces = nl, sms = nsm, runs = tr.runs, merged = tr.merged, events = tr.events,
       -- what the page's zoom script needs (ZOOM_JS): the plot's x range, the span and the tick unit
       zoom = 1, l = L, r = R, span = tr.span, scale = scale0, su = su0 } })
-  svg.heading(doc, fmt("Timeline: %d traces on %d SMs, span %s", nl, nsm, svg.time(tr.span, unit)), virtual)
+  svg.heading(doc, fmt("Timeline: %s on %s, span %s", count_of(nl, "trace"), count_of(nsm, "SM"), svg.time(tr.span, unit)), virtual)
   local items = {}
   for _, n in ipairs(names) do items[#items + 1] = { name = n, color = color_of(ctx, n) } end
   local y = svg.legend(doc, L, 38, items)
@@ -327,17 +334,18 @@ local function timeline_svg(ctx, tr, opts)
   doc:open({ class = "zoom" })
   doc:open({ class = "lanes" })
   local tf0 = tr.t_first
+  local lane_labels, last_block, last_label = {}, nil, -math.huge -- block labels of thin lanes
   for si, sm in ipairs(sms) do
     local top = cy
     local nreg = 0
     for _, l in ipairs(sm.lanes) do nreg = nreg + l.regions end
-    doc:open({ class = "sm", ["data-sm"] = sm.name }, fmt("%s: %d traces, %d regions, done at %s", sm.name, #sm.lanes,
-      nreg, tf(sm.done)))
+    doc:open({ class = "sm", ["data-sm"] = sm.name }, fmt("%s: %s, %s, done at %s", sm.name, count_of(#sm.lanes, "trace"),
+      count_of(nreg, "region"), tf(sm.done)))
     for _, l in ipairs(sm.lanes) do
       ys[l.index] = cy
       -- a lane thinner than a pixel cannot be pointed at: its SM's title speaks for it
-      local title = lh >= 1.5 and fmt("%s (%s): %d regions, %s to %s; drawn as %d runs", l.label, sm.name, l.regions,
-        tf(l.first - tf0), tf(l.last - tf0), l.n) or nil
+      local title = lh >= 1.5 and fmt("%s (%s): %s, %s to %s; drawn as %s", l.label, sm.name, count_of(l.regions, "region"),
+        tf(l.first - tf0), tf(l.last - tf0), count_of(l.n, "run")) or nil
       doc:open({ class = "lane", ["data-trace"] = l.index, ["data-runs"] = l.n, ["data-regions"] = l.regions }, title)
       local inner = lh >= 4 and lh * 0.86 or lh
       -- parents first: a nested region is drawn over the one around it
@@ -377,7 +385,16 @@ local function timeline_svg(ctx, tr, opts)
         doc:rect(x0, cy + inset, max(x1 - x0, 0.5), inner - inset, a, tip)
       end
       doc:close()
-      if lh >= 10 then doc:text(L - 6, cy + lh * 0.75, l.label, { anchor = "end", class = "note" }) end
+      if lh >= 10 then
+        doc:text(L - 6, cy + lh * 0.75, l.label, { anchor = "end", class = "note lanelabel" })
+      else -- lanes too thin for a label each: the block where its lanes begin, when there is room
+        local blk = l.label:match("^(block %d+)")
+        if blk and blk ~= last_block and cy - last_label >= 11 then
+          lane_labels[#lane_labels + 1] = { cy + min(lh, 8), blk .. " \u{25B8}" }
+          last_label = cy
+        end
+        last_block = blk
+      end
       cy = cy + lh
     end
     -- the SM's finish: a tick across its lanes
@@ -420,6 +437,7 @@ local function timeline_svg(ctx, tr, opts)
     doc:text(x - 3, T - 28 + 11 * (i - 1), fmt("%s %s", m[2], tf(m[1])), { anchor = "end", class = "note donelabel" })
   end
   for _, sl in ipairs(sm_labels) do doc:text(8, sl[1], sl[2]) end
+  for _, ll in ipairs(lane_labels) do doc:text(L - 6, ll[1], ll[2], { anchor = "end", class = "note lanelabel" }) end
   doc:text(L - 6, B + 44, "SMs running", { anchor = "end", class = "note" })
   local scale, su = scale0, su0
   local xt = svg.ticks(0, tr.span, 10)
@@ -507,17 +525,17 @@ function M.point_section(ctx, p)
       end)() or g
       for _, b in ipairs(bins) do
         if b.first and b.first == b.last then
-          b.tip = fmt("%s: %d regions", svg.time(b.first, unit), b.count)
+          b.tip = fmt("%s: %s", svg.time(b.first, unit), count_of(b.count, "region"))
         elseif b.first then
-          b.tip = fmt("%s to %s: %d regions", svg.time(b.first, unit), svg.time(b.last, unit), b.count)
+          b.tip = fmt("%s to %s: %s", svg.time(b.first, unit), svg.time(b.last, unit), count_of(b.count, "region"))
         else
-          b.tip = fmt("%s to %s: %d regions", svg.time(max(b.lo, 0), unit), svg.time(b.hi, unit), b.count)
+          b.tip = fmt("%s to %s: %s", svg.time(max(b.lo, 0), unit), svg.time(b.hi, unit), count_of(b.count, "region"))
         end
       end
       local marks = {}
       if s.median then marks[#marks + 1] = { v = s.median, name = "median", tip = "median " .. svg.time(s.median, unit) } end
       if s.p99 then marks[#marks + 1] = { v = s.p99, name = "p99", tip = "p99 " .. svg.time(s.p99, unit) } end
-      local h = svg.histogram({ title = fmt("%s: %s regions", g.name, svg.short(g.count)), virtual = p.virtual,
+      local h = svg.histogram({ title = fmt("%s: %s", g.name, count_of(g.count, "region")), virtual = p.virtual,
         color = color_of(ctx, g.name), bins = bins, log = log, x_fmt = function(v) return svg.time(v, unit) end,
         x_title = "duration" .. (log and " (log scale)" or "") .. note, marks = marks,
         data = { region = g.name, count = g.count, bins = #bins } })
@@ -535,8 +553,8 @@ function M.point_section(ctx, p)
       .. "%s, last %s", svg.time(tl.span, unit), svg.short(tl.traces or #tr.lanes), svg.short(tl.sms or #tr.sms),
       svg.time(tl.sm_done_min, unit), svg.time(tl.sm_done_median, unit), svg.time(tl.sm_done_max, unit))
   else
-    tline[#tline + 1] = fmt("span %s from the first event to the last: %d traces on %d SMs", svg.time(tr.span, unit),
-      #tr.lanes, #tr.sms)
+    tline[#tline + 1] = fmt("span %s from the first event to the last: %s on %s", svg.time(tr.span, unit),
+      count_of(#tr.lanes, "trace"), count_of(#tr.sms, "SM"))
   end
   if not summary then
     tline[#tline + 1] = "no summary: the figures above come from the trace alone (median and p99 within 0.1%)"
@@ -701,7 +719,7 @@ function M.sweep_section(ctx, dir, man, rows)
       end)
       if #series > 0 then
         local doc = svg.lines({ title = "launch time: " .. table.concat(g.names, "/"), virtual = virtual, x = x,
-          series = series, y_fmt = function(v) return svg.time(v, "ns") end,
+          series = series, y_axis = function(hi) return svg.time_axis(hi, "ns") end,
           note = "error bars: the repeats' min and max", data = { axis = table.concat(g.names, "/"),
             metric = "time" } })
         out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-time", doc, nil)
@@ -713,7 +731,7 @@ function M.sweep_section(ctx, dir, man, rows)
         end)
         if #ts > 0 then
           local doc = svg.lines({ title = m[2] .. ": " .. table.concat(g.names, "/"), virtual = virtual, x = x,
-            series = ts, y_fmt = function(v) return results.fmt_rate(v, m[3]) end,
+            series = ts, y_axis = function(hi) return svg.rate_axis(hi, m[3]) end,
             note = "the point's bytes or flops over the plain kernel's median time",
             data = { axis = table.concat(g.names, "/"), metric = m[1] } })
           out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-" .. m[1], doc, nil)
@@ -723,14 +741,14 @@ function M.sweep_section(ctx, dir, man, rows)
         local rs = series_of(rows, groups, gi, function(r)
           for _, reg in ipairs(r.regions or {}) do
             if reg.name == name and type(reg.median) == "number" then
-              return reg.median, nil, nil, fmt("%s: %s median %s (p99 %s, %s regions)", point_text(names, r.point),
-                name, svg.time(reg.median, r.unit), svg.time(reg.p99, r.unit), svg.short(reg.count or 0))
+              return reg.median, nil, nil, fmt("%s: %s median %s (p99 %s, %s)", point_text(names, r.point),
+                name, svg.time(reg.median, r.unit), svg.time(reg.p99, r.unit), count_of(reg.count or 0, "region"))
             end
           end
         end)
         if #rs > 0 then
           local doc = svg.lines({ title = name .. " median: " .. table.concat(g.names, "/"), virtual = virtual, x = x,
-            series = rs, y_fmt = function(v) return svg.time(v, unit) end,
+            series = rs, y_axis = function(hi) return svg.time_axis(hi, unit) end,
             note = "one launch's regions per point: no error bars", data = { axis = table.concat(g.names, "/"),
               metric = name } })
           out[#out + 1] = figure(ctx, "sweep-" .. table.concat(g.names, "-") .. "-" .. name, doc, nil)
@@ -854,6 +872,17 @@ function M.results_report(ctx, dir, opts)
   local which = opts.point
   if which == "all" or (which == nil and bytes <= M.ALL_POINTS_BYTES) then
     pick = traced
+  elseif which == nil then
+    -- too much to draw all: the points in order while their traces fit the budget, at least the
+    -- first (issue 35: a plain `report RUN` of a sweep of big traces drew no timeline at all)
+    local used = 0
+    for _, r in ipairs(traced) do
+      local f = io.open(dir .. "/" .. r.trace, "rb")
+      local size = 0
+      if f then size = f:seek("end"); f:close() end
+      if #pick > 0 and used + size > M.ALL_POINTS_BYTES then break end
+      pick[#pick + 1], used = r, used + size
+    end
   elseif which ~= nil then
     for _, r in ipairs(traced) do if r.index == which then pick[1] = r end end
     if #pick == 0 then
@@ -869,9 +898,10 @@ function M.results_report(ctx, dir, opts)
   end
   local names = all_names(man.axes and require("mgpu.axes").from_manifest(man.axes, dir .. "/manifest.json") or {})
   if #traced > 0 then out[#out + 1] = "<h2>Points</h2>\n" end
-  if #pick < #traced then
-    out[#out + 1] = notes({ fmt("%d of %d traced points drawn (their traces are %.0f MB together): `mgpu-harness "
-      .. "report %s --point N` (or --point all) draws others", #pick, #traced, bytes / 1e6, dir) })
+  if #pick < #traced then -- the command as code, not in literal backticks
+    out[#out + 1] = fmt('<ul class="notes"><li>%d of %d traced points drawn (their traces are %.0f MB together): '
+      .. '<code>mgpu-harness report %s --point N</code> (or <code>--point all</code>) draws others</li></ul>\n',
+      #pick, #traced, bytes / 1e6, esc(dir))
   end
   for _, r in ipairs(pick) do
     local title = fmt("point %s: %s", tostring(r.index), point_text(names, r.point))
@@ -1025,6 +1055,13 @@ function M.compare_folders(ctx, a, b)
   if ma.backend ~= mb.backend or ma.device ~= mb.device then
     nts[#nts + 1] = fmt("different devices (%s, %s): times are not comparable", tostring(ma.device), tostring(mb.device))
   end
+  -- the verdict `compare --max-slowdown` would give, and whether the source changed (issue 35)
+  local compare = require "mgpu.compare"
+  local verdict = compare.verdict(compare.folders(a, b))
+  local vl = { '<h2>Verdict</h2>\n<ul class="notes verdict">' }
+  for _, l in ipairs(verdict.lines) do vl[#vl + 1] = "<li>" .. esc(l) .. "</li>" end
+  vl[#vl + 1] = "</ul>\n"
+  out[#out + 1] = table.concat(vl)
   out[#out + 1] = "<h2>Base</h2>\n" .. manifest_facts(ma, rows_a, a) .. "<h2>New</h2>\n" .. manifest_facts(mb, rows_b, b)
   out[#out + 1] = "<h2>Changes</h2>\n"
   out[#out + 1] = compare_figure(ctx, fmt("%s: %d points compared", ma.experiment, matched), bars, virtual,

@@ -30,7 +30,7 @@ M.WIDTH = 1000      -- the timeline's plot width in px: what "a pixel" is
 M.BINS = 300        -- slices of the span for the in-flight areas
 M.MAX_DEPTH = 3     -- nesting levels drawn (deeper regions are counted, drawn at this level)
 
-local floor, max, min, huge = math.floor, math.max, math.min, math.huge
+local floor, max, min, huge, abs = math.floor, math.max, math.min, math.huge, math.abs
 local tonumber, fmt = tonumber, string.format
 local CHUNK = 4194304
 
@@ -507,7 +507,16 @@ function M.bins(g, n)
   local log = lo > 0 and hi / lo > 20
   local bins = {}
   if hi == lo then
-    return { { lo = lo - 0.5, hi = hi + 0.5, count = g.count } }, false
+    -- one value (one region, or all equal): a bar one bin wide on an axis 32 bins wide around it,
+    -- not a block across the whole figure (issue 35)
+    local span = max(32, 0.2 * abs(lo))
+    local w = span / 32
+    local start = max(0, lo - w / 2 - 16 * w)
+    if lo < 0 then start = lo - w / 2 - 16 * w end
+    for i = 1, 33 do bins[i] = { lo = start + (i - 1) * w, hi = start + i * w, count = 0 } end
+    local at = min(33, floor((lo - start) / w) + 1)
+    bins[at].count, bins[at].first, bins[at].last = g.count, lo, lo
+    return bins, false
   end
   if log then
     local l0, l1 = math.log(lo), math.log(hi)

@@ -200,7 +200,7 @@ function M.write_csv(dir, axis_names, rows)
   for _, n in ipairs(axis_names) do cols[#cols + 1] = n end
   local fixed = { "status", "error_code", "error", "time_ns_min", "time_ns_median", "time_ns_mean",
     "time_ns_stddev", "instrumented_time_ns_median", "overhead", "bytes", "flops", "gbps", "gflops", "cycles",
-    "thread_insns", "entries", "attempts", "trace" }
+    "thread_insns", "entries", "attempts", "trace", "time_n", "time_noise_pct", "time_stop", "timing", "time_kind" }
   for _, c in ipairs(fixed) do cols[#cols + 1] = c end
   local regions = region_names(rows)
   if #regions > 0 then
@@ -221,7 +221,10 @@ function M.write_csv(dir, axis_names, rows)
     for _, n in ipairs(axis_names) do k = k + 1; v[k] = r.point and r.point[n] end
     local rest = { r.status, r.error and r.error.code, r.error and r.error.message, t.min, t.median, t.mean, t.stddev,
       r.instrumented_time_ns and r.instrumented_time_ns.median, r.overhead, r.bytes, r.flops, r.gbps, r.gflops,
-      r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace }
+      r.cycles, r.thread_insns, r.entries, r.attempts and #r.attempts or 0, r.trace,
+      -- how the timing ended (issue 35): launches measured, noise (relative stddev, %), the rule that
+      -- stopped it, hot or cold, and whether the times and rates are virtual (emu) or measured
+      t.n, t.noise, t.stop, t.mode, r.time_ns and (r.time_kind or "measured") or nil }
     for j = 1, #fixed do v[k + j] = rest[j] end
     k = k + #fixed
     if #regions > 0 then
@@ -272,18 +275,22 @@ end
 -- beside it the instrumented one's and the overhead when the kernel was instrumented).
 function M.table(axis_names, rows, time_label)
   local head = { "#" }
-  local instrumented, gbps, gflops = false, false, false
+  local instrumented, gbps, gflops, noise = false, false, false, false
   for _, r in ipairs(rows) do
     if r.instrumented_time_ns then instrumented = true end
+    if r.time_ns and r.time_ns.stop and r.time_ns.stop ~= "repeats" then noise = true end
     if r.gbps then gbps = true end
     if r.gflops then gflops = true end
   end
   for _, n in ipairs(axis_names) do head[#head + 1] = n end
   head[#head + 1] = "status"
   head[#head + 1] = time_label or "time"
+  -- emu's rates are over virtual times: named as its time column is (issue 35)
+  local virtual = time_label and time_label:match("^emu ") and "emu " or ""
+  if noise then head[#head + 1] = "noise (n, stop)" end
   if instrumented then head[#head + 1] = "instrumented"; head[#head + 1] = "overhead" end
-  if gbps then head[#head + 1] = "GB/s" end
-  if gflops then head[#head + 1] = "GFLOP/s" end
+  if gbps then head[#head + 1] = virtual .. "GB/s" end
+  if gflops then head[#head + 1] = virtual .. "GFLOP/s" end
   for _, c in ipairs({ "entries", "regions (mean)" }) do head[#head + 1] = c end
   local body = {}
   for _, r in ipairs(rows) do
@@ -291,6 +298,10 @@ function M.table(axis_names, rows, time_label)
     for _, n in ipairs(axis_names) do line[#line + 1] = tostring(r.point and r.point[n]) end
     line[#line + 1] = r.status == "ok" and "ok" or (r.status .. (r.error and (" " .. r.error.code) or ""))
     line[#line + 1] = r.time_ns and fmt_ns(r.time_ns.median, "ns") or "-"
+    if noise then
+      local t = r.time_ns
+      line[#line + 1] = t and t.noise and string.format("%.2f%% (%s, %s)", t.noise, tostring(t.n), tostring(t.stop)) or "-"
+    end
     if instrumented then
       line[#line + 1] = r.instrumented_time_ns and fmt_ns(r.instrumented_time_ns.median, "ns") or "-"
       line[#line + 1] = M.fmt_overhead(r.overhead)
@@ -301,7 +312,8 @@ function M.table(axis_names, rows, time_label)
     line[#line + 1] = r.entries and (tostring(r.entries) .. (tries > 1 and (" (" .. tries .. " tries)") or "")) or "-"
     local regs = {}
     for _, g in ipairs(r.regions or {}) do regs[#regs + 1] = g.name .. " " .. fmt_ns(g.mean, r.unit) end
-    line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:sub(1, 60) or "")
+    -- a failed point: its error's whole first line (a fault names FILE.cu:LINE and the PTX line first)
+    line[#line + 1] = #regs > 0 and table.concat(regs, ", ") or (r.error and r.error.message:match("[^\n]*") or "")
     body[#body + 1] = line
   end
   return M.format_table(head, body)

@@ -2,9 +2,12 @@
 -- person reads them, and as files.  run.stats = {total = {metric = value}, lines =
 -- {{file=, line=, ptx=, source=, metric = value, ...}}, files=, module=}; the metric
 -- names are Nsight Compute's where one exists (ptx__*: counts of PTX instructions).
---   stats.report(st, {top = 10})      the text: totals, then the lines that waste most
---                                     global-memory sectors, the bank-conflict lines,
---                                     the lines that run most instructions
+--   stats.report(st, {top = 10})      the text: totals and the kernel's top stall reasons,
+--                                     then the lines that waste most global-memory
+--                                     sectors, the bank-conflict lines, the lines with
+--                                     most stalled warp-cycles (their top reasons), the
+--                                     lines that run most instructions
+--   stats.top_stalls(t)               a stalls table's reasons, most warp-cycles first
 --   stats.write(prefix, st)           PREFIX.stats.json (run.stats as it is) and
 --                                     PREFIX.stats.csv (a row per source line)
 --   stats.totals(st)                  the totals without the rows (results.jsonl)
@@ -110,6 +113,42 @@ local function conflicts(r)
   return req, wf, bc
 end
 
+-- Stall reasons: Nsight Compute's smsp__pcsamp_warps_issue_stalled_* names, warp-cycles each (emu
+-- charges every cycle of a warp between two issues to one reason, at the instruction that made it
+-- wait: docs/emu.md).  A line's `stalls` and the kernel's st.stalls hold them.
+M.STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
+
+local function stalls_problem(t)
+  if type(t) ~= "table" then return "a " .. type(t) .. ", not an object" end
+  for k, v in pairs(t) do
+    if type(k) ~= "string" or type(v) ~= "number" then return "not reason = warp-cycles" end
+  end
+end
+
+-- The reasons of a stalls table, most warp-cycles first (ties by name): {{name=, short=, cycles=}}.
+function M.top_stalls(t)
+  local out, sum = {}, 0
+  for k, v in pairs(t or {}) do
+    if v > 0 then
+      out[#out + 1] = { name = k, short = k:sub(#M.STALL_PREFIX + 1), cycles = v }
+      sum = sum + v
+    end
+  end
+  table.sort(out, function(a, b) if a.cycles ~= b.cycles then return a.cycles > b.cycles end return a.name < b.name end)
+  for _, r in ipairs(out) do r.share = sum > 0 and r.cycles / sum or 0 end
+  return out, sum
+end
+
+-- "long_scoreboard 80%, selected 12%, ..." (the first n reasons)
+function M.stall_text(t, n)
+  local top = M.top_stalls(t)
+  local parts = {}
+  for i = 1, math.min(n or 3, #top) do
+    parts[#parts + 1] = string.format("%s %d%%", top[i].short, math.floor(100 * top[i].share + 0.5))
+  end
+  return table.concat(parts, ", ")
+end
+
 -- What is wrong with st as a run's stats ({total = {metric = number}, lines = {{line =, file =,
 -- metric = number}, ...}}), or nil when nothing is.
 function M.problem(st)
@@ -119,6 +158,10 @@ function M.problem(st)
   for k, v in pairs(st.total) do
     if type(v) ~= "number" then return string.format("total.%s is a %s, not a number", tostring(k), type(v)) end
   end
+  if st.stalls ~= nil then
+    local why = stalls_problem(st.stalls)
+    if why then return "stalls: " .. why end
+  end
   for i, r in ipairs(st.lines) do
     if type(r) ~= "table" then return string.format("lines[%d] is a %s, not an object", i, type(r)) end
     if type(r.line) ~= "number" or r.line ~= math.floor(r.line) then return string.format("lines[%d] has no integer line=", i) end
@@ -126,6 +169,9 @@ function M.problem(st)
     for k, v in pairs(r) do
       if k == "ptx" then
         if type(v) ~= "boolean" then return string.format("lines[%d].ptx is not true or false", i) end
+      elseif k == "stalls" then
+        local why = stalls_problem(v)
+        if why then return string.format("lines[%d].stalls: %s", i, why) end
       elseif k ~= "file" and k ~= "source" and type(v) ~= "number" then
         return string.format("lines[%d].%s is a %s, not a number", i, tostring(k), type(v))
       end
@@ -166,6 +212,11 @@ function M.report(st, opts)
   local atom = num(t, G:format("requests", "atom")) + num(t, G:format("requests", "red"))
     + num(t, "ptx__inst_executed_op_shared_atom.sum")
   if atom > 0 then add(string.format("atomics: %s requests", fmt(atom))) end
+  local _, stall_sum = M.top_stalls(st.stalls)
+  if stall_sum > 0 then
+    add(string.format("warp-cycles: %s, by stall reason (smsp__pcsamp_warps_issue_stalled_*): %s", fmt(stall_sum),
+      M.stall_text(st.stalls, 5)))
+  end
 
   local function section(title, rows, head, cells)
     if #rows == 0 then return end
@@ -212,6 +263,15 @@ function M.report(st, opts)
       local rq, wf, bc = conflicts(r)
       return { where(r), fmt(rq), fmt(wf), fmt(bc), string.format("%.1f", rq > 0 and wf / rq or 0), src(r) }
     end)
+  local stalled = {}
+  for _, r in ipairs(st.lines) do
+    local _, sum = M.top_stalls(r.stalls)
+    if sum > 0 then stalled[#stalled + 1] = setmetatable({ stall_sum = sum }, { __index = r }) end
+  end
+  table.sort(stalled, by(function(r) return r.stall_sum end))
+  section("the lines where warps spend most cycles, by stall reason:", stalled,
+    { "line", "warp-cycles", "top reasons", "source" },
+    function(r) return { where(r), fmt(r.stall_sum), M.stall_text(r.stalls, 3), src(r) } end)
   section("the lines that run most instructions:", hot, { "line", "warp insts", "threads/inst", "source" },
     function(r)
       local n = num(r, "ptx__inst_executed.sum")
@@ -291,8 +351,9 @@ function M.main(argv)
     elseif a == "-h" or a == "--help" then
       print("usage: mgpu-harness stats FILE.stats.json [--top N]\n"
         .. "  prints emu's exact counters of a launch (launch{stats = true}, an experiment's point-N.stats.json):\n"
-        .. "  the totals, then the lines that waste most global-memory sectors, the lines with most shared-memory\n"
-        .. "  bank conflicts and the lines that run most instructions (N rows each, 10 by default)")
+        .. "  the totals and the kernel's top stall reasons, then the lines that waste most global-memory sectors,\n"
+        .. "  the lines with most shared-memory bank conflicts, the lines where warps spend most cycles (their top\n"
+        .. "  stall reasons) and the lines that run most instructions (N rows each, 10 by default)")
       return 0
     elseif a:sub(1, 1) == "-" then
       bad("stats: unknown option " .. a .. " (--top N)")

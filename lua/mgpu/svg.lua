@@ -76,6 +76,20 @@ function M.time_ticks_unit(hi, unit)
   return 1, "ns"
 end
 
+-- Tick labels of a time axis in one unit (issue 35: the zero tick said "0 ns" on a us axis).
+function M.time_axis(hi, unit)
+  local div, u = M.time_ticks_unit(hi, unit)
+  return function(v) return M.short(v / div) .. " " .. tostring(u) end
+end
+
+-- Tick labels of a rate axis (values in G<unit>/s, as results.fmt_rate takes them) in one
+-- prefix chosen from its top tick: "0 TFLOP/s", "500 TFLOP/s", "1000 TFLOP/s".
+function M.rate_axis(hi, unit)
+  local k, p = 1, "G"
+  if hi >= 1000 then k, p = 1 / 1000, "T" elseif hi < 1 then k, p = 1000, "M" end
+  return function(v) return M.short(v * k) .. " " .. p .. (unit or "B") .. "/s" end
+end
+
 -- Round tick values covering [lo, hi], about n of them.
 function M.ticks(lo, hi, n)
   n = n or 5
@@ -312,6 +326,7 @@ function M.lines(spec)
   end
   local L, R, T, B = 62, W - 16, ly + 4, H - 52
   local ylo, yhi = 0, 0
+  local yfmt = spec.y_fmt or M.short
   local xs = {}
   for _, s in ipairs(spec.series) do
     for _, p in ipairs(s.points) do
@@ -321,8 +336,11 @@ function M.lines(spec)
   end
   if yhi <= 0 then yhi = 1 end
   local yt = M.cover_ticks(ylo, yhi * 1.05, 4)
+  if spec.y_axis then yfmt = spec.y_axis(yt[#yt]) end -- one unit for the whole axis
+  -- the left margin holds the widest tick label (issue 35: "1200 TFLOP/s" was cut to "00 TFLOP/s")
+  for _, v in ipairs(yt) do L = max(L, M.text_width(yfmt(v)) + 8) end
   local sy = M.linear(yt[1], yt[#yt], B, T)
-  M.y_axis(doc, L, R, sy, yt, spec.y_fmt or M.short, spec.y_title, T - 6)
+  M.y_axis(doc, L, R, sy, yt, yfmt, spec.y_title, T - 6)
   local sx, xt, xlab
   local xk = spec.x.kind
   if xk == "band" then

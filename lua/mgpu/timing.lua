@@ -1,6 +1,10 @@
 -- mgpu.timing: timed launches of one kernel: warm-up launches, then repeated
 -- measured ones (CUDA events on a GPU, virtual cycles on emu), optionally
--- with the L2 cache flushed before each, and their statistics.  The
+-- with the L2 cache flushed before each (cold; back to back: hot), and their
+-- statistics.  A fixed count (repeats), or measurement that stops when it is
+-- sure (nvbench's habit): at least `repeats` launches, then more until the
+-- measured time reaches min_time seconds and the noise (relative standard
+-- deviation, in percent) is at most max_noise, up to max_repeats.  The
 -- experiment runner and scripts (mgpu.time) share it.
 local errors = require "mgpu.errors"
 local options = require "mgpu.options"
@@ -17,8 +21,9 @@ function M.stats(xs)
   for _, x in ipairs(s) do sum = sum + x end
   local mean = sum / #s
   for _, x in ipairs(s) do sq = sq + (x - mean) ^ 2 end
+  local stddev = #s > 1 and math.sqrt(sq / (#s - 1)) or 0
   return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = mean, n = #s,
-    stddev = #s > 1 and math.sqrt(sq / (#s - 1)) or 0 }
+    stddev = stddev, noise = mean > 0 and 100 * stddev / mean or 0 }
 end
 
 -- The bytes of device memory written before each measured launch to push the
@@ -26,7 +31,10 @@ end
 M.FLUSH_BYTES = 134217728
 
 -- the keys of M.time's options
-local TIME_OPTIONS = { "warmup", "repeats", "flush_l2", "flush", "before" }
+local TIME_OPTIONS = { "warmup", "repeats", "flush_l2", "flush", "before", "min_time", "max_noise", "max_repeats" }
+
+-- The default cap on measured launches when min_time or max_noise is given.
+M.DEFAULT_MAX_REPEATS = 1000
 
 -- The most warm-up or measured launches one call makes: more is a typo (or math.huge).
 M.MAX_LAUNCHES = 1000000
@@ -45,6 +53,28 @@ end
 local count = M.count
 
 local function bad(msg) error(errors.new("bad_argument", "time: " .. msg), 0) end
+
+-- min_time (seconds > 0), max_noise (percent > 0) and max_repeats (>= repeats) of t, checked;
+-- prefix names the table ("experiment.").
+function M.check_adaptive(t, prefix)
+  local function num(k, what)
+    local v = t[k]
+    if v ~= nil and (type(v) ~= "number" or not (v > 0) or v == math.huge) then
+      error(errors.new("bad_argument", string.format("%s%s must be %s, got %s", prefix, k, what,
+        type(v) == "string" and string.format("%q", v) or tostring(v)), { key = k }), 0)
+    end
+  end
+  num("min_time", "a number of seconds above 0 (measure until the launches took that long)")
+  num("max_noise", "a percentage above 0 (stop once the relative standard deviation is at most that)")
+  M.count(t.max_repeats, prefix .. "max_repeats", 1, M.MAX_LAUNCHES)
+  if t.max_repeats and t.max_repeats < (t.repeats or 1) then
+    error(errors.new("bad_argument", string.format("%smax_repeats (%d) must be at least repeats (%d): repeats is the "
+      .. "fewest measured launches, max_repeats the most", prefix, t.max_repeats, t.repeats)), 0)
+  end
+end
+
+-- Whether t asks for measurement that stops when it is sure.
+function M.adaptive(t) return t.min_time ~= nil or t.max_noise ~= nil or t.max_repeats ~= nil end
 
 -- Whether v is an object with method `name` (a kernel, an array).
 local function has_method(v, name)
@@ -76,6 +106,7 @@ local function checked_options(kernel, launch, opts)
   if type(launch) ~= "table" then bad("the launch must be a table, got " .. type(launch)) end
   count(opts.warmup, "warmup", 0, M.MAX_LAUNCHES)
   count(opts.repeats, "repeats", 1, M.MAX_LAUNCHES)
+  M.check_adaptive(opts, "time: ")
   if opts.flush_l2 ~= nil and type(opts.flush_l2) ~= "boolean" then count(opts.flush_l2, "flush_l2", 1) end
   if opts.flush ~= nil and not has_method(opts.flush, "zero") then
     bad("flush must be a device array (the third value time returned), got " .. type(opts.flush))
@@ -93,7 +124,10 @@ end
 -- (default 1), then opts.repeats times (default 3) measured; opts.flush_l2
 -- (true or bytes) zeroes that much device memory before each measured launch
 -- (opts.flush: an array to reuse for it); opts.before(): called before every
--- launch.  Returns the statistics of time_ns and the last measured run.
+-- launch; opts.min_time, max_noise, max_repeats: measure until sure (see the
+-- top).  Returns the statistics of time_ns (with n, noise in percent, stop:
+-- "repeats", "min_time", "max_noise" or "max_repeats", the rule that ended it,
+-- and mode: "hot" or "cold") and the last measured run.
 -- Another key in opts is a bad_argument naming it.
 function M.time(kernel, launch, opts)
   opts = checked_options(kernel, launch, opts or {})
@@ -126,12 +160,44 @@ function M.time(kernel, launch, opts)
   end
   for _ = 1, warmup do go(false) end
   local times, run = {}, nil
-  for _ = 1, repeats do
-    run = go(true)
-    times[#times + 1] = run.time_ns
+  local adaptive = M.adaptive(opts)
+  local stop = "repeats"
+  if not adaptive then
+    for _ = 1, repeats do
+      run = go(true)
+      times[#times + 1] = run.time_ns
+    end
+  else
+    -- at least `repeats` (at least 2 for a noise), then until min_time and max_noise hold
+    local fewest = opts.max_noise and math.max(repeats, 2) or repeats
+    local most = math.max(opts.max_repeats or M.DEFAULT_MAX_REPEATS, fewest)
+    if opts.max_repeats then fewest = math.min(fewest, opts.max_repeats) end
+    local total, need = 0, (opts.min_time or 0) * 1e9
+    while true do
+      run = go(true)
+      times[#times + 1] = run.time_ns
+      total = total + (run.time_ns or 0)
+      local n = #times
+      if n >= fewest and total >= need then
+        if not opts.max_noise then
+          stop = opts.min_time and "min_time" or "repeats"
+          break
+        end
+        if M.stats(times).noise <= opts.max_noise then
+          stop = "max_noise"
+          break
+        end
+      end
+      if n >= most then
+        stop = "max_repeats"
+        break
+      end
+    end
   end
   if run.attempts and first_attempts then run.attempts = first_attempts end
-  return M.stats(times), run, flush
+  local st = M.stats(times)
+  st.stop, st.mode = stop, flush and "cold" or "hot"
+  return st, run, flush
 end
 
 return M

@@ -5,6 +5,10 @@
  * touched once, so neither side pays first-touch page faults); then both
  * again with exact counters on (stats), against the runs without.  Issue
  * 21's targets: alu <= 1.5x its floor, copy <= 10x, counting <= 1.3x.
+ * Issue 33's: the one-element-a-thread saxpy (scripts/bench/ptx/saxpy.ptx, 16384 x 256
+ * threads: the cost of a warp and a block) <= 10x its scalar C, and the peak resident memory of
+ * a process running saxpy or fma_loop on two 16 MiB arrays (this program again, alone:
+ * emubench --rss KERNEL SOURCE_DIR) <= 96 MiB.
  * usage: emubench SOURCE_DIR */
 #define _GNU_SOURCE
 #include <math.h>
@@ -28,8 +32,74 @@ static void report(const char *name, const mh_emu_stats *st, double t, double fl
            (double)st->thread_insns / t / 1e6, floor_t, t / floor_t);
 }
 
+/* The process's peak resident memory (VmHWM) in MiB, -1 when unknown. */
+static double peak_mib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    double kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) kb = atof(line + 6);
+    if (f) fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
+}
+
+/* 16384 x 256 threads, one float of each of two 16 MiB arrays a thread */
+#define SAXPY_BLOCKS 16384u
+#define SAXPY_N (SAXPY_BLOCKS * 256u)
+#define FMA_ITERS 64u
+
+/* Launches `kernel` (saxpy or fma_loop) of saxpy.ptx over two 16 MiB arrays on device d. */
+static int run_saxpy(mh_emu *d, const mh_ptx_module *m, const char *kernel, uint64_t dx, uint64_t dy,
+                     mh_emu_stats *st, mh_error *e)
+{
+    unsigned n = SAXPY_N, iters = FMA_ITERS;
+    float a = 2.0f;
+    mh_emu_arg sargs[] = {{&n, 4}, {&a, 4}, {&dx, 8}, {&dy, 8}};
+    mh_emu_arg fargs[] = {{&n, 4}, {&dx, 8}, {&dy, 8}, {&iters, 4}};
+    int fma = !strcmp(kernel, "fma_loop");
+    mh_emu_launch l = {.grid = {SAXPY_BLOCKS, 1, 1}, .block = {256, 1, 1}, .args = fma ? fargs : sargs, .nargs = 4};
+    if (mh_emu_run(d, m, kernel, &l, st, e)) { fprintf(stderr, "%s\n", e->message); return -1; }
+    return 0;
+}
+
+/* emubench --rss KERNEL DIR [REPEATS]: this process only runs KERNEL (once, or REPEATS times: a
+ * profiler's run) on two 16 MiB arrays and prints its peak resident memory. */
+static int rss_main(const char *kernel, const char *dir, int repeats)
+{
+    mh_error e;
+    mh_ptx_module m;
+    if (bench_load_ptx(&m, dir, "scripts/bench/ptx/saxpy.ptx")) return 1;
+    mh_emu *d = mh_emu_create(NULL, &e);
+    uint64_t dx, dy;
+    mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dx, &e);
+    mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dy, &e);
+    mh_emu_memset(d, dx, 0, (uint64_t)SAXPY_N * 4, &e);
+    mh_emu_memset(d, dy, 0, (uint64_t)SAXPY_N * 4, &e);
+    mh_emu_stats st;
+    for (int i = 0; i < repeats; i++)
+        if (run_saxpy(d, &m, kernel, dx, dy, &st, &e)) return 1;
+    printf("%.1f\n", peak_mib());
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+    return 0;
+}
+
+/* The peak resident memory of `self --rss kernel dir` (a fresh process), -1 on failure. */
+static double rss_of(const char *self, const char *kernel, const char *dir)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' --rss %s '%s'", self, kernel, dir);
+    FILE *p = popen(cmd, "r");
+    double v = -1;
+    if (p && fscanf(p, "%lf", &v) != 1) v = -1;
+    if (p) pclose(p);
+    return v;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1);
     const char *dir = argc > 1 ? argv[1] : ".";
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);
@@ -112,6 +182,58 @@ int main(int argc, char **argv)
     printf("counting (stats = true): copy %.2fx, alu %.2fx the time without (the floor column is the run without)\n",
            copy_st / copy_t, alu_st / alu_t);
     printf("targets (issue 21): alu <= 1.5x its scalar C floor, copy <= 10x, counting <= 1.3x\n");
+
+    /* issue 33: a warp's and a block's cost (saxpy, one element a thread), and the footprint */
+    mh_ptx_module sx;
+    if (bench_load_ptx(&sx, dir, "scripts/bench/ptx/saxpy.ptx")) return 1;
+    uint64_t dx, dy;
+    mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dx, &e);
+    mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dy, &e);
+    mh_emu_memset(d, dx, 0, (uint64_t)SAXPY_N * 4, &e);
+    mh_emu_memset(d, dy, 0, (uint64_t)SAXPY_N * 4, &e);
+    float *hx = calloc(SAXPY_N, 4), *hy = calloc(SAXPY_N, 4);
+    t = ft = 1e30;
+    for (int rep = 0; rep < 4; rep++) { /* a warm-up, then the best of 3 */
+        t0 = now();
+        if (run_saxpy(d, &sx, "saxpy", dx, dy, &st, &e)) return 1;
+        if (rep && now() - t0 < t) t = now() - t0;
+        t0 = now();
+        float sa = 2.0f;
+        __asm__ volatile("" : "+x"(sa));
+        for (unsigned i = 0; i < SAXPY_N; i++) hy[i] = sa * hx[i] + hy[i];
+        __asm__ volatile("" ::"r"(hy) : "memory");
+        if (rep && now() - t0 < ft) ft = now() - t0;
+    }
+    sink_f = hy[SAXPY_N / 2];
+    report("saxpy", &st, t, ft);
+    double saxpy_ratio = t / ft;
+    t = ft = 1e30;
+    for (int rep = 0; rep < 3; rep++) { /* a warm-up, then the best of 2 */
+        t0 = now();
+        if (run_saxpy(d, &sx, "fma_loop", dx, dy, &st, &e)) return 1;
+        if (rep && now() - t0 < t) t = now() - t0;
+        t0 = now();
+        for (unsigned i = 0; i < SAXPY_N; i++) {
+            float v = hx[i];
+            for (unsigned k = 0; k < FMA_ITERS; k++) {
+                v = fmaf(v, 1.0001f, 0.5f);
+                __asm__ volatile("" : "+x"(v));
+            }
+            hy[i] = v;
+        }
+        __asm__ volatile("" ::"r"(hy) : "memory");
+        if (rep && now() - t0 < ft) ft = now() - t0;
+    }
+    report("fma_loop", &st, t, ft);
+    double fma_ratio = t / ft;
+    free(hx);
+    free(hy);
+    mh_ptx_free(&sx);
+    double rs = rss_of(argv[0], "saxpy", dir), rf = rss_of(argv[0], "fma_loop", dir);
+    printf("peak resident memory of a process running one launch on two 16 MiB arrays: saxpy %.1f MiB, "
+           "fma_loop %.1f MiB\n", rs, rf);
+    printf("targets (issue 33): saxpy <= 10x its scalar C (now %.1fx), fma_loop (%u FMAs a thread) %.1fx, "
+           "peak <= 96 MiB (now %.1f / %.1f)\n", saxpy_ratio, FMA_ITERS, fma_ratio, rs, rf);
     free(a);
     free(b);
     mh_ptx_free(&copy);

@@ -256,6 +256,48 @@ static void barrier_mismatch(void)
     mh_ptx_free(&m);
 }
 
+/* registers packed by live range (emu_regpack.c) keep every lane's values: a guarded write (the
+ * other lanes keep 0), a register never written (reads 0), a loop on half the threads, and dead
+ * writes at the end that leave values in the rows a next block of the same slot starts with (rows
+ * read before a write are cleared for each block); 200 blocks on 4 SMs reuse each slot */
+static void packed_registers(void)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry pack(.param .u64 out, .param .u32 salt)\n{\n"
+        ".reg .b32 %r<12>;\n.reg .pred %p<3>;\n.reg .b64 %rd<4>;\n"
+        "ld.param.u64 %rd1, [out];\nld.param.u32 %r9, [salt];\n"
+        "mov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\nmad.lo.s32 %r7, %r2, 64, %r1;\n"
+        "setp.lt.u32 %p1, %r1, 16;\n@%p1 mov.u32 %r3, 7;\nadd.u32 %r4, %r3, %r9;\n"
+        "mul.lo.u32 %r5, %r6, 3;\nadd.u32 %r4, %r4, %r5;\n"
+        "mov.u32 %r8, 0;\nsetp.ge.u32 %p2, %r1, 40;\n@%p2 bra SKIP;\nmov.u32 %r10, 0;\n"
+        "LOOP:\nadd.u32 %r8, %r8, %r1;\nadd.u32 %r10, %r10, 1;\nsetp.lt.u32 %p1, %r10, 3;\n@%p1 bra LOOP;\n"
+        "SKIP:\nadd.u32 %r4, %r4, %r8;\nmul.wide.u32 %rd2, %r7, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
+        "st.global.u32 [%rd3], %r4;\n"
+        "mov.u32 %r3, 12345;\nmov.u32 %r6, 999;\nmov.u32 %r11, 77;\nadd.u32 %r5, %r11, %r3;\nret;\n}\n";
+    mh_ptx_module m;
+    if (parse_text(&m, text, "pack.ptx")) { CHECK(0); return; }
+    mh_emu *d = device(4);
+    enum { B = 200, T = 64 };
+    uint64_t out = emu_upload(d, NULL, B * T * 4);
+    for (uint32_t salt = 1; salt <= 2; salt++) {
+        mh_emu_arg args[] = {ARG(out), ARG(salt)};
+        mh_error e;
+        mh_emu_launch l = {.grid = {B, 1, 1}, .block = {T, 1, 1}, .args = args, .nargs = 2, .timeout_s = 20};
+        CHECK(mh_emu_run(d, &m, "pack", &l, NULL, &e) == 0);
+        static uint32_t got[B * T];
+        CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (uint32_t i = 0; i < B * T; i++) {
+            uint32_t t = i % T, want = (t < 16 ? 7 : 0) + salt + (t < 40 ? 3 * t : 0);
+            if (got[i] != want && bad++ < 3) fprintf(stderr, "  thread %u: %u, want %u\n", i, got[i], want);
+        }
+        CHECK(bad == 0);
+    }
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     if (parse_ptx_file(&grid_ptx, argc > 1 ? argv[1] : ".", "tests/ptx/grid.ptx")) return 1;
@@ -266,6 +308,7 @@ int main(int argc, char **argv)
     cooperative();
     deadlock();
     barrier_mismatch();
+    packed_registers();
     mh_ptx_free(&grid_ptx);
     return check_report("test_emu_grid");
 }

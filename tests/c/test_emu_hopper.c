@@ -3,8 +3,10 @@
  * every swizzle, element strides and out-of-bounds fill, cp.async.bulk and its reduction, and
  * every mbarrier form with its phases and transaction counts, clusters, the remaining forms
  * (relaxed arrives, waits by state token, atom.shared::cluster, generic stores/atoms into another
- * block, non-tensor bulk reductions, .maxclusterrank) and two warp-specialised GEMMs.  Kernels:
- * tests/ptx/hopper_tma.cu, hopper_cluster.cu, hopper_forms.cu, hopper_gemm.cu, hopper_gemm_st.cu. */
+ * block, non-tensor bulk reductions, .maxclusterrank), two warp-specialised GEMMs and a TMA tile
+ * read by wgmma in a dynamic shared array beside a static variable.  Kernels: tests/ptx/hopper_tma.cu,
+ * hopper_cluster.cu, hopper_forms.cu, hopper_gemm.cu, hopper_gemm_st.cu, hopper_dynsmem.cu, and
+ * hopper_exited.cu (a cluster peer that has exited: a warning, or a fault in strict mode). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
-static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx, forms_ptx, gemm_st_ptx;
+static mh_ptx_module tma_ptx, cl_ptx, gemm_ptx, forms_ptx, gemm_st_ptx, dyn_ptx, dyn1k_ptx, exited_ptx;
 static mh_emu *dev;
 
 static int run(const mh_ptx_module *m, const char *kernel, uint32_t block, uint32_t smem, const mh_emu_arg *args,
@@ -316,6 +318,80 @@ static void tma_loads(void)
     }
     mh_emu_free(dev, a2, &e);
     mh_emu_free(dev, a3, &e);
+}
+
+/* Every data type of cuda.h 13 by name, and the Driver API's rules for them (the packed 4/6-bit
+ * types: a 32-byte aligned address and strides, dims[1] a multiple of 128 or 2, box[1] = 128, their
+ * swizzles and interleave), a map based at an offset into its array; strides that do not cover the
+ * dimension below are accepted (docs/DESIGN.md). */
+static void tensor_map_types(void)
+{
+    mh_error e;
+    static const char *const names[] = {"uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32",
+                                        "float64", "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz",
+                                        "16u4_align8b", "16u4_align16b", "16u6_align16b"};
+    static const unsigned bits[] = {8, 16, 32, 32, 64, 64, 16, 32, 64, 16, 32, 32, 32, 4, 4, 6};
+    for (int t = 0; t < MH_TMAP_NTYPES; t++) {
+        CHECK(mh_tensor_map_type(names[t]) == t && !strcmp(mh_tensor_map_type_name(t), names[t]));
+        CHECK(mh_tensor_map_elem_bits(t) == bits[t]);
+    }
+    CHECK(mh_tensor_map_type("tf32") == -1 && mh_tensor_map_elem_bits(MH_TMAP_NTYPES) == 0);
+    uint64_t base = 0x10000, dims[] = {256, 4};
+    uint32_t box[] = {128, 4};
+    /* a packed type: 4 bits each, 128 bytes per row */
+    mh_tensor_map_spec p = spec(MH_TMAP_16U4_ALIGN16B, 0, 2, base, 4096, dims, box);
+    CHECK(p.strides[0] == 128 && mh_tensor_map_check(&p, &e) == 0);
+    p.address = base + 16;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor's address must be 32-byte aligned with data type 16u*_align16b");
+    p.address = base, p.strides[0] = 144;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "strides[1] = 144 bytes (a multiple of 32 below 2^40)");
+    p.strides[0] = 128, p.dims[0] = 192;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dims[1] = 192: with data type 16u4_align16b a multiple of 128");
+    p.dims[0] = 256, p.box[0] = 64;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "box[1] = 64: with data type 16u4_align16b it must be 128");
+    p.box[0] = 128, p.swizzle = MH_TMAP_SWIZZLE_64B;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "data type 16u4_align16b takes swizzle \"none\" or \"128B\"");
+    p.swizzle = MH_TMAP_SWIZZLE_NONE, p.oob = MH_TMAP_OOB_NAN;
+    CHECK(mh_tensor_map_check(&p, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "oob = \"nan\" is for floating-point data; this tensor's elements are 16u4_align16b");
+    p.oob = MH_TMAP_OOB_ZERO;
+    unsigned char map[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&p, map, &e) == MH_E_BAD_ARGUMENT); /* sm_100's, not emu's */
+    CHECK_CONTAINS(e.message, "data type 16u4_align16b (packed values) is for sm_100 and later; emu runs sm_90");
+    mh_tensor_map_spec q = spec(MH_TMAP_16U4_ALIGN8B, 0, 2, base, 4096, dims, box);
+    q.dims[0] = 255;
+    CHECK(mh_tensor_map_check(&q, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "dims[1] = 255: with data type 16u4_align8b a multiple of 2");
+    q.dims[0] = 256, q.box[0] = 16; /* 8 bytes */
+    CHECK(mh_tensor_map_check(&q, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the box's inner dimension is 64 bits (box[1] x 4 bits): it must be a multiple of 16 bytes");
+    mh_tensor_map_spec r = spec(MH_TMAP_16U6_ALIGN16B, 0, 3, base, 1 << 16, (uint64_t[]){128, 4, 4}, (uint32_t[]){128, 4, 4});
+    CHECK(r.strides[0] == 96 && mh_tensor_map_check(&r, &e) == 0);
+    r.interleave = MH_TMAP_INTERLEAVE_16B;
+    CHECK(mh_tensor_map_check(&r, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "data type 16u6_align16b takes no interleave");
+    /* a tensor based at an offset into its array: the address's alignment and the bytes left */
+    mh_tensor_map_spec o = spec(MH_TMAP_TFLOAT32, 4, 2, base + 8, 4096 - 8, dims, box);
+    o.offset = 8;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor's address must be 16-byte aligned (0x10008, the array's start plus the offset)");
+    o.address = base + 16, o.offset = 16, o.bytes = 4096 - 16;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "the tensor spans 4096 bytes, the array has 4080 after the offset: TMA would read past");
+    /* strides of 0, and ones that do not cover the dimension below, are the driver's to take */
+    o.dims[0] = 64, o.strides[0] = 0;
+    CHECK(mh_tensor_map_check(&o, &e) == 0);
+    o.strides[0] = 128; /* 64 elements of 4 bytes are 256: rows overlap */
+    CHECK(mh_tensor_map_check(&o, &e) == 0 && mh_emu_tensor_map(&o, map, &e) == 0);
+    /* an element size that is not the type's */
+    o.elem_size = 2;
+    CHECK(mh_tensor_map_check(&o, &e) == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "elements of 2 bytes with data type tfloat32");
 }
 
 /* ---- stores and reductions ---- */
@@ -936,6 +1012,93 @@ static void gemm_st(void)
     free(A), free(B), free(C), free(ref), free(ai), free(bi);
 }
 
+/* ---- the dynamic shared array beside a static variable (tests/ptx/hopper_dynsmem.cu) ---- */
+
+/* A and B (64 x 64 bf16) by TMA with the 128B swizzle into `extern __shared__ __align__(align)`, an
+ * mbarrier beside it, wgmma on them (base offset 0): D = A * B^T.  The array starts after the static
+ * rounded up to its alignment (sm_90: 0x400 + that, the same modulo 1024, docs/DESIGN.md); with 128
+ * it is not at a 1024-byte boundary and wgmma must read the swizzle by address bits as TMA wrote it. */
+static void dyn_smem_tma_wgmma(const mh_ptx_module *m, uint32_t align)
+{
+    enum { T = 64 };
+    mh_error e;
+    uint16_t A[T * T], B[T * T];
+    int ai[T * T], bi[T * T];
+    float D[T * T];
+    unsigned seed = 97 + align;
+    for (int i = 0; i < T * T; i++) seed = seed * 1103515245u + 12345u, ai[i] = (int)(seed >> 16) % 9 - 4, A[i] = bf16(ai[i]);
+    for (int i = 0; i < T * T; i++) seed = seed * 1103515245u + 12345u, bi[i] = (int)(seed >> 16) % 7 - 3, B[i] = bf16(bi[i]);
+    uint64_t da = emu_upload(dev, A, sizeof A), db = emu_upload(dev, B, sizeof B), dd = emu_upload(dev, NULL, sizeof D),
+             doffs = emu_upload(dev, NULL, 8);
+    uint64_t dims[] = {T, T};
+    uint32_t box[] = {T, T};
+    mh_tensor_map_spec sa = spec(MH_TMAP_BFLOAT16, 2, 2, da, sizeof A, dims, box), sb = spec(MH_TMAP_BFLOAT16, 2, 2, db, sizeof B, dims, box);
+    sa.swizzle = sb.swizzle = MH_TMAP_SWIZZLE_128B;
+    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES];
+    CHECK(mh_emu_tensor_map(&sa, ma, &e) == 0 && mh_emu_tensor_map(&sb, mb, &e) == 0);
+    mh_emu_arg args[] = {{ma, MH_TMAP_BYTES}, {mb, MH_TMAP_BYTES}, ARG(dd), ARG(doffs)};
+    CHECK(run(m, "dyn_tma_wgmma", 128, 2 * T * T * 2, args, 4, &e) == 0);
+    uint32_t offs[2];
+    CHECK(mh_emu_read(dev, dd, D, sizeof D, &e) == 0 && mh_emu_read(dev, doffs, offs, sizeof offs, &e) == 0);
+    CHECK(offs[1] == 0 && offs[0] == align); /* the static at 0, the array at its alignment */
+    int bad = 0;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j < T; j++) {
+            int want = 0;
+            for (int k = 0; k < T; k++) want += ai[i * T + k] * bi[j * T + k];
+            bad += D[i * T + j] != (float)want;
+        }
+    if (bad) fprintf(stderr, "  dyn_tma_wgmma (__align__(%u)): %d of %d values differ from the product\n", align, bad, T * T);
+    CHECK(bad == 0);
+    mh_emu_free(dev, da, &e), mh_emu_free(dev, db, &e), mh_emu_free(dev, dd, &e), mh_emu_free(dev, doffs, &e);
+}
+
+/* ---- a cluster peer that has exited (tests/ptx/hopper_exited.cu) ---- */
+
+/* Rank 0 arrives on, stores into and reads the shared memory of rank 1 after rank 1 exited without
+ * a cluster barrier: by default each access lands with a warning naming its line (once per line,
+ * in mh_emu_stats.warnings); in strict mode the first is a kernel_fault. */
+static void exited_peer(void)
+{
+    mh_error e;
+    for (int strict = 0; strict <= 1; strict++) {
+        mh_emu_opts o = {.num_sms = 4, .strict = strict};
+        mh_emu *d = mh_emu_create(&o, &e);
+        CHECK(d != NULL);
+        if (!d) return;
+        uint64_t flag = emu_upload(d, NULL, 4), out = emu_upload(d, NULL, 8);
+        mh_emu_arg args[] = {ARG(flag), ARG(out)};
+        mh_emu_launch l = {.grid = {2, 1, 1}, .block = {32, 1, 1}, .args = args, .nargs = 2, .timeout_s = 60};
+        mh_emu_stats st;
+        int rc = mh_emu_run_ex(d, &exited_ptx, "exited_peer", &l, NULL, &st, &e) ? (int)e.code : 0;
+        uint32_t got[2] = {0, 0};
+        CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
+        if (strict) {
+            CHECK(rc == MH_E_KERNEL_FAULT);
+            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive */
+            CHECK_CONTAINS(e.message, "block rank 1 of the cluster has exited");
+            CHECK(got[1] == 0);
+        } else {
+            if (rc) fprintf(stderr, "  exited_peer: %s\n", e.message);
+            CHECK(rc == 0 && got[0] == 42 && got[1] == 1); /* the store landed and reads back */
+            CHECK(st.warnings != NULL);
+            if (st.warnings) {
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* arrive */
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:137): exited_peer: shared::cluster write at 0x");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.ptx:141): exited_peer: shared::cluster read at 0x");
+                CHECK_CONTAINS(st.warnings, "block rank 1 of the cluster has exited");
+                CHECK_CONTAINS(st.warnings, "hopper_exited.cu:37 (PTX tests/ptx/hopper_exited.ptx:137)"); /* as faults name it */
+                int lines = 0;
+                for (const char *p = st.warnings; *p; p++) lines += *p == '\n';
+                CHECK(lines == 3 && st.warnings_len == strlen(st.warnings));
+            }
+        }
+        free(st.output);
+        free(st.warnings);
+        mh_emu_destroy(d);
+    }
+}
+
 /* ---- what emu refuses by name ---- */
 
 static void refusals(void)
@@ -962,13 +1125,17 @@ int main(int argc, char **argv)
         parse_ptx_file(&cl_ptx, root, "tests/ptx/hopper_cluster.ptx") ||
         parse_ptx_file(&gemm_ptx, root, "tests/ptx/hopper_gemm.ptx") ||
         parse_ptx_file(&forms_ptx, root, "tests/ptx/hopper_forms.ptx") ||
-        parse_ptx_file(&gemm_st_ptx, root, "tests/ptx/hopper_gemm_st.ptx"))
+        parse_ptx_file(&gemm_st_ptx, root, "tests/ptx/hopper_gemm_st.ptx") ||
+        parse_ptx_file(&dyn_ptx, root, "tests/ptx/hopper_dynsmem.ptx") ||
+        parse_ptx_file(&dyn1k_ptx, root, "tests/ptx/hopper_dynsmem_1k.ptx") ||
+        parse_ptx_file(&exited_ptx, root, "tests/ptx/hopper_exited.ptx"))
         return 1;
     mh_error e;
     mh_emu_opts o = {.num_sms = 4, .strict = 1};
     dev = mh_emu_create(&o, &e);
     CHECK(dev != NULL);
     tma_loads();
+    tensor_map_types();
     tma_stores();
     bulk();
     mbarriers();
@@ -979,6 +1146,9 @@ int main(int argc, char **argv)
     bulk_reductions();
     gemm();
     gemm_st();
+    dyn_smem_tma_wgmma(&dyn_ptx, 128);
+    dyn_smem_tma_wgmma(&dyn1k_ptx, 1024);
+    exited_peer();
     refusals();
     mh_emu_destroy(dev);
     mh_ptx_free(&tma_ptx);
@@ -986,5 +1156,8 @@ int main(int argc, char **argv)
     mh_ptx_free(&gemm_ptx);
     mh_ptx_free(&forms_ptx);
     mh_ptx_free(&gemm_st_ptx);
+    mh_ptx_free(&dyn_ptx);
+    mh_ptx_free(&dyn1k_ptx);
+    mh_ptx_free(&exited_ptx);
     return check_report("test_emu_hopper");
 }

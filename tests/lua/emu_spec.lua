@@ -265,7 +265,8 @@ describe("mgpu on emu", function()
     local a, b = dev:array("f32", 16), dev:array("f32", 16)
     ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { a, b, 8 } })
     assert.equal("kernel_fault", err.code)
-    assert.matches("copy%.ptx:%d+: copy_f32x4: out%-of%-range global read of 16 bytes", err.message)
+    -- the .cu line (.loc) first, then the PTX line (issue 34)
+    assert.matches("copy%.cu:%d+ %(PTX [^)]*copy%.ptx:%d+%): copy_f32x4: out%-of%-range global read of 16 bytes", err.message)
     assert.is_number(err.line)
     -- the device still works
     k:launch { grid = 1, block = 32, args = { a, b, 4 } }

@@ -85,7 +85,7 @@ describe("experiments", function()
     assert.matches("\n2,6,ok,,,", csv)
     -- every region's statistics as columns, in the order the regions first appear
     local head = csv:match("^[^\n]*")
-    assert.matches(",trace,region_unit,span,sms,sm_done_median,sm_done_max,tile%.count,tile%.mean,tile%.median,"
+    assert.matches(",trace,time_n,time_noise_pct,time_stop,timing,time_kind,region_unit,span,sms,sm_done_median,sm_done_max,tile%.count,tile%.mean,tile%.median,"
       .. "tile%.p99,tile%.max,tile%.truncated,tile%.concurrency,load%.count,", head)
     local cols, row2 = {}, {}
     for c in head:gmatch("[^,]+") do cols[#cols + 1] = c end
@@ -583,4 +583,72 @@ describe("example scripts", function()
       h.rmdir(dir)
     end)
   end
+end)
+
+-- Measurement that stops when it is sure (issue 35, nvbench's habit): min_time, max_noise and
+-- max_repeats beside repeats, on a kernel whose times the test scripts.
+describe("timing that stops when it is sure", function()
+  local timing = require "mgpu.timing"
+  local function fake(times)
+    local i = 0
+    return { launch = function() i = i + 1; return { time_ns = times(i) } end, device = function() end }
+  end
+
+  it("stops on max_noise once the relative standard deviation is at most it", function()
+    -- one slow launch, then steady ones: the noise falls as the steady ones pile up
+    local k = fake(function(i) return i == 2 and 300 or 100 end)
+    local st = timing.time(k, {}, { warmup = 0, repeats = 2, max_noise = 10 })
+    assert.equal("max_noise", st.stop)
+    assert.is_true(st.noise <= 10)
+    local before = {}
+    for i = 1, st.n - 1 do before[i] = i == 2 and 300 or 100 end
+    assert.is_true(timing.stats(before).noise > 10, "it did not stop at the first sure count")
+    assert.equal("hot", st.mode)
+  end)
+
+  it("stops at max_repeats when it never gets sure, and on min_time", function()
+    local st = timing.time(fake(function(i) return i % 2 == 0 and 300 or 100 end), {},
+      { warmup = 0, repeats = 2, max_noise = 1, max_repeats = 20 })
+    assert.equal("max_repeats", st.stop)
+    assert.equal(20, st.n)
+    st = timing.time(fake(function() return 1e8 end), {}, { warmup = 0, repeats = 1, min_time = 0.35 })
+    assert.equal("min_time", st.stop)
+    assert.equal(4, st.n)
+    st = timing.time(fake(function() return 5 end), {}, { warmup = 0, repeats = 3 })
+    assert.equal("repeats", st.stop)
+    assert.equal(3, st.n)
+  end)
+
+  it("checks its options, and records noise, n and the rule in results, csv and the table", function()
+    for _, c in ipairs({ { { max_noise = 0 }, "max_noise must be a percentage above 0" },
+      { { min_time = "1" }, "min_time must be a number of seconds above 0" },
+      { { repeats = 5, max_repeats = 2 }, "max_repeats %(2%) must be at least repeats %(5%)" } }) do
+      local ok, e = pcall(mgpu.run, h.tiled_experiment({ name = "t", axes = { tiles = { 1 } }, estimate = 16 }, c[1]),
+        { quiet = true, list = true })
+      assert.is_false(ok)
+      assert.equal("bad_argument", e.code)
+      assert.matches("experiment%." .. c[2], e.message)
+    end
+    local dir = h.tmpdir()
+    local r = mgpu.run(h.tiled_experiment({ name = "t", axes = { tiles = { 1, 2 } }, estimate = 16, max_noise = 0.5,
+      warmup = 0 }), { out = dir, quiet = true })
+    assert.equal(2, r.ok)
+    for _, row in ipairs(r.rows) do
+      -- emu's times are exact: no noise, sure after the fewest launches (repeats, at least 2)
+      assert.equal("max_noise", row.time_ns.stop)
+      assert.equal(3, row.time_ns.n)
+      assert.equal(0, row.time_ns.noise)
+    end
+    local csv = h.read(dir .. "/results.csv")
+    assert.matches(",time_n,time_noise_pct,time_stop,timing,time_kind,", csv)
+    assert.matches(",3,0%.0,max_noise,hot,virtual,", csv)
+    local text = results.table({ "tiles" }, r.rows, "emu time")
+    assert.matches("noise %(n, stop%)", text)
+    assert.matches("0%.00%% %(3, max_noise%)", text)
+    local man = core.json_decode(h.read(dir .. "/manifest.json"))
+    assert.equal(0.5, man.max_noise)
+    assert.equal("hot", man.timing)
+    assert.matches("emu models no cache, so cold %(flush_l2%) equals hot", man.time_note)
+    h.rmdir(dir)
+  end)
 end)

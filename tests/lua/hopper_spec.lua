@@ -122,4 +122,68 @@ describe("a Hopper GEMM on emu", function()
     assert.equal(4 * 2 * 4, inside)
     assert.equal(0, loads_during_mma) -- each step's loads wait for the MMAs that free their stage
   end)
+
+  it("lets an access to an exited cluster peer land with a warning per line; strict mode faults", function()
+    for _, strict in ipairs { false, true } do
+      local dev = mgpu.device("emu", { sms = 4, strict = strict })
+      local flag, out = dev:array("u32", 1), dev:array("u32", 2)
+      local k = dev:load(h.src .. "/tests/ptx/hopper_exited.ptx"):kernel("exited_peer")
+      local ok, run = pcall(k.launch, k, { grid = 2, block = 32, args = { flag, out } })
+      if strict then
+        assert.is_false(ok)
+        assert.equal("kernel_fault", run.code)
+        assert.truthy(run.message:find("hopper_exited.ptx:132): exited_peer: shared::cluster write", 1, true))
+      else
+        assert.is_true(ok)
+        assert.same({ 42, 1 }, out:read())
+        assert.equal(3, #run.warnings)
+        assert.truthy(run.warnings[2]:find("hopper_exited.ptx:137): exited_peer: shared::cluster write at 0x", 1, true))
+        assert.truthy(run.warnings[2]:find("block rank 1 of the cluster has exited", 1, true))
+      end
+    end
+  end)
+
+  it("makes tensor maps of a named data type based at an offset into the array (emu and the driver's)", function()
+    local dev = mgpu.device("emu", { sms = 4 })
+    local k = dev:load(h.src .. "/tests/ptx/hopper_tma.ptx"):kernel("tma_load")
+    local function load(map, bytes)
+      local out = dev:array("u32", bytes // 4)
+      k:launch { grid = 1, block = 128, smem = bytes, args = { map, 2, 0, 0, 0, 0, 0, bytes, out } }
+      return out:read()
+    end
+    -- tf32 over f32, from row 2 of a 16 x 32 array: rows 2 .. 9
+    local f = dev:array("f32", 16 * 32, { fill = "ramp", shape = { 16, 32 } })
+    local got = load(dev:tensor_map(f, { data_type = "tfloat32", offset = 2 * 32 * 4, dims = { 32, 8 }, box = { 32, 8 } }), 1024)
+    for i = 1, 256 do assert.equal(string.unpack("<I4", string.pack("<f", 64 + i - 1)), got[i]) end
+    -- uint16 over f16 bits: the same shape, the same bytes
+    local hv = {}
+    for i = 1, 8 * 16 do hv[i] = (i % 13) * 0.5 - 3 end
+    local hf = dev:array("f16", hv, { shape = { 8, 16 } })
+    local a = load(dev:tensor_map(hf, { data_type = "uint16", box = { 16, 8 } }), 256)
+    local b = load(dev:tensor_map(hf, { box = { 16, 8 } }), 256)
+    assert.same(b, a)
+    -- what is refused, and why
+    local bad = {
+      { { data_type = "tf32", box = { 32, 8 } }, "data_type = \"tf32\" %(uint8, uint16" },
+      { { data_type = "uint8", box = { 32, 8 } }, "data_type = \"uint8\" has elements of 8 bits, the array's %(f32%) 32: give dims" },
+      { { offset = 8, dims = { 32, 8 }, box = { 32, 8 } }, "the tensor's address must be 16%-byte aligned %(0x%x+, the array's start plus the offset%)" },
+      { { offset = 2048, box = { 32, 8 } }, "offset = 2048 bytes, at or past the end of the array's 2048" },
+      { { offset = 16, box = { 32, 8 } }, "the tensor spans 2048 bytes, the array has 2032 after the offset" },
+      { { data_type = "16u4_align16b", dims = { 1024, 2 }, box = { 128, 2 } }, "data type 16u4_align16b %(packed values%) is for sm_100" },
+    }
+    for _, c in ipairs(bad) do
+      local ok, err = pcall(dev.tensor_map, dev, f, c[1])
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches("tensor map: " .. c[2], err.message)
+    end
+    -- the driver gets the type and the address (the fake driver writes them into the map's words)
+    local cu = mgpu.device("cuda", { driver = os.getenv("MGPU_FAKE_CUDA") })
+    local function word(m, i) return (string.unpack("<I8", m, 8 * i + 1)) end
+    local c = cu:array("f32", 16 * 32)
+    local m0 = cu:tensor_map(c, { dims = { 32, 16 }, box = { 32, 8 } })
+    local m1 = cu:tensor_map(c, { data_type = "tfloat32_ftz", offset = 256, dims = { 32, 8 }, box = { 32, 8 } })
+    assert.same({ 7, 12 }, { word(m0, 1), word(m1, 1) })
+    assert.equal(word(m0, 0) + 256, word(m1, 0))
+  end)
 end)

@@ -366,6 +366,31 @@ describe("report", function()
     assert(xml_check(f))
   end)
 
+  it("gives the gate's verdict and says whether the source changed on the comparison page (issue 35)", function()
+    local html = h.read(dir .. "/cmp.html")
+    local v = html:match('<ul class="notes verdict">(.-)</ul>')
+    assert.is_string(v, "no verdict section")
+    assert.truthy(v:find("slowest change beyond the noise: +30.0%", 1, true), v)
+    assert.truthy(v:find("1 point of base not in new: the gate fails at any --max-slowdown", 1, true), v)
+    assert.truthy(v:find("source", 1, true), v) -- changed, the same, or no hashes recorded
+  end)
+
+  it("draws a plain report of a sweep too big for all its timelines with the first of them (issue 35)", function()
+    local keep = report.ALL_POINTS_BYTES
+    report.ALL_POINTS_BYTES = 1
+    local ok, st = pcall(run_main, { dir .. "/sweep", "-o", dir .. "/big.html" })
+    report.ALL_POINTS_BYTES = keep
+    assert(ok, st)
+    assert.equal(0, st)
+    local html = h.read(dir .. "/big.html")
+    assert.equal(1, count(html, 'class="chart timeline"'))
+    assert.truthy(html:find("1 of 6 traced points drawn", 1, true))
+    assert.truthy(html:find("<code>mgpu-harness report " .. dir .. "/sweep --point N</code>", 1, true))
+    assert.falsy(html:find("`", 1, true))
+    -- one region is "1 region", never "1 regions"
+    assert.falsy(html:find("[^%d]1 regions"))
+  end)
+
   it("compares two region summaries: a bar per region and the span", function()
     local st = run_main({ dir .. "/sweep/point-1.summary.json", dir .. "/sweep/point-3.summary.json", "-o",
       dir .. "/cs.html" })
@@ -502,6 +527,36 @@ describe("svg", function()
     assert.equal("812 ns", svg.time(812, "ns"))
     assert.equal("1200 cycles", svg.time(1200, "cycles"))
     assert.same({ 0, 20, 40, 60, 80, 100 }, (svg.ticks(0, 100, 5)))
+  end)
+
+  it("draws one value as a bar one bin wide, not a block across the figure (issue 35)", function()
+    local bins = rt.bins({ count = 1, keys = { 500 }, hist = { [500] = 1 } }, 32)
+    local full, total = 0, 0
+    for _, b in ipairs(bins) do
+      total = total + b.count
+      if b.count > 0 then full = full + 1; assert.is_true(b.lo <= 500 and b.hi > 500) end
+    end
+    assert.equal(1, total)
+    assert.equal(1, full)
+    assert.is_true(#bins >= 32)
+  end)
+
+  it("keeps a y axis in one unit and its labels inside the figure (issue 35)", function()
+    assert.equal("0 us", svg.time_axis(20000, "ns")(0))
+    assert.equal("20 us", svg.time_axis(20000, "ns")(20000))
+    local lbl = svg.rate_axis(1500, "FLOP")
+    assert.equal("0 TFLOP/s", lbl(0))
+    assert.equal("1.5 TFLOP/s", lbl(1500))
+    local doc = svg.lines({ title = "t", x = { kind = "linear", values = { 1, 2 } }, y_axis = function(hi)
+      return svg.rate_axis(hi, "FLOP") end, series = { { name = "a", color = "#000",
+      points = { { x = 1, y = 1.2e6 }, { x = 2, y = 9e5 } } } } })
+    local text = doc:finish(true)
+    local labels = 0
+    for x, t in text:gmatch('<text x="([%d.]+)" y="[%d.]+" text%-anchor="end">([^<]*TFLOP/s)</text>') do
+      labels = labels + 1
+      assert.is_true(tonumber(x) - svg.text_width(t) >= 0, t .. " crosses the left edge")
+    end
+    assert.is_true(labels >= 3, text)
   end)
 
   it("draws a histogram whose bins add up to its count", function()

@@ -197,3 +197,188 @@ describe("sweeps", function()
     assert.same({ ["0"] = true, ["1"] = true, ["2"] = true }, seen)
   end)
 end)
+
+-- Compile-time axes (issue 35): a templated kernel swept over its template argument and a -D
+-- axis, each build compiled once (nvcc counted through a wrapper), a failing build failing only
+-- its points, the folder replayable without nvcc and without the cache.
+local nvcc = require "mgpu.nvcc"
+local have_nvcc = nvcc.find() ~= nil
+
+local TEMPLATED_CU = [[
+#ifndef SCALE
+#define SCALE 1
+#endif
+template <int TILE>
+__global__ void scale_tiled(const float *a, float *c, int n) {
+  int i = blockIdx.x * TILE + threadIdx.x;
+  if (i < n) c[i] = a[i] * SCALE + TILE;
+}
+template __global__ void scale_tiled<32>(const float *, float *, int);
+template __global__ void scale_tiled<64>(const float *, float *, int);
+]]
+
+local function write_templated(dir, scales, extra)
+  h.write(dir .. "/k.cu", TEMPLATED_CU)
+  h.write(dir .. "/exp.lua", string.format([[
+return {
+  name = "templated", module = "k.cu",
+  kernel = function(p) return "scale_tiled<" .. p.tile .. ">" end,
+  defines = { "SCALE" },
+  axes = { tile = { 32, 64 }, SCALE = { %s } },
+  warmup = 0, repeats = 1, %s
+  setup = function(p, dev)
+    local n = 128
+    local a, c = dev:array("f32", n, { fill = "ramp" }), dev:array("f32", n)
+    return { grid = n // p.tile, block = p.tile, args = { a, c, n },
+      check = function()
+        local v = c:read()
+        for i = 1, n do
+          if v[i] ~= (i - 1) * p.SCALE + p.tile then return false, "element " .. i .. ": " .. v[i] end
+        end
+        return true
+      end }
+  end,
+}
+]], scales, extra or ""))
+  -- nvcc through a wrapper that counts the compiles (not `nvcc --version`)
+  h.write(dir .. "/nvcc", string.format([[#!/bin/sh
+case "$*" in *-ptx*) echo x >> %q ;; esac
+exec %q "$@"
+]], dir .. "/compiles", nvcc.find()))
+  os.execute("chmod +x " .. h.quote(dir .. "/nvcc"))
+  return dir .. "/exp.lua", "MGPU_NVCC=" .. h.quote(dir .. "/nvcc") .. " MGPU_CACHE=" .. h.quote(dir .. "/cache")
+end
+
+local function count_lines(path)
+  local n = 0
+  for _ in (h.read(path) or ""):gmatch("\n") do n = n + 1 end
+  return n
+end
+
+describe("compile-time axes", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("sweep a template argument and a -D axis: 4 points, 2 compiles, the PTX kept in the folder", function()
+    if not have_nvcc then return pending("nvcc not found") end
+    local exp, env = write_templated(dir, "2, 3")
+    local st, out, err = h.run_env(env, exp, "--list")
+    assert.equal(0, st, err)
+    assert.matches("build 1: nvcc %-ptx %-arch=sm_90 %-O3 %-lineinfo %-DSCALE=2  %(2 points%)", out)
+    assert.matches("build 2: nvcc %-ptx %-arch=sm_90 %-O3 %-lineinfo %-DSCALE=3  %(2 points%)", out)
+    assert.matches("scale_tiled<64>", out)
+    st, out, err = h.run_env(env, exp, "--out", dir .. "/r")
+    assert.equal(0, st, err .. out)
+    assert.equal(2, count_lines(dir .. "/compiles"))
+    local man = core.json_decode(h.read(dir .. "/r/manifest.json"))
+    assert.equal(2, #man.builds)
+    for i, b in ipairs(man.builds) do
+      assert.equal(string.format("builds/build-%d.ptx", i), b.ptx)
+      assert.equal(core.sha256_file(dir .. "/r/" .. b.ptx), b.sha256)
+      assert.matches("^release %d+", b.nvcc)
+      assert.equal(2, b.points)
+    end
+    assert.same({ "-O3", "-lineinfo", "-DSCALE=3" }, man.builds[2].nvcc_flags)
+    local rows = results.latest(results.read_rows(dir .. "/r/results.jsonl"))
+    assert.equal(4, #rows)
+    for _, r in ipairs(rows) do
+      assert.equal("ok", r.status, r.key)
+      assert.equal(r.point.SCALE == 2 and 1 or 2, r.build)
+      assert.equal("scale_tiled<" .. r.point.tile .. ">", r.kernel)
+    end
+    -- workers load the builds' PTX from the folder: the same rows, no compile more
+    st, _, err = h.run_env(env, exp, "--out", dir .. "/w", "--workers", "2", "--quiet")
+    assert.equal(0, st, err)
+    assert.equal(4, count_lines(dir .. "/compiles"))
+    -- replayable with the cache removed and no nvcc at all
+    h.rmdir(dir .. "/cache")
+    st, out, err = h.run_env("MGPU_NVCC=/nonexistent/nvcc MGPU_CACHE=" .. h.quote(dir .. "/cache2"), "replay", dir .. "/r")
+    assert.equal(0, st, err .. out)
+    assert.matches("4 points identical, 0 differ", out)
+  end)
+
+  it("fail only the points of a build that does not compile", function()
+    if not have_nvcc then return pending("nvcc not found") end
+    local exp, env = write_templated(dir, '2, "undefined_name"')
+    local st, out, err = h.run_env(env, exp, "--out", dir .. "/r", "-q")
+    assert.equal(7, st, err .. out)
+    local rows = results.latest(results.read_rows(dir .. "/r/results.jsonl"))
+    local ok, failed = 0, 0
+    for _, r in ipairs(rows) do
+      if r.status == "ok" then ok = ok + 1 else
+        failed = failed + 1
+        assert.equal("compile_failed", r.error.code)
+        assert.matches("^build 2 %(nvcc %-arch=sm_90 %-O3 %-lineinfo %-DSCALE=undefined_name%)", r.error.message)
+      end
+    end
+    assert.equal(2, ok)
+    assert.equal(2, failed)
+    assert.is_string(h.read(dir .. "/r/builds/build-2.log"))
+    -- -q still says what failed (issue 35: it printed nothing but exit 7)
+    assert.matches("point 3 SCALE=undefined_name,tile=32 failed: compile_failed", err)
+  end)
+
+  it("say which arch an sm_90a instruction needs, naming a PTX file that still exists", function()
+    if not have_nvcc then return pending("nvcc not found") end
+    h.write(dir .. "/w.cu", '__global__ void k(float *o) { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); o[0] = 1; }\n')
+    h.write(dir .. "/s.lua", string.format([[
+      local dev = require("mgpu").device("emu")
+      local ok, e = pcall(dev.load, dev, %q)
+      print(e.code, e.message)
+    ]], dir .. "/w.cu"))
+    local st, out, err = h.run_env("MGPU_CACHE=" .. h.quote(dir .. "/cache"), dir .. "/s.lua")
+    assert.equal(0, st, err)
+    assert.matches('^compile_failed\t.*not supported on %.target \'sm_90\'.*arch = "sm_90a"', out)
+    assert.not_matches("%.tmp", out)
+    local ptx = out:match("ptxas (%S+%-failed%.ptx)")
+    assert.is_string(ptx, out)
+    assert.is_string(h.read(ptx:gsub(",$", "")))
+  end)
+
+  it("name a template instance the module does not have, and the ones it has", function()
+    if not have_nvcc then return pending("nvcc not found") end
+    local builds = require "mgpu.builds"
+    local text = ".visible .entry _Z11scale_tiledILi32EEvPKfPfi(\n.visible .entry _Z11scale_tiledILi64EEvPKfPfi(\n"
+    assert.equal("_Z11scale_tiledILi64EEvPKfPfi", builds.resolve(text, "scale_tiled<64>", "k.ptx"))
+    assert.equal("plain", builds.resolve(text, "plain", "k.ptx"))
+    local ok, e = pcall(builds.resolve, text, "scale_tiled<16>", "k.ptx")
+    assert.is_false(ok)
+    assert.matches("k%.ptx has no such instance of scale_tiled %(it has scale_tiled<32>, scale_tiled<64>%)", e.message)
+    text = ".entry _Z4gemmIfLi128EEvPf(\n.entry _Z4gemmI6__halfLi128EEvPf(\n.entry _Z4flagILb1EEvv("
+    assert.equal("_Z4gemmIfLi128EEvPf", builds.resolve(text, "gemm<float, 128>", "k.ptx"))
+    assert.equal("_Z4gemmI6__halfLi128EEvPf", builds.resolve(text, "gemm<__half,128>", "k.ptx"))
+    assert.equal("_Z4flagILb1EEvv", builds.resolve(text, "flag<true>", "k.ptx"))
+  end)
+end)
+
+describe("sweep size", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  local function big(n)
+    h.write(dir .. "/big.lua", string.format([[
+local v = {}
+for i = 1, %d do v[i] = i end
+return { name = "big", module = %q, kernel = "tiled_scale", axes = { a = v, b = v, c = v },
+  setup = function() return { grid = 1, block = 32, args = {} } end }
+]], n, h.src .. "/ptx/tiled.ptx"))
+    return dir .. "/big.lua"
+  end
+
+  it("list 10^6 points streamed, and refuse to run more than 10^6 at once", function()
+    local exp = big(100)
+    local p = io.popen("/usr/bin/time -f '%M' " .. h.quote(h.exe) .. " " .. h.quote(exp) .. " --list 2>" ..
+      h.quote(dir .. "/mem") .. " | tail -1")
+    local last = p:read("*a")
+    p:close()
+    assert.matches("1000000 points %(0 filtered out%)", last)
+    local kb = tonumber((h.read(dir .. "/mem") or ""):match("(%d+)%s*$"))
+    if kb then assert.is_true(kb < 200 * 1024, "listing took " .. kb .. " KiB") end
+    local st, _, err = h.run(big(101), "--out", dir .. "/r")
+    assert.equal(2, st)
+    assert.matches("the axes make 1030301 points, more than the 1000000 one run takes", err)
+    assert.is_nil(h.read(dir .. "/r/manifest.json"))
+  end)
+end)

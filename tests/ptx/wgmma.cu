@@ -270,9 +270,9 @@ extern "C" __global__ void wg_u8_rs_n8(const uint32_t *A, const uint32_t *B, con
 // The descriptor's base offset (bits 49-51): A and B (64 x 16 bf16, K-major, swizzled) at offsets a_off
 // and b_off of shared memory that are not multiples of the swizzle's repeating pattern.  mode 0: the
 // tile swizzled by its shared address's own bits (as TMA writes it) and base offset (start >> 7) & 7,
-// the PTX ISA's rule; mode 1: swizzled with its rows counted from the tile's first 128-byte row and
-// base offset 0 (docs/DESIGN.md: emu counts the pattern's row from the start address's row plus the
-// base offset); mode 2: as mode 0 with base offset 0 (the rows then disagree: emu gives other values).
+// one reading of the PTX ISA; mode 1: swizzled with its rows counted from the tile's first 128-byte
+// row and base offset 0; mode 2: as mode 0 with base offset 0, what TMA writes and CUTLASS reads
+// (docs/DESIGN.md "Dynamic shared memory and the swizzle": emu gives the product for mode 2 only).
 __device__ void put_tile(unsigned char *smem, uint32_t base, const uint32_t *X, int W, int rel)
 {
   uint32_t s0 = smem_u32(smem), start = s0 + base;

@@ -1,0 +1,216 @@
+/* emu_regpack.c - a launch's registers packed by live range: registers whose values are never
+ * needed at the same time share one row of a warp's register file (a liveness analysis over the
+ * kernel's code, an interference graph, greedy colouring), and a block starts with only the rows
+ * cleared that hold a register read before any write (live at the kernel's entry: it reads 0, as
+ * without packing).  A warp's register file is then what the kernel keeps live, not what it
+ * declares: less memory, fewer cache misses and less clearing per block.  Each lane reads exactly
+ * the values it read without packing, so results and traces are the same.
+ *
+ * Kernels it leaves alone (every register its own row, all cleared): strict mode (its checks and
+ * messages name the module's registers), kernels that call functions, and instructions whose
+ * registers are not all in o[], guard and dst2 (tensor cores, bulk copies, cp.async, opaque). */
+#include "emu/emu_internal.h"
+#include "frontend/ptx_effects.h"
+
+#include <stdlib.h>
+
+/* Packing's limits (a kernel past them keeps one row a register): the bitsets' memory. */
+#define PACK_MAX_REGS 8192u
+#define PACK_MAX_BITS (64ull << 23) /* liveness bits: 64 MiB */
+
+typedef struct {
+    uint32_t nregs, words;      /* registers, and 64-bit words of a set of them */
+    uint32_t lo, hi;            /* the kernel's code [lo, hi) */
+} pack;
+
+static inline void set_bit(uint64_t *s, uint32_t r) { s[r >> 6] |= 1ull << (r & 63); }
+static inline int has_bit(const uint64_t *s, uint32_t r) { return (int)(s[r >> 6] >> (r & 63) & 1); }
+
+/* Calls f(r, dst, arg) for each register instruction `in` names (dst: it writes it); 0, or -1 when a
+ * register is out of range. */
+static int each_reg(const pack *p, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg)
+{
+    int wd = mh_ptx_writes_dst(in);
+    if (in->guard >= 0) {
+        if ((uint32_t)in->guard >= p->nregs) return -1;
+        f((uint32_t)in->guard, 0, arg);
+    }
+    if (in->dst2 >= 0) {
+        if ((uint32_t)in->dst2 >= p->nregs) return -1;
+        f((uint32_t)in->dst2, 1, arg);
+    }
+    for (int k = 0; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        const mh_ptx_opnd *o = &in->o[k];
+        int dst = wd && k == 0 && (o->kind == MH_OPK_REG || o->kind == MH_OPK_VEC);
+        if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) {
+            if (o->reg >= p->nregs) return -1;
+            f(o->reg, dst, arg);
+        } else if (o->kind == MH_OPK_VEC) {
+            for (int j = 0; j < o->n && j < 4; j++) {
+                if (o->vec[j] == UINT32_MAX || (o->vec[j] & MH_PTX_VEC_SREG)) continue;
+                if (o->vec[j] >= p->nregs) return -1;
+                f(o->vec[j], dst, arg);
+            }
+        }
+    }
+    return 0;
+}
+
+typedef struct { uint64_t *use, *def, *src; } use_def;
+
+/* use: read (or written only by some lanes: a guarded write keeps the others' values); def:
+ * written by every lane that runs it; src: read */
+static void note_use_def(uint32_t r, int dst, void *arg)
+{
+    use_def *u = arg;
+    if (!dst) {
+        set_bit(u->use, r);
+        set_bit(u->src, r);
+    } else {
+        set_bit(u->def, r);
+    }
+}
+
+/* Whether pc's instruction is one packing understands (its registers all in o[], guard, dst2). */
+static int packable(const mh_ptx_insn *in)
+{
+    switch (in->op) {
+    case MH_OP_MMA: case MH_OP_TMA: case MH_OP_CALL: case MH_OP_CP_ASYNC: case MH_OP_OPAQUE: return 0;
+    default: return 1;
+    }
+}
+
+int emu_pack_registers(ctx *c)
+{
+    c->zero_rows = NULL;
+    c->nzero_rows = 0;
+    if (c->d->strict || c->calls || c->nregs > PACK_MAX_REGS) return 0;
+    pack p = {.nregs = c->nregs, .words = (c->nregs + 63) / 64};
+    uint32_t entry = (uint32_t)(c->f - c->m->funcs);
+    p.lo = c->base[entry];
+    p.hi = p.lo + c->f->ncode;
+    uint32_t n = p.hi - p.lo, W = p.words;
+    if (!n || (uint64_t)n * W * 64 * 4 > PACK_MAX_BITS) return 0;
+    for (uint32_t pc = p.lo; pc < p.hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (!packable(in)) return 0;
+        if (in->op == MH_OP_BRA && (in->o[0].reg < p.lo || in->o[0].reg >= p.hi)) return 0;
+    }
+    /* per instruction: use, def (a full write), src (read), and its live-in set */
+    uint64_t *use = calloc((size_t)n * W, 8), *def = calloc((size_t)n * W, 8), *src = calloc((size_t)n * W, 8);
+    uint64_t *live = calloc((size_t)n * W, 8), *out = calloc(W, 8);
+    uint64_t *ig = calloc((size_t)p.nregs * W, 8); /* interference: a row of bits per register */
+    uint32_t *color = malloc(p.nregs * sizeof *color), *order = malloc(p.nregs * sizeof *order);
+    uint64_t *seen = calloc(W, 8), *taken = calloc(W, 8);
+    int rc = 0, ok = use && def && src && live && out && ig && color && order && seen && taken;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        const mh_ptx_insn *in = &c->code[p.lo + i];
+        use_def u = {use + (size_t)i * W, def + (size_t)i * W, src + (size_t)i * W};
+        if (each_reg(&p, in, note_use_def, &u)) { ok = 0; rc = 1; break; }
+        if (in->guard >= 0) /* a guarded write: a use too (the lanes it does not write keep their values) */
+            for (uint32_t k = 0; k < W; k++) { u.use[k] |= u.def[k]; }
+    }
+    /* liveness, backwards to a fixed point: live(i) = use(i) | (out(i) & ~def(i)) */
+    for (int changed = ok; changed;) {
+        changed = 0;
+        for (uint32_t i = n; i-- > 0;) {
+            const mh_ptx_insn *in = &c->code[p.lo + i];
+            int term = (in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) &&
+                       in->guard < 0;
+            memset(out, 0, (size_t)W * 8);
+            if (!term && i + 1 < n)
+                for (uint32_t k = 0; k < W; k++) out[k] |= live[(size_t)(i + 1) * W + k];
+            if (in->op == MH_OP_BRA)
+                for (uint32_t k = 0; k < W; k++) out[k] |= live[(size_t)(in->o[0].reg - p.lo) * W + k];
+            uint64_t *li = live + (size_t)i * W;
+            const uint64_t *ui = use + (size_t)i * W, *di = def + (size_t)i * W;
+            for (uint32_t k = 0; k < W; k++) {
+                uint64_t v = ui[k] | (out[k] & ~di[k]);
+                if (v != li[k]) { li[k] = v; changed = 1; }
+            }
+        }
+    }
+    /* interference: what an instruction writes with what is live after it, with the other registers
+     * it writes and with what it reads (no instruction's result shares a row with its sources) */
+    for (uint32_t i = 0; ok && i < n; i++) {
+        const mh_ptx_insn *in = &c->code[p.lo + i];
+        int term = (in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP) &&
+                   in->guard < 0;
+        memset(out, 0, (size_t)W * 8);
+        if (!term && i + 1 < n)
+            for (uint32_t k = 0; k < W; k++) out[k] |= live[(size_t)(i + 1) * W + k];
+        if (in->op == MH_OP_BRA)
+            for (uint32_t k = 0; k < W; k++) out[k] |= live[(size_t)(in->o[0].reg - p.lo) * W + k];
+        const uint64_t *di = def + (size_t)i * W, *si = src + (size_t)i * W;
+        for (uint32_t k = 0; k < W; k++) out[k] |= di[k] | si[k];
+        for (uint32_t k = 0; k < W; k++)
+            for (uint64_t m = di[k]; m; m &= m - 1) {
+                uint32_t d = k * 64 + (uint32_t)__builtin_ctzll(m);
+                uint64_t *row = ig + (size_t)d * W;
+                for (uint32_t j = 0; j < W; j++) row[j] |= out[j];
+                for (uint32_t j = 0; j < W; j++)
+                    for (uint64_t x = out[j]; x; x &= x - 1) set_bit(ig + (size_t)(j * 64 + (uint32_t)__builtin_ctzll(x)) * W, d);
+            }
+        for (uint32_t k = 0; k < W; k++) seen[k] |= di[k] | si[k] | use[(size_t)i * W + k];
+    }
+    if (ok) {
+        /* registers live at the entry (read before any write: they read 0) interfere with one another
+         * only through writes, as the rest; they are the rows a block starts with cleared */
+        uint32_t norder = 0, ncolors = 0;
+        for (uint32_t r = 0; r < p.nregs; r++) {
+            color[r] = UINT32_MAX;
+            if (has_bit(seen, r)) order[norder++] = r;
+        }
+        for (uint32_t i = 0; i < norder; i++) { /* greedy, in the registers' order */
+            uint32_t r = order[i];
+            memset(taken, 0, (size_t)W * 8);
+            const uint64_t *row = ig + (size_t)r * W;
+            for (uint32_t k = 0; k < W; k++)
+                for (uint64_t x = row[k]; x; x &= x - 1) {
+                    uint32_t s = k * 64 + (uint32_t)__builtin_ctzll(x);
+                    if (s != r && color[s] != UINT32_MAX) set_bit(taken, color[s]);
+                }
+            uint32_t col = 0;
+            while (has_bit(taken, col)) col++;
+            color[r] = col;
+            if (col + 1 > ncolors) ncolors = col + 1;
+        }
+        c->zero_rows = calloc(ncolors ? ncolors : 1, sizeof *c->zero_rows);
+        if (!c->zero_rows) { rc = -1; goto done; }
+        memset(taken, 0, (size_t)W * 8);
+        for (uint32_t r = 0; r < p.nregs; r++)
+            if (has_bit(live, r) && color[r] != UINT32_MAX && !has_bit(taken, color[r])) {
+                set_bit(taken, color[r]);
+                c->zero_rows[c->nzero_rows++] = color[r];
+            }
+        for (uint32_t r = 0; r < p.nregs; r++)
+            if (color[r] == UINT32_MAX) color[r] = 0; /* never named by the kernel's code */
+        for (uint32_t pc = p.lo; pc < p.hi; pc++) { /* the kernel's code renamed to rows */
+            mh_ptx_insn *in = &c->code[pc];
+            if (in->guard >= 0) in->guard = (int32_t)color[in->guard];
+            if (in->dst2 >= 0) in->dst2 = (int32_t)color[in->dst2];
+            for (int k = 0; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+                mh_ptx_opnd *o = &in->o[k];
+                if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) o->reg = color[o->reg];
+                else if (o->kind == MH_OPK_VEC)
+                    for (int j = 0; j < o->n && j < 4; j++)
+                        if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG)) o->vec[j] = color[o->vec[j]];
+            }
+        }
+        c->nregs = ncolors ? ncolors : 1;
+        c->packed = 1;
+    }
+done:
+    free(use);
+    free(def);
+    free(src);
+    free(live);
+    free(out);
+    free(ig);
+    free(color);
+    free(order);
+    free(seen);
+    free(taken);
+    if (!ok && !rc) return -1; /* out of memory */
+    return rc < 0 ? -1 : 0;
+}

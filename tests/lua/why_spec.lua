@@ -1,0 +1,189 @@
+-- why_spec.lua: emu tells you why (issue 34), on the kernels of tests/ptx/why.cu: strict mode's
+-- Hopper hazards (each bug caught naming both .cu lines, the same kernel without the bug clean),
+-- stall reasons per line (run.stats.lines[i].stalls, run.stats.stalls, mgpu-harness stats), and
+-- faults naming the .cu line.
+local h = require "helpers"
+local mgpu = require "mgpu"
+
+local ptx = h.src .. "/tests/ptx/why.ptx"
+
+-- the .cu line of the first line of why.cu holding `text`
+local function cu_line(text)
+  local n = 0
+  for l in io.lines(h.src .. "/tests/ptx/why.cu") do
+    n = n + 1
+    if l:find(text, 1, true) then return n end
+  end
+  error("why.cu has no line with " .. text)
+end
+
+local function floats(n)
+  local t = {}
+  for i = 1, n do t[i] = i end
+  return t
+end
+
+-- runs `name` on a strict device; nil on success, else the error
+local function strict_run(name, opts)
+  local dev = mgpu.device("emu", { strict = true })
+  local k = dev:load(ptx):kernel(name)
+  local args = {}
+  for i, a in ipairs(opts.args) do args[i] = type(a) == "function" and a(dev) or a end
+  local ok, err = pcall(k.launch, k, { grid = 1, block = opts.block, args = args })
+  if ok then return nil end
+  return err
+end
+
+local function f32(n, v) return function(dev) return dev:array("f32", v or n) end end
+local function u8(n) return function(dev) return dev:array("u8", n) end end
+
+describe("strict mode's Hopper hazards", function()
+  it("(a) a wait on the wrong mbarrier parity: the read of the TMA's destination names the read and the copy", function()
+    assert.is_nil(strict_run("why_parity", { block = 64, args = { f32(64, floats(64)), f32(64), 0 } }))
+    local err = strict_run("why_parity", { block = 64, args = { f32(64, floats(64)), f32(64), 1 } })
+    assert.equal("kernel_fault", err.code)
+    local read, copy = cu_line("out[threadIdx.x] = buf[threadIdx.x] * 2.0f;"), cu_line("cp.async.bulk.shared::cluster")
+    assert.matches("why%.cu:" .. read .. " %(PTX [^)]*why%.ptx:%d+%): why_parity: read of shared 0x%x+, which the async "
+      .. "copy at [^ ]*why%.cu:" .. copy .. ", inlined at [^ ]*why%.cu:" .. cu_line("bulk_load(buf, in, sizeof buf, &bar, sizeof buf)")
+      .. " %(PTX [^)]*%) is still to write: before any thread of the block saw its "
+      .. "mbarrier phase complete", err.message)
+  end)
+
+  it("(c) an expect_tx of 128 bytes for a copy of 256: the copy and the expect_tx named", function()
+    assert.is_nil(strict_run("why_expect", { block = 64, args = { f32(64, floats(64)), f32(64), 256 } }))
+    local err = strict_run("why_expect", { block = 64, args = { f32(64, floats(64)), f32(64), 128 } })
+    assert.equal("kernel_fault", err.code)
+    local copy, expect = cu_line("cp.async.bulk.shared::cluster"), cu_line("mbarrier.arrive.expect_tx")
+    assert.matches("why%.cu:" .. copy .. ", inlined at [^ ]*why%.cu:%d+ %(PTX [^)]*%): why_expect: complete_tx of 256 bytes on the mbarrier at "
+      .. "shared 0x%x+, whose phase expects 128 more bytes with every arrival in: expect_tx counted fewer bytes than "
+      .. "the copies deliver %(the last expect_tx on it: [^ ]*why%.cu:" .. expect, err.message)
+  end)
+
+  it("(a) cp.async read before its wait_group", function()
+    assert.is_nil(strict_run("why_cp_async", { block = 32, args = { f32(128, floats(128)), f32(32), 1 } }))
+    local err = strict_run("why_cp_async", { block = 32, args = { f32(128, floats(128)), f32(32), 0 } })
+    assert.equal("kernel_fault", err.code)
+    assert.matches("why%.cu:" .. cu_line("out[t] = buf[4 * t];") .. " .-read of shared 0x0, which the cp%.async at "
+      .. "[^ ]*why%.cu:" .. cu_line("cp.async.ca.shared.global") .. " .- is still to write: before the issuing "
+      .. "thread's cp%.async%.wait_group/wait_all retired it", err.message)
+  end)
+
+  it("(b) a bulk copy over the shared operands of a wgmma not yet retired", function()
+    assert.is_nil(strict_run("why_wgmma", { block = 128, args = { u8(2 * 2304), f32(128), 0 } }))
+    local err = strict_run("why_wgmma", { block = 128, args = { u8(2 * 2304), f32(128), 1 } })
+    assert.equal("kernel_fault", err.code)
+    assert.matches("why%.cu:" .. cu_line("cp.async.bulk.shared::cluster") .. ",.-the async copy writes shared 0x%x+, "
+      .. "which the wgmma%.mma_async at [^ ]*why%.cu:" .. cu_line("wgmma.mma_async.sync.aligned.m64n8k16") .. " .-"
+      .. "still reads: its group was not retired by wgmma%.wait_group", err.message)
+  end)
+
+  it("are not checked without strict mode: the buggy kernels run", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_parity")
+    k:launch { grid = 1, block = 64, args = { dev:array("f32", floats(64)), dev:array("f32", 64), 1 } }
+  end)
+end)
+
+describe("faults name the .cu line", function()
+  it("a deadlock names the .cu line the warps wait at", function()
+    -- without strict mode, an expect_tx short of the copy's bytes leaves the phase incomplete for ever
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_expect")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 64, args = { dev:array("f32", floats(64)),
+      dev:array("f32", 64), 128 } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("deadlock", err.message)
+    assert.matches("why%.cu:" .. cu_line("mbarrier.try_wait.parity") .. "[^(]*%(PTX [^)]*why%.ptx:%d+%)", err.message)
+  end)
+
+  it("an out-of-range read: FILE.cu:LINE (PTX file:line)", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_fault")
+    local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { dev:array("f32", 32), dev:array("f32", 32), 64 } })
+    assert.is_false(ok)
+    assert.equal("kernel_fault", err.code)
+    assert.matches("^[^ ]*why%.cu:" .. cu_line("out[threadIdx.x] = in[threadIdx.x + n];") .. " %(PTX [^)]*why%.ptx:"
+      .. err.line .. "%): why_fault: out%-of%-range global read", err.message)
+  end)
+end)
+
+-- the row of run.stats.lines for why.cu's line holding `text`
+local function row(run, text)
+  local n = cu_line(text)
+  for _, r in ipairs(run.stats.lines) do
+    if r.line == n and not r.ptx then return r end
+  end
+  error("no row for why.cu:" .. n)
+end
+
+local P = "smsp__pcsamp_warps_issue_stalled_"
+
+-- the reason with most warp-cycles in a stalls table
+local function top(st)
+  local best, bv = nil, -1
+  for k, v in pairs(st) do if v > bv then best, bv = k, v end end
+  return best, bv
+end
+
+describe("stall reasons per line (stats = true)", function()
+  it("a pointer chase's load line is dominated by long_scoreboard", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_chase")
+    local nxt = {}
+    for i = 1, 32 do nxt[i] = i % 32 end
+    local run = k:launch { grid = 1, block = 32, args = { dev:array("u32", nxt), dev:array("u32", 32), 200 }, stats = true }
+    local r = row(run, "p = next[p];")
+    assert.equal(P .. "long_scoreboard", (top(r.stalls)))
+    assert.is_true(r.stalls[P .. "long_scoreboard"] > 2 * (r.stalls[P .. "selected"] or 0))
+    -- the kernel's own: every warp-cycle of the one warp, once
+    local sum = 0
+    for _, v in pairs(run.stats.stalls) do sum = sum + v end
+    assert.is_true(sum > 0 and sum <= run.cycles)
+    assert.equal(P .. "long_scoreboard", (top(run.stats.stalls)))
+    -- the stall reasons are apart from the other metrics (rows and totals)
+    assert.is_nil(r[P .. "selected"])
+    assert.is_nil(run.stats.total[P .. "selected"])
+  end)
+
+  it("the __syncthreads of a block whose warp 0 works alone is dominated by barrier", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_imbalance")
+    local run = k:launch { grid = 1, block = 128, args = { dev:array("f32", 128), 500 }, stats = true }
+    local r = row(run, "__syncthreads(); // the other warps wait here for warp 0")
+    assert.equal(P .. "barrier", (top(r.stalls)))
+    -- three warps wait for warp 0's 500 steps
+    assert.is_true(r.stalls[P .. "barrier"] > 3 * 500)
+  end)
+
+  it("mgpu-harness stats prints the kernel's top reasons and the lines with most stalled cycles", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx):kernel("why_chase")
+    local nxt = {}
+    for i = 1, 32 do nxt[i] = i % 32 end
+    local run = k:launch { grid = 1, block = 32, args = { dev:array("u32", nxt), dev:array("u32", 32), 50 }, stats = true }
+    local stats = require "mgpu.stats"
+    local dir = os.tmpname()
+    os.remove(dir)
+    local json = stats.write(dir, run.stats)
+    local status, out = h.run("stats", json)
+    os.remove(json)
+    os.remove(dir .. ".stats.csv")
+    assert.equal(0, status)
+    assert.matches("warp%-cycles: %d+, by stall reason %(smsp__pcsamp_warps_issue_stalled_%*%): long_scoreboard %d+%%", out)
+    assert.matches("the lines where warps spend most cycles, by stall reason:", out, 1, true)
+    assert.matches("why%.cu:" .. cu_line("p = next[p];") .. "%s+%d+%s+long_scoreboard %d+%%", out)
+  end)
+end)
+
+describe("the sweep table", function()
+  it("shows a failed point's whole first line of its error", function()
+    local results = require "mgpu.results"
+    local msg = "/home/u/kernels/gemm_kernel.cu:120 (PTX /home/u/.cache/mgpu-harness/gemm-57bacecd3905.ptx:628): "
+      .. "gemm: out-of-range global read of 16 bytes at 0x100000000040 (block (0,0,0), thread (4,0,0))"
+    local t = results.table({ "n" }, { { index = 1, point = { n = 1 }, status = "failed",
+      error = { code = "kernel_fault", message = msg .. "\nthe second line" } } })
+    assert.truthy(t:find(msg, 1, true))
+    assert.falsy(t:find("the second line", 1, true))
+  end)
+end)
