@@ -161,6 +161,16 @@ int parse_var(parser *P, int is_extern)
             if (parse_align(P, &v.align)) return -1;
             continue;
         }
+        if (mh_ptx_tok_is(TOK, ".attribute")) { /* .attribute(.managed): memory the host shares (emu: any global) */
+            NEXT();
+            if (expect_punct(P, '(')) return -1;
+            if (!mh_ptx_tok_is(TOK, ".managed"))
+                return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "variable attribute '%.*s' is not supported "
+                            "(.managed is)", (int)TOK->len, TOK->s);
+            NEXT();
+            if (expect_punct(P, ')')) return -1;
+            continue;
+        }
         mh_ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
         if (tt == MH_PT_NONE && !mh_ptx_tok_is(TOK, ".v2") && !mh_ptx_tok_is(TOK, ".v4"))
             return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "variable qualifier '%.*s' is not supported",

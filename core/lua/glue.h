@@ -152,7 +152,7 @@ int glue_json_decode(lua_State *L);
 
 /* ---- what each file registers -------------------------------------------- */
 extern const luaL_Reg glue_error_funcs[], glue_trace_funcs[], glue_device_funcs[], glue_array_funcs[],
-    glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[];
+    glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[], glue_exec_funcs[];
 void glue_open_trace(lua_State *L);
 void glue_open_device(lua_State *L);
 void glue_open_array(lua_State *L);

@@ -94,7 +94,7 @@ int luaopen_mgpu_core(lua_State *L)
     glue_open_proc(L);
     lua_newtable(L);
     const luaL_Reg *const lists[] = {glue_error_funcs, glue_trace_funcs, glue_device_funcs, glue_array_funcs,
-                                     glue_host_funcs, glue_proc_funcs, glue_probe_funcs};
+                                     glue_host_funcs, glue_proc_funcs, glue_probe_funcs, glue_exec_funcs};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) set_api_funcs(L, lists[i], 0);
     lua_pushliteral(L, MH_VERSION);
     lua_setfield(L, -2, "VERSION");

@@ -3,7 +3,8 @@
 -- as is every command; a new option without its line in the docs fails here.
 local h = require "helpers"
 
-local COMMANDS = { "dump", "instrument", "info", "replay", "compare", "merge", "slurm", "report", "stats", "run" }
+local COMMANDS = { "dump", "instrument", "info", "replay", "compare", "merge", "slurm", "report", "stats", "run",
+  "nvcc", "exec" }
 
 -- The options a usage text names: --long ones and -x short ones (not inside words: "sm_90",
 -- "warp-specialised"), EXTRA after "--" too.
