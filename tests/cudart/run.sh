@@ -1,6 +1,6 @@
 #!/bin/sh
 # run.sh HARNESS SRC_DIR WORK NAME [shared] - builds tests/cudart/NAME.cu with `mgpu-harness nvcc`
-# (or, with `shared`, plain nvcc -cudart shared), runs it under `mgpu-harness exec` (its own
+# (or, with `shared`, plain nvcc -cudart shared; `driver`: that and -lcuda, -DDIRECT_DRIVER), runs it under `mgpu-harness exec` (its own
 # checks decide), then again with --capture and replays the capture (`mgpu-harness
 # DIR/launches.lua`), which checks every launch's outputs against the program's.
 # Exit 77 (skipped) without nvcc.
@@ -17,7 +17,10 @@ D=$WORK/$NAME${MODE:+-$MODE}
 rm -rf "$D" && mkdir -p "$D" || exit 1
 FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC -I$SRC/../../ptx"
 EXTRA=$(sed -n 's|^// nvcc-flags: ||p' "$SRC/$NAME.cu")
-if [ "$MODE" = shared ]; then
+if [ "$MODE" = driver ]; then # plain nvcc, the driver API too: exec's libcudart.so.13 and libcuda.so.1
+  "$NVCC" $FLAGS $EXTRA -DDIRECT_DRIVER -cudart shared -o "$D/prog" "$SRC/$NAME.cu" \
+    -L"$(dirname "$NVCC")/../lib64/stubs" -lcuda || { echo "FAIL: nvcc -cudart shared -lcuda"; exit 1; }
+elif [ "$MODE" = shared ]; then
   "$NVCC" $FLAGS $EXTRA -cudart shared -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: nvcc -cudart shared"; exit 1; }
 else
   "$H" nvcc $FLAGS $EXTRA -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
