@@ -22,6 +22,9 @@
 #ifndef MGPU_BUILD_CUDART_DIR
 #define MGPU_BUILD_CUDART_DIR ""
 #endif
+#ifndef MGPU_SANITIZE_LINK
+#define MGPU_SANITIZE_LINK 0 /* 1: the stand-in was built with AddressSanitizer: programs link its runtime */
+#endif
 #ifndef MGPU_JANSSON_LINK
 #define MGPU_JANSSON_LINK "-ljansson" /* the trace dump's summary writes JSON */
 #endif
@@ -269,6 +272,10 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         argv[k++] = "-ldl";
         argv[k++] = "-lpthread";
         argv[k++] = "-lm";
+        if (MGPU_SANITIZE_LINK) {
+            argv[k++] = "-Xcompiler";
+            argv[k++] = "-fsanitize=address,undefined";
+        }
     }
     argv[k] = NULL;
     if (getenv("MGPU_NVCC_VERBOSE")) {

@@ -13,6 +13,9 @@ if [ -z "$NVCC" ]; then
 fi
 if [ -z "$NVCC" ]; then echo "skipped: nvcc is not installed (tests/cudart need it to build the programs)"; exit 77; fi
 export MGPU_NVCC=$NVCC
+if [ -n "$MODE" ] && [ "${MGPU_TEST_SANITIZE:-0}" = 1 ]; then
+  echo "skipped: a plain nvcc program cannot load the sanitized libcudart.so.13 stand-in (AddressSanitizer's runtime must come first)"; exit 77
+fi
 D=$WORK/$NAME${MODE:+-$MODE}
 rm -rf "$D" && mkdir -p "$D" || exit 1
 FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC -I$SRC/../../ptx"
