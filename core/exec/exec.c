@@ -237,7 +237,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         snprintf(tmpdir, sizeof tmpdir, "%s/mgpu-nvcc-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(tmpdir) || mh_nvcc_marker_objects(nvcc, args, n, tmpdir, &marks, &nmarks)) tmpdir[0] = 0;
     }
-    char **argv = calloc(n + 16 + nmarks, sizeof *argv);
+    char **argv = calloc(n + 20 + nmarks, sizeof *argv);
     char lib_a[PATH_MAX], core_a[PATH_MAX];
     if (!argv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     snprintf(lib_a, sizeof lib_a, "%s/libmgpu_cudart.a", dir);
@@ -273,8 +273,10 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         argv[k++] = "-lpthread";
         argv[k++] = "-lm";
         if (MGPU_SANITIZE_LINK) {
+            argv[k++] = "-Xcompiler"; /* which splits its value at commas: one flag each */
+            argv[k++] = "-fsanitize=address";
             argv[k++] = "-Xcompiler";
-            argv[k++] = "-fsanitize=address,undefined";
+            argv[k++] = "-fsanitize=undefined";
         }
     }
     argv[k] = NULL;
