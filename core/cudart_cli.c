@@ -3,6 +3,8 @@
  * runtime call served by emu (core/exec/exec.h; docs/cudart.md). */
 #include "cudart_cli.h"
 #include "exec/exec.h"
+#include "instrument/instrument.h"
+#include "lua/lua_glue.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +22,15 @@ static const char NVCC_USAGE[] =
     "prints the command.  The exit status is nvcc's.\n";
 
 static const char EXEC_USAGE[] =
-    "usage: mgpu-harness exec [--capture DIR] [--trace DIR] [--stats] [--sms N] -- PROG [ARGS...]\n"
+    "usage: mgpu-harness exec [--capture DIR] [--trace DIR [--probes FILE]] [--stats] [--sms N] -- PROG [ARGS...]\n"
     "\n"
     "Runs PROG (built by `mgpu-harness nvcc`, or by nvcc -cudart shared) with every CUDA runtime call\n"
     "served by emu, and exits with its status (128 + N when signal N ended it).\n"
     "  --capture DIR  write DIR/launches.lua, every launch with its inputs and outputs; `mgpu-harness\n"
     "                 DIR/launches.lua` replays them on emu and checks the outputs are the program's\n"
     "  --trace DIR    a Perfetto trace per launch of a kernel with markers (DIR/launch-N.trace.json)\n"
+    "  --probes FILE  with --trace: regions in kernels without markers (FILE.json or FILE.lua, as\n"
+    "                 `instrument --probes` takes them)\n"
     "  --stats        emu's exact counters of each launch on stderr\n"
     "  --sms N        emu's virtual SMs (default 132)\n";
 
@@ -45,6 +49,32 @@ int mh_cli_nvcc(int argc, char **argv)
     return status;
 }
 
+/* The probes as the stand-in reads them from MGPU_CUDART_PROBES: a record per probe (0x1e after
+ * each), fields kind, name, loop, per_loop, around, from, to, from_line, to_line (0x1f between);
+ * a string field is '=' and its text, or empty for none. */
+static char *serialize_probes(const mh_probe *p, unsigned n)
+{
+    size_t cap = 64, len = 0;
+    char *out = malloc(cap);
+    for (unsigned i = 0; out && i < n; i++) {
+        const char *strs[] = {p[i].name, p[i].loop, p[i].around, p[i].from, p[i].to};
+        size_t need = 64;
+        for (int k = 0; k < 5; k++) need += strs[k] ? strlen(strs[k]) + 1 : 0;
+        if (len + need >= cap) {
+            char *no = realloc(out, cap = (len + need) * 2);
+            if (!no) { free(out); return NULL; }
+            out = no;
+        }
+        len += (size_t)sprintf(out + len, "%d\x1f%s%s\x1f%s%s\x1f%d\x1f%s%s\x1f%s%s\x1f%s%s\x1f%u\x1f%u\x1e", (int)p[i].kind,
+                               p[i].name ? "=" : "", p[i].name ? p[i].name : "", p[i].loop ? "=" : "",
+                               p[i].loop ? p[i].loop : "", p[i].per_loop, p[i].around ? "=" : "",
+                               p[i].around ? p[i].around : "", p[i].from ? "=" : "", p[i].from ? p[i].from : "",
+                               p[i].to ? "=" : "", p[i].to ? p[i].to : "", p[i].from_line, p[i].to_line);
+    }
+    if (out) out[len] = 0;
+    return out;
+}
+
 static int usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "mgpu-harness exec: ");
@@ -56,17 +86,19 @@ static int usage(const char *fmt, const char *arg)
 int mh_cli_exec(int argc, char **argv)
 {
     mh_exec_opts o = {0};
+    const char *probes_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(EXEC_USAGE, stdout); return 0; }
         if (!strcmp(a, "--stats")) { o.stats = 1; continue; }
-        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms")) {
+        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms") || !strcmp(a, "--probes")) {
             if (i + 1 >= argc || !argv[i + 1][0]) return usage("option `%s` needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--capture")) o.capture_dir = v;
             else if (!strcmp(a, "--trace")) o.trace_dir = v;
+            else if (!strcmp(a, "--probes")) probes_path = v;
             else {
                 char *end;
                 unsigned long n = strtoul(v, &end, 10);
@@ -82,7 +114,27 @@ int mh_cli_exec(int argc, char **argv)
     o.argv = argv + i;
     mh_error e = {0};
     int status = 0;
-    if (mh_exec_run(&o, &status, &e)) {
+    char *probes = NULL;
+    if (probes_path) { /* read and checked here, by the reader dev:load and instrument use */
+        if (!o.trace_dir) return usage("%s", "--probes goes with --trace DIR (the probes place regions to trace)");
+        const mh_probe *p = NULL;
+        unsigned np = 0;
+        mh_lua_probes *lp = mh_lua_probes_read(probes_path, &p, &np, &e);
+        if (!lp) {
+            fprintf(stderr, "mgpu-harness exec: %s\n", e.message);
+            return e.code == MH_E_IO ? 1 : 2;
+        }
+        probes = serialize_probes(p, np);
+        mh_lua_probes_free(lp);
+        if (!probes) {
+            fprintf(stderr, "mgpu-harness exec: out of memory\n");
+            return 1;
+        }
+        o.probes = probes;
+    }
+    int rc = mh_exec_run(&o, &status, &e);
+    free(probes);
+    if (rc) {
         fprintf(stderr, "mgpu-harness exec: %s\n", e.message);
         return e.code == MH_E_BAD_ARGUMENT ? 2 : 1;
     }

@@ -114,6 +114,8 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         unsetenv("MGPU_CUDART_STATS");
         unsetenv("MGPU_CUDART_SMS");
         unsetenv("MGPU_CUDART_LAUNCHES");
+        unsetenv("MGPU_CUDART_PROBES");
+        if (o->probes) setenv("MGPU_CUDART_PROBES", o->probes, 1);
         if ((o->capture_dir && set_abs("MGPU_CUDART_CAPTURE", o->capture_dir, &ce)) ||
             (o->trace_dir && set_abs("MGPU_CUDART_TRACE", o->trace_dir, &ce))) {
             fprintf(stderr, "mgpu-harness exec: %s\n", ce.message);

@@ -11,6 +11,7 @@
 typedef struct mh_exec_opts {
     const char *capture_dir;      /* DIR/launches.lua and the launches' buffers (NULL: none) */
     const char *trace_dir;        /* a Perfetto trace per launch of an instrumented kernel (NULL: none) */
+    const char *probes;           /* with trace_dir: probes, serialized (MGPU_CUDART_PROBES; cudart_cli.c) */
     int stats;                    /* emu's exact counters per launch, on stderr */
     unsigned sms;                 /* emu's virtual SMs (0: its default) */
     const char *launches_file;    /* a line per launch written here (mgpu.exec reads it; NULL: none) */

@@ -43,6 +43,11 @@ echo "== exec --capture"
 echo "== replay"
 "$H" "$D/capture/launches.lua" || { echo "FAIL: the replay of $NAME's capture"; exit 1; }
 if [ "$NAME" = vector_add ] && [ -z "$MODE" ]; then
+  echo "== exec --trace --probes (a kernel without markers)"
+  echo '[{"name": "whole", "kernel": true}, {"name": "loads", "around": "ld.global"}]' > "$D/probes.json"
+  "$H" exec --trace "$D/ptrace" --probes "$D/probes.json" -- "$D/prog" > /dev/null 2>&1 || { echo "FAIL: exec --probes"; exit 1; }
+  grep -q '"name":"whole"' "$D/ptrace/launch-1.trace.json" && grep -q '"name":"loads"' "$D/ptrace/launch-1.trace.json" ||
+    { echo "FAIL: the probes' regions are not in $D/ptrace/launch-1.trace.json"; exit 1; }
   echo "== a replay whose output differs fails"
   cp -r "$D/capture" "$D/corrupt" && OUT=$(ls "$D"/corrupt/*.out.npy | head -1)
   printf '\377' | dd of="$OUT" bs=1 seek=$(( $(stat -c %s "$OUT") - 1 )) conv=notrunc 2>/dev/null
