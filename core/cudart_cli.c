@@ -49,32 +49,6 @@ int mh_cli_nvcc(int argc, char **argv)
     return status;
 }
 
-/* The probes as the stand-in reads them from MGPU_CUDART_PROBES: a record per probe (0x1e after
- * each), fields kind, name, loop, per_loop, around, from, to, from_line, to_line (0x1f between);
- * a string field is '=' and its text, or empty for none. */
-static char *serialize_probes(const mh_probe *p, unsigned n)
-{
-    size_t cap = 64, len = 0;
-    char *out = malloc(cap);
-    for (unsigned i = 0; out && i < n; i++) {
-        const char *strs[] = {p[i].name, p[i].loop, p[i].around, p[i].from, p[i].to};
-        size_t need = 64;
-        for (int k = 0; k < 5; k++) need += strs[k] ? strlen(strs[k]) + 1 : 0;
-        if (len + need >= cap) {
-            char *no = realloc(out, cap = (len + need) * 2);
-            if (!no) { free(out); return NULL; }
-            out = no;
-        }
-        len += (size_t)sprintf(out + len, "%d\x1f%s%s\x1f%s%s\x1f%d\x1f%s%s\x1f%s%s\x1f%s%s\x1f%u\x1f%u\x1e", (int)p[i].kind,
-                               p[i].name ? "=" : "", p[i].name ? p[i].name : "", p[i].loop ? "=" : "",
-                               p[i].loop ? p[i].loop : "", p[i].per_loop, p[i].around ? "=" : "",
-                               p[i].around ? p[i].around : "", p[i].from ? "=" : "", p[i].from ? p[i].from : "",
-                               p[i].to ? "=" : "", p[i].to ? p[i].to : "", p[i].from_line, p[i].to_line);
-    }
-    if (out) out[len] = 0;
-    return out;
-}
-
 static int usage(const char *fmt, const char *arg)
 {
     fprintf(stderr, "mgpu-harness exec: ");
@@ -124,7 +98,7 @@ int mh_cli_exec(int argc, char **argv)
             fprintf(stderr, "mgpu-harness exec: %s\n", e.message);
             return e.code == MH_E_IO ? 1 : 2;
         }
-        probes = serialize_probes(p, np);
+        probes = mh_exec_probes_serialize(p, np);
         mh_lua_probes_free(lp);
         if (!probes) {
             fprintf(stderr, "mgpu-harness exec: out of memory\n");

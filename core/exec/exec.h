@@ -26,6 +26,11 @@ const char *mh_exec_cudart_dir(mh_error *e);
  * Fails (MH_E_IO, MH_E_BAD_ARGUMENT) only when it could not be started. */
 int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e);
 
+struct mh_probe;
+/* Probes as exec hands them to the stand-in (MGPU_CUDART_PROBES, read by core/cudart/trace.c):
+ * malloc'd, NULL when out of memory. */
+char *mh_exec_probes_serialize(const struct mh_probe *p, unsigned n);
+
 /* Runs nvcc with args (NULL-terminated) adapted for the stand-in (exit status in *status). */
 int mh_exec_nvcc(char *const *args, int *status, mh_error *e);
 
