@@ -110,3 +110,5 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigne
     (void)flags, (void)version;
     CR_API(entry_point(sym, fn, status, "cudaGetDriverEntryPointByVersion"));
 }
+CR_ALIAS(cudaGetDriverEntryPoint_ptsz, cudaGetDriverEntryPoint)
+CR_ALIAS(cudaGetDriverEntryPointByVersion_ptsz, cudaGetDriverEntryPointByVersion)

@@ -120,6 +120,11 @@ int main(void)
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0);
     CHECK(cudaEventDestroy(e0) == cudaSuccess && cudaEventDestroy(e1) == cudaSuccess);
+    /* a handle that is none (destroyed, or garbage) is refused without being read */
+    CHECK(cudaEventRecord(e0, NULL) == cudaErrorInvalidResourceHandle);
+    CHECK(cudaEventRecord((cudaEvent_t)(uintptr_t)0x10, NULL) == cudaErrorInvalidResourceHandle);
+    CHECK(cudaLaunchKernel((const void *)add_one_stub, g, b, args, 0, (cudaStream_t)(uintptr_t)0x20) ==
+          cudaErrorInvalidResourceHandle);
 
     /* errors: a launch configuration (cleared by cudaGetLastError), unknown calls and kernels */
     cr_dim3 big = {2048, 1, 1};

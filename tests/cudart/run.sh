@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh HARNESS SRC_DIR WORK NAME [shared] - builds tests/cudart/NAME.cu with `mgpu-harness nvcc`
-# (or, with `shared`, plain nvcc -cudart shared; `driver`: that and -lcuda, -DDIRECT_DRIVER), runs it under `mgpu-harness exec` (its own
+# (or, with `shared`, plain nvcc -cudart shared; `driver`: that and -lcuda, -DDIRECT_DRIVER;
+# `ptsz`: --default-stream per-thread), runs it under `mgpu-harness exec` (its own
 # checks decide), then again with --capture and replays the capture (`mgpu-harness
 # DIR/launches.lua`), which checks every launch's outputs against the program's.
 # Exit 77 (skipped) without nvcc.
@@ -13,7 +14,7 @@ if [ -z "$NVCC" ]; then
 fi
 if [ -z "$NVCC" ]; then echo "skipped: nvcc is not installed (tests/cudart need it to build the programs)"; exit 77; fi
 export MGPU_NVCC=$NVCC
-if [ -n "$MODE" ] && [ "${MGPU_TEST_SANITIZE:-0}" = 1 ]; then
+if { [ "$MODE" = shared ] || [ "$MODE" = driver ]; } && [ "${MGPU_TEST_SANITIZE:-0}" = 1 ]; then
   echo "skipped: a plain nvcc program cannot load the sanitized libcudart.so.13 stand-in (AddressSanitizer's runtime must come first)"; exit 77
 fi
 D=$WORK/$NAME${MODE:+-$MODE}
@@ -23,6 +24,8 @@ EXTRA=$(sed -n 's|^// nvcc-flags: ||p' "$SRC/$NAME.cu")
 if [ "$MODE" = driver ]; then # plain nvcc, the driver API too: exec's libcudart.so.13 and libcuda.so.1
   "$NVCC" $FLAGS $EXTRA -DDIRECT_DRIVER -cudart shared -o "$D/prog" "$SRC/$NAME.cu" \
     -L"$(dirname "$NVCC")/../lib64/stubs" -lcuda || { echo "FAIL: nvcc -cudart shared -lcuda"; exit 1; }
+elif [ "$MODE" = ptsz ]; then # the per-thread default stream: the _ptsz/_ptds names
+  "$H" nvcc $FLAGS $EXTRA --default-stream per-thread -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
 elif [ "$MODE" = shared ]; then
   "$NVCC" $FLAGS $EXTRA -cudart shared -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: nvcc -cudart shared"; exit 1; }
 else
