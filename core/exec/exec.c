@@ -241,10 +241,11 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         if (!mkdtemp(tmpdir) || mh_nvcc_marker_objects(nvcc, args, n, tmpdir, &marks, &nmarks)) tmpdir[0] = 0;
     }
     char **argv = calloc(n + 20 + nmarks, sizeof *argv);
-    char lib_a[PATH_MAX], core_a[PATH_MAX];
+    char lib_a[PATH_MAX], core_a[PATH_MAX], iberty_a[PATH_MAX];
     if (!argv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     snprintf(lib_a, sizeof lib_a, "%s/libmgpu_cudart.a", dir);
     snprintf(core_a, sizeof core_a, "%s/libmgpu_core.a", dir);
+    snprintf(iberty_a, sizeof iberty_a, "%s/libiberty.a", dir); /* the core's demangler (base/demangle.c) */
     size_t k = 0;
     int link = 1, compress_given = 0, plain = 0;
     for (size_t i = 0; i < n; i++) plain |= as_is(args[i]);
@@ -271,6 +272,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         for (size_t i = 0; i < nmarks; i++) argv[k++] = marks[i];
         argv[k++] = lib_a;
         argv[k++] = core_a;
+        argv[k++] = iberty_a;
         argv[k++] = MGPU_JANSSON_LINK;
         argv[k++] = "-ldl";
         argv[k++] = "-lpthread";
