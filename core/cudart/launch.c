@@ -234,3 +234,6 @@ cudaError_t cudaLaunchKernelExC(const cr_launch_config *config, const void *func
 {
     CR_API(launch_ex(config, func, args));
 }
+CR_ALIAS(cudaLaunchCooperativeKernel_ptsz, cudaLaunchCooperativeKernel)
+CR_ALIAS(cudaLaunchKernel_ptsz, cudaLaunchKernel)
+CR_ALIAS(cudaLaunchKernelExC_ptsz, cudaLaunchKernelExC)

@@ -107,14 +107,16 @@ int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
         d->a = na;
         d->cap = c;
     }
-    uint64_t len = (bytes + 4095) & ~4095ull;
-    for (int tries = 0; tries < 64; tries++) { /* the address may be taken by the process's own mappings */
+    uint64_t len = (bytes + 4095) & ~4095ull, skip = 1ull << 20;
+    for (int tries = 0; tries < 40; tries++, skip *= 2) {
+        /* the address may be taken (the process's own mappings; AddressSanitizer's shadow ends 2 GiB
+         * above GLOBAL_BASE): skip ahead, further each time; addresses only grow, allocations stay sorted */
         uint64_t at = (d->next_addr + 4095) & ~4095ull;
         void *h = mmap((void *)(uintptr_t)at, len, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
         if (h == MAP_FAILED || (uint64_t)(uintptr_t)h != at) {
             if (h != MAP_FAILED) munmap(h, len); /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
-            d->next_addr = at + len + ALLOC_GAP;
+            d->next_addr = at + len + ALLOC_GAP + skip;
             continue;
         }
         alloc *al = &d->a[d->n++];
