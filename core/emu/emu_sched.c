@@ -22,9 +22,12 @@
  * warps start one a cycle; which SM gets which block, and when, is the device
  * scheduler's (below). */
 
-/* Rounds of mbarrier waits in a row without a memory write before emu calls it
- * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
+/* Rounds of mbarrier waits without a memory write before emu calls it a deadlock (a wait
+ * loop may also watch %globaltimer, so one round is not proof): STALLED_ROUNDS of the grid's
+ * blocks in all, at least BLOCK_ROUNDS of them the reporting block's own, so the cost of the
+ * check does not grow with the grid (issue 36: 264 blocks took 67 s at 10000 rounds each). */
 #define STALLED_ROUNDS 10000
+#define BLOCK_ROUNDS 16
 
 static inline void enter_block(ctx *c, blk *b)
 {
@@ -219,9 +222,10 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
-        w->nsetmax = 0;
+        w->nsetmax = w->nwgmma = 0;
         w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
         w->st_pc = EMU_NO_PC;
+        w->fl_wait = NULL;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -263,13 +267,22 @@ static int peer_runs(const ctx *c, const blk *b)
     return 0;
 }
 
-/* A finished block whose warpgroups' warps ran different numbers of setmaxnreg (one skipped it:
- * the PTX ISA has every warp of a warpgroup run the same one): a fault naming the line. */
+/* A finished block whose warpgroups' warps ran different numbers of setmaxnreg or of
+ * wgmma.mma_async (one skipped it: the PTX ISA has every warp of a warpgroup run the same one,
+ * .sync.aligned): a fault naming the line. */
 __attribute__((noinline, cold)) static int setmaxnreg_uneven(ctx *c, blk *b)
 {
     for (uint32_t g0 = 0; g0 < c->nwarps; g0 += 4)
         for (uint32_t i = g0 + 1; i < g0 + 4 && i < c->nwarps; i++) {
             const warp *a = &b->warps[g0], *x = &b->warps[i];
+            if (a->nwgmma != x->nwgmma) {
+                const warp *more = a->nwgmma > x->nwgmma ? a : x, *less = more == a ? x : a;
+                enter_block(c, b);
+                c->cur = &c->code[more->wgmma_pc];
+                return emu_fault(c, more, 0, "wgmma.mma_async: warp %u ran %u (the last at line %u), warp %u of the "
+                                 "same warpgroup %u: every warp of a warpgroup runs each wgmma.mma_async (.sync.aligned)",
+                                 more->index, more->nwgmma, c->code[more->wgmma_pc].line, less->index, less->nwgmma), -1;
+            }
             if (a->nsetmax == x->nsetmax) continue;
             const warp *more = a->nsetmax > x->nsetmax ? a : x, *less = more == a ? x : a;
             enter_block(c, b);
@@ -310,7 +323,12 @@ static int block_stuck(ctx *c, blk *b)
             if (due > when) when = due;
         }
         b->round_writes = c->writes;
-        if (b->stalled > STALLED_ROUNDS) {
+        if (c->quiet_writes != c->writes) {
+            c->quiet_writes = c->writes;
+            c->quiet_rounds = 0;
+        }
+        if (b->stalled) c->quiet_rounds++;
+        if (b->stalled > BLOCK_ROUNDS && c->quiet_rounds > STALLED_ROUNDS) {
             for (uint32_t i = 0; i < c->nwarps; i++)
                 for (int l = 0; l < WARP; l++)
                     if (b->warps[i].st[l] == LANE_YIELD)
@@ -491,8 +509,11 @@ static int step_warp(ctx *c, warp *w)
             if (uniform) {
                 c->warp_insns++;
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
-                if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
+                if (c->counts) { /* counting: the instruction and its stall reasons (emu_stalls.c) */
+                    count_fast(c, pc, taken ? WARP : 0);
+                    emu_stall_issue(c, w, c->now);
+                }
                 return fast_done(c, w, to);
             }
         }
@@ -504,14 +525,18 @@ static int step_warp(ctx *c, warp *w)
              * changes no lane's state and costs its warp one cycle */
             c->warp_insns++;
             c->thread_insns += WARP;
-            if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
+            if (c->counts) {
+                count_fast(c, pc, WARP);
+                emu_stall_issue(c, w, c->now);
+            }
             if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
             else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
+            if (__builtin_expect(c->regions != NULL, 0)) emu_regions_marker(c, w, in, mask); /* who enters it */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
             w->kpc = pc + 1; /* still right when it was known */
             continue;
@@ -547,7 +572,10 @@ static int step_warp(ctx *c, warp *w)
         c->cost = 0;
         int rc = emu_exec_insn(c, w, in, mask, &next);
         if (rc < 0 || c->faulted) return -1;
-        if (__builtin_expect(c->slow, 0) && w->written) emu_strict_dests(c, w, in, mask);
+        if (__builtin_expect(c->slow, 0)) {
+            if (w->written) emu_strict_dests(c, w, in, mask);
+            if (c->counts) emu_stall_issue(c, w, c->now); /* its cost is known now */
+        }
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1; with 3, the fast path,
          * also that no lane's state changed) */
@@ -586,6 +614,11 @@ static int step_warp(ctx *c, warp *w)
 #define STALL_CYCLES (1ull << 14)
 #define STALL_INSNS (1ull << 18)
 #define POLL_SPAN 4096
+/* A spin that counts (`while (flag[0] == 0) n++;` changes a register each poll): a warp whose
+ * loads since the last progress all read one word at one pc, while no warp of the grid made
+ * progress for SPIN_INSNS warp instructions and every other live warp waits too, is taken for
+ * a spin (issue 36; a computation that rereads one word for that long without a store is not). */
+#define SPIN_INSNS (1ull << 22)
 
 /* The cycle of SM sm's next event: its next issue or its earliest vacancy. */
 static uint64_t sm_next_event(vsm *sm)
@@ -711,7 +744,6 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
         if (rc) {
-            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, t);
             s->free = t + 1;
             w->ready = t + c->cost;
             s->best = NULL;
@@ -758,6 +790,22 @@ static int all_wait(const ctx *c, int confirmed)
             if (!b->busy) continue;
             for (uint32_t k = 0; k < c->nwarps; k++)
                 if (b->warps[k].sched != W_DONE && !warp_waits(c, &b->warps[k], confirmed)) return 0;
+        }
+    return 1;
+}
+
+/* Whether every live warp waits at a barrier or an mbarrier, or polls one word at one pc. */
+static int all_poll_word(const ctx *c)
+{
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            const blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            for (uint32_t k = 0; k < c->nwarps; k++) {
+                const warp *w = &b->warps[k];
+                if (w->sched == W_DONE || w->sched == W_WAIT || w->sched == W_PARK) continue;
+                if (w->ld_epoch != c->epoch || w->ld_lo != w->ld_hi || w->ld_pcs) return 0;
+            }
         }
     return 1;
 }
@@ -813,7 +861,7 @@ static int deadlock(ctx *c, uint64_t now)
     char msg[4000];
     size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
                                 "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
-                                (unsigned long long)(now - c->progress_t));
+                                (unsigned long long)(now - c->quiet_t));
     for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
     {
         char where[1000];
@@ -826,7 +874,7 @@ static int deadlock(ctx *c, uint64_t now)
                  "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",
                  (unsigned long long)(c->nblocks - c->next_block), c->resident, c->nsms);
     c->e->line = nl ? lines[0] : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->name, msg);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->short_name, msg);
     c->faulted = 1;
     return 1;
 }
@@ -933,7 +981,8 @@ static int device_loop(ctx *c, uint32_t *heap)
             c->seen_progress = c->progress;
             c->epoch++;
             c->progress_t = t1;
-            c->progress_insns = c->warp_insns;
+            c->progress_insns = c->quiet_insns = c->warp_insns;
+            c->quiet_t = t1;
             c->verify = 0;
         } else if (c->verify) {
             if (all_wait(c, 1)) return deadlock(c, t1), -1;
@@ -944,6 +993,7 @@ static int device_loop(ctx *c, uint32_t *heap)
                 c->progress_insns = c->warp_insns;
             }
         } else if (t1 - c->progress_t > STALL_CYCLES && c->warp_insns - c->progress_insns > STALL_INSNS) {
+            if (c->warp_insns - c->quiet_insns > SPIN_INSNS && all_poll_word(c)) return deadlock(c, t1), -1;
             if (all_wait(c, 0)) { /* every warp seems to wait: verify that the pollers spin */
                 c->verify = 1;
                 c->verify_insns = c->warp_insns;
