@@ -19,6 +19,15 @@ describe("mgpu on emu", function()
     assert.is_false(ok)
     assert.equal("bad_argument", err.code)
     assert.matches("no device model 'a100' %(models: h200, h100%-sxm, h100%-pcie%)", err.message)
+    -- the same streaming read of 64 MiB is slower where HBM is: the PCIe card's 2 TB/s against
+    -- the H200's 4.8 TB/s (each at its own clock)
+    local function read_ns(d)
+      local k = d:load(h.src .. "/tests/ptx/microbench.ptx"):kernel("stream_read")
+      local n4 = 4 * 1024 * 1024
+      return k:launch { grid = 8 * d.sms, block = 256, args = { d:array("f32", 4 * n4), d:array("f32", 8 * d.sms * 256), n4 } }.time_ns
+    end
+    local slow, fast = read_ns(p), read_ns(dev)
+    assert.is_true(slow > 2 * fast, slow .. " ns on h100-pcie, " .. fast .. " on h200")
   end)
 
   it("is the emu backend without a GPU", function()
