@@ -34,7 +34,7 @@ static const char USAGE[] =
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
-    "       mgpu-harness stats POINT.stats.json [--top N]         emu's exact counters, costliest lines first\n"
+    "       mgpu-harness stats FILE.stats.json [--top N]          emu's exact counters, costliest lines first\n"
     "       mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all]\n"
     "                           [--force]                        an HTML report with pictures\n"
     "       mgpu-harness slurm SCRIPT.lua --tasks N --out DIR [--gpus-per-task G] [--partition P]\n"
@@ -56,7 +56,7 @@ static const char SCRIPT_USAGE[] =
     "Runs a Lua script with the mgpu library embedded; ARGS are its `arg` (arg[1..n]) and `...`.\n"
     "A script that returns an experiment (a table with setup) is run point by point; it takes:\n"
     "  --set NAME=V1,V2   override an axis (values typed: integers, numbers, true/false, strings)\n"
-    "  --list             list the points, run nothing\n"
+    "  --list             list the points (and a .cu's builds), run nothing; streamed, any number\n"
     "  --out DIR          write the results here (default results/NAME/TIME)\n"
     "  --resume DIR       redo only the points of DIR without an ok line (its axes and --set)\n"
     "  --force            with --resume: go on although the script, the module or a source changed\n"
@@ -64,7 +64,7 @@ static const char SCRIPT_USAGE[] =
     "  --workers N|auto   run the points in N worker processes (auto: one per GPU, or per core on emu)\n"
     "  --devices 0,2,3    with --workers: the CUDA devices the workers use\n"
     "  --shard I/N        only the points of shard I of N (round-robin over the full point list)\n"
-    "  -q, --quiet        no progress line\n"
+    "  -q, --quiet        no progress line and no table; each failed point still one line on stderr\n"
     "A plain script takes what it reads from `arg`; mgpu.script_dir takes an output folder.\n"
     "`mgpu-harness SCRIPT.lua --help` prints this, without running the script.\n"
     "\n"
@@ -87,8 +87,17 @@ static const char REPLAY_USAGE[] =
 static const char COMPARE_USAGE[] =
     "usage: mgpu-harness compare BASE NEW [--max-slowdown PCT]\n"
     "\n"
-    "Compares two results folders of one experiment, or two region summaries (.summary.json).\n"
-    "  --max-slowdown PCT exit status 9 when something got slower by more than PCT percent\n";
+    "Compares two results folders of one experiment (points matched by their axis values: each point's\n"
+    "median launch time before and after, its change, \"(noise)\" when within the spread both runs\n"
+    "showed, each region's median change), or two region summaries (.summary.json: per region).\n"
+    "  --max-slowdown PCT a regression gate: exit status 9 when a launch time beyond its noise, a region\n"
+    "                     median or the span grew by more than PCT percent (a decimal, 0 or more), or a\n"
+    "                     point ok in BASE failed in NEW or is not in it; it names the worst point, the\n"
+    "                     regions slower there and whether the kernel's source changed\n"
+    "  -h, --help         this text\n"
+    "\n"
+    "exit status: 0 compared (and within --max-slowdown), 2 bad usage, 3 a folder or summary that is\n"
+    "             not what the harness writes (bad_results), 1 unreadable, 9 slower than --max-slowdown\n";
 
 static const char MERGE_USAGE[] =
     "usage: mgpu-harness merge OUT DIR...\n"
@@ -106,8 +115,24 @@ static const char SLURM_USAGE[] =
     "\n"
     "Writes DIR/slurm/array.sh (task i runs --shard i/N --out DIR/shards/i --workers auto) and\n"
     "DIR/slurm/merge.sh (after the array, merges the shards into DIR), submits both with sbatch and\n"
-    "prints the job ids. --wait waits for the merge and exits with its status; --dry-run prints the\n"
-    "scripts and submits nothing. Run again on the same DIR, it submits only shards missing points.\n";
+    "prints the job ids. Run again on the same DIR, it submits only shards missing points.\n"
+    "  --tasks N          array tasks (1 to 100000, at most the sweep's points)\n"
+    "  --out DIR          the merged results folder; the shards go to DIR/shards/i (on a filesystem\n"
+    "                     every node sees, as the harness and the experiment must be)\n"
+    "  --gpus-per-task G  #SBATCH --gpus-per-task (1 to 1024)\n"
+    "  --partition P      #SBATCH --partition of both jobs\n"
+    "  --time T           #SBATCH --time of both jobs (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS,\n"
+    "                     UNLIMITED)\n"
+    "  --wait             wait for the merge job and exit with its status\n"
+    "  --dry-run          print the two scripts and the sbatch command; write and submit nothing\n"
+    "  --set NAME=V1,V2   an axis override, passed to every task (once per axis)\n"
+    "  --backend B        the tasks' backend (emu, cuda, cuda:N, auto)\n"
+    "  -- ARGS...         passed to both sbatch calls as they are (-- --account=proj --qos=high)\n"
+    "  -h, --help         this text\n"
+    "sbatch and squeue are found on PATH ($MGPU_SBATCH, $MGPU_SQUEUE override).\n"
+    "\n"
+    "exit status: 0 submitted (with --wait, the merge's status: 0 complete, 7 a point failed, 1 points\n"
+    "             missing), 2 bad usage, 3 sbatch or squeue not found, 6 sbatch refused a job, 1 I/O\n";
 
 static const char DUMP_USAGE[] =
     "usage: mgpu-harness dump BUFFER --meta META.json [options]\n"
@@ -488,6 +513,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+        if (argc > 2) return usage_error_of(USAGE, "--version takes no argument (got '%s')", argv[2]);
         printf("mgpu-harness %s\n", MH_VERSION);
         return 0;
     }

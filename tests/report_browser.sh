@@ -3,7 +3,7 @@
 # chromium, headless, loads each kind of report from disk (a point, a sweep,
 # two folders and two summaries compared) through tests/report/check.html,
 # which writes what the page holds (script elements, figures and their drawn
-# size, lanes, histogram bins, bars) into the DOM that --dump-dom prints;
+# size, labels crossing a figure's edge, lanes, histogram bins, bars) into the DOM that --dump-dom prints;
 # tests/report/check_result.lua compares it with the data.  Each report is
 # also saved as a screenshot (--screenshot) in SHOTS_DIR when given, for a
 # person to look at.  Every chromium runs in its own session and process
@@ -70,8 +70,11 @@ report() { "$exe" "$src/tests/report/report.lua" "$@" >/dev/null; }
   -o "$tmp/fixture.trace.json" --summary-json "$tmp/fixture.summary.json" -q
 "$exe" "$src/scripts/examples/tile_sweep.lua" --out "$tmp/sweep" --quiet >/dev/null
 "$exe" "$src/scripts/examples/tile_sweep.lua" --out "$tmp/sweep2" --set block=64,128 --quiet >/dev/null
+# 8 points whose throughput axes read in TB/s and TFLOP/s: the widest tick labels (issue 35)
+"$exe" "$src/tests/report/flops_sweep.lua" --out "$tmp/flops" --quiet >/dev/null
 report "$tmp/fixture.trace.json" -o "$tmp/point.html"
 report "$tmp/sweep" -o "$tmp/sweep.html"
+report "$tmp/flops" -o "$tmp/flops.html"
 report "$tmp/sweep" "$tmp/sweep2" -o "$tmp/compare.html"
 report "$tmp/sweep/point-1.summary.json" "$tmp/sweep/point-3.summary.json" -o "$tmp/compare-summaries.html"
 
@@ -102,6 +105,7 @@ check() { # check NAME KIND INPUT [INPUT2]
 }
 check point point "$tmp/fixture.trace.json" "$tmp/fixture.summary.json"
 check sweep sweep "$tmp/sweep"
+check flops sweep "$tmp/flops"
 check compare compare-folders "$tmp/sweep" "$tmp/sweep2"
 check compare-summaries compare-summaries "$tmp/sweep/point-1.summary.json" "$tmp/sweep/point-3.summary.json"
 # a screenshot is a PNG with a size (the page drew)

@@ -176,7 +176,7 @@ static void clean_once(const char *path)
 
 /* --- outputs that are inputs ---------------------------------------------- */
 
-/* A path's identity for mh_path_same: kind 1 an existing regular file
+/* A path's identity for mh_path_same: kind 1 an existing regular file or FIFO
  * (dev, ino), kind 2 a name not there yet (its directory's dev, ino and
  * the last name), 0 nothing comparable. */
 typedef struct {
@@ -192,7 +192,8 @@ static void path_id_of(const char *p, path_id *id)
     id->kind = 0;
     if (!p || !*p || !strcmp(p, "-")) return;
     if (stat(p, &st) == 0) {
-        if (!S_ISREG(st.st_mode)) return;
+        /* a FIFO too: the same one as input and output blocked forever (issue 36) */
+        if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) return;
         id->kind = 1;
         id->dev = st.st_dev;
         id->ino = st.st_ino;
@@ -279,6 +280,7 @@ int mh_out_open_fd(mh_out *o, int fd, mh_error *e)
 int mh_out_open(mh_out *o, const char *path, mh_error *e)
 {
     if (!path || strcmp(path, "-") == 0) return mh_out_open_fd(o, STDOUT_FILENO, e);
+    if (!*path) return mh_fail(e, MH_E_BAD_ARGUMENT, "an output file's path is the empty string");
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
         /* A device, FIFO or socket (/dev/null, a pipe): write to it in place;

@@ -544,7 +544,7 @@ int mh_cuda_launch_ex(mh_cuda_dev *d, void *fn, const char *name, const unsigned
     if (clustered) {
         for (int i = 0; i < 3; i++)
             if (!cluster[i] || grid[i] % cluster[i])
-                return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: grid %ux%ux%u is not a whole number of %ux%ux%u clusters", name,
+                return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: grid %ux%ux%u is not a whole number of %ux%ux%u clusters", name,
                                grid[0], grid[1], grid[2], cluster[0], cluster[1], cluster[2]);
         if (!d->c->f.cuLaunchKernelEx)
             return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: cluster launches need cuLaunchKernelEx (CUDA 12 driver)", name);

@@ -158,10 +158,10 @@ static int cuda_launch(void *p, void *mod, const mh_ptx_module *ptx, const mh_pt
     if (mh_launch_cluster(f, l->grid, l->cluster, shape, &clustered, e)) return -1;
     if (kernel_handle(mod, f, &fn, e)) return -1;
     void *params[MH_LAUNCH_MAX_PARAMS];
-    if (l->nparams > MH_LAUNCH_MAX_PARAMS) return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: too many parameters", f->name);
+    if (l->nparams > MH_LAUNCH_MAX_PARAMS) return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: too many parameters", f->short_name);
     for (uint32_t i = 0; i < l->nparams; i++) params[i] = (void *)l->params[i];
     float ms = 0;
-    int rc = mh_cuda_launch_ex(d->dev, fn, f->name, l->grid, l->block, l->cluster, l->dynamic_smem, params, l->repeat,
+    int rc = mh_cuda_launch_ex(d->dev, fn, f->short_name, l->grid, l->block, l->cluster, l->dynamic_smem, params, l->repeat,
                                l->cooperative, l->timed ? &ms : NULL, e);
     st->time_ns = l->timed ? (double)ms * 1e6 : -1;
     return rc;

@@ -56,12 +56,12 @@ typedef struct cr_var {
     void **managed_ptr;           /* __managed__: the host's pointer to the memory */
 } cr_var;
 
-/* Memory the host may address directly (cudaMallocHost/HostAlloc/MallocManaged): the same
- * address on both sides (mh_emu_alloc_mapped). */
-typedef struct cr_hostmem {
+/* An allocation of the program's: device memory, or memory the host may address directly
+ * (cudaMallocHost/HostAlloc/MallocManaged: the same address on both sides, mh_emu_alloc_mapped). */
+typedef struct cr_alloc {
     uint64_t addr, size;
-    int kind;                     /* cudaMemoryTypeHost, cudaMemoryTypeManaged */
-} cr_hostmem;
+    int kind;                     /* cudaMemoryTypeDevice, cudaMemoryTypeHost, cudaMemoryTypeManaged */
+} cr_alloc;
 
 typedef struct cr_state {
     mh_emu *emu;
@@ -69,13 +69,13 @@ typedef struct cr_state {
     cr_module **mods; size_t nmods, cap_mods;
     cr_kernel **kernels; size_t nkernels, cap_kernels;
     cr_var **vars; size_t nvars, cap_vars;
-    cr_hostmem *host; size_t nhost, cap_host;
+    cr_alloc *allocs; size_t nallocs, cap_allocs; /* sorted by address */
     cudaError_t last;             /* cudaGetLastError */
     cudaError_t sticky;           /* a kernel fault: every later call returns it */
     double vtime_ns;              /* virtual time: the sum of the launches' virtual times */
     uint64_t launches;
     /* what exec asked (MGPU_CUDART_CAPTURE, _TRACE, _STATS, _SMS, _QUIET) */
-    const char *capture_dir, *trace_dir;
+    const char *capture_dir, *trace_dir, *launches_path;
     int stats;
     uint32_t sms;
     FILE *capture;                /* DIR/launches.lua while capturing */
@@ -121,7 +121,7 @@ int cr_push(void ***arr, size_t *n, size_t *cap, void *p);
 
 /* Memory: the host pointer of device memory [p, p+n) or NULL when it is none */
 void *cr_device_host(const void *p, size_t n);
-cr_hostmem *cr_hostmem_of(const void *p);
+cr_alloc *cr_alloc_of(uint64_t addr); /* the allocation holding addr, or NULL */
 
 /* Launch (launch.c), used by every launch entry point */
 typedef struct cr_launch {
@@ -140,6 +140,12 @@ typedef struct cr_capture_launch cr_capture_launch;
 cr_capture_launch *cr_capture_before(cr_kernel *k, const cr_launch *l, const mh_emu_arg *args, uint32_t nargs);
 void cr_capture_after(cr_capture_launch *c, int ok);
 void cr_capture_finish(void);
+void cr_capture_paint(void); /* while capturing: paints the free stack (parameters never written show) */
+
+/* Trace (trace.c): runs the launch instrumented when exec asked for traces and the kernel has
+ * markers (1: it ran, *rc its result), else 0 (run it plainly). */
+int cr_trace_launch(cr_kernel *k, const mh_emu_launch *el, const mh_emu_extra *x, mh_emu_stats *es, mh_error *e,
+                    int *rc);
 
 /* Streams and events (streams.c): a handle's check */
 int cr_stream_ok(cudaStream_t s);

@@ -283,7 +283,7 @@ static cudaError_t func_get(cr_func_attributes *a, const void *func)
     memset(a, 0, sizeof *a);
     const mh_ptx_func *f = k->f;
     const mh_ptxas_kernel *pk = cr_kernel_ptxas(k);
-    a->sharedSizeBytes = f->shared_bytes;
+    a->sharedSizeBytes = pk && pk->smem >= 0 ? (size_t)pk->smem : f->shared_bytes; /* ptxas says what a GPU allocates */
     a->localSizeBytes = pk && pk->stack > 0 ? (size_t)pk->stack : f->local_bytes;
     a->maxThreadsPerBlock = f->maxntid[0] ? (int)(f->maxntid[0] * (f->maxntid[1] ? f->maxntid[1] : 1) *
                                                   (f->maxntid[2] ? f->maxntid[2] : 1)) : 1024;
@@ -352,3 +352,34 @@ cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *out, const void *f
 {
     CR_API(dyn_smem(out, func, blocks, block));
 }
+
+CR_EXPORT cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer);
+cudaError_t cudaDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    (void)dev, (void)peer;
+    CR_API(out_int(can, 0, "cudaDeviceCanAccessPeer"));
+}
+static cudaError_t func_name(const char **name, const void *func)
+{
+    cr_kernel *k = cr_kernel_of(func);
+    if (!name) return cr_set(cudaErrorInvalidValue, "cudaFuncGetName: name is NULL");
+    if (!k) return cr_set(cudaErrorInvalidDeviceFunction, "cudaFuncGetName: %p is not a registered kernel", func);
+    *name = k->name;
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaFuncGetName(const char **name, const void *func);
+cudaError_t cudaFuncGetName(const char **name, const void *func) { CR_API(func_name(name, func)); }
+static cudaError_t pci_bus_id(char *id, int len, int dev)
+{
+    if (!id || len <= 0 || dev != 0) return cr_set(cudaErrorInvalidValue, "cudaDeviceGetPCIBusId");
+    snprintf(id, (size_t)len, "0000:00:00.0");
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev);
+cudaError_t cudaDeviceGetPCIBusId(char *id, int len, int dev) { CR_API(pci_bus_id(id, len, dev)); }
+
+/* The profiler's start and stop marks (cuda_profiler_api.h): nothing to mark on emu. */
+CR_EXPORT cudaError_t cudaProfilerStart(void);
+cudaError_t cudaProfilerStart(void) { CR_API(cudaSuccess); }
+CR_EXPORT cudaError_t cudaProfilerStop(void);
+cudaError_t cudaProfilerStop(void) { CR_API(cudaSuccess); }

@@ -25,6 +25,7 @@ unsigned __cudaPushCallConfiguration(cr_dim3 grid, cr_dim3 block, size_t smem, c
         s->cfg_stream = stream;
         s->cfg_depth++;
     }
+    cr_capture_paint();
     cr_unlock();
     return 0;
 }
@@ -78,6 +79,21 @@ static void print_stats(cr_state *s, cr_kernel *k, const cr_launch *l, const mh_
     fflush(stderr);
 }
 
+/* exec's launch log (MGPU_CUDART_LAUNCHES, which mgpu.exec reads): a line per launch, tab-separated:
+ * kernel, grid x y z, block x y z, smem, cycles, warp and thread instructions, status (0: ran). */
+static void log_launch(cr_state *s, cr_kernel *k, const cr_launch *l, const mh_emu_stats *es, cudaError_t status)
+{
+    FILE *f = fopen(s->launches_path, "a");
+    if (!f) {
+        cr_say("cannot append to the launch log %s", s->launches_path);
+        return;
+    }
+    fprintf(f, "%s\t%u %u %u\t%u %u %u\t%zu\t%llu\t%llu\t%llu\t%d\n", k->name, l->grid.x, l->grid.y, l->grid.z,
+            l->block.x, l->block.y, l->block.z, l->smem, (unsigned long long)es->cycles,
+            (unsigned long long)es->warp_insns, (unsigned long long)es->thread_insns, status);
+    fclose(f);
+}
+
 cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch *l)
 {
     cr_state *s = cr_get();
@@ -112,7 +128,8 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     mh_emu_stats es;
     memset(&es, 0, sizeof es);
     mh_error e = {0};
-    int rc = mh_emu_run_ex(s->emu, &k->mod->ptxm, k->name, &el, &x, &es, &e);
+    int rc = 0;
+    if (!cr_trace_launch(k, &el, &x, &es, &e, &rc)) rc = mh_emu_run_ex(s->emu, &k->mod->ptxm, k->name, &el, &x, &es, &e);
     if (es.output_len) {
         fwrite(es.output, 1, es.output_len, stdout);
         fflush(stdout);
@@ -130,6 +147,7 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     }
     if (es.counts) es.counts->release(es.counts);
     cr_capture_after(cap, rc == 0);
+    if (s->launches_path) log_launch(s, k, l, &es, rc ? cr_from_mh(&e) : cudaSuccess);
     if (!rc) return cudaSuccess;
     if (e.code == MH_E_KERNEL_FAULT || e.code == MH_E_TIMEOUT || e.code == MH_E_INTERRUPTED) {
         s->sticky = cr_from_mh(&e);

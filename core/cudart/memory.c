@@ -20,13 +20,40 @@ void *cr_device_host(const void *p, size_t n)
     return s ? mh_emu_host(s->emu, (uint64_t)(uintptr_t)p, n ? n : 1, &e) : NULL;
 }
 
-cr_hostmem *cr_hostmem_of(const void *p)
+/* The first allocation ending after addr. */
+static size_t alloc_pos(cr_state *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->allocs[mid].addr + s->allocs[mid].size <= addr) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+cr_alloc *cr_alloc_of(uint64_t addr)
 {
     cr_state *s = cr_get();
-    uint64_t a = (uint64_t)(uintptr_t)p;
-    for (size_t i = 0; s && i < s->nhost; i++)
-        if (a >= s->host[i].addr && a < s->host[i].addr + s->host[i].size) return &s->host[i];
-    return NULL;
+    if (!s) return NULL;
+    size_t i = alloc_pos(s, addr);
+    return i < s->nallocs && s->allocs[i].addr <= addr ? &s->allocs[i] : NULL;
+}
+
+static int alloc_add(cr_state *s, uint64_t addr, uint64_t size, int kind)
+{
+    if (s->nallocs == s->cap_allocs) {
+        size_t c = s->cap_allocs ? s->cap_allocs * 2 : 64;
+        cr_alloc *na = realloc(s->allocs, c * sizeof *na);
+        if (!na) return -1;
+        s->allocs = na;
+        s->cap_allocs = c;
+    }
+    size_t i = alloc_pos(s, addr);
+    memmove(&s->allocs[i + 1], &s->allocs[i], (s->nallocs - i) * sizeof *s->allocs);
+    s->allocs[i] = (cr_alloc){addr, size, kind};
+    s->nallocs++;
+    return 0;
 }
 
 static cudaError_t dev_alloc(void **p, size_t n, int kind, const char *call)
@@ -38,15 +65,9 @@ static cudaError_t dev_alloc(void **p, size_t n, int kind, const char *call)
     mh_error e = {0};
     int rc = kind ? mh_emu_alloc_mapped(s->emu, n, &a, &e) : mh_emu_alloc(s->emu, n, &a, &e);
     if (rc) return cr_set(cudaErrorMemoryAllocation, "%s(%zu bytes): %s", call, n, e.message);
-    if (kind) {
-        if (s->nhost == s->cap_host) {
-            size_t c = s->cap_host ? s->cap_host * 2 : 16;
-            cr_hostmem *nh = realloc(s->host, c * sizeof *nh);
-            if (!nh) { mh_emu_free(s->emu, a, &e); return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call); }
-            s->host = nh;
-            s->cap_host = c;
-        }
-        s->host[s->nhost++] = (cr_hostmem){a, n, kind};
+    if (alloc_add(s, a, n, kind ? kind : cudaMemoryTypeDevice)) {
+        mh_emu_free(s->emu, a, &e);
+        return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
     }
     *p = (void *)(uintptr_t)a;
     return cudaSuccess;
@@ -56,7 +77,8 @@ static cudaError_t dev_free(void *p, int host, const char *call)
 {
     cr_state *s = cr_get();
     if (!p) return cudaSuccess;
-    cr_hostmem *h = cr_hostmem_of(p);
+    cr_alloc *h = cr_alloc_of((uint64_t)(uintptr_t)p);
+    if (h && h->addr != (uint64_t)(uintptr_t)p) h = NULL;
     if (host && (!h || h->kind != cudaMemoryTypeHost))
         return cr_set(cudaErrorInvalidValue, "%s(%p): not memory of cudaMallocHost/cudaHostAlloc", call, p);
     if (!host && h && h->kind == cudaMemoryTypeHost)
@@ -64,7 +86,11 @@ static cudaError_t dev_free(void *p, int host, const char *call)
     mh_error e = {0};
     if (mh_emu_free(s->emu, (uint64_t)(uintptr_t)p, &e))
         return cr_set(host ? cudaErrorInvalidValue : cudaErrorInvalidDevicePointer, "%s(%p): %s", call, p, e.message);
-    if (h) *h = s->host[--s->nhost];
+    if (h) {
+        size_t i = (size_t)(h - s->allocs);
+        memmove(&s->allocs[i], &s->allocs[i + 1], (s->nallocs - i - 1) * sizeof *s->allocs);
+        s->nallocs--;
+    }
     return cudaSuccess;
 }
 
@@ -91,7 +117,8 @@ cudaError_t cudaFreeHost(void *p) { CR_API(dev_free(p, 1, "cudaFreeHost")); }
 
 static cudaError_t host_device_pointer(void **out, void *p)
 {
-    if (!out || !cr_hostmem_of(p)) return cr_set(cudaErrorInvalidValue, "cudaHostGetDevicePointer(%p): not pinned "
+    cr_alloc *h = cr_alloc_of((uint64_t)(uintptr_t)p);
+    if (!out || !h || h->kind == cudaMemoryTypeDevice) return cr_set(cudaErrorInvalidValue, "cudaHostGetDevicePointer(%p): not pinned "
                                                   "memory of cudaHostAlloc/cudaMallocHost", p);
     *out = p;
     return cudaSuccess;
@@ -277,8 +304,8 @@ static cudaError_t pointer_attributes(cr_pointer_attributes *a, const void *p)
 {
     if (!a) return cr_set(cudaErrorInvalidValue, "cudaPointerGetAttributes: attributes is NULL");
     memset(a, 0, sizeof *a);
-    cr_hostmem *h = cr_hostmem_of(p);
-    if (h) {
+    cr_alloc *h = cr_alloc_of((uint64_t)(uintptr_t)p);
+    if (h && h->kind != cudaMemoryTypeDevice) {
         a->type = h->kind;
         a->devicePointer = a->hostPointer = (void *)p;
     } else if (cr_device_host(p, 1)) {
@@ -313,3 +340,28 @@ CR_EXPORT cudaError_t cudaHostRegister(void);
 cudaError_t cudaHostRegister(void) { CR_API(cudaSuccess); }
 CR_EXPORT cudaError_t cudaHostUnregister(void);
 cudaError_t cudaHostUnregister(void) { CR_API(cudaSuccess); }
+
+/* Stream-ordered allocation: done at once, as everything here. */
+CR_EXPORT cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t st);
+cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t st)
+{
+    CR_API(cr_stream_ok(st) ? dev_alloc(p, n, 0, "cudaMallocAsync")
+                            : cr_set(cudaErrorInvalidResourceHandle, "cudaMallocAsync: %p is not a stream", (void *)st));
+}
+CR_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t st);
+cudaError_t cudaFreeAsync(void *p, cudaStream_t st)
+{
+    CR_API(cr_stream_ok(st) ? dev_free(p, 0, "cudaFreeAsync")
+                            : cr_set(cudaErrorInvalidResourceHandle, "cudaFreeAsync: %p is not a stream", (void *)st));
+}
+static cudaError_t malloc_pitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    if (!pitch) return cr_set(cudaErrorInvalidValue, "cudaMallocPitch: pitch is NULL");
+    *pitch = (width + 511) / 512 * 512;
+    return dev_alloc(p, *pitch * height, 0, "cudaMallocPitch");
+}
+CR_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height);
+cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    CR_API(malloc_pitch(p, pitch, width, height));
+}

@@ -115,6 +115,8 @@ char __cudaInitModule(void **h)
 {
     cr_lock();
     int ok = cr_get() && h && cr_module_parse((cr_module *)h) == 0;
+    if (!ok && h) cr_say("__cudaInitModule: the module of the program's __managed__ variables: %s",
+                         ((cr_module *)h)->err.message);
     cr_unlock();
     return (char)ok;
 }

@@ -47,6 +47,7 @@ cr_state *cr_get(void)
     st.capture_dir = env("MGPU_CUDART_CAPTURE");
     st.trace_dir = env("MGPU_CUDART_TRACE");
     st.stats = env("MGPU_CUDART_STATS") != NULL;
+    st.launches_path = env("MGPU_CUDART_LAUNCHES");
     const char *sms = env("MGPU_CUDART_SMS");
     if (sms) {
         char *end;
@@ -106,5 +107,6 @@ cudaError_t cr_from_mh(const mh_error *e)
 cudaError_t cr_ready(void)
 {
     if (!cr_get()) return cudaErrorInitializationError;
+    cr_capture_paint();
     return st.sticky;
 }

@@ -169,3 +169,46 @@ static cudaError_t elapsed(float *ms, cudaEvent_t a, cudaEvent_t b)
 }
 CR_EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b) { CR_API(elapsed(ms, a, b)); }
+
+/* Nothing is ever being captured into a graph (graphs are not supported). */
+static cudaError_t is_capturing(cudaStream_t s, int *status)
+{
+    cudaError_t err = stream_check(s, "cudaStreamIsCapturing");
+    if (!err && status) *status = 0; /* cudaStreamCaptureStatusNone */
+    return err;
+}
+CR_EXPORT cudaError_t cudaStreamIsCapturing(cudaStream_t s, int *status);
+cudaError_t cudaStreamIsCapturing(cudaStream_t s, int *status) { CR_API(is_capturing(s, status)); }
+CR_EXPORT cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void *p, size_t n, unsigned flags);
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t s, void *p, size_t n, unsigned flags)
+{
+    (void)p, (void)n, (void)flags;
+    CR_API(stream_check(s, "cudaStreamAttachMemAsync"));
+}
+/* A host function on a stream runs when everything before it is done: at once. */
+static cudaError_t host_func(cudaStream_t s, void (*fn)(void *), void *data)
+{
+    cudaError_t err = stream_check(s, "cudaLaunchHostFunc");
+    if (err) return err;
+    if (!fn) return cr_set(cudaErrorInvalidValue, "cudaLaunchHostFunc: fn is NULL");
+    fn(data);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaLaunchHostFunc(cudaStream_t s, void (*fn)(void *), void *data);
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, void (*fn)(void *), void *data) { CR_API(host_func(s, fn, data)); }
+static cudaError_t add_callback(cudaStream_t s, void (*fn)(cudaStream_t, cudaError_t, void *), void *data)
+{
+    cudaError_t err = stream_check(s, "cudaStreamAddCallback");
+    if (err) return err;
+    if (!fn) return cr_set(cudaErrorInvalidValue, "cudaStreamAddCallback: callback is NULL");
+    fn(s, cudaSuccess, data);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaStreamAddCallback(cudaStream_t s, void (*fn)(cudaStream_t, cudaError_t, void *), void *data,
+                                            unsigned flags);
+cudaError_t cudaStreamAddCallback(cudaStream_t s, void (*fn)(cudaStream_t, cudaError_t, void *), void *data,
+                                  unsigned flags)
+{
+    (void)flags;
+    CR_API(add_callback(s, fn, data));
+}

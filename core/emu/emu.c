@@ -45,7 +45,7 @@ void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
     c->e->line = c->cur ? c->cur->line : 0;
     char where[1000]; /* FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34) */
     mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, c->e->line, where, sizeof where);
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->name, what,
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->short_name, what,
             c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     c->faulted = 1;
     return NULL;
@@ -66,7 +66,7 @@ void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
     uint32_t t[3];
     thread_of(c, w, lane, t);
     mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
-    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->name, what,
+    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->short_name, what,
                      c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
     mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
 }
@@ -83,14 +83,14 @@ double emu_monotonic_s(void)
 int emu_poll_stop(ctx *c)
 {
     if (mh_stop_requested()) {
-        mh_fail(c->e, MH_E_INTERRUPTED, "interrupted (Ctrl-C) while %s ran on emu (block (%u,%u,%u))", c->f->name,
+        mh_fail(c->e, MH_E_INTERRUPTED, "interrupted (Ctrl-C) while %s ran on emu (block (%u,%u,%u))", c->f->short_name,
                 c->ctaid[0], c->ctaid[1], c->ctaid[2]);
         c->faulted = 1;
         return 1;
     }
     if (c->deadline > 0 && emu_monotonic_s() > c->deadline) {
         mh_fail(c->e, MH_E_TIMEOUT, "%s ran past its time limit on emu and was stopped (block (%u,%u,%u), %llu warp "
-                "instructions)", c->f->name, c->ctaid[0], c->ctaid[1], c->ctaid[2], (unsigned long long)c->warp_insns);
+                "instructions)", c->f->short_name, c->ctaid[0], c->ctaid[1], c->ctaid[2], (unsigned long long)c->warp_insns);
         c->faulted = 1;
         return 1;
     }
@@ -264,6 +264,11 @@ static int link_code(ctx *c, mh_error *e)
             mh_ptx_insn *in = &c->code[at + i];
             if (in->op == MH_OP_BRA) in->o[0].reg += at; /* a label: renumber leaves it */
             if (in->op == MH_OP_CALL && in->callee >= 0 && m->funcs[in->callee].defined) c->calls = 1;
+            /* the per-thread .param frames: for calls and .param accesses other than a kernel parameter's */
+            if (in->op == MH_OP_CALL || ((in->op == MH_OP_LD || in->op == MH_OP_ST) && in->space == MH_SP_PARAM &&
+                                         (!F->is_entry || in->o[in->op == MH_OP_LD].sym >= 0 ||
+                                          in->o[in->op == MH_OP_LD].param < 0)))
+                c->frames_used = 1;
             if (c->reg_lo) renumber(in, c->reg_lo);
         }
         at += F->ncode;
@@ -275,7 +280,7 @@ static int link_code(ctx *c, mh_error *e)
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
-    if (emu_pack_registers(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    if (emu_pack_registers(c) || emu_mma_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -293,6 +298,9 @@ int mh_emu_run(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_emu
     s.warnings_len = 0;
     if (s.counts) s.counts->release(s.counts);
     s.counts = NULL;
+    free(s.flows);
+    s.flows = NULL;
+    s.nflows = 0;
     if (st) *st = s;
     return rc;
 }
@@ -319,7 +327,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     /* what a GPU would refuse, emu refuses (sm_90's limits) */
     if (mh_launch_shape_check(f, l->grid, l->block, l->dynamic_smem, MH_SMEM_PER_BLOCK_SM90, e)) return (int)e->code;
     if (l->nargs != f->nparams)
-        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s takes %u arguments, %u given", name, f->nparams, l->nargs);
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s takes %u arguments, %u given", f->short_name, f->nparams, l->nargs);
 
     ctx c;
     memset(&c, 0, sizeof c);
@@ -339,12 +347,12 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     c.local_stride = (local_hi - c.local_lo + 15) & ~15ull;
     if (local_hi - c.local_lo > MH_EMU_MAX_LOCAL) /* what the driver refuses */
         return mh_fail(e, MH_E_LAUNCH_FAILED, "%s: %llu bytes of local memory per thread: more than the %u a thread "
-                       "may have on sm_90", name, (unsigned long long)(local_hi - c.local_lo), MH_EMU_MAX_LOCAL);
+                       "may have on sm_90", f->short_name, (unsigned long long)(local_hi - c.local_lo), MH_EMU_MAX_LOCAL);
     c.params = calloc(1, f->param_bytes ? f->param_bytes : 1);
     for (uint32_t i = 0; i < f->nparams; i++) {
         if (l->args[i].size != f->params[i].size) {
             free(c.params);
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: argument %u (%s) is %u bytes, the parameter is %u", name, i,
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s: argument %u (%s) is %u bytes, the parameter is %u", f->short_name, i,
                            f->params[i].name, l->args[i].size, f->params[i].size);
         }
         memcpy(c.params + f->params[i].offset, l->args[i].data, l->args[i].size);
@@ -383,7 +391,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     c.resident = occ.blocks_per_sm > 0 ? (uint32_t)occ.blocks_per_sm : 1;
     if (x->cooperative && c.nblocks > (uint64_t)c.resident * d->nsm) {
         rc = mh_fail(e, MH_E_BAD_ARGUMENT, "%s: a cooperative grid of %llu blocks cannot be resident at once: %u "
-                       "block%s per SM x %u SMs = %llu (blocks of %u threads, %llu bytes of shared memory%s)", name,
+                       "block%s per SM x %u SMs = %llu (blocks of %u threads, %llu bytes of shared memory%s)", f->short_name,
                        (unsigned long long)c.nblocks, c.resident, c.resident == 1 ? "" : "s", d->nsm,
                        (unsigned long long)c.resident * d->nsm,
                        c.nthreads, (unsigned long long)c.shared_size,
@@ -402,6 +410,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         goto done;
     }
     if (link_code(&c, e)) { rc = -1; goto done; }
+    if (emu_regions_start(&c) || (x->flows && emu_flows_start(&c))) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;
     c.sms = calloc(c.nsms ? c.nsms : 1, sizeof *c.sms);
@@ -422,8 +431,10 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         st->cycles = longest;
         st->blocks_per_sm = c.resident;
         if (!rc && c.counts) rc = mh_ct_build(m, c.code, c.ncode, c.counts, &st->counts, e);
+        if (!rc) emu_flows_take(&c, &st->flows, &st->nflows);
     }
 done:
+    if (!rc) emu_regions_warn(&c); /* regions no one records: with emu's other warnings */
     if (st) { /* what the kernel printed, also when it faulted (a GPU prints it too) */
         st->output = c.out.p;
         st->output_len = c.out.n;
@@ -435,6 +446,8 @@ done:
     }
     free(c.counts);
     emu_hz_free(&c);
+    emu_regions_free(&c);
+    emu_flows_free(&c);
     emu_mt_free(&c);
     if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
@@ -451,6 +464,10 @@ done:
     free(c.code);
     free(c.fast);
     free(c.kconst);
+    free(c.wgb);
+    free(c.acc_touch);
+    for (uint32_t i = 0; i < c.ntiles; i++) free(c.tiles[i]);
+    free(c.tiles);
     free(c.zero_rows);
     free(c.insn_func);
     free(c.base);

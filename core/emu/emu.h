@@ -38,10 +38,13 @@ typedef struct mh_emu_stats {
     uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
-    char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), a line
-                                  * each naming file:line; malloc'd (NULL: none), also after a fault */
+    char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), and
+                                  * regions of an instrumented kernel only threads that do not write the trace entered
+                                  * (emu_regions.c), a line each naming FILE.cu:LINE (PTX file:line); malloc'd (NULL: none), also after a fault */
     size_t warnings_len;
     mh_launch_counts *counts;    /* mh_emu_run_ex with x->stats: per line and in total; counts->release frees it */
+    mh_trace_flow *flows;        /* mh_emu_run_ex with x->flows: completions to released waits (malloc'd) */
+    uint32_t nflows;
 } mh_emu_stats;
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
@@ -84,6 +87,7 @@ typedef struct mh_emu_extra {
     int setmaxnreg_ignored;      /* ptxas dropped the kernel's setmaxnreg (C7507): they do nothing, as on a GPU */
     uint32_t cluster[3];         /* thread-block clusters (launch{cluster=}; zeros or 1x1x1: the kernel's own, else none) */
     int stats;                   /* count instructions and memory traffic per source line (st->counts) */
+    int flows;                   /* record the mbarrier completions and the waits they released (st->flows) */
     int cooperative;             /* the whole grid resident at once (bad_argument when it cannot be), with the
                                   * driver's grid workspace behind %envreg1/%envreg2 (cg::this_grid().sync()) */
     uint64_t data_addr;          /* the module's .global/.const data, allocated by the caller and kept across

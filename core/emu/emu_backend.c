@@ -136,7 +136,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
 {
     mh_emu_arg args[MH_LAUNCH_MAX_PARAMS];
     if (l->nparams > MH_LAUNCH_MAX_PARAMS || l->nparams > f->nparams)
-        return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: %u parameters", f->name, l->nparams);
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "launch %s: %u parameters", f->short_name, l->nparams);
     for (uint32_t i = 0; i < l->nparams; i++) {
         args[i].data = l->params[i];
         args[i].size = f->params[i].size;
@@ -149,7 +149,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     el.args = args;
     el.nargs = l->nparams;
     el.timeout_s = l->timeout_s;
-    mh_emu_extra x = {.stats = l->stats, .cooperative = l->cooperative};
+    mh_emu_extra x = {.stats = l->stats, .cooperative = l->cooperative, .flows = l->flows};
     memcpy(x.cluster, l->cluster, sizeof x.cluster); /* checked against the kernel's directives (emu_cluster.c) */
     if (mod) { /* the SM holds as many blocks as the registers ptxas gives allow */
         const mh_ptxas_info *pi = ptxas_of(mod);
@@ -169,6 +169,8 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     st->warnings = es.warnings;
     st->warnings_len = es.warnings_len;
     st->counts = es.counts;
+    st->flows = es.flows;
+    st->nflows = es.nflows;
     st->time_ns = (double)es.cycles / mh_emu_model_of(EMU(d))->clock_ghz; /* virtual: facts.virtual_time says so */
     return rc;
 }

@@ -529,6 +529,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     else note_load(c, w, in->space, ad[0]);
     c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
     c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind), kind & 0x10 ? EMU_MT_ST : EMU_MT_LD);
+    if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;
 }
 
@@ -938,6 +939,9 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             default: j = minl | (bval & ~seg); ok = j <= maxl; break;
             }
             if (!ok) j = lane;
+            if (!(emask >> (j & 31) & 1)) /* undefined on a GPU: a value nobody gave (issue 36) */
+                return emu_fault(c, w, l, "shfl.sync: lane %d reads lane %u, which did not execute this shfl.sync "
+                                 "(the lanes that did: 0x%08x)", l, j & 31, emask), -1;
             put(c, w, o[0].reg, l, src[j & 31], t);
             if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)ok, MH_PT_PRED);
         }

@@ -90,6 +90,7 @@ typedef struct {
     uint64_t ld_lo, ld_hi;
     uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
     uint32_t ld_pc;         /* the pc of its latest load (where it waits) */
+    uint8_t ld_pcs;         /* its loads of the epoch were at more than one pc */
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
@@ -101,20 +102,31 @@ typedef struct {
     /* its bulk copies (emu_tma.c): the latest end of those not committed; the ends of its last 8 bulk groups */
     struct { uint64_t pending, group[8]; uint32_t ngroups; } bulk;
     uint32_t nsetmax, setmax_pc; /* setmaxnreg: how many the warp ran, and the pc of the last */
+    uint32_t nwgmma, wgmma_pc; /* wgmma.mma_async: the same */
     /* stall reasons (emu_stalls.c, counting only): its last issue's cycle, pc, the end of its cost
      * and the reasons of the cycles after it (EMU_NO_PC: none yet in this block) */
     uint64_t st_last, st_end;
     uint32_t st_pc;
     uint8_t st_cost_why, st_wait_why;
+    const unsigned char *fl_wait; /* flows (emu_flows.c): the mbarrier a wait of it found incomplete, NULL: none */
+    /* wgmma's f32 accumulators kept as a 16 x N tile between chained wgmmas (emu_mma.c): while
+     * tile_live, the registers of the D list at tile_off (tile_n entries) hold stale values and the
+     * tile the current ones, written back before any other instruction names one of them */
+    float *tile;
+    uint32_t tile_off;
+    uint16_t tile_n, tile_N;
+    uint8_t tile_live;
 } warp;
 #define EMU_NO_PC UINT32_MAX
 
 typedef struct vsm vsm;
+enum { FRESH_SHARED = 1, FRESH_REGS = 2 };
 
 /* A block resident on a virtual SM (a slot of it): its memory and warps. */
 struct blk {
     vsm *sm;                /* the SM whose slot it is */
     int busy;               /* holds a block now */
+    uint8_t fresh;          /* FRESH_*: buffers new from calloc, still zero (the slot's first block) */
     int vacant;             /* its block finished at `end` and the next block of the grid is owed to it */
     uint32_t ctaid[3];
     unsigned char *shared, *local, *frames;
@@ -166,7 +178,12 @@ struct vsm {
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
  * their transaction bytes arrive on the barrier at `due`. */
-typedef struct { uint64_t due; blk *b; uint32_t off, bytes, pc, need; } tma_done; /* pc: the copy's; need: emu_hazards.c's */
+typedef struct {
+    uint64_t due; blk *b; uint32_t off, bytes;
+    uint32_t pc, need;              /* the copy's pc; the phase count it is for (strict mode: emu_hazards.c) */
+    uint32_t ictaid[3], ithread;    /* who issued it, and when (%clock64): a flow's source (emu_flows.c) */
+    uint64_t iclock;
+} tma_done;
 
 typedef struct {
     mh_emu *d;
@@ -189,6 +206,7 @@ typedef struct {
     double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
+    uint64_t quiet_writes, quiet_rounds; /* rounds of mbarrier waits (any block's) since writes was quiet_writes */
     const mh_ptx_insn *cur;    /* for fault messages */
     blk *cb;                /* the block of the instruction running; its memory and warps: */
     unsigned char *shared, *local, *frames;
@@ -206,6 +224,8 @@ typedef struct {
     uint64_t progress, seen_progress;
     uint32_t epoch;         /* moves on with each progress the scheduler sees */
     uint64_t progress_t, progress_insns; /* the cycle and the warp instructions when it last saw one */
+    uint64_t quiet_t, quiet_insns; /* the cycle and the warp instructions when it last saw one (kept
+                                    * through verifications) */
     int verify;             /* a stall is being verified: polls compare the warps' registers */
     uint64_t verify_insns;  /* the warp instructions when the verification began */
     uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
@@ -230,9 +250,15 @@ typedef struct {
     /* per-thread parameter frames of .funcs: formal params, returns, call-sequence variables */
     uint64_t *frame_off;    /* per function, inside a thread's frame */
     uint64_t frame_bytes;   /* per thread */
+    int frames_used;        /* some instruction reaches the frames (a call, a .param access other than a
+                             * kernel parameter's): else a slot has none and a block clears none */
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint8_t *acc_touch;     /* per instruction: it may name a wgmma accumulator register (NULL: no tiles kept) */
+    float **tiles;          /* the warps' accumulator tiles, freed at the launch's end */
+    uint32_t ntiles, cap_tiles;
+    struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
     uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
@@ -242,6 +268,8 @@ typedef struct {
     int setmaxnreg_off;     /* ptxas dropped the kernel's setmaxnreg (C7507): rules only, no pool */
     uint64_t local_lo;      /* the kernel's .local variables start here in the module's layout */
     struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
+    struct emu_regions *regions; /* an instrumented kernel: who ran its begin markers (emu_regions.c), else NULL */
+    struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
     struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
 } ctx;
@@ -287,6 +315,13 @@ uint64_t emu_atomic(mh_ptx_aop op, mh_ptx_type t, unsigned char *p, uint64_t b, 
 int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_bar_counted(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 int emu_extern_call(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
+
+/* ---- tensor cores (emu_mma.c) ---- */
+/* At launch: which instructions may name a wgmma accumulator register (c->acc_touch), for the
+ * accumulator tiles; 0, or -1 out of memory. */
+int emu_mma_plan(ctx *c);
+/* Writes warp w's accumulator tile back to its registers. */
+void emu_acc_flush(ctx *c, warp *w);
 
 /* ---- bulk copies and clusters (emu_tma.c, emu_cluster.c, emu_sync.c) ---- */
 int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
@@ -341,7 +376,9 @@ int emu_strict_pending(ctx *c, const warp *w, uint32_t r, int write);
 void emu_strict_dests(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
 /* Counting: warp w issued c->cur at cycle t (c->cost its cost, w->ready still the cycle it could
- * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c). */
+ * have issued from): the warp-cycles since its last issue charged to their reasons (emu_stalls.c).
+ * Called where the instruction is counted (the fast paths' and the slow path's existing tests of
+ * counting), so that a launch without stats pays nothing for it. */
 void emu_stall_issue(ctx *c, warp *w, uint64_t t);
 
 /* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
@@ -364,6 +401,26 @@ void emu_hz_expect(ctx *c, const warp *w, const unsigned char *p);
 int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
 /* A wgmma's read of shared bytes [off, off + n) of its block: (a), then marked as read by its group. */
 int emu_hz_wgmma_read(ctx *c, warp *w, uint64_t off, uint32_t n);
+
+/* ---- regions no one records (emu_regions.c; c->regions NULL unless instrumented) ---- */
+int emu_regions_start(ctx *c);  /* -1: out of memory */
+void emu_regions_free(ctx *c);
+/* A marker ran for the lanes of mask. */
+void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t mask);
+/* After the launch: a warning (c->warn) per region only threads that do not write the trace entered. */
+void emu_regions_warn(ctx *c);
+
+/* ---- flows: what released a wait (emu_flows.c; c->flows NULL unless asked) ---- */
+int emu_flows_start(ctx *c);    /* -1: out of memory */
+void emu_flows_free(ctx *c);
+/* The flows recorded (the caller's, malloc'd), taken from c. */
+void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n);
+/* The TMA landing d completes what it completes (NULL: done landing). */
+void emu_flows_tma_source(ctx *c, const tma_done *d);
+/* The mbarrier at p completed a phase (by lane `lane` of w, or the TMA landing). */
+void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p);
+/* Lane `lane` of w waited on the mbarrier at p and found its phase complete (done) or not. */
+void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done);
 
 /* ---- registers packed by live range (emu_regpack.c) ---- */
 /* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
@@ -554,14 +611,17 @@ static inline void note_load(ctx *c, warp *w, int space, uint64_t a)
 {
     if (__builtin_expect(c->verify, 0)) emu_spin_observe(c, w, (uint32_t)(c->cur - c->code));
     if (space == MH_SP_SHARED) a += SHARED_WIN;
+    uint32_t pc = (uint32_t)(c->cur - c->code);
     if (w->ld_epoch != c->epoch) {
         w->ld_epoch = c->epoch;
         w->ld_lo = w->ld_hi = a;
+        w->ld_pcs = 0;
     } else {
         if (a < w->ld_lo) w->ld_lo = a;
         if (a > w->ld_hi) w->ld_hi = a;
+        if (pc != w->ld_pc) w->ld_pcs = 1;
     }
-    w->ld_pc = (uint32_t)(c->cur - c->code);
+    w->ld_pc = pc;
 }
 
 

@@ -9,6 +9,7 @@
 #include "frontend/ptx_mma.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 /* ---- elements ------------------------------------------------------------- */
 
@@ -86,14 +87,33 @@ static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int l
 /* Float tiles accumulate in f32, k in order (the PTX ISA leaves the order and the internal
  * precision to the implementation); f64 in double; integers in int32 (wrapping) or, with
  * .satfinite, exactly and clamped. */
-static void gemm_f(int M, int N, int K, const float *A, const float *B, float *D)
+/* Compiled for AVX-512 and AVX2 too, chosen at load time: the same multiplies and adds in the same
+ * order, each rounded to f32 (ISO C mode: no contraction into fused multiply-adds), so the same bits
+ * on every CPU. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
 {
     for (int i = 0; i < M; i++) {
         float *d = D + (size_t)i * N;
+        int j0 = 0;
+        /* 64 columns at a time held in a local block across the whole k loop (registers), each
+         * element's adds still in k order */
+        for (; j0 + 64 <= N; j0 += 64) {
+            float acc[64];
+            memcpy(acc, d + j0, sizeof acc);
+            for (int k = 0; k < K; k++) {
+                float a = A[(size_t)i * K + k];
+                const float *b = B + (size_t)k * N + j0;
+                for (int j = 0; j < 64; j++) acc[j] += a * b[j];
+            }
+            memcpy(d + j0, acc, sizeof acc);
+        }
         for (int k = 0; k < K; k++) {
             float a = A[(size_t)i * K + k];
             const float *b = B + (size_t)k * N;
-            for (int j = 0; j < N; j++) d[j] += a * b[j];
+            for (int j = j0; j < N; j++) d[j] += a * b[j];
         }
     }
 }
@@ -331,6 +351,85 @@ static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
     return 0;
 }
 
+/* ---- wgmma's fast gathers: K-major operands by 16-byte chunks ------------------------------ */
+/* In a K-major operand (trans 0) the 16 / eb elements k0 .. k0 + 16/eb - 1 of row mn (k0 a
+ * multiple of 16 / eb) are one 16-byte chunk, which the swizzle moves as a whole (desc_addr XORs
+ * address bits 4-6 by bits of the chunk's 128-byte row): one address and one bounds check a chunk
+ * instead of an element.  A chunk not wholly inside shared memory goes element by element
+ * (smem_elem's fault names the first bad address).  Floats only (ints keep the general path). */
+static inline void chunk_to_f(const unsigned char *p, int eb, int t, float scale, float *dst, size_t stride)
+{
+    int n = 16 / eb;
+    if (t == MH_MT_BF16) {
+        for (int j = 0; j < 8; j++) {
+            uint16_t h;
+            memcpy(&h, p + 2 * j, 2);
+            dst[(size_t)j * stride] = scale * mh_bf16_to_float(h);
+        }
+        return;
+    }
+    for (int j = 0; j < n; j++) dst[(size_t)j * stride] = scale * elem_f(ld_elem(p + (size_t)j * (size_t)eb, eb), 0, t);
+}
+
+/* Rows mn0 .. mn0 + rows - 1 of a K-major float operand into dst (element (mn, k) at
+ * dst[(mn - mn0) * ms + k * ks]); -1 after a fault. */
+static int gather_kmajor(ctx *c, warp *w, const desc *d, int mn0, int rows, int K, int eb, int t, float scale,
+                         float *dst, size_t ms, size_t ks)
+{
+    int per = 16 / eb;
+    for (int m = 0; m < rows; m++)
+        for (int k0 = 0; k0 < K; k0 += per) {
+            uint64_t a = desc_addr(d, mn0 + m, k0, eb, 0);
+            float *o = dst + (size_t)m * ms + (size_t)k0 * ks;
+            if (__builtin_expect(a <= c->shared_size && 16 <= c->shared_size - a, 1)) {
+                chunk_to_f(c->shared + a, eb, t, scale, o, ks);
+                continue;
+            }
+            for (int j = 0; j < per; j++) {
+                uint64_t v;
+                if (smem_elem(c, w, desc_addr(d, mn0 + m, k0 + j, eb, 0), eb, &v)) return -1;
+                o[(size_t)j * ks] = scale * elem_f(v, 0, t);
+            }
+        }
+    return 0;
+}
+
+/* The float B operand of a warpgroup's wgmma, gathered once for its four warps: the warps of a
+ * warpgroup issue the same wgmma one after another, and B (N x K from shared memory) is the same
+ * for each while no shared memory was written between (c->writes counts every write). */
+struct emu_wg_b {
+    const blk *b;
+    uint32_t ctaid[3];
+    uint64_t desc, writes;
+    int n, k, trans, t, scale, valid;
+    float v[32 * 256];
+};
+
+static const float *wgmma_b(ctx *c, warp *w, const mh_ptx_mma *r, uint64_t dv, float sb, int *fault)
+{
+    int N = r->n, K = r->k, bt = r->btype, eb = mh_mma_type_bits(r->atype) / 8;
+    *fault = 0;
+    if (!c->wgb && !(c->wgb = malloc(sizeof *c->wgb))) return NULL; /* (then gathered per warp) */
+    struct emu_wg_b *q = c->wgb;
+    if (q->valid && q->b == w->b && !memcmp(q->ctaid, w->b->ctaid, sizeof q->ctaid) && q->desc == dv && q->writes == c->writes && q->n == N && q->k == K &&
+        q->trans == r->trans_b && q->t == bt && q->scale == r->scale_b)
+        return q->v;
+    q->valid = 0;
+    desc db = desc_of(dv);
+    if (gather_kmajor(c, w, &db, 0, N, K, eb, bt, sb, q->v, 1, (size_t)N)) { *fault = 1; return NULL; }
+    q->b = w->b;
+    memcpy(q->ctaid, w->b->ctaid, sizeof q->ctaid);
+    q->desc = dv;
+    q->writes = c->writes;
+    q->n = N;
+    q->k = K;
+    q->trans = r->trans_b;
+    q->t = bt;
+    q->scale = r->scale_b;
+    q->valid = 1;
+    return q->v;
+}
+
 static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int N = r->n, K = r->k, at = r->atype, eb = mh_mma_type_bits(at) / 8, ints = is_int(at);
@@ -352,6 +451,10 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
                 if (ints) T->ia[row * K + col] = elem_i(v, i % pr, at);
                 else T->a[row * K + col] = sa * elem_f(v, i % pr, at);
             }
+    } else if (!ints && !r->trans_a) {
+        mh_ptx_opnd o = opnd(c, &r->desc_a);
+        desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
+        if (gather_kmajor(c, w, &d, 16 * wi, 16, K, eb, at, sa, T->a, (size_t)K, 1)) return -1;
     } else {
         mh_ptx_opnd o = opnd(c, &r->desc_a);
         desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
@@ -364,15 +467,81 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             }
     }
     mh_ptx_opnd ob = opnd(c, &r->desc_b), os = opnd(c, &r->scale_d);
-    desc db = desc_of(val(c, w, &ob, __builtin_ctz(mask)));
-    for (int n = 0; n < N; n++)
-        for (int k = 0; k < K; k++) {
-            uint64_t v;
-            if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
-            if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
-            else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
-        }
+    uint64_t dbv = val(c, w, &ob, __builtin_ctz(mask));
+    desc db = desc_of(dbv);
+    const float *Bt = T->b;
+    if (!ints && !r->trans_b) {
+        int fault;
+        Bt = wgmma_b(c, w, r, dbv, sb, &fault);
+        if (fault) return -1;
+        if (!Bt && gather_kmajor(c, w, &db, 0, N, K, eb, r->btype, sb, T->b, 1, (size_t)N)) return -1;
+        if (!Bt) Bt = T->b;
+    } else {
+        for (int n = 0; n < N; n++)
+            for (int k = 0; k < K; k++) {
+                uint64_t v;
+                if (smem_elem(c, w, desc_addr(&db, n, k, eb, r->trans_b), eb, &v)) return -1;
+                if (ints) T->ib[k * N + n] = elem_i(v, 0, r->btype);
+                else T->b[k * N + n] = sb * elem_f(v, 0, r->btype);
+            }
+    }
     int accumulate = os.kind == MH_OPK_IMM ? os.imm != 0 : val(c, w, &os, __builtin_ctz(mask)) != 0;
+    if (!ints && r->dtype == MH_MT_F32 && !w->written) {
+        /* f32 accumulators (not strict mode): kept in the warp's tile between chained wgmmas on the
+         * same registers, else gathered from them (each element's register row once) */
+        float *D = T->d;
+        if (w->tile_live && (w->tile_N != N || w->tile_n != r->d.n || r->a_regs ||
+                             (w->tile_off != r->d.off && memcmp(c->m->mma_regs + w->tile_off, c->m->mma_regs + r->d.off,
+                                                                r->d.n * sizeof *c->m->mma_regs))))
+            emu_acc_flush(c, w); /* another list of registers (each wgmma has its own record: compared by content) */
+        if (c->acc_touch && !w->tile) {
+            if (c->ntiles == c->cap_tiles) {
+                uint32_t n = c->cap_tiles ? 2 * c->cap_tiles : 64;
+                float **nt = realloc(c->tiles, n * sizeof *nt);
+                if (nt) { c->tiles = nt; c->cap_tiles = n; }
+            }
+            if (c->ntiles < c->cap_tiles && (w->tile = malloc(16 * 256 * sizeof(float)))) c->tiles[c->ntiles++] = w->tile;
+        }
+        int keep = c->acc_touch && w->tile;
+        if (keep) D = w->tile;
+        const uint64_t *rows[128];
+        for (int i = 0; i < nd; i++) {
+            uint32_t rg = list_reg(c, &r->d, i);
+            rows[i] = rg == UINT32_MAX ? NULL : reg_at(c, w, rg, 0);
+        }
+        if (keep && w->tile_live) {
+            if (!accumulate) memset(D, 0, (size_t)16 * (size_t)N * sizeof *D);
+        } else {
+            for (int i = 0; i < nd; i++) {
+                float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++)
+                    dc[(l >> 2) * N + 2 * (l & 3)] = accumulate && rows[i] ? mh_f32_from_bits((uint32_t)rows[i][l]) : 0.0f;
+            }
+        }
+        gemm_f(16, N, K, T->a, Bt, D);
+        if (keep) {
+            /* "_" elements read 0 at the next wgmma, as they would from no register */
+            for (int i = 0; i < nd; i++) {
+                if (rows[i]) continue;
+                float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++) dc[(l >> 2) * N + 2 * (l & 3)] = 0.0f;
+            }
+            w->tile_live = 1;
+            w->tile_off = r->d.off;
+            w->tile_n = r->d.n;
+            w->tile_N = (uint16_t)N;
+        } else {
+            for (int i = 0; i < nd; i++) {
+                if (!rows[i]) continue;
+                uint64_t *rw = (uint64_t *)rows[i];
+                const float *dc = D + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+                for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+            }
+        }
+        /* the sub-partition's tensor core, shared with the other warps on it (emu_memtime.c) */
+        w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
+        return 0;
+    }
     /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
     for (int l = 0; l < WARP; l++)
         for (int i = 0; i < nd; i++) {
@@ -382,7 +551,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             else T->d[row * N + col] = accumulate ? (float)acc_value(v, r->dtype) : 0.0f;
         }
     if (ints) gemm_i(16, N, K, T->ia, T->ib, T->id);
-    else gemm_f(16, N, K, T->a, T->b, T->d);
+    else gemm_f(16, N, K, T->a, Bt, T->d);
     for (int l = 0; l < WARP; l++)
         for (int i = 0; i < nd; i++) {
             int row = (l >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (l & 3) + (i & 1);
@@ -393,6 +562,73 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
      * works from when it is free, the warp goes on; the group's end is what wgmma.wait_group
      * waits for */
     w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
+    return 0;
+}
+
+void emu_acc_flush(ctx *c, warp *w)
+{
+    mh_mma_list li = {.off = w->tile_off, .n = w->tile_n};
+    int N = w->tile_N, nd = 16 * N / WARP;
+    w->tile_live = 0;
+    for (int i = 0; i < nd; i++) {
+        uint32_t rg = list_reg(c, &li, i);
+        if (rg == UINT32_MAX) continue;
+        uint64_t *rw = reg_at(c, w, rg, 0);
+        const float *dc = w->tile + 8 * ((i >> 1) & 1) * N + 8 * (i >> 2) + (i & 1);
+        for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
+    }
+}
+
+/* Marks each instruction that may name a register of a wgmma's accumulators (other than wgmma
+ * itself and its fence, commit and wait): before it runs, a warp's tile is written back.  Other
+ * tensor-core instructions and bulk copies (their registers in records) count as naming them.
+ * Not in strict mode (it checks each register's writes) nor with calls. */
+static int names_any(const ctx *c, const mh_ptx_insn *in, const uint8_t *acc)
+{
+    if (in->guard >= 0 && (uint32_t)in->guard < c->nregs && acc[in->guard]) return 1;
+    if (in->dst2 >= 0 && (uint32_t)in->dst2 < c->nregs && acc[in->dst2]) return 1;
+    for (int k = 0; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        const mh_ptx_opnd *o = &in->o[k];
+        if ((o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) && (o->reg >= c->nregs || acc[o->reg]))
+            return 1;
+        if (o->kind == MH_OPK_VEC)
+            for (int j = 0; j < o->n && j < 4; j++)
+                if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG) && (o->vec[j] >= c->nregs || acc[o->vec[j]]))
+                    return 1;
+    }
+    return 0;
+}
+
+int emu_mma_plan(ctx *c)
+{
+    c->acc_touch = NULL;
+    if (c->d->strict || c->calls) return 0;
+    int any = 0;
+    for (uint32_t pc = 0; pc < c->ncode && !any; pc++)
+        any = c->code[pc].op == MH_OP_MMA && c->m->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
+    if (!any) return 0;
+    uint8_t *acc = calloc(c->nregs, 1);
+    c->acc_touch = calloc(c->ncode ? c->ncode : 1, 1);
+    if (!acc || !c->acc_touch) { free(acc); free(c->acc_touch); c->acc_touch = NULL; return -1; }
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op != MH_OP_MMA || c->m->mma[in->callee].kind != MH_MMA_WGMMA) continue;
+        const mh_mma_list *d = &c->m->mma[in->callee].d;
+        for (int k = 0; k < d->n; k++) {
+            uint32_t rg = list_reg(c, d, k);
+            if (rg != UINT32_MAX && rg >= c->reg_lo && rg - c->reg_lo < c->nregs) acc[rg - c->reg_lo] = 1;
+        }
+    }
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op == MH_OP_MMA) {
+            int k = c->m->mma[in->callee].kind;
+            c->acc_touch[pc] = k != MH_MMA_WGMMA && k != MH_MMA_WG_FENCE && k != MH_MMA_WG_COMMIT && k != MH_MMA_WG_WAIT;
+        } else {
+            c->acc_touch[pc] = in->op == MH_OP_TMA || in->op == MH_OP_CALL || in->op == MH_OP_OPAQUE || names_any(c, in, acc);
+        }
+    }
+    free(acc);
     return 0;
 }
 
@@ -665,6 +901,8 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
     case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
     case MH_MMA_WGMMA:
+        w->nwgmma++; /* every warp of the warpgroup runs it (checked when the block ends) */
+        w->wgmma_pc = (uint32_t)(c->cur - c->code);
         if (w->acc) {
             strict_issue(c, w, &r->d);
             if (r->a_regs) strict_issue(c, w, &r->a);

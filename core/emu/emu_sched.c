@@ -22,9 +22,12 @@
  * warps start one a cycle; which SM gets which block, and when, is the device
  * scheduler's (below). */
 
-/* Rounds of mbarrier waits in a row without a memory write before emu calls it
- * a deadlock (a wait loop may also watch %globaltimer, so one round is not proof). */
+/* Rounds of mbarrier waits without a memory write before emu calls it a deadlock (a wait
+ * loop may also watch %globaltimer, so one round is not proof): STALLED_ROUNDS of the grid's
+ * blocks in all, at least BLOCK_ROUNDS of them the reporting block's own, so the cost of the
+ * check does not grow with the grid (issue 36: 264 blocks took 67 s at 10000 rounds each). */
 #define STALLED_ROUNDS 10000
+#define BLOCK_ROUNDS 16
 
 static inline void enter_block(ctx *c, blk *b)
 {
@@ -118,7 +121,7 @@ static size_t slot_bytes(const ctx *c, int which)
     size_t nw = c->nwarps, nregs = c->nregs;
     switch (which) {
     case SB_SHARED: return c->shared_size ? c->shared_size : 1;
-    case SB_FRAMES: return nw * WARP * (c->frame_bytes ? c->frame_bytes : 1);
+    case SB_FRAMES: return c->frames_used ? nw * WARP * (c->frame_bytes ? c->frame_bytes : 1) : 1;
     case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
     case SB_WRITTEN: return 2 * nw * nregs * sizeof(uint32_t); /* warp's written, then their acc */
     case SB_WARPS: return nw * sizeof(warp);
@@ -132,10 +135,17 @@ static int slot_memory(ctx *c, blk *b)
 {
     if (b->warps) return 0;
     mh_emu *d = c->d;
+    /* a buffer the pool did not have is new from calloc: zeroed, its pages not touched yet (the
+     * first block leaves them so: a launch of few large blocks paid a page fault for each page of
+     * every slot's registers and shared memory, most of them never used) */
+    size_t had = d->npool;
     b->shared = emu_pool_get(d, slot_bytes(c, SB_SHARED));
+    b->fresh = (uint8_t)(d->npool == had ? FRESH_SHARED : 0);
     b->local = emu_local_alloc(c->local_stride * c->nwarps * WARP + 1);
     b->frames = emu_pool_get(d, slot_bytes(c, SB_FRAMES));
+    had = d->npool;
     b->regs = emu_pool_get(d, slot_bytes(c, SB_REGS));
+    b->fresh |= (uint8_t)(d->npool == had ? FRESH_REGS : 0);
     b->written = d->strict ? emu_pool_get(d, slot_bytes(c, SB_WRITTEN)) : NULL;
     b->warps = emu_pool_get(d, slot_bytes(c, SB_WARPS));
     b->stacks = c->calls ? emu_pool_get(d, slot_bytes(c, SB_STACKS)) : NULL;
@@ -176,16 +186,19 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->ctaid[0] = (uint32_t)(linear % c->grid[0]);
     b->ctaid[1] = (uint32_t)(linear / c->grid[0] % c->grid[1]);
     b->ctaid[2] = (uint32_t)(linear / ((uint64_t)c->grid[0] * c->grid[1]));
-    memset(b->shared, 0, c->shared_size);
-    if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
+    if (!(b->fresh & FRESH_SHARED)) memset(b->shared, 0, c->shared_size);
+    if (b->fresh & FRESH_REGS)
+        ; /* zeroed */
+    else if (c->packed && !b->written) /* only the rows read before a write (emu_regpack.c) */
         for (uint32_t i = 0; i < c->nwarps; i++)
             for (uint32_t k = 0; k < c->nzero_rows; k++)
                 memset(b->regs + ((size_t)i * nregs + c->zero_rows[k]) * WARP, 0, WARP * sizeof *b->regs);
     else
         memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
-    memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
+    if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->fresh = 0; /* the next block of this slot finds what this one leaves */
     b->running = b->live = c->nwarps;
     b->parked = 0;
     b->done = 0;
@@ -209,8 +222,10 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->nreg = c->regs;
-        w->nsetmax = 0;
+        w->nsetmax = w->nwgmma = 0;
+        w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
         w->st_pc = EMU_NO_PC;
+        w->fl_wait = NULL;
         w->index = i;
         w->b = b;
         w->ready = when + i; /* the SM launches a block's warps one a cycle */
@@ -252,13 +267,22 @@ static int peer_runs(const ctx *c, const blk *b)
     return 0;
 }
 
-/* A finished block whose warpgroups' warps ran different numbers of setmaxnreg (one skipped it:
- * the PTX ISA has every warp of a warpgroup run the same one): a fault naming the line. */
+/* A finished block whose warpgroups' warps ran different numbers of setmaxnreg or of
+ * wgmma.mma_async (one skipped it: the PTX ISA has every warp of a warpgroup run the same one,
+ * .sync.aligned): a fault naming the line. */
 __attribute__((noinline, cold)) static int setmaxnreg_uneven(ctx *c, blk *b)
 {
     for (uint32_t g0 = 0; g0 < c->nwarps; g0 += 4)
         for (uint32_t i = g0 + 1; i < g0 + 4 && i < c->nwarps; i++) {
             const warp *a = &b->warps[g0], *x = &b->warps[i];
+            if (a->nwgmma != x->nwgmma) {
+                const warp *more = a->nwgmma > x->nwgmma ? a : x, *less = more == a ? x : a;
+                enter_block(c, b);
+                c->cur = &c->code[more->wgmma_pc];
+                return emu_fault(c, more, 0, "wgmma.mma_async: warp %u ran %u (the last at line %u), warp %u of the "
+                                 "same warpgroup %u: every warp of a warpgroup runs each wgmma.mma_async (.sync.aligned)",
+                                 more->index, more->nwgmma, c->code[more->wgmma_pc].line, less->index, less->nwgmma), -1;
+            }
             if (a->nsetmax == x->nsetmax) continue;
             const warp *more = a->nsetmax > x->nsetmax ? a : x, *less = more == a ? x : a;
             enter_block(c, b);
@@ -299,7 +323,12 @@ static int block_stuck(ctx *c, blk *b)
             if (due > when) when = due;
         }
         b->round_writes = c->writes;
-        if (b->stalled > STALLED_ROUNDS) {
+        if (c->quiet_writes != c->writes) {
+            c->quiet_writes = c->writes;
+            c->quiet_rounds = 0;
+        }
+        if (b->stalled) c->quiet_rounds++;
+        if (b->stalled > BLOCK_ROUNDS && c->quiet_rounds > STALLED_ROUNDS) {
             for (uint32_t i = 0; i < c->nwarps; i++)
                 for (int l = 0; l < WARP; l++)
                     if (b->warps[i].st[l] == LANE_YIELD)
@@ -463,6 +492,7 @@ static int step_warp(ctx *c, warp *w)
         }
         const mh_ptx_insn *in = &code[pc];
         c->cur = in;
+        if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
         if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
             /* a converged warp's branch that every lane takes or none does (a loop's back edge):
              * no lane loop of the general path; a divergent one goes there */
@@ -479,8 +509,11 @@ static int step_warp(ctx *c, warp *w)
             if (uniform) {
                 c->warp_insns++;
                 c->thread_insns += taken ? WARP : 0; /* the lanes its guard let through, as the general path counts */
-                if (c->counts) count_fast(c, pc, taken ? WARP : 0);
                 c->cost = 1;
+                if (c->counts) { /* counting: the instruction and its stall reasons (emu_stalls.c) */
+                    count_fast(c, pc, taken ? WARP : 0);
+                    emu_stall_issue(c, w, c->now);
+                }
                 return fast_done(c, w, to);
             }
         }
@@ -492,14 +525,18 @@ static int step_warp(ctx *c, warp *w)
              * changes no lane's state and costs its warp one cycle */
             c->warp_insns++;
             c->thread_insns += WARP;
-            if (c->counts) count_fast(c, pc, WARP);
             c->cost = 1;
+            if (c->counts) {
+                count_fast(c, pc, WARP);
+                emu_stall_issue(c, w, c->now);
+            }
             if (c->fast[pc] >= EMU_FK_CONST) emu_fast_const(c, w, in, pc);
             else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
+            if (__builtin_expect(c->regions != NULL, 0)) emu_regions_marker(c, w, in, mask); /* who enters it */
             for (int l = 0; l < WARP; l++) w->pc[l] += (mask >> l) & 1;
             w->kpc = pc + 1; /* still right when it was known */
             continue;
@@ -535,7 +572,10 @@ static int step_warp(ctx *c, warp *w)
         c->cost = 0;
         int rc = emu_exec_insn(c, w, in, mask, &next);
         if (rc < 0 || c->faulted) return -1;
-        if (__builtin_expect(c->slow, 0) && w->written) emu_strict_dests(c, w, in, mask);
+        if (__builtin_expect(c->slow, 0)) {
+            if (w->written) emu_strict_dests(c, w, in, mask);
+            if (c->counts) emu_stall_issue(c, w, c->now); /* its cost is known now */
+        }
         /* still converged when the lanes that ran are all the active ones and
          * went on together (exec_insn says so with rc == 1; with 3, the fast path,
          * also that no lane's state changed) */
@@ -574,6 +614,11 @@ static int step_warp(ctx *c, warp *w)
 #define STALL_CYCLES (1ull << 14)
 #define STALL_INSNS (1ull << 18)
 #define POLL_SPAN 4096
+/* A spin that counts (`while (flag[0] == 0) n++;` changes a register each poll): a warp whose
+ * loads since the last progress all read one word at one pc, while no warp of the grid made
+ * progress for SPIN_INSNS warp instructions and every other live warp waits too, is taken for
+ * a spin (issue 36; a computation that rereads one word for that long without a store is not). */
+#define SPIN_INSNS (1ull << 22)
 
 /* The cycle of SM sm's next event: its next issue or its earliest vacancy. */
 static uint64_t sm_next_event(vsm *sm)
@@ -699,7 +744,6 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
         if (rc) {
-            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, t);
             s->free = t + 1;
             w->ready = t + c->cost;
             s->best = NULL;
@@ -727,6 +771,7 @@ static int warp_waits(const ctx *c, const warp *w, int confirmed)
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc)
 {
     emu_sync_pcs(w);
+    if (w->tile_live) emu_acc_flush(c, w);
     uint32_t nregs = c->nregs;
     uint64_t h = 1469598103934665603ull ^ pc;
     for (size_t i = 0; i < (size_t)nregs * WARP; i++) h = (h ^ w->r[i]) * 1099511628211ull;
@@ -745,6 +790,22 @@ static int all_wait(const ctx *c, int confirmed)
             if (!b->busy) continue;
             for (uint32_t k = 0; k < c->nwarps; k++)
                 if (b->warps[k].sched != W_DONE && !warp_waits(c, &b->warps[k], confirmed)) return 0;
+        }
+    return 1;
+}
+
+/* Whether every live warp waits at a barrier or an mbarrier, or polls one word at one pc. */
+static int all_poll_word(const ctx *c)
+{
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            const blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            for (uint32_t k = 0; k < c->nwarps; k++) {
+                const warp *w = &b->warps[k];
+                if (w->sched == W_DONE || w->sched == W_WAIT || w->sched == W_PARK) continue;
+                if (w->ld_epoch != c->epoch || w->ld_lo != w->ld_hi || w->ld_pcs) return 0;
+            }
         }
     return 1;
 }
@@ -800,7 +861,7 @@ static int deadlock(ctx *c, uint64_t now)
     char msg[4000];
     size_t n = (size_t)snprintf(msg, sizeof msg, "deadlock: no warp has made progress (a store, an atomic that changed "
                                 "memory, a barrier arrival, an exit) for %llu cycles while every warp waits:",
-                                (unsigned long long)(now - c->progress_t));
+                                (unsigned long long)(now - c->quiet_t));
     for (uint32_t j = 0; j < nl && n < sizeof msg; j++)
     {
         char where[1000];
@@ -813,10 +874,12 @@ static int deadlock(ctx *c, uint64_t now)
                  "%u SMs: blocks that wait for later blocks need a cooperative launch or fewer blocks)",
                  (unsigned long long)(c->nblocks - c->next_block), c->resident, c->nsms);
     c->e->line = nl ? lines[0] : 0;
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->name, msg);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%.200s: %s: %s", c->m->path, c->f->short_name, msg);
     c->faulted = 1;
     return 1;
 }
+
+static int device_loop(ctx *c, uint32_t *heap);
 
 /* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
  * SM's end in *longest. */
@@ -845,31 +908,81 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
+    uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    if (!heap) {
+        mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
+        c->faulted = 1;
+        return -1;
+    }
+    int rc = device_loop(c, heap);
+    free(heap);
+    if (rc) return -1;
+    *longest = 0;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
+    return 0;
+}
+
+/* The SMs in a binary heap by (next event, SM number): the root is the SM a scan for the earliest
+ * next event (the lower SM on a tie) would find, and the earlier of its children the next SM's time. */
+static inline int sm_before(const ctx *c, uint32_t i, uint32_t j)
+{
+    return c->sms[i].next < c->sms[j].next || (c->sms[i].next == c->sms[j].next && i < j);
+}
+
+static void heap_down(const ctx *c, uint32_t *h, uint32_t n, uint32_t k)
+{
     for (;;) {
-        vsm *a = NULL;
-        uint64_t t1 = UINT64_MAX, t2 = UINT64_MAX;
-        for (uint32_t i = 0; i < c->nsms; i++) {
-            uint64_t n = c->sms[i].next;
-            if (n < t1) { t2 = t1; t1 = n; a = &c->sms[i]; }
-            else if (n < t2) t2 = n;
-        }
-        if (!a) break;
+        uint32_t l = 2 * k + 1, r = l + 1, m = k;
+        if (l < n && sm_before(c, h[l], h[m])) m = l;
+        if (r < n && sm_before(c, h[r], h[m])) m = r;
+        if (m == k) return;
+        uint32_t t = h[k];
+        h[k] = h[m];
+        h[m] = t;
+        k = m;
+    }
+}
+
+static void heap_build(const ctx *c, uint32_t *h)
+{
+    for (uint32_t i = 0; i < c->nsms; i++) h[i] = i;
+    for (uint32_t k = c->nsms / 2; k-- > 0;) heap_down(c, h, c->nsms, k);
+}
+
+/* Every SM in virtual-time order until the grid is done (emu_run_grid's loop): 0, or -1. */
+static int device_loop(ctx *c, uint32_t *heap)
+{
+    uint32_t n = c->nsms;
+    heap_build(c, heap);
+    for (;;) {
+        if (!n || c->sms[heap[0]].next == UINT64_MAX) break;
+        vsm *a = &c->sms[heap[0]];
+        uint64_t t1 = a->next, t2 = UINT64_MAX;
+        if (n > 1) t2 = c->sms[heap[1]].next;
+        if (n > 2 && c->sms[heap[2]].next < t2) t2 = c->sms[heap[2]].next;
         if (a->vacant_at <= t1) {
             if (dispatch(c, a)) return -1;
-            if (c->cluster_n > 1) /* a cluster may have started on other SMs too */
+            if (c->cluster_n > 1) { /* a cluster may have started on other SMs too */
                 for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-            else
+                heap_build(c, heap);
+            } else {
                 a->next = sm_next_event(a);
+                heap_down(c, heap, n, 0);
+            }
             continue;
         }
         /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall
          * check below runs: a deadlock inside one SM is found too (issue 21's hostile round) */
-        if (run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM)) return -1;
+        int rc = run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM);
+        heap_down(c, heap, n, 0); /* a->next moved on */
+        if (rc) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
             c->epoch++;
             c->progress_t = t1;
-            c->progress_insns = c->warp_insns;
+            c->progress_insns = c->quiet_insns = c->warp_insns;
+            c->quiet_t = t1;
             c->verify = 0;
         } else if (c->verify) {
             if (all_wait(c, 1)) return deadlock(c, t1), -1;
@@ -880,6 +993,7 @@ int emu_run_grid(ctx *c, uint64_t *longest)
                 c->progress_insns = c->warp_insns;
             }
         } else if (t1 - c->progress_t > STALL_CYCLES && c->warp_insns - c->progress_insns > STALL_INSNS) {
+            if (c->warp_insns - c->quiet_insns > SPIN_INSNS && all_poll_word(c)) return deadlock(c, t1), -1;
             if (all_wait(c, 0)) { /* every warp seems to wait: verify that the pollers spin */
                 c->verify = 1;
                 c->verify_insns = c->warp_insns;
@@ -894,9 +1008,6 @@ int emu_run_grid(ctx *c, uint64_t *longest)
             }
         }
     }
-    *longest = 0;
-    for (uint32_t i = 0; i < c->nsms; i++)
-        if (c->sms[i].end > *longest) *longest = c->sms[i].end;
     return 0;
 }
 

@@ -54,6 +54,7 @@ static int mb_settle(ctx *c, warp *w, int l, unsigned char *p, mbar b, int compl
         b.phase ^= 1;
         b.pending = b.expected;
         if (c->hz) emu_hz_phase(c, w, p);
+        if (c->flows) emu_flows_complete(c, w, l, p);
     }
     mb_store(p, b);
     return 0;
@@ -117,6 +118,7 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
             put(c, w, o[0].reg, l, (uint64_t)done, MH_PT_PRED);
             if (!done) w->st[l] = LANE_YIELD; /* its pc moves on: the loop around it asks again */
             else if (c->hz) emu_hz_observe(c, w, p);
+            if (c->flows) emu_flows_wait(c, w, l, p, done);
             continue;
         }
         }

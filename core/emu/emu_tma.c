@@ -277,7 +277,8 @@ static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, u
         c->cap_tma_q = cap;
     }
     c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
-                                       (uint32_t)(c->cur - c->code), need};
+                                       (uint32_t)(c->cur - c->code), need, {w->b->ctaid[0], w->b->ctaid[1], w->b->ctaid[2]},
+                                       w->index * WARP + (uint32_t)l, w->b->sm->clock0 + c->now};
     return 0;
 }
 
@@ -288,7 +289,10 @@ int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
         if (d.b != b || d.due > now) { i++; continue; }
         c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
         if (c->hz && emu_hz_land(c, w, &d, b->shared + d.off)) return -1; /* strict: more bytes than expected */
-        if (emu_mbar_tx_host(c, w, 0, b->shared + d.off, d.bytes)) return -1;
+        if (c->flows) emu_flows_tma_source(c, &d);
+        int rc = emu_mbar_tx_host(c, w, 0, b->shared + d.off, d.bytes);
+        if (c->flows) emu_flows_tma_source(c, NULL);
+        if (rc) return -1;
     }
     return 0;
 }

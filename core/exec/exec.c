@@ -7,6 +7,7 @@
  * on a link step -cudart none plus the stand-in's libraries. */
 #define _GNU_SOURCE
 #include "exec/exec.h"
+#include "exec/nvcc_markers.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,6 +21,9 @@
 
 #ifndef MGPU_BUILD_CUDART_DIR
 #define MGPU_BUILD_CUDART_DIR ""
+#endif
+#ifndef MGPU_JANSSON_LINK
+#define MGPU_JANSSON_LINK "-ljansson" /* the trace dump's summary writes JSON */
 #endif
 
 static int is_dir_with(const char *dir, const char *file)
@@ -176,6 +180,41 @@ static int as_is(const char *a)
     return one_of(a, flags);
 }
 
+/* A -c step: each marker object goes into its unit's object file (ld -r), in the order the .cu
+ * sources came (mh_nvcc_marker_objects names them markers-<arg index>.o). */
+static void merge_markers(char *const *args, size_t n, char **marks, size_t nmarks)
+{
+    const char *out = NULL;
+    for (size_t i = 0; i + 1 < n; i++)
+        if (!strcmp(args[i], "-o") || !strcmp(args[i], "--output-file")) out = args[i + 1];
+    for (size_t m = 0; m < nmarks; m++) {
+        const char *base = strrchr(marks[m], '-');
+        size_t idx = base ? (size_t)strtoul(base + 1, NULL, 10) : n;
+        if (idx >= n) continue;
+        char obj[PATH_MAX], tmp[PATH_MAX + 8];
+        if (out) snprintf(obj, sizeof obj, "%s", out);
+        else {
+            const char *src = strrchr(args[idx], '/');
+            snprintf(obj, sizeof obj, "%s", src ? src + 1 : args[idx]);
+            char *dot = strrchr(obj, '.');
+            if (dot) strcpy(dot, ".o");
+        }
+        snprintf(tmp, sizeof tmp, "%s.mgpu", obj);
+        pid_t pid = fork();
+        if (pid == 0) {
+            execlp("ld", "ld", "-r", "-o", tmp, obj, marks[m], (char *)NULL);
+            _exit(127);
+        }
+        int ws = 0;
+        while (pid > 0 && waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+        if (pid > 0 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0) rename(tmp, obj);
+        else {
+            unlink(tmp);
+            fprintf(stderr, "mgpu-harness nvcc: %s: the PTX with markers could not be added (ld -r failed)\n", obj);
+        }
+    }
+}
+
 int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
 {
     const char *nvcc = find_nvcc();
@@ -185,11 +224,22 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     if (!dir) return -1;
     size_t n = 0;
     while (args[n]) n++;
-    char **argv = calloc(n + 16, sizeof *argv);
-    char lib_a[PATH_MAX], core_a[PATH_MAX];
+    char **marks = NULL;
+    size_t nmarks = 0;
+    char tmpdir[PATH_MAX] = "";
+    int plain_step = 0;
+    for (size_t i = 0; i < n; i++) plain_step |= as_is(args[i]);
+    if (!plain_step) { /* the markers' PTX (exec --trace): nvcc's fat binary drops comments */
+        const char *t = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/mgpu-nvcc-XXXXXX", t && *t ? t : "/tmp");
+        if (!mkdtemp(tmpdir) || mh_nvcc_marker_objects(nvcc, args, n, tmpdir, &marks, &nmarks)) tmpdir[0] = 0;
+    }
+    char **argv = calloc(n + 16 + nmarks, sizeof *argv);
+    char lib_a[PATH_MAX], core_a[PATH_MAX], iberty_a[PATH_MAX];
     if (!argv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     snprintf(lib_a, sizeof lib_a, "%s/libmgpu_cudart.a", dir);
     snprintf(core_a, sizeof core_a, "%s/libmgpu_core.a", dir);
+    snprintf(iberty_a, sizeof iberty_a, "%s/libiberty.a", dir); /* the core's demangler (base/demangle.c) */
     size_t k = 0;
     int link = 1, compress_given = 0, plain = 0;
     for (size_t i = 0; i < n; i++) plain |= as_is(args[i]);
@@ -213,8 +263,11 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         argv[k++] = "none";
     }
     if (link && !plain) {
+        for (size_t i = 0; i < nmarks; i++) argv[k++] = marks[i];
         argv[k++] = lib_a;
         argv[k++] = core_a;
+        argv[k++] = iberty_a;
+        argv[k++] = MGPU_JANSSON_LINK;
         argv[k++] = "-ldl";
         argv[k++] = "-lpthread";
         argv[k++] = "-lm";
@@ -236,5 +289,12 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     while (waitpid(pid, &ws, 0) < 0)
         if (errno != EINTR) return mh_fail(e, MH_E_IO, "nvcc: waitpid: %s", strerror(errno));
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
+    if (!link && !plain && *status == 0 && nmarks) merge_markers(args, n, marks, nmarks);
+    for (size_t i = 0; i < nmarks; i++) {
+        unlink(marks[i]);
+        free(marks[i]);
+    }
+    free(marks);
+    if (tmpdir[0]) rmdir(tmpdir);
     return 0;
 }

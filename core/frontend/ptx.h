@@ -195,10 +195,22 @@ typedef struct mh_ptx_var {
     uint64_t offset;     /* assigned offset in its space (shared/local per function or module) */
     uint32_t address_init_line; /* an element initialised with an address (generic(x), x+8): its line
                                  * (the driver fills it in; emu does not), 0 when none */
+    uint32_t line;       /* of its declaration */
 } mh_ptx_var;
+
+/* A block of a function's body: the body itself (block 0), and each "{ }" inside it, in text
+ * order.  Its labels, registers and variables are local to it, hiding those of enclosing blocks
+ * (the PTX ISA's scopes); a branch reaches the innermost visible label of its name. */
+typedef struct mh_ptx_block {
+    uint32_t open;       /* offset just after its '{' */
+    uint32_t close;      /* offset of its '}' */
+    int32_t parent;      /* the enclosing block (-1: the body) */
+} mh_ptx_block;
 
 typedef struct mh_ptx_func {
     char *name;
+    char *short_name;    /* for messages: demangled and shortened ("k<128, 256, ...>", base/demangle.h),
+                          * a plain name as it is (up to MH_SHORT_NAME_MAX bytes) */
     int is_entry;
     int visible;
     mh_ptx_param *params;
@@ -224,7 +236,12 @@ typedef struct mh_ptx_func {
     uint32_t body_open;    /* offset just after the body's '{' */
     uint32_t body_close;   /* offset of the body's closing '}' */
     uint64_t callarea_bytes; /* bytes of the .param variables its call sequences declare */
+    mh_ptx_block *blocks;  /* its body (block 0) and the blocks inside, in text order */
+    uint32_t nblocks;
 } mh_ptx_func;
+
+/* The innermost block of f holding text offset `off` (0, the body, when none inside does). */
+uint32_t mh_ptx_block_at(const mh_ptx_func *f, uint32_t off);
 
 /* A "// @mgpu ..." comment: a region marker, read once by the lexer with the one
  * grammar of markers, "// @mgpu begin NAME" and "// @mgpu end NAME" (any "//"

@@ -25,6 +25,7 @@ int parse_reg_decl(parser *P)
         if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a register name");
         const char *name = TOK->s;
         size_t len = TOK->len;
+        uint32_t line = TOK->line;
         NEXT();
         uint32_t count = 0;
         if (mh_ptx_tok_punct(TOK, '<')) {
@@ -38,16 +39,15 @@ int parse_reg_decl(parser *P)
         }
         if (grow((void **)&P->decls, &P->cap_decls, P->ndecls + 1, sizeof *P->decls))
             return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+        if (check_new_name(P, name, len, "register", line, count)) return -1; /* (ptxas: "Duplicate definition") */
         int32_t hidden = index_get(&P->regs, name, len, count ? 1 : 0);
-        if (hidden >= 0 && P->decls[hidden].depth == P->depth) /* (ptxas: "Duplicate definition") */
-            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "register '%.*s%s' declared twice in the same scope",
-                        (int)(len < 64 ? len : 64), name, count ? "<>" : "");
         reg_decl *d = &P->decls[P->ndecls++];
         d->name = name;
         d->len = len;
         d->count = count;
         d->depth = P->depth;
         d->prev = hidden;
+        d->line = line;
         d->base = 0;
         uint32_t first = 0;
         if (count == 0) {
@@ -150,6 +150,7 @@ int parse_var(parser *P, int is_extern)
     memset(&v, 0, sizeof v);
     v.func = P->func;
     v.is_extern = is_extern;
+    v.line = TOK->line;
     v.align = 0;
     mh_ptx_type t = MH_PT_NONE;
     uint32_t line = TOK->line;
@@ -158,6 +159,16 @@ int parse_var(parser *P, int is_extern)
     while (TOK->kind == MH_TK_IDENT && TOK->s[0] == '.') {
         if (mh_ptx_tok_is(TOK, ".align")) {
             if (parse_align(P, &v.align)) return -1;
+            continue;
+        }
+        if (mh_ptx_tok_is(TOK, ".attribute")) { /* .attribute(.managed): memory the host shares (emu: any global) */
+            NEXT();
+            if (expect_punct(P, '(')) return -1;
+            if (!mh_ptx_tok_is(TOK, ".managed"))
+                return perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "variable attribute '%.*s' is not supported "
+                            "(.managed is)", (int)TOK->len, TOK->s);
+            NEXT();
+            if (expect_punct(P, ')')) return -1;
             continue;
         }
         mh_ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
@@ -169,6 +180,7 @@ int parse_var(parser *P, int is_extern)
     }
     if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a variable name");
     v.name = tokdup(TOK);
+    const mh_ptx_tok name_tok = *TOK;
     NEXT();
     uint32_t esize = (uint32_t)mh_ptx_type_bits(t) / 8;
     if (!esize) esize = 1;
@@ -201,13 +213,22 @@ int parse_var(parser *P, int is_extern)
         free(v.init);
         return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     }
-    int32_t *slot = v.name ? index_put(&P->vars, v.name, strlen(v.name), v.func) : NULL;
+    /* local to its block (a function's) or the module's; two of a name in one scope are refused as
+     * ptxas refuses them, but for .extern declarations of a module variable */
+    int32_t scope = P->func >= 0 ? P->block_base + P->block : -1, old = index_get(&P->vars, name_tok.s, name_tok.len, scope);
+    if (!(old >= 0 && P->func < 0 && (v.is_extern || P->m->vars[old].is_extern)) &&
+        check_new_name(P, name_tok.s, name_tok.len, "variable", v.line, 0)) {
+        free(v.name);
+        free(v.init);
+        return -1;
+    }
+    int32_t *slot = v.name ? index_put(&P->vars, v.name, strlen(v.name), scope) : NULL;
     if (!slot) {
         free(v.name);
         free(v.init);
         return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     }
-    *slot = (int32_t)P->m->nvars; /* the latest of a name in a scope is the one in force */
+    *slot = (int32_t)P->m->nvars; /* (of a module variable declared .extern and defined: the latest) */
     P->m->vars[P->m->nvars++] = v;
     return 0;
 }

@@ -160,6 +160,8 @@ int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
         P->fixups[P->nfixups].name = TOK->s;
         P->fixups[P->nfixups].len = TOK->len;
         P->fixups[P->nfixups].insn = (uint32_t)P->ncode;
+        P->fixups[P->nfixups].block = P->block;
+        P->fixups[P->nfixups].line = TOK->line;
         P->nfixups++;
         NEXT();
         return 0;
@@ -686,10 +688,35 @@ static int place_markers(parser *P)
     return 0;
 }
 
-/* Statements until the closing '}' of the current scope. */
+/* A label "name:" of the block being parsed; one of that name in the same block (of any kind of
+ * name) is refused, as ptxas refuses it. */
+static int define_label(parser *P, const mh_ptx_tok *name)
+{
+    if (check_new_name(P, name->s, name->len, "label", name->line, 0)) return -1;
+    if (grow((void **)&P->labels, &P->cap_labels, P->nlabels + 1, sizeof *P->labels))
+        return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
+    P->labels[P->nlabels] = (label_ref){name->s, name->len, (uint32_t)P->ncode, 0, P->block, name->line};
+    int32_t *slot = index_put(&P->labels_ix, name->s, name->len, P->block);
+    if (!slot) return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
+    *slot = (int32_t)P->nlabels; /* (before the next put, which may move the table) */
+    int32_t *any = index_put(&P->labels_ix, name->s, name->len, -1);
+    if (!any) return perr(P, name->line, MH_E_NO_MEMORY, "out of memory");
+    if (*any < 0) *any = (int32_t)P->nlabels;
+    P->nlabels++;
+    return 0;
+}
+
+/* Statements until the closing '}' of the current scope: a block of its own (ptx.h's
+ * mh_ptx_block), whose names go out of scope at its end. */
 static int parse_block(parser *P)
 {
-    size_t decls_at_entry = P->ndecls;
+    size_t decls_at_entry = P->ndecls, decls_from = P->decls_from;
+    int32_t outer = P->block;
+    if (grow((void **)&P->blocks, &P->cap_blocks, P->nblocks + 1, sizeof *P->blocks))
+        return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
+    P->block = (int32_t)P->nblocks++;
+    P->blocks[P->block] = (mh_ptx_block){(uint32_t)(P->lx.prev_end - P->m->text), 0, outer};
+    P->decls_from = P->ndecls;
     P->depth++;
     for (;;) {
         if (place_markers(P)) return -1;
@@ -742,16 +769,7 @@ static int parse_block(parser *P)
             NEXT();
             if (mh_ptx_tok_punct(TOK, ':')) {
                 NEXT();
-                if (marker_inside_span(P, save_markers, &name, "label")) return -1;
-                if (grow((void **)&P->labels, &P->cap_labels, P->nlabels + 1, sizeof *P->labels))
-                    return perr(P, name.line, MH_E_NO_MEMORY, "out of memory");
-                P->labels[P->nlabels].name = name.s;
-                P->labels[P->nlabels].len = name.len;
-                P->labels[P->nlabels].insn = (uint32_t)P->ncode;
-                int32_t *slot = index_put(&P->labels_ix, name.s, name.len, 0);
-                if (!slot) return perr(P, name.line, MH_E_NO_MEMORY, "out of memory");
-                if (*slot < 0) *slot = (int32_t)P->nlabels; /* the first definition of a label counts */
-                P->nlabels++;
+                if (marker_inside_span(P, save_markers, &name, "label") || define_label(P, &name)) return -1;
                 continue;
             }
             P->lx.p = save_p;
@@ -762,20 +780,32 @@ static int parse_block(parser *P)
         if (parse_instruction(P)) return -1;
     }
     P->last_close = TOK->s;
+    P->blocks[P->block].close = (uint32_t)(TOK->s - P->m->text);
     NEXT();
     P->depth--;
     decls_truncate(P, decls_at_entry); /* registers declared in this scope go out of scope */
+    P->decls_from = decls_from;
+    P->block = outer;
     return 0;
 }
 
+/* Each branch goes to the innermost label of its name in sight: in its block or an enclosing one,
+ * before or after it in the text (a label inside a block that does not enclose the branch is out
+ * of sight, as ptxas has it: "Unknown symbol"). */
 int resolve_labels(parser *P, mh_ptx_func *f)
 {
     for (size_t i = 0; i < P->nfixups; i++) {
         label_ref *r = &P->fixups[i];
         mh_ptx_insn *in = &P->code[r->insn];
-        int32_t k = index_get(&P->labels_ix, r->name, r->len, 0);
+        int32_t k = -1;
+        for (int32_t b = r->block; b >= 0 && k < 0; b = P->blocks[b].parent) k = index_get(&P->labels_ix, r->name, r->len, b);
         if (k < 0) {
             if (in->op == MH_OP_CALL) continue;
+            int32_t any = index_get(&P->labels_ix, r->name, r->len, -1);
+            if (any >= 0)
+                return perr(P, r->line, MH_E_PTX_SYNTAX, "branch to label '%.*s', which is not in sight here: it is "
+                            "defined at line %u inside a block that does not hold this branch", (int)r->len, r->name,
+                            P->labels[any].line);
             return perr(P, in->line, MH_E_PTX_SYNTAX, "branch to undefined label '%.*s'", (int)r->len, r->name);
         }
         for (int j = 0; j < in->nopnds; j++)

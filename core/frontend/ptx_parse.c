@@ -2,6 +2,7 @@
  * their parameters, call targets, and the token helpers the other parts use (ptx_parser.h):
  * declarations in ptx_decl.c, instructions in ptx_insn.c, the module's tables in ptx_tables.c. */
 #include "frontend/ptx_parser.h"
+#include "base/demangle.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -164,8 +165,13 @@ static int parse_function(parser *P, int visible)
         if (parse_param_list(P, &F->rets, &F->nrets, &F->ret_bytes)) return -1;
     }
     if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a function name");
+    int32_t var = index_get(&P->vars, TOK->s, TOK->len, -1);
+    if (var >= 0) /* (ptxas: "Duplicate definition of function") */
+        return perr(P, TOK->line, MH_E_PTX_SYNTAX, "function '%.*s' is defined twice in one scope (first at line %u, as a "
+                    "variable)", (int)(TOK->len < 64 ? TOK->len : 64), TOK->s, m->vars[var].line);
     F->name = tokdup(TOK);
-    int32_t *first = F->name ? index_put(&P->funcs, F->name, strlen(F->name), 0) : NULL;
+    F->short_name = F->name ? mh_short_name(F->name) : NULL;
+    int32_t *first = F->name && F->short_name ? index_put(&P->funcs, F->name, strlen(F->name), 0) : NULL;
     if (!first) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     if (*first < 0) *first = P->func;
     NEXT();
@@ -204,7 +210,11 @@ static int parse_function(parser *P, int visible)
     F->body_open = (uint32_t)(TOK->s - m->text) + 1;
     NEXT();
     P->ncode = P->nlabels = P->nfixups = 0;
+    P->block_base += (int32_t)P->nblocks; /* the previous function's blocks: their scopes stay apart */
+    P->nblocks = 0;
+    P->block = -1;
     decls_truncate(P, 0);
+    P->decls_from = 0;
     index_free(&P->labels_ix);
     if (index_params(P)) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
     P->depth = 0;
@@ -213,6 +223,10 @@ static int parse_function(parser *P, int visible)
     F = &m->funcs[P->func];
     F->body_close = (uint32_t)(close_at - m->text);
     if (resolve_labels(P, F)) return -1;
+    F->blocks = malloc(P->nblocks * sizeof *F->blocks);
+    if (!F->blocks) return perr(P, line, MH_E_NO_MEMORY, "out of memory");
+    memcpy(F->blocks, P->blocks, P->nblocks * sizeof *F->blocks);
+    F->nblocks = (uint32_t)P->nblocks;
     /* every function ends in a return */
     mh_ptx_insn ret;
     memset(&ret, 0, sizeof ret);
@@ -291,6 +305,7 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
     P->m = m;
     P->e = e;
     P->func = -1;
+    P->block = -1;
     mh_error_clear(e);
     mh_ptx_lex_init(&P->lx, m->text, len);
     int rc = 0;
@@ -387,6 +402,7 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
     free(P->labels);
     free(P->fixups);
     free(P->calls);
+    free(P->blocks);
     mh_ptx_lex_free(&P->lx);
     if (rc) {
         mh_ptx_free(m);

@@ -18,6 +18,7 @@ typedef struct {
     uint32_t base;
     int depth;
     int32_t prev;       /* the declaration this one hides (same name or prefix), -1: none */
+    uint32_t line;
 } reg_decl;
 
 /* A hash index of names: (name, scope) -> an int (-1: none), so that looking up a
@@ -39,6 +40,8 @@ typedef struct {
     size_t len;
     uint32_t insn;
     uint32_t func;      /* calls: the calling function */
+    int32_t block;      /* labels and branches: the block of the function they are in */
+    uint32_t line;
 } label_ref;
 
 typedef struct {
@@ -49,6 +52,12 @@ typedef struct {
     size_t ndecls, cap_decls;
     int depth;
     int func;              /* index of the function being parsed */
+    mh_ptx_block *blocks;  /* the function's blocks so far (ptx.h) */
+    size_t nblocks, cap_blocks;
+    int32_t block;         /* the block being parsed (-1: none) */
+    int32_t block_base;    /* blocks of the functions before: a function variable's scope in the
+                            * index is block_base + its block, unique in the module */
+    size_t decls_from;     /* the first register declaration of the block being parsed */
     mh_ptx_insn *code;
     size_t ncode, cap_code;
     label_ref *labels, *fixups;
@@ -61,9 +70,10 @@ typedef struct {
     size_t cap_tma;          /* capacity of m->tma */
     size_t cap_funcs, cap_vars; /* capacities of m->funcs and m->vars (they grow geometrically) */
     name_index regs;         /* register declarations in scope: (name, 0) single, (prefix, 1) range -> decl */
-    name_index vars;         /* (name, function or -1) -> the latest variable */
+    name_index vars;         /* (name, block_base + block, or -1 at module scope) -> its variable */
     name_index params;       /* the function's (name, 0) parameters, (name, 1) return parameters -> index */
-    name_index labels_ix;    /* the function's (label, 0) -> its first definition in P->labels */
+    name_index labels_ix;    /* the function's (label, block) -> its definition in P->labels; (label, -1)
+                              * -> the first in any block (for the message of a label not in sight) */
     name_index funcs;        /* (name, 0) -> the first function of that name, (name, 1) -> the last defined */
 } parser;
 
@@ -93,7 +103,14 @@ int op_of(const char *s, size_t n);
 int sreg_of(const char *s, size_t n);
 int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *out);
 int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out);
+/* A name declared again in the scope being parsed (the module's, or the block's: a label, a
+ * register, a variable, a parameter of the function in its body's block) is refused as ptxas
+ * refuses it, naming both lines; `what` says what the new one is.  range: a register range
+ * "name<range>", which also takes the single registers of the block it covers. */
+int check_new_name(parser *P, const char *s, size_t n, const char *what, uint32_t line, uint32_t range);
 void decls_truncate(parser *P, size_t n);
+/* The variable a name means where the parser is: the innermost block's that declares it, else the
+ * module's; -1: none. */
 int find_var(parser *P, const char *s, size_t n);
 int find_param(parser *P, const char *s, size_t n);
 int index_params(parser *P);

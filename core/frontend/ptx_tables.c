@@ -176,7 +176,7 @@ int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *ou
  * without leading zeros).  Through the index: the single name, and each way of splitting
  * the name's trailing digits off as a range's number, walking the hidden declarations
  * of a prefix (at most one per enclosing scope) until one covers the number. */
-int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
+static int32_t lookup_decl(parser *P, const char *s, size_t n, uint32_t *out)
 {
     int32_t best = index_get(&P->regs, s, n, 0);
     uint32_t at = best >= 0 ? P->decls[best].base : 0;
@@ -193,8 +193,68 @@ int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
                 break;
             }
     }
-    if (best < 0) return -1;
-    *out = at;
+    if (best >= 0) *out = at;
+    return best;
+}
+
+int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
+{
+    return lookup_decl(P, s, n, out) >= 0 ? 0 : -1;
+}
+
+/* 1 when the register name s is the range d's prefix followed by a number below its count
+ * (without leading zeros), as lookup_decl reads it. */
+static int range_covers(const reg_decl *d, const char *s, size_t n)
+{
+    if (n <= d->len || n - d->len > 10 || memcmp(s, d->name, d->len) || (s[d->len] == '0' && n - d->len > 1)) return 0;
+    uint64_t v = 0;
+    for (size_t q = d->len; q < n; q++) {
+        if (s[q] < '0' || s[q] > '9') return 0;
+        v = v * 10 + (uint64_t)(s[q] - '0');
+    }
+    return v < d->count;
+}
+
+static int duplicate(parser *P, const char *s, size_t n, const char *what, uint32_t line, const char *first,
+                     uint32_t first_line, const char *range)
+{
+    int same = !strcmp(what, first);
+    return perr(P, line, MH_E_PTX_SYNTAX, "%s '%.*s%s' is defined twice in one scope (first at line %u%s%s)", what,
+                (int)(n < 64 ? n : 64), s, range, first_line, same ? "" : ", as a ", same ? "" : first);
+}
+
+int check_new_name(parser *P, const char *s, size_t n, const char *what, uint32_t line, uint32_t range)
+{
+    int32_t k;
+    uint32_t r;
+    const char *rs = range ? "<>" : "";
+    if (P->func < 0) { /* module scope: variables and functions */
+        if ((k = index_get(&P->vars, s, n, -1)) >= 0) return duplicate(P, s, n, what, line, "variable", P->m->vars[k].line, rs);
+        if ((k = index_get(&P->funcs, s, n, 0)) >= 0) return duplicate(P, s, n, what, line, "function", P->m->funcs[k].line, rs);
+        return 0;
+    }
+    if (!range && (k = index_get(&P->labels_ix, s, n, P->block)) >= 0)
+        return duplicate(P, s, n, what, line, "label", P->labels[k].line, rs);
+    if (!range && (k = index_get(&P->vars, s, n, P->block_base + P->block)) >= 0)
+        return duplicate(P, s, n, what, line, "variable", P->m->vars[k].line, rs);
+    /* a register: any of the block's that the name means (a range covers it); a label or a variable
+     * meets only a single register of its name (ptxas takes "L1:" beside ".reg .b32 L<4>") */
+    int is_reg = !strcmp(what, "register");
+    if (!range && (k = is_reg ? lookup_decl(P, s, n, &r) : index_get(&P->regs, s, n, 0)) >= 0 &&
+        P->decls[k].depth == P->depth)
+        return duplicate(P, s, n, what, line, "register", P->decls[k].line, rs);
+    if (range && (k = index_get(&P->regs, s, n, 1)) >= 0 && P->decls[k].depth == P->depth)
+        return duplicate(P, s, n, what, line, "register", P->decls[k].line, rs);
+    if (range) /* the block's single registers the new range covers */
+        for (size_t d = P->decls_from; d < P->ndecls; d++) {
+            reg_decl probe = {.name = s, .len = n, .count = range, .prev = -1};
+            if (!P->decls[d].count && range_covers(&probe, P->decls[d].name, P->decls[d].len))
+                return perr(P, line, MH_E_PTX_SYNTAX, "register range '%.*s<%u>' covers the register '%.*s' of the same "
+                            "scope (line %u): one is defined twice", (int)(n < 64 ? n : 64), s, range,
+                            (int)(P->decls[d].len < 64 ? P->decls[d].len : 64), P->decls[d].name, P->decls[d].line);
+        }
+    if (!range && P->block == 0 && (k = find_param(P, s, n)) != -1)
+        return duplicate(P, s, n, what, line, "parameter", P->m->funcs[P->func].line, rs);
     return 0;
 }
 
@@ -267,11 +327,13 @@ const char *mh_ptx_sreg_name(int id, char *buf, size_t len)
     return buf;
 }
 
-/* The latest variable of that name in the function being parsed, else at module scope. */
 int find_var(parser *P, const char *s, size_t n)
 {
-    int v = P->func >= 0 ? index_get(&P->vars, s, n, P->func) : -1;
-    return v >= 0 ? v : index_get(&P->vars, s, n, -1);
+    for (int32_t b = P->func >= 0 ? P->block : -1; b >= 0; b = P->blocks[b].parent) {
+        int v = index_get(&P->vars, s, n, P->block_base + b);
+        if (v >= 0) return v;
+    }
+    return index_get(&P->vars, s, n, -1);
 }
 
 /* A parameter of the function being parsed (its index), or a return parameter (-2 - index). */
@@ -461,11 +523,13 @@ void mh_ptx_free(mh_ptx_module *m)
     for (uint32_t i = 0; i < m->nfuncs; i++) {
         mh_ptx_func *f = &m->funcs[i];
         free(f->name);
+        free(f->short_name);
         for (uint32_t k = 0; k < f->nparams; k++) free(f->params[k].name);
         for (uint32_t k = 0; k < f->nrets; k++) free(f->rets[k].name);
         free(f->params);
         free(f->rets);
         free(f->code);
+        free(f->blocks);
     }
     for (uint32_t i = 0; i < m->nvars; i++) {
         free(m->vars[i].name);
@@ -483,6 +547,20 @@ void mh_ptx_free(mh_ptx_module *m)
     free(m->path);
     free(m->text);
     memset(m, 0, sizeof *m);
+}
+
+uint32_t mh_ptx_block_at(const mh_ptx_func *f, uint32_t off)
+{
+    /* the last block opened at or before off (blocks are in text order), then out to one that holds it */
+    uint32_t lo = 0, hi = f->nblocks;
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->blocks[mid].open <= off) lo = mid;
+        else hi = mid;
+    }
+    int32_t b = f->nblocks ? (int32_t)lo : -1;
+    while (b > 0 && !(f->blocks[b].open <= off && off < f->blocks[b].close)) b = f->blocks[b].parent;
+    return b > 0 ? (uint32_t)b : 0;
 }
 
 const mh_ptx_func *mh_ptx_find(const mh_ptx_module *m, const char *name)

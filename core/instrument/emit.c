@@ -349,27 +349,66 @@ static void branch_target(const mh_ptx_module *m, const mh_ptx_insn *in, const c
     *len = (int)(p - q);
 }
 
-/* The taken edges of guarded branches with points: before the branch, the same guard sends
- * control to a trampoline after the exit block, which records and branches to the target. */
+/* The block of f a branch is in (0: the body). */
+static uint32_t branch_block(const emit_ctx *c, uint32_t insn) { return mh_ptx_block_at(c->f, c->f->code[insn].text_off); }
+
+/* The trampoline of the taken edge of the guarded branch whose points are pts[0 .. n): before the
+ * branch, the same guard sends control to it; it records and branches to the target.  It goes at
+ * `at`, the top of the branch's own block (the body's: after the exit block), so the target's
+ * name means there what it means at the branch (the innermost label in sight, issue 30), and no
+ * branch enters a block from outside it. */
+static void trampoline(const emit_ctx *c, const point *pts, size_t n, size_t at, size_t *label)
+{
+    const mh_ptx_insn *in = &c->f->code[pts[0].insn];
+    const char *t;
+    int tl;
+    branch_target(c->m, in, &t, &tl);
+    add_edit(c->E, in->text_off, P_SYNC_BEFORE, "@%s%s bra \t$__mgpu_edge%zu; " STAND_IN "\n\t",
+             in->guard_neg ? "!" : "", c->m->reg_name[in->guard], *label);
+    add_edit(c->E, at, P_EXIT, "$__mgpu_edge%zu:\t// @mgpu: the edge to %.*s\n", *label, tl, t);
+    emit_records_at(c, at, pts, n);
+    add_edit(c->E, at, P_EXIT, "\tbra \t%.*s; \t// mgpu: on to the edge's target\n", tl, t);
+    (*label)++;
+}
+
+/* The end of the edge points of the branch at pts[i] (or i itself when pts[i] is not one). */
+static size_t edge_end(const point *pts, size_t n, size_t i)
+{
+    size_t j = i;
+    while (j < n && pts[j].insn == pts[i].insn && pts[j].where == PT_EDGE) j++;
+    return j;
+}
+
+/* The trampolines of the guarded branches of the body itself, after the exit block. */
 static void trampolines(const emit_ctx *c, const point *pts, size_t n, size_t *label)
 {
-    for (size_t i = 0; i < n;) {
-        if (pts[i].where != PT_EDGE) { i++; continue; }
-        size_t j = i;
-        while (j < n && pts[j].insn == pts[i].insn && pts[j].where == PT_EDGE) j++;
-        const mh_ptx_insn *in = &c->f->code[pts[i].insn];
-        const char *t;
-        int tl;
-        branch_target(c->m, in, &t, &tl);
-        add_edit(c->E, in->text_off, P_SYNC_BEFORE, "@%s%s bra \t$__mgpu_edge%zu; " STAND_IN "\n\t",
-                 in->guard_neg ? "!" : "", c->m->reg_name[in->guard], *label);
-        size_t at = c->f->body_open;
-        add_edit(c->E, at, P_EXIT, "$__mgpu_edge%zu:\t// @mgpu: the edge to %.*s\n", *label, tl, t);
-        emit_records_at(c, at, pts + i, j - i);
-        add_edit(c->E, at, P_EXIT, "\tbra \t%.*s; \t// mgpu: on to the edge's target\n", tl, t);
-        (*label)++;
-        i = j;
+    for (size_t i = 0, j; i < n; i = j > i ? j : i + 1) {
+        j = edge_end(pts, n, i);
+        if (j > i && branch_block(c, pts[i].insn) == 0) trampoline(c, pts + i, j - i, c->f->body_open, label);
     }
+}
+
+/* The trampolines of the guarded branches inside blocks, at the top of each branch's block, jumped
+ * over there ("bra $__mgpu_bodyN", then the trampolines of the block, then the label), block by
+ * block.  -1: out of memory. */
+static int block_trampolines(const emit_ctx *c, const point *pts, size_t n, size_t *label, mh_error *e)
+{
+    uint32_t nb = c->f->nblocks;
+    if (nb <= 1) return 0;
+    char *has = calloc(nb, 1);
+    if (!has) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (size_t i = 0, j; i < n; i = j > i ? j : i + 1)
+        if ((j = edge_end(pts, n, i)) > i) has[branch_block(c, pts[i].insn)] = 1;
+    for (uint32_t b = 1; b < nb; b++) {
+        if (!has[b]) continue;
+        size_t at = c->f->blocks[b].open, over = (*label)++;
+        add_edit(c->E, at, P_EXIT, "\n\tbra \t$__mgpu_body%zu; \t// mgpu: over the edges of this block\n", over);
+        for (size_t i = 0, j; i < n; i = j > i ? j : i + 1)
+            if ((j = edge_end(pts, n, i)) > i && branch_block(c, pts[i].insn) == b) trampoline(c, pts + i, j - i, at, label);
+        add_edit(c->E, at, P_EXIT, "$__mgpu_body%zu:\n", over);
+    }
+    free(has);
+    return 0;
 }
 
 void emit_globals(edits *E, const mh_ptx_module *m)
@@ -425,7 +464,7 @@ static int emit_records(const emit_ctx *c, const point *pts, size_t npts, mh_err
 }
 
 /* The header (an entry: in its exit block) or the count (a .func) at every exit. */
-static void emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigned scope, size_t *label)
+static int emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigned scope, size_t *label, mh_error *e)
 {
     const mh_ptx_func *f = c->f;
     int ends_with_exit = 0;
@@ -450,7 +489,7 @@ static void emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigne
          * plain kernel's; at the end, divergent paths met later */
         int out_of_line = 0;
         for (size_t q = 0; q < npts; q++)
-            out_of_line |= pts[q].where == PT_EDGE ||
+            out_of_line |= (pts[q].where == PT_EDGE && branch_block(c, pts[q].insn) == 0) ||
                            (pts[q].where == PT_EXIT && f->code[pts[q].insn].guard >= 0);
         size_t body = *label;
         if (out_of_line) {
@@ -461,7 +500,9 @@ static void emit_exits(const emit_ctx *c, const point *pts, size_t npts, unsigne
         exit_paths(c, pts, npts, first_path, exit_label);
         trampolines(c, pts, npts, label);
         if (out_of_line) add_edit(c->E, f->body_open, P_EXIT, "$__mgpu_body%zu:\n", body);
+        return block_trampolines(c, pts, npts, label, e);
     } else if (!ends_with_exit) add_edit(c->E, f->body_close, P_EXIT, FUNC_EXIT);
+    return 0;
 }
 
 int emit_function(rewrite *w, const mh_ptx_func *f, unsigned scope, mh_error *e)
@@ -477,6 +518,5 @@ int emit_function(rewrite *w, const mh_ptx_func *f, unsigned scope, mh_error *e)
         add_edit(&w->E, in->text_off, P_SYNC_BEFORE, SYNC_BEFORE);
         add_edit(&w->E, in->text_end, P_SYNC_AFTER, SYNC_AFTER);
     }
-    emit_exits(&c, w->pts, w->npts, scope, &w->label);
-    return 0;
+    return emit_exits(&c, w->pts, w->npts, scope, &w->label, e);
 }

@@ -163,6 +163,26 @@ static void rewrite_free(rewrite *w)
     free(w->made);
 }
 
+/* The rewrite must be PTX the front end reads (and so, by the ptxas referee of the tests, PTX
+ * ptxas takes): one it cannot read is an error, never a module handed on to fail in the JIT or
+ * to run wrong (issue 30: trampolines outside the block of their branch's target). */
+static int reads_back(const mh_ptx_module *m, const mh_instrumented *out, mh_error *e)
+{
+    mh_ptx_module again;
+    char path[300];
+    snprintf(path, sizeof path, "%.200s (instrumented)", m->path);
+    if (mh_ptx_parse(&again, out->text, out->len, path, e) == 0) {
+        mh_ptx_free(&again);
+        return 0;
+    }
+    char why[sizeof e->message];
+    snprintf(why, sizeof why, "%s", e->message);
+    e->line = 0; /* (a line of the rewrite, not of the module) */
+    return mh_fail(e, MH_E_PTX_UNSUPPORTED, "%s: the instrumentation wrote PTX that does not read back (%.700s): a bug of "
+                   "mgpu-harness, please report it with this module; without markers or probes it loads as it is",
+                   m->path, why);
+}
+
 int mh_instrument(const mh_ptx_module *m, mh_scope scope, mh_instrumented *out, mh_error *e)
 {
     mh_instrument_opts o = {.scope = scope};
@@ -198,6 +218,7 @@ int mh_instrument_with(const mh_ptx_module *m, const mh_instrument_opts *opts, m
     if (!rc) rc = mh_names_finish(&out->names, e);
     if (!rc) rc = edits_apply(&w.E, m->text, out, e);
     edits_free(&w.E);
+    if (!rc) rc = reads_back(m, out, e);
     if (rc) mh_instrumented_free(out);
     return rc;
 }

@@ -144,8 +144,9 @@ static int scan_locs(probe_ctx *c, mh_error *e)
     return 0;
 }
 
-/* The instruction at label `name` of the body (the first after "name:"), or UINT32_MAX. */
-static uint32_t label_insn(const probe_ctx *c, const char *name)
+/* The instruction at the k-th label `name` of the body (the first after "name:"; k from 0: blocks
+ * may each define a label of one name, issue 30), or UINT32_MAX past the last. */
+static uint32_t label_insn_k(const probe_ctx *c, const char *name, uint32_t k)
 {
     const char *t = c->m->text;
     size_t len = strlen(name);
@@ -154,11 +155,23 @@ static uint32_t label_insn(const probe_ctx *c, const char *name)
         if (memcmp(t + p, name, len) || t[p + len] != ':') continue;
         char before = p > c->f->body_open ? t[p - 1] : '\n';
         if (!(before == '\n' || before == ' ' || before == '\t' || before == '{' || before == ';' || before == '}')) continue;
+        if (k--) continue;
         for (uint32_t i = 0; i < c->f->ncode; i++)
             if (insn_at(c->f, i) > p) return i;
         return c->f->ncode ? c->f->ncode - 1 : UINT32_MAX;
     }
     return UINT32_MAX;
+}
+
+static uint32_t label_insn(const probe_ctx *c, const char *name) { return label_insn_k(c, name, 0); }
+
+/* Whether a label `name` of the body is at instruction i (any of the blocks that define one). */
+static int label_at(const probe_ctx *c, const char *name, uint32_t i)
+{
+    uint32_t at;
+    for (uint32_t k = 0; (at = label_insn_k(c, name, k)) != UINT32_MAX; k++)
+        if (at == i) return 1;
+    return 0;
 }
 
 /* Whether instruction i's mnemonic starts with prefix, up to a '.' or its end. */
@@ -235,7 +248,7 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
         case MH_PROBE_LOOP:
             for (uint32_t li = 0; !rc && li < c->nloops; li++) {
                 const nat_loop *l = &c->loops[li];
-                if (p->loop && label_insn(c, p->loop) != l->header) continue;
+                if (p->loop && !label_at(c, p->loop, l->header)) continue; /* every block's label of the name */
                 uint32_t line = source_line(c, l->header);
                 rc = made_name_id(c, "%s@%u", pn, line ? line : f->code[l->header].line, &id, e);
                 if (!rc) rc = loop_region(c, l, id, p->per_loop, 10 * l->depth + (p->per_loop ? 2 : 5), pn, e);
@@ -287,6 +300,15 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
                 for (uint32_t i = 0; i < f->ncode && b == UINT32_MAX; i++)
                     if (f->code[i].line > p->to_line || (f->code[i].text_off == 0 && f->code[i].text_end == 0)) b = i;
             if (a == UINT32_MAX || b == UINT32_MAX) break; /* not in this entry */
+            const char *twice = p->from && label_insn_k(c, p->from, 1) != UINT32_MAX ? p->from
+                                : p->to && label_insn_k(c, p->to, 1) != UINT32_MAX ? p->to : NULL;
+            if (twice) { /* labels of one name in several blocks (issue 30): which one is meant? */
+                uint32_t l0 = f->code[label_insn_k(c, twice, 0)].line, l1 = f->code[label_insn_k(c, twice, 1)].line;
+                rc = err_at(e, m, l1, MH_E_BAD_ARGUMENT, "probe \"%.100s\": label %.100s is defined in more than one "
+                            "block of %s (before lines %u and %u): a range needs labels defined once (or lines)", pn,
+                            twice, f->name, l0, l1);
+                break;
+            }
             if (!p->from && (f->code[a].line > p->to_line || (f->code[a].text_off == 0 && f->code[a].text_end == 0)))
                 break; /* nothing of the lines is in this entry */
             matched[k] = 1;

@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "frontend/ptx.h"
 #include "launch/tensor_map.h"
+#include "trace/flows.h"
 
 /* What a device is; the same fields for every backend. */
 typedef struct mh_device_facts {
@@ -76,6 +77,8 @@ typedef struct mh_launch_desc {
                                   * time_ns their mean, for kernels shorter than the host's submission gap;
                                   * emu runs it once (its virtual time is the same each run) */
     int stats;                   /* emu: count memory traffic and instructions per source line (stats->counts) */
+    int flows;                   /* emu: record which arrive or TMA completion released which mbarrier wait
+                                  * (stats->flows: flow events on the timeline) */
     int cooperative;             /* a cooperative launch: the whole grid resident at once (bad_argument before
                                   * launching when it cannot be), cg::this_grid().sync() works */
 } mh_launch_desc;
@@ -119,6 +122,8 @@ typedef struct mh_launch_stats {
                                   * file:line (malloc'd, NULL: none): the caller frees it */
     size_t warnings_len;
     mh_launch_counts *counts;    /* emu with desc.stats: the caller frees it with counts->release */
+    mh_trace_flow *flows;        /* emu with desc.flows: mbarrier phases' completions to the waits they released */
+    uint32_t nflows;             /* (malloc'd: the caller frees it) */
 } mh_launch_stats;
 
 typedef struct mh_backend_ops {

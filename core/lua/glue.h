@@ -71,6 +71,8 @@ typedef struct {
     mh_spec spec;
     mh_names names;
     double clock_ghz;
+    mh_trace_flow *flows;    /* emu: what released each mbarrier wait (the dump's flow events), nflows of them */
+    uint32_t nflows;
 } l_trace;
 
 /* core.TRACE: "the harness's trace buffer goes here" (its address is the token) */
@@ -112,6 +114,9 @@ void glue_opt_uint_list(lua_State *L, int t, const char *what, const char *k, ui
 uint32_t glue_opt_counter_bins(lua_State *L, int t, const char *what);
 /* The type name of the value at i, for messages. */
 const char *glue_typename(lua_State *L, int i);
+/* Whether the value at i is an integer: a Lua integer, or a float with an integral value in
+ * lua_Integer's range (2^20 and 2.0 are integers; a string is not); lua_tointeger then reads it. */
+int glue_isint(lua_State *L, int i);
 
 /* ---- objects (glue_open.c) ----------------------------------------------- */
 void *glue_new_object(lua_State *L, size_t size, const char *mt, int uservalue_index);
@@ -147,7 +152,7 @@ int glue_json_decode(lua_State *L);
 
 /* ---- what each file registers -------------------------------------------- */
 extern const luaL_Reg glue_error_funcs[], glue_trace_funcs[], glue_device_funcs[], glue_array_funcs[],
-    glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[];
+    glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[], glue_exec_funcs[];
 void glue_open_trace(lua_State *L);
 void glue_open_device(lua_State *L);
 void glue_open_array(lua_State *L);

@@ -48,6 +48,19 @@ static unsigned char *scratch(lua_State *L, size_t bytes)
     return lua_newuserdatauv(L, bytes ? bytes : 1, 0);
 }
 
+/* An integer dtype's fill reaches values a and b (its ends): both in the type's range, or a
+ * bad_argument naming them (an i8 ramp of 300 elements wrapped to -128 at element 129: issue 36). */
+static void fill_fits(lua_State *L, mh_dtype t, const char *fill, double a, double b)
+{
+    if (mh_dtype_is_float(t)) return;
+    int bits = (int)mh_dtype_size(t) * 8, sgn = t == MH_I8 || t == MH_I16 || t == MH_I32 || t == MH_I64;
+    double lo = sgn ? -ldexp(1, bits - 1) : 0, hi = sgn ? ldexp(1, bits - 1) : ldexp(1, bits); /* [lo, hi) */
+    double x = a < b ? a : b, y = a < b ? b : a;
+    if (!(x >= lo && y < hi))
+        glue_bad(L, "array: fill = \"%s\" reaches %.17g to %.17g, beyond %s's range %.17g to %.17g", fill, x, y,
+                 mh_dtype_name(t), lo, hi - 1);
+}
+
 /* opts.shape: a list of positive dimensions whose product is n */
 static void read_shape(lua_State *L, int t, lua_Integer n, uint64_t dims[MH_NPY_MAX_DIMS], int *ndim)
 {
@@ -62,7 +75,7 @@ static void read_shape(lua_State *L, int t, lua_Integer n, uint64_t dims[MH_NPY_
     if (*ndim < 1 || *ndim > MH_NPY_MAX_DIMS) glue_bad(L, "%s", "shape: 1 to 8 dimensions");
     for (int i = 0; i < *ndim; i++) {
         lua_rawgeti(L, -1, i + 1);
-        lua_Integer dim = lua_isinteger(L, -1) ? lua_tointeger(L, -1) : -1;
+        lua_Integer dim = glue_isint(L, -1) ? lua_tointeger(L, -1) : -1;
         lua_pop(L, 1);
         if (dim < 1) glue_bad(L, "%s", "shape: dimensions must be positive integers");
         if (dim > n) /* no dimension exceeds the count (and the product cannot wrap around) */
@@ -108,7 +121,10 @@ int glue_array_new(lua_State *L)
     if (mh_dtype_parse(tn, &t))
         return glue_bad(L, "unknown dtype \"%s\" (f32 f16 bf16 f64 i8 u8 i16 u16 i32 u32 i64 u64)", tn);
     int from_table = lua_istable(L, 3);
-    lua_Integer n = from_table ? (lua_Integer)lua_rawlen(L, 3) : luaL_checkinteger(L, 3);
+    if (!from_table && !glue_isint(L, 3)) /* "10" was taken (where a launch refuses "4") */
+        return lua_type(L, 3) == LUA_TNUMBER ? glue_bad(L, "array length must be an integer, got %g", lua_tonumber(L, 3))
+               : glue_bad(L, "array length must be an integer (or a table of values), got %s", glue_typename(L, 3));
+    lua_Integer n = from_table ? (lua_Integer)lua_rawlen(L, 3) : lua_tointeger(L, 3);
     uint64_t dims[MH_NPY_MAX_DIMS] = {(uint64_t)n};
     int ndim = 1, fill = 0;
     lua_Integer seed = 1;
@@ -139,8 +155,10 @@ int glue_array_new(lua_State *L)
             lua_pop(L, 1);
         }
     } else if (fill == 2) {
+        fill_fits(L, t, "random", lo, hi - 1 > lo ? hi - 1 : lo);
         mh_fill_random(t, host, (size_t)n, (uint64_t)seed, lo, hi);
     } else if (fill == 1) {
+        fill_fits(L, t, "ramp", start, start + (double)(n - 1) * step);
         mh_fill_ramp(t, host, (size_t)n, start, step);
     }
     new_array(L, d, t, (uint64_t)n, host, ndim, dims);
@@ -437,7 +455,7 @@ static int l_struct(lua_State *L)
                 /* an integer address is no allocation the launch can check: a forged pointer */
                 glue_bad(L, "%s: a ptr field takes an array (its device address), mgpu.null or 0 (a null pointer), not %s", what,
                          lua_isinteger(L, -1) ? "another integer (an address no array has)" : glue_typename(L, -1));
-            } else if (lua_isinteger(L, -1) && !mh_dtype_is_float(t)) {
+            } else if (glue_isint(L, -1) && !mh_dtype_is_float(t)) {
                 lua_Integer v = lua_tointeger(L, -1);
                 int bits = (int)size * 8, sgn = t == MH_I8 || t == MH_I16 || t == MH_I32 || t == MH_I64;
                 int fits = bits == 64 || (sgn ? v >= -((lua_Integer)1 << (bits - 1)) && v < ((lua_Integer)1 << (bits - 1))

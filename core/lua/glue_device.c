@@ -4,6 +4,7 @@
  * backend it talks to. */
 #include "lua/glue.h"
 #include "backends.h"
+#include "base/demangle.h"
 #include "launch/args.h"
 #include "launch/tensor_map.h"
 #include "emu/emu_occupancy.h"
@@ -417,7 +418,7 @@ static int l_kernel_device(lua_State *L)
     return 1;
 }
 
-/* k:info() -> {registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=,
+/* k:info() -> {name=, demangled=, registers=, static_smem=, local_bytes=, max_threads=, backend=, jit_target=,
  * registers_from=, spill_stores=, spill_loads=, stack=, ptx_registers=, note=, setmaxnreg=}
  * cuda: what the driver compiled, and jit_target ("compute_90a": compiled for that
  * architecture-specific target; "context": for the device's); emu: what ptxas says (registers,
@@ -452,7 +453,12 @@ static int l_kernel_info(lua_State *L)
     mh_error e;
     mh_error_clear(&e);
     if (mh_device_kernel_facts(&d->dev, m->bm, k->f, &kf, &e)) return glue_raise(L, &e);
-    lua_createtable(L, 0, 12);
+    lua_createtable(L, 0, 14);
+    /* the kernel's full name, once: as in the PTX, and demangled (messages give a short one) */
+    glue_set_str(L, -1, "name", k->f->name);
+    char *demangled = mh_demangle(k->f->name);
+    if (demangled) glue_set_str(L, -1, "demangled", demangled);
+    free(demangled);
     if (!kf.regs_unknown) glue_set_int(L, -1, "registers", kf.regs);
     if (!kf.regs_unknown) glue_set_str(L, -1, "registers_from", kf.regs_from ? kf.regs_from : "driver");
     if (kf.ptx_regs) glue_set_int(L, -1, "ptx_registers", kf.ptx_regs);

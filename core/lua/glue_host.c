@@ -5,6 +5,7 @@
 #include "lua/glue.h"
 #include "base/out.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -322,6 +323,28 @@ static int l_same_file(lua_State *L)
     return 1;
 }
 
+/* core.list_dir(path) -> the names in folder path (not "." and ".."), in no order; nil, message
+ * when it cannot be read */
+static int l_list_dir(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    DIR *d = opendir(path);
+    if (!d) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_newtable(L);
+    lua_Integer n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        lua_pushstring(L, e->d_name);
+        lua_rawseti(L, -2, ++n);
+    }
+    closedir(d);
+    return 1;
+}
+
 /* core.getpid() -> this process's id */
 static int l_getpid(lua_State *L)
 {
@@ -334,5 +357,6 @@ const luaL_Reg glue_host_funcs[] = {
     {"getpid", l_getpid},           {"link", l_link},               {"same_file", l_same_file},
     {"json_encode", l_json_encode}, {"json_decode", glue_json_decode}, {"sha256_file", l_sha256_file},
     {"write_file", l_write_file},   {"append_line", l_append_line}, {"mkdir_p", l_mkdir_p},
-    {"isatty", l_isatty},           {"now", l_now},                 {NULL, NULL},
+    {"isatty", l_isatty},           {"now", l_now},                 {"list_dir", l_list_dir},
+    {NULL, NULL},
 };

@@ -57,11 +57,8 @@ static void read_shape(lua_State *L, launch_state *s)
     if (has_cluster) {
         /* thread-block clusters: cuda launches them with cuLaunchKernelEx; emu dispatches a
          * cluster's blocks together (docs/emu.md) */
-        glue_opt_dims32(L, 2, "launch", "cluster", l->cluster);
-        for (int i = 0; i < 3; i++)
-            if (l->grid[i] % l->cluster[i])
-                glue_fail(L, MH_E_LAUNCH_FAILED, "launch: grid %ux%ux%u is not a whole number of %ux%ux%u clusters",
-                          l->grid[0], l->grid[1], l->grid[2], l->cluster[0], l->cluster[1], l->cluster[2]);
+        glue_opt_dims32(L, 2, "launch", "cluster", l->cluster); /* the grid checked as .reqnctapercluster's,
+                                                                   * bad_argument: mh_launch_cluster */
     }
     l->timed = glue_opt_boolean(L, 2, "launch", "time", 1); /* cuda: false skips the events (no time_ns) */
     l->timeout_s = glue_opt_number(L, 2, "launch", "timeout_s", 0); /* emu: a launch running longer is stopped */
@@ -93,10 +90,10 @@ static void read_args(lua_State *L, launch_state *s)
         memset(a, 0, sizeof *a);
         l_array *arr = luaL_testudata(L, -1, ARRAY_MT);
         if (arr && arr->dev != s->d)
-            glue_bad(L, "launch %s: argument %u is an array of another device", s->k->f->name, i + 1);
+            glue_bad(L, "launch %s: argument %u is an array of another device", s->k->f->short_name, i + 1);
         if (arr && (!arr->addr || arr->gen != mh_device_generation(&s->d->dev)))
             glue_bad(L, "launch %s: argument %u is an array that was freed (or lost when a fault reset the device)",
-                     s->k->f->name, i + 1);
+                     s->k->f->short_name, i + 1);
         if (arr) {
             a->kind = MH_ARG_PTR;
             a->ptr = arr->addr;
@@ -107,7 +104,7 @@ static void read_args(lua_State *L, launch_state *s)
         } else if (lua_touserdata(L, -1) == &glue_trace_sentinel && !s->inst) {
             a->kind = MH_ARG_PTR;
             s->trace_at = (int)i;
-        } else if (lua_isinteger(L, -1)) {
+        } else if (glue_isint(L, -1)) { /* 2.0 and 2^20 too: an integer parameter takes them */
             a->kind = MH_ARG_INT;
             a->i = lua_tointeger(L, -1);
         } else if (lua_type(L, -1) == LUA_TNUMBER) {
@@ -119,7 +116,7 @@ static void read_args(lua_State *L, launch_state *s)
             a->data = lua_tolstring(L, -1, &len);
             a->bytes = len;
         } else {
-            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->name,
+            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->short_name,
                      i + 1, glue_typename(L, -1),
                      s->inst ? "; the trace buffer of an instrumented kernel is passed by the harness" : " or mgpu.TRACE");
         }
@@ -128,7 +125,7 @@ static void read_args(lua_State *L, launch_state *s)
     lua_pop(L, 1);
     s->nargs = s->user_args = n;
     uint32_t user_params = s->k->f->nparams - (s->inst ? MH_INSTRUMENT_PARAMS : 0);
-    if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->name, user_params, n);
+    if (n != user_params) glue_bad(L, "kernel %s takes %u arguments, %u were given", s->k->f->short_name, user_params, n);
 }
 
 /* The trace object, its spec and names: from profile for a kernel writing its own trace, from
@@ -273,7 +270,15 @@ static int attempt(launch_state *s, mh_launch_stats *st, uint64_t *need, mh_erro
     if (!rc) {
         s->desc.params = where;
         s->desc.nparams = s->nargs;
+        s->desc.flows = tr != NULL; /* emu: the waits' flows for the trace's timeline */
         rc = mh_device_launch(&s->d->dev, s->m->bm, &s->m->m, s->k->f, &s->desc, st, e);
+        if (tr) { /* the trace keeps this attempt's flows */
+            free(tr->flows);
+            tr->flows = st->flows;
+            tr->nflows = st->nflows;
+            st->flows = NULL;
+            st->nflows = 0;
+        }
         if (rc && e->code == MH_E_INTERRUPTED) mh_stop_clear(); /* this error is the Ctrl-C: not raised twice */
     }
     if (!rc && tr)
@@ -458,6 +463,8 @@ static void drop_extras(mh_launch_stats *st)
     st->output_len = 0;
     free(st->warnings);
     st->warnings = NULL;
+    free(st->flows);
+    st->flows = NULL;
     st->warnings_len = 0;
     if (st->counts) st->counts->release(st->counts);
     st->counts = NULL;

@@ -32,14 +32,17 @@ static int api_call(lua_State *L)
     int n = lua_gettop(L);
     lua_pushvalue(L, lua_upvalueindex(1));
     lua_insert(L, 1);
-    if (lua_pcall(L, n, LUA_MULTRET, 0) == LUA_OK) return lua_gettop(L);
+    int st = lua_pcall(L, n, LUA_MULTRET, 0);
+    if (st == LUA_OK) return lua_gettop(L);
     if (lua_type(L, -1) != LUA_TSTRING) return lua_error(L);
     const char *msg = lua_tostring(L, -1), *name = lua_tostring(L, lua_upvalueindex(2));
     int method = lua_toboolean(L, lua_upvalueindex(3)), arg = 0;
     const char *q = strstr(msg, " to '?'");
     mh_error e;
     mh_error_clear(&e);
-    if (q && sscanf(msg, "bad argument #%d", &arg) == 1) {
+    if (st == LUA_ERRMEM) { /* the host's memory (an array's copy): no_memory, as the docs say (issue 36) */
+        mh_fail(&e, MH_E_NO_MEMORY, "%s: out of host memory (%s)", name, msg);
+    } else if (q && sscanf(msg, "bad argument #%d", &arg) == 1) {
         /* as Lua says it of a method: self is not counted, a bad self is named so */
         if (method && arg == 1) mh_fail(&e, MH_E_BAD_ARGUMENT, "calling '%s' on bad self%s", name, q + 7);
         else mh_fail(&e, MH_E_BAD_ARGUMENT, "bad argument #%d to '%s'%s", method ? arg - 1 : arg, name, q + 7);
@@ -91,7 +94,7 @@ int luaopen_mgpu_core(lua_State *L)
     glue_open_proc(L);
     lua_newtable(L);
     const luaL_Reg *const lists[] = {glue_error_funcs, glue_trace_funcs, glue_device_funcs, glue_array_funcs,
-                                     glue_host_funcs, glue_proc_funcs, glue_probe_funcs};
+                                     glue_host_funcs, glue_proc_funcs, glue_probe_funcs, glue_exec_funcs};
     for (size_t i = 0; i < sizeof lists / sizeof *lists; i++) set_api_funcs(L, lists[i], 0);
     lua_pushliteral(L, MH_VERSION);
     lua_setfield(L, -2, "VERSION");

@@ -22,6 +22,14 @@ static const char *field(char *buf, size_t n, const char *what, const char *k)
 
 const char *glue_typename(lua_State *L, int i) { return luaL_typename(L, i); }
 
+int glue_isint(lua_State *L, int i)
+{
+    if (lua_type(L, i) != LUA_TNUMBER) return 0;
+    if (lua_isinteger(L, i)) return 1;
+    lua_Number d = lua_tonumber(L, i);
+    return d == floor(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0;
+}
+
 void glue_check_table(lua_State *L, int idx, const char *what, const char *shape)
 {
     if (!lua_istable(L, idx)) glue_bad(L, "%s must be a table %s, got %s", what, shape, glue_typename(L, idx));
@@ -60,7 +68,7 @@ void glue_opt_dims(lua_State *L, int t, const char *what, const char *k, uint64_
     const char *f = field(buf, sizeof buf, what, k);
     out[0] = out[1] = out[2] = 1;
     lua_getfield(L, t, k);
-    if (lua_isinteger(L, -1)) {
+    if (glue_isint(L, -1)) {
         lua_Integer v = lua_tointeger(L, -1);
         if (v < 1) glue_bad(L, "%s must be a positive integer", f);
         out[0] = (uint64_t)v;
@@ -69,7 +77,7 @@ void glue_opt_dims(lua_State *L, int t, const char *what, const char *k, uint64_
         if (n < 1 || n > 3) glue_bad(L, "%s must have 1 to 3 dimensions", f);
         for (lua_Integer i = 1; i <= n; i++) {
             lua_rawgeti(L, -1, i);
-            int ok = lua_isinteger(L, -1) && lua_tointeger(L, -1) >= 1;
+            int ok = glue_isint(L, -1) && lua_tointeger(L, -1) >= 1;
             if (!ok) glue_bad(L, "every dimension of %s must be a positive integer", f);
             out[i - 1] = (uint64_t)lua_tointeger(L, -1);
             lua_pop(L, 1);
@@ -129,7 +137,7 @@ lua_Integer glue_opt_integer(lua_State *L, int t, const char *what, const char *
     if (!lua_isnil(L, -1)) {
         char buf[96];
         const char *f = field(buf, sizeof buf, what, k);
-        if (!lua_isinteger(L, -1)) glue_bad(L, "%s must be an integer, got %s", f, glue_typename(L, -1));
+        if (!glue_isint(L, -1)) glue_bad(L, "%s must be an integer, got %s", f, glue_typename(L, -1));
         v = lua_tointeger(L, -1);
         if (v < min || v > max) glue_bad(L, "%s = %lld: it must be %lld to %lld", f, (long long)v, (long long)min, (long long)max);
     }
@@ -180,7 +188,7 @@ void glue_opt_uint_list(lua_State *L, int t, const char *what, const char *k, ui
         if (len < 1 || len > max) glue_bad(L, "%s must have 1 to %d entries", f, max);
         for (lua_Integer i = 1; i <= len; i++) {
             lua_rawgeti(L, -1, i);
-            if (!lua_isinteger(L, -1) || lua_tointeger(L, -1) < 0)
+            if (!glue_isint(L, -1) || lua_tointeger(L, -1) < 0)
                 glue_bad(L, "every entry of %s must be a non-negative integer", f);
             out[i - 1] = (uint64_t)lua_tointeger(L, -1);
             lua_pop(L, 1);

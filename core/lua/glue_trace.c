@@ -176,8 +176,10 @@ static int l_trace_gc(lua_State *L)
     l_trace *t = luaL_checkudata(L, 1, TRACE_MT); /* raw: gc of a closed trace is fine */
     free(t->words);
     free(t->calib);
+    free(t->flows);
     t->words = NULL;
     t->calib = NULL;
+    t->flows = NULL;
     mh_names_free(&t->names);
     return 0;
 }
@@ -189,7 +191,8 @@ static int l_trace_dump(lua_State *L)
 {
     l_trace *t = check_trace(L, 1);
     const char *path = luaL_checkstring(L, 2);
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = t->clock_ghz, .calib = t->calib, .flows = t->flows,
+                         .nflows = t->nflows};
     if (!lua_isnoneornil(L, 3)) {
         glue_check_table(L, 3, "trace:dump's options", "{compat=, clock_ghz=, counters=}");
         static const char *const keys[] = {"compat", "clock_ghz", "counters", NULL}, *const compat[] = {"mosaic", NULL};
@@ -270,6 +273,10 @@ static int l_trace_save(lua_State *L)
 {
     l_trace *t = check_trace(L, 1);
     const char *prefix = luaL_checkstring(L, 2);
+    size_t plen = strlen(prefix);
+    if (!plen || prefix[plen - 1] == '/') /* "" wrote the hidden files .bin and .meta.json (issue 36) */
+        return glue_bad(L, "trace:save(prefix): the prefix names the files without their extensions (\"run1\" writes "
+                        "run1.bin and run1.meta.json), not \"%s\"", prefix);
     mh_error e;
     mh_error_clear(&e);
     lua_createtable(L, 0, 3);
@@ -360,7 +367,7 @@ void glue_read_profile(lua_State *L, int idx, const uint32_t grid[3], const uint
     }
     t->spec.scope = glue_opt_choice(L, idx, "profile", "scope", 1, scopes) == 0 ? MH_SCOPE_WARP : MH_SCOPE_WARPGROUP;
     lua_getfield(L, idx, "entries");
-    if (!lua_isinteger(L, -1)) glue_bad(L, "profile.entries must be an integer, got %s", glue_typename(L, -1));
+    if (!glue_isint(L, -1)) glue_bad(L, "profile.entries must be an integer, got %s", glue_typename(L, -1));
     lua_pop(L, 1);
     t->spec.entries = (uint64_t)glue_opt_integer(L, idx, "profile", "entries", 0, 0, INT64_MAX);
     if (mh_spec_validate(&t->spec, &e)) glue_raise(L, &e);

@@ -15,7 +15,7 @@ int mh_lua_run_builtin(const char *name, const char *code, int argc, char **argv
 
 /* Probes read from a file, checked as dev:load's probes = {...} are (one reader, glue_read_probes):
  * PATH.json holds a JSON array of probe objects, PATH.lua is a Lua file returning the list, run in
- * a Lua state with the base library only.  On success *probes (n of them) stay valid until
+ * a child process (killed after 5 s) in a Lua state with the base library only.  On success *probes (n of them) stay valid until
  * mh_lua_probes_free(the result); NULL on failure: io_error (the file cannot be read), bad_argument
  * (another extension, bad JSON, a Lua error, a bad probe: the message names the file and probes[N]),
  * no_memory. */

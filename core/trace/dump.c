@@ -2,6 +2,7 @@
  * modes.  See dump.h and docs/DESIGN.md "Dump". */
 #include "trace/dump.h"
 #include "trace/counters.h"
+#include "trace/meta.h"
 #include "version.h"
 
 #include <math.h>
@@ -291,12 +292,13 @@ static int measure_clock(dump_ctx *c)
 {
     const uint32_t *k = c->opts->calib;
     double cycles = 0, ns = 0;
-    uint64_t used = 0, ran = 0;
+    uint64_t used = 0, ran = 0, odd = 0;
     uint32_t step = 0, t0 = 0;
     for (uint64_t i = 0; i < c->nlive; i++) {
         const uint32_t *w = k + c->live[i].trace * MH_CALIB_WORDS;
         uint32_t dc = w[2] - w[0], dt = w[3] - w[1];
         if (dc) ran++;
+        if (dt >= 0x80000000u || dc >= 0x80000000u) odd++; /* a clock going back, or a trace of seconds */
         if (dt == 0 || dt >= 0x80000000u || dc >= 0x80000000u) continue;
         if (!used) t0 = w[1];
         step = gcd32(gcd32(step, w[1] - t0), w[3] - t0);
@@ -310,8 +312,18 @@ static int measure_clock(dump_ctx *c)
         return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words say that none of the %llu traces with events ran "
                        "a cycle (%%clock at start and exit equal: a file of zeros, or not this trace's --calib)",
                        (unsigned long long)c->nlive);
+    /* words most of which go backwards, or that measure a rate no GPU runs at, are not this
+     * trace's calibration (random words fell back to cycles, or gave 2e-05 GHz: issue 36) */
+    if (odd > used)
+        return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words of %llu of the %llu traces with events have "
+                       "%%clock or %%globaltimer going backwards between start and exit: not this trace's --calib",
+                       (unsigned long long)odd, (unsigned long long)c->nlive);
     /* below a microsecond in all the measurement means nothing: keep the given rate */
     if (ns < 1000 || cycles <= 0) return 0;
+    if (!mh_clock_ghz_ok(cycles / ns))
+        return mh_fail(c->e, MH_E_BAD_BUFFER, "the calibration words measure an SM clock of %.3g GHz (%.0f cycles in "
+                       "%.0f ns of %%globaltimer over %llu traces), outside %g to %g GHz: not this trace's --calib",
+                       cycles / ns, cycles, ns, (unsigned long long)used, MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX);
     c->st->clock_ghz_measured = cycles / ns;
     c->st->calib_traces = used;
     c->st->timer_step_ns = step;
@@ -504,6 +516,67 @@ static int emit_counters(dump_ctx *c)
     return 0;
 }
 
+/* ---- flows (emu's, flows.h): what released a wait, between two traces ---- */
+
+/* The live trace of thread `thread` of block `b` (NULL: outside the grid, or a trace without events). */
+static const live_trace *flow_trace(const dump_ctx *c, const uint64_t *at, const uint32_t b[3], uint32_t thread)
+{
+    const mh_spec *s = c->spec;
+    if (b[0] >= s->grid[0] || b[1] >= s->grid[1] || b[2] >= s->grid[2]) return NULL;
+    uint64_t lin = ((uint64_t)b[0] * s->grid[1] + b[1]) * s->grid[2] + b[2]; /* Mosaic's order of blocks */
+    uint64_t t = lin * s->traces_per_block + thread / (uint32_t)s->scope;
+    return t < s->num_traces && at[t] ? &c->live[at[t] - 1] : NULL;
+}
+
+/* A %clock64 reading of trace l's SM on the timeline, as its events are placed. */
+static int64_t flow_ts(const dump_ctx *c, const live_trace *l, uint64_t clock)
+{
+    int32_t d = (int32_t)((uint32_t)clock - l->first_clock);
+    int64_t base = trace_base(c, l);
+    return d >= 0 ? base + (int64_t)cycles_to_units(c->ghz, (uint64_t)d) : base - (int64_t)cycles_to_units(c->ghz, (uint64_t)-(int64_t)d);
+}
+
+static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, int64_t ts, const live_trace *l)
+{
+    mh_out *o = c->out;
+    mh_out_lit(o, ",\n{\"name\":\"");
+    mh_out_str(o, name);
+    mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"");
+    mh_out_str(o, finish ? "f\",\"bp\":\"e" : "s");
+    mh_out_lit(o, "\",\"id\":");
+    mh_out_u64(o, id);
+    mh_out_lit(o, ",\"ts\":");
+    mh_out_milli3(o, ts);
+    mh_out_lit(o, ",\"pid\":");
+    mh_out_u64(o, (uint64_t)l->smid + 1);
+    mh_out_lit(o, ",\"tid\":");
+    mh_out_u64(o, l->trace + 1);
+    mh_out_lit(o, "}");
+}
+
+/* Default mode with flows: each one an "s" on its source's trace and an "f" bound to the enclosing
+ * slice ("bp": "e") on its destination's, ids from 1 in the order emu recorded them; one whose end
+ * has no trace with events is left out. */
+static int emit_flows(dump_ctx *c)
+{
+    const mh_spec *s = c->spec;
+    uint64_t *at = calloc(s->num_traces ? s->num_traces : 1, sizeof *at);
+    if (!at) return mh_fail(c->e, MH_E_NO_MEMORY, "%s", "out of memory for the flows");
+    for (uint64_t i = 0; i < c->nlive; i++) at[c->live[i].trace] = i + 1;
+    uint64_t id = 0;
+    for (uint32_t i = 0; i < c->opts->nflows; i++) {
+        const mh_trace_flow *f = &c->opts->flows[i];
+        const live_trace *a = flow_trace(c, at, f->src_block, f->src_thread), *b = flow_trace(c, at, f->dst_block, f->dst_thread);
+        if (!a || !b) continue;
+        const char *name = f->kind == MH_FLOW_TMA ? "TMA complete_tx" : "mbarrier arrive";
+        id++;
+        flow_event(c, name, 0, id, flow_ts(c, a, f->src_clock), a);
+        flow_event(c, name, 1, id, flow_ts(c, b, f->dst_clock), b);
+    }
+    free(at);
+    return 0;
+}
+
 /* Pass 2: events of one trace in timeline order. */
 static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
 {
@@ -655,6 +728,7 @@ int mh_dump(const mh_spec *spec, const mh_names *names, mh_tracebuf *buf, const 
             /* a write failed or a stop was requested (Ctrl-C under the runner): stop here */
             if (!rc && mh_out_failure(out, e)) rc = -1;
         }
+        if (!rc && opts->nflows && opts->mode == MH_DUMP_DEFAULT && c.nlive) rc = emit_flows(&c);
         if (!rc && c.counters) rc = emit_counters(&c);
         if (!rc) mh_out_str(out, opts->mode == MH_DUMP_MOSAIC ? "]}" : "\n]}\n");
         if (!rc && opts->summary && opts->summary->no_memory)

@@ -18,6 +18,7 @@
 #include "trace/spec.h"
 #include "trace/summary.h"
 #include "trace/tracebuf.h"
+#include "trace/flows.h"
 
 typedef enum { MH_DUMP_DEFAULT = 0, MH_DUMP_MOSAIC = 1 } mh_dump_mode;
 
@@ -35,6 +36,10 @@ typedef struct mh_dump_opts {
                             * bins of the span (1 .. MH_COUNTERS_MAX_BINS) */
     mh_warn_fn warn;       /* optional: warnings (first few of each kind) */
     void *warn_ctx;
+    const mh_trace_flow *flows; /* default mode, optional: flow events between traces (emu's, flows.h), after the
+                                 * events; one whose end's trace has no events is left out.  None: the dump is
+                                 * what it was without them, byte for byte.  Mosaic mode never has them */
+    uint32_t nflows;
 } mh_dump_opts;
 
 typedef struct mh_dump_stats {

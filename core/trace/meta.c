@@ -7,6 +7,19 @@
 #include <math.h>
 #include <string.h>
 
+/* The JSON type of v, for messages ("a string"). */
+static const char *json_type_name(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_TRUE: case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    default: return "a number";
+    }
+}
+
 /* grid/block: an integer or an array of 1..3 positive integers. */
 static int read_dims(json_t *root, const char *key, uint64_t out[3], mh_error *e)
 {
@@ -59,9 +72,12 @@ static int parse_root(mh_meta *m, json_t *root, mh_error *e)
 
     v = json_object_get(root, "clock_ghz");
     if (v) {
-        if (!json_is_number(v) || !mh_clock_ghz_ok(json_number_value(v)))
+        if (!json_is_number(v)) /* a string was reported as "not 0" (issue 36) */
+            return mh_fail(e, MH_E_BAD_META, "field \"clock_ghz\" must be an SM clock rate from %g to %g GHz, not %s",
+                           MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX, json_type_name(v));
+        if (!mh_clock_ghz_ok(json_number_value(v)))
             return mh_fail(e, MH_E_BAD_META, "field \"clock_ghz\" must be an SM clock rate from %g to %g GHz, not %.17g",
-                           MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX, json_is_number(v) ? json_number_value(v) : 0.0);
+                           MH_CLOCK_GHZ_MIN, MH_CLOCK_GHZ_MAX, json_number_value(v));
         m->clock_ghz = json_number_value(v);
     }
 

@@ -134,7 +134,19 @@ end
 -- of = {[i] = build number}}; each build has index, arch, flags, defines, key, points (a count).
 function M.plan(exp, all, points, arch, default_flags, prior)
   local list, by_key, of = {}, {}, {}
-  for _, b in ipairs(prior or {}) do
+  for i, b in ipairs(prior or {}) do -- a manifest's: checked before use (a bad_results naming the field)
+    local function fail(what)
+      error(errors.new("bad_results", string.format("manifest.json: builds[%d].%s", i, what)), 0)
+    end
+    if type(b) ~= "table" then fail("... must be an object {index, arch, nvcc_flags, ...}") end
+    if b.index ~= i then fail("index must be " .. i) end
+    if type(b.arch) ~= "string" then fail("arch must be a string") end
+    if type(b.nvcc_flags) ~= "table" then fail("nvcc_flags must be a list of strings") end
+    for _, f in ipairs(b.nvcc_flags) do if type(f) ~= "string" then fail("nvcc_flags must be a list of strings") end end
+    if b.ptx ~= nil and (type(b.ptx) ~= "string" or not b.ptx:match("^builds/build%-%d+%.ptx$")) then
+      fail("ptx must be builds/build-N.ptx")
+    end
+    if b.sha256 ~= nil and (type(b.sha256) ~= "string" or not b.sha256:match("^%x+$")) then fail("sha256 must be hex") end
     local nb = { index = #list + 1, arch = b.arch, flags = b.nvcc_flags, defines = b.defines, points = 0,
       key = b.arch .. "\0" .. table.concat(b.nvcc_flags, "\0"), prior = b }
     list[#list + 1], by_key[nb.key] = nb, nb
@@ -249,16 +261,33 @@ local function arg_pattern(a)
   return nil
 end
 
--- The template arguments of a mangled instance _Z<len><name>I...E, shown as written (ints only; else nil).
+-- A mangled instance _Z<len><name>I...E shown as written ("mm_tiled<32>", "gemm<float, 128>",
+-- "flag<true>"), or nil for arguments this does not read.
+local CODE_NAMES = { v = "void", b = "bool", c = "char", a = "signed char", h = "unsigned char", s = "short",
+  t = "unsigned short", i = "int", j = "unsigned", l = "long", m = "unsigned long", x = "long long",
+  y = "unsigned long long", f = "float", d = "double" }
 local function shown(mangled, name)
-  local args = mangled:match("^_Z" .. #name .. escape(name) .. "I(.-)E[^E]*$")
-  if not args then return nil end
+  local pos = #("_Z" .. #name .. name .. "I") + 1
+  if mangled:sub(1, pos - 1) ~= "_Z" .. #name .. name .. "I" then return nil end
   local out = {}
-  for neg, n in (mangled:match("^_Z%d+[%w_]-I(.*)$") or ""):gmatch("L[a-z](n?)(%d+)E") do
-    out[#out + 1] = (neg == "n" and "-" or "") .. n
+  while pos <= #mangled do
+    local c = mangled:sub(pos, pos)
+    if c == "E" then return name .. "<" .. table.concat(out, ", ") .. ">" end
+    local t, neg, digits = mangled:match("^L([a-z])(n?)(%d+)E", pos)
+    if t then
+      out[#out + 1] = t == "b" and (digits == "1" and "true" or "false") or ((neg == "n" and "-" or "") .. digits)
+      pos = pos + 2 + #neg + #digits + 1
+    elseif CODE_NAMES[c] then
+      out[#out + 1] = CODE_NAMES[c]
+      pos = pos + 1
+    else
+      local len = mangled:match("^(%d+)", pos)
+      if not len then return nil end
+      out[#out + 1] = mangled:sub(pos + #len, pos + #len + tonumber(len) - 1)
+      pos = pos + #len + tonumber(len)
+    end
   end
-  if #out == 0 then return nil end
-  return name .. "<" .. table.concat(out, ", ") .. ">"
+  return nil
 end
 
 -- The entry of text (a PTX module) that kernel name stands for: the name itself, or for a C++
@@ -294,9 +323,9 @@ function M.resolve(text, name, where)
     bad(string.format("kernel %q: %d entries of %s are that instance (%s): give the mangled name", name, #found, where,
       table.concat(found, ", ")))
   end
-  bad(string.format("kernel %q: %s has no such instance of %s (%s): instantiate it in the source "
-    .. "(template __global__ void %s<...>(...); or launch it from host code nvcc compiles)", name, where, base,
-    #others > 0 and ("it has " .. table.concat(others, ", ")) or "it has no instance of that template", base))
+  error(errors.new("not_found", string.format("kernel %q: %s has no such instance of %s (%s): instantiate it in "
+    .. "the source (template __global__ void %s<...>(...); or launch it from host code nvcc compiles)", name, where, base,
+    #others > 0 and ("it has " .. table.concat(others, ", ")) or "it has no instance of that template", base)), 0)
 end
 
 return M

@@ -74,6 +74,17 @@ function M.source_change(man_a, man_b)
     changed[#changed + 1] = string.format("the PTX nvcc made of it (sha256 %s... -> %s...: another nvcc, arch or "
       .. "flags)", short(ca.sha256), short(cb.sha256))
   end
+  -- compile-time axes: build N's PTX in each run (another nvcc, a header the hashes above miss)
+  local ba, bb = man_a.builds, man_b.builds
+  if #changed == 0 and type(ba) == "table" and type(bb) == "table" then
+    for i, x in ipairs(ba) do
+      local y = bb[i]
+      if type(x) == "table" and type(y) == "table" and x.sha256 and y.sha256 and x.sha256 ~= y.sha256 then
+        changed[#changed + 1] = string.format("build %d's PTX (sha256 %s... -> %s...: another nvcc or flags)", i,
+          short(x.sha256), short(y.sha256))
+      end
+    end
+  end
   -- the experiment script: its setup, launch shape and arguments (another grid, another size)
   local sa, sb = man_a.script, man_b.script
   local script = ""
@@ -344,8 +355,10 @@ function M.main(argv)
     if a == "--max-slowdown" then
       i = i + 1
       local v = options.arg("compare", a, argv[i], seen)
-      -- a decimal percentage: tonumber also took 0x10 and 1e400 (inf)
-      max_slowdown = (v:match("^%d+$") or v:match("^%d*%.%d+$") or v:match("^%d+%.%d*$")) and tonumber(v) or nil
+      -- a decimal percentage, with an exponent or not (1e3): tonumber alone also took 0x10 and 1e400 (inf)
+      local mant, ex = v:match("^([%d.]+)(.*)$")
+      local decimal = mant and (mant:match("^%d+%.?%d*$") or mant:match("^%.%d+$")) and (ex == "" or ex:match("^[eE][+-]?%d+$"))
+      max_slowdown = decimal and tonumber(v) or nil
       if not max_slowdown or max_slowdown < 0 or max_slowdown == math.huge then
         bad("--max-slowdown takes a percentage (0 or more), not " .. tostring(argv[i]) .. "\n" .. USAGE_TEXT)
       end

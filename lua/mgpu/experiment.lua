@@ -5,7 +5,12 @@
 --   module      PTX file, relative to the script (or the working directory); a .cu file
 --               is compiled with nvcc first (arch = "sm_90" by default, the device's on
 --               cuda; nvcc_flags = {"-O3", "-lineinfo"} by default), see mgpu.nvcc
---   kernel      kernel name
+--   kernel      kernel name (a C++ template instance as written: "mm_tiled<32>"), or a
+--               function(point) returning it
+--   defines     a .cu's -D values: a list of axis names ({"TILE"}: -DTILE=<the point's TILE>),
+--               a table {NAME = value}, or a function(point) returning one; with a function
+--               nvcc_flags, compile-time axes: each distinct build compiled once (mgpu.builds),
+--               its PTX kept in DIR/builds/build-N.ptx
 --   instrument  "warp" | "warpgroup": profile the kernel from its markers
 --   entries     entries per trace of an instrumented kernel when setup gives neither
 --               entries nor estimate (default 259)
@@ -27,6 +32,9 @@
 --               operations: the row's gbps and gflops (on emu with stats, bytes default to the
 --               global bytes the counters saw)}
 --   warmup, repeats   launches before / measured (default 1 / 3)
+--   min_time, max_noise, max_repeats   measure until sure (mgpu.timing): at least repeats
+--               launches, then more until min_time seconds and at most max_noise percent
+--               relative standard deviation, up to max_repeats
 --   flush_l2    true or a byte count: overwrite that much device memory before each
 --               measured launch, for cold-cache timings (true: 128 MiB, over twice an H200's L2)
 --   retry       false: no retry of an instrumented launch, no resizing of a kernel's own
@@ -42,8 +50,11 @@
 --               names; mgpu.stats): point-N.stats.json and .csv, the totals in results.csv
 --   timeout_s   a point still running after this many seconds fails as `timeout` and the
 --               sweep goes on (emu stops the launch itself; with workers the worker is killed,
---               the one way to stop a hung GPU kernel)
--- Command line: --set name=v1,v2  --list  --out DIR  --resume DIR [--force]  --backend emu|auto  --quiet
+--               the one way to stop a hung GPU kernel, or Lua looping inside pcall: a run from
+--               a script file with timeout_s has one worker unless --workers says otherwise)
+-- Command line: --set name=v1,v2  --list (streamed: any number of points)  --out DIR  --resume DIR
+--   [--force]  --backend emu|auto  --quiet (no table; failures still one line each on stderr);
+--   a run takes at most MAX_POINTS (10^6) points
 --   --workers N|auto [--devices 0,2,3]  points in N worker processes (auto: one per visible GPU
 --               on cuda, one per core on emu), the parent the only writer of results.jsonl
 --   --shard I/N  only the points of shard I of N (1 <= I <= N): round-robin by point index over
@@ -441,6 +452,7 @@ local function attempt_point(ctx, index, point, entries, row)
     local stats = require "mgpu.stats"
     stats.write(ctx.dir .. string.format("/point-%d", index), counted.stats)
     row.stats = stats.totals(counted.stats)
+    row.stalls = counted.stats.stalls -- the kernel's warp-cycles by stall reason (issue 34)
     row.stats_file = string.format("point-%d.stats.json", index)
   end
   if run.trace then
@@ -451,13 +463,15 @@ local function attempt_point(ctx, index, point, entries, row)
       error(dumped, 0)
     end
     row.regions, row.unit, row.timeline = dumped.summary, dumped.unit, dumped.timeline
+    -- regions that only threads not writing the trace entered (emu): not in the summary, said beside it
+    if run.warnings and #run.warnings > 0 then row.warnings = run.warnings end
     if dumped.clock_ghz then -- the SM clock the times were converted with, and where it came from
       row.clock = { ghz = dumped.clock_ghz, source = dumped.clock_source, timer_step_ns = dumped.timer_step_ns,
         bound = dumped.clock_bound }
     end
     core.write_file(ctx.dir .. string.format("/point-%d.summary.json", index),
-      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline },
-        true) .. "\n")
+      core.json_encode({ unit = dumped.unit, clock = row.clock, regions = dumped.summary, timeline = dumped.timeline,
+        warnings = row.warnings }, true) .. "\n")
   end
   throughput(row, spec)
   if spec.expect ~= nil then check_expect(spec.expect, row, index) end
@@ -665,16 +679,15 @@ function list_points(exp, opts, script)
   local default_flags = require("mgpu.nvcc").DEFAULT_FLAGS
   -- column widths from the axes' values, not from the points
   local head, width = { "#" }, { #string.format("%.0f", total) }
-  for gi, g in ipairs(groups) do
+  for _, g in ipairs(groups) do
     for j, n in ipairs(g.names) do
       local w = #n
       for _, r in ipairs(g.rows) do w = math.max(w, #tostring(r[j])) end
-      head[#head + 1], width[#head + 1] = n, w
+      width[#head + 1] = w; head[#head + 1] = n
     end
-    local _ = gi
   end
-  if with_builds then head[#head + 1], width[#head + 1] = "build", 5 end
-  if with_kernel then head[#head + 1], width[#head + 1] = "kernel", 6 end
+  if with_builds then width[#head + 1] = 5; head[#head + 1] = "build" end
+  if with_kernel then width[#head + 1] = 6; head[#head + 1] = "kernel" end
   local out = io.stdout
   local function line(cells)
     local parts = {}
@@ -744,6 +757,12 @@ local function claim_out(dir)
     lock:release()
     bad(string.format("--out %s already holds the results of a run (%s there): continue it with --resume %s, or give "
       .. "a new folder", dir, which, dir))
+  end
+  local foreign = results.harness_file(dir)
+  if foreign then
+    lock:release()
+    bad(string.format("--out %s holds %s, which no run wrote there (no manifest.json): the run would overwrite it; "
+      .. "give a new folder", dir, foreign))
   end
   return lock, created
 end
@@ -842,6 +861,8 @@ run_workers = function(ctx, w, record)
   for n, i in ipairs(w.todo) do items[n], by_item[i] = i, true end
   local pool_opts = {
     workers = w.n, items = items, timeout_s = w.exp.timeout_s and w.exp.timeout_s + 5 or nil,
+    timeout_what = w.exp.timeout_s and string.format("timeout_s = %g s (and 5 s more for the worker to stop it "
+      .. "itself)", w.exp.timeout_s),
     spawn = function(slot)
       local env = { MGPU_WORKER_SLOT = tostring(slot) }
       local backend = "emu"
@@ -913,6 +934,10 @@ local function run_locked(exp, opts, dir, script, state)
     or (exp.backend and string.format("the experiment's backend = %q", exp.backend)) or "--backend auto"
   if opts.workers then asked = string.format("--workers %s with %s", tostring(opts.workers), asked) end
   if workers == nil and opts.script_file and kind:match("^cuda") then workers = 1 end
+  -- with timeout_s, a run from a script file runs its points in a worker too: Lua code that catches
+  -- every error (a setup looping inside pcall) outlives an in-process limit, a killed worker does not
+  -- (issue 36); --workers 0 keeps them in this process
+  if workers == nil and opts.script_file and exp.timeout_s then workers = 1 end
   if workers == nil and opts.script_file and kind == "auto" then
     local p = core.probe()
     if p.cuda and p.cuda.available and #p.cuda.devices > 0 then workers = 1 end
@@ -950,7 +975,7 @@ local function run_locked(exp, opts, dir, script, state)
     for _, i in ipairs(pl.selected) do need[bp.of[i]] = true end
     -- one build for the whole sweep: its compile error is the run's, as before; with compile-time
     -- axes a failing build fails only its points
-    local single = not builds.varies(exp)
+    local single = #bp.list == 1
     for _, b in ipairs(bp.list) do
       if need[b.index] or (single and b.index == 1) then builds.compile(module_path, b, src_dir, single) end
     end
@@ -1031,7 +1056,7 @@ local function run_locked(exp, opts, dir, script, state)
         for i, b in ipairs(bp.list) do t[i] = builds.record(b) end
         return t
       end)(),
-      kernel = exp.kernel,
+      kernel = type(exp.kernel) == "string" and exp.kernel or "per point (a function: each row's kernel)",
       instrument = exp.instrument,
       axes = (function()
         local t = {}

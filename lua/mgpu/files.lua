@@ -28,9 +28,14 @@ function M.read_or_fail(path)
   return s
 end
 
--- The file decoded as JSON (errors name the file, and line and column).
+-- The file decoded as JSON (errors name the file, and line and column).  The files read so are
+-- the harness's own (manifests, summaries, stats, traces): one that is not JSON is bad_results
+-- (exit 3) in every command, as manifest.read says (issue 36: compare and stats said 2).
 function M.read_json(path)
-  return core.json_decode(M.read_or_fail(path), path)
+  local ok, v = pcall(core.json_decode, M.read_or_fail(path), path)
+  if ok then return v end
+  if type(v) == "table" and v.code == "bad_argument" then error(errors.new("bad_results", v.message), 0) end
+  error(v, 0)
 end
 
 -- The folder part of a path ("." when it has none).

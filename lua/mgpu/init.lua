@@ -29,6 +29,13 @@ function M.run(exp, opts)
   return require("mgpu.experiment").run(exp, opts)
 end
 
+-- A CUDA program run on emu (docs/cudart.md): mgpu.exec{prog=, args={...}, capture=, trace=, stats=,
+-- sms=} -> {status=, launches={{kernel=, grid=, block=, smem=, cycles=, warp_insns=, thread_insns=,
+-- error=}, ...}}; the program is one built by `mgpu-harness nvcc` (or nvcc -cudart shared)
+function M.exec(opts)
+  return core.exec(opts)
+end
+
 -- Placeholder in a launch's args for the trace buffer the harness allocates
 -- (kernels that write their own trace, Mosaic style); see kernel:launch.
 M.TRACE = core.TRACE

@@ -54,6 +54,43 @@ local function place(src, dst)
   core.write_file(dst, text)
 end
 
+-- The builds of the merged folders (issue 35: compile-time axes): build N is the same build in
+-- every shard (numbered over the whole sweep); each shard compiled those its points needed.
+-- Takes, for each N, a record whose PTX is in its folder, and links builds/build-N.ptx (and a
+-- failed build's nvcc log) into out.  A build N that differs between shards is refused.
+local function merge_builds(dirs, out)
+  local merged
+  for _, src in ipairs(dirs) do
+    for _, b in ipairs(src.man.builds or {}) do
+      merged = merged or {}
+      local have = merged[b.index]
+      local key = tostring(b.arch) .. " " .. table.concat(b.nvcc_flags or {}, " ")
+      if have and have.key ~= key then
+        bad(string.format("merge: build %d is %s in one folder and %s in %s: the shards compiled other builds",
+          b.index, have.key, key, src.dir))
+      end
+      local ptx = b.ptx and files.exists(src.dir .. "/" .. b.ptx)
+      if not have or (ptx and not have.ptx) or (b.error and not have.rec.error and not have.ptx) then
+        merged[b.index] = { key = key, rec = b, dir = src.dir, ptx = ptx }
+      end
+    end
+  end
+  if not merged then return nil end
+  local list = {}
+  for n, m in pairs(merged) do
+    list[#list + 1] = m.rec
+    for _, suffix in ipairs({ ".ptx", ".log" }) do
+      local name = string.format("builds/build-%d%s", n, suffix)
+      if files.exists(m.dir .. "/" .. name) then
+        core.mkdir_p(out .. "/builds")
+        place(m.dir .. "/" .. name, out .. "/" .. name)
+      end
+    end
+  end
+  table.sort(list, function(x, y) return x.index < y.index end)
+  return list
+end
+
 -- Merges the folders dirs into out; returns {points=, ok=, missing={{index=, key=, shard=}}, sources=}.
 function M.merge(out, dirs, opts)
   opts = opts or {}
@@ -83,6 +120,21 @@ function M.merge(out, dirs, opts)
       for _, d in ipairs(dirs) do is_source = is_source or files.absolute(d) == files.absolute(out) or core.same_file(d, out) end
       bad("merge: " .. out .. " holds a run's results that no merge made" .. (is_source and
         " (it is also one of the folders to merge)" or "") .. ": merge into a new folder")
+    end
+    if old then -- a merge of another sweep: refused before anything is written
+      local got = identity(old)
+      for k, f in ipairs(want) do
+        if not same(f[2], got[k][2]) then
+          bad(string.format("merge: %s holds a merge of another sweep (it differs from %s in %s: %s against %s): "
+            .. "merge into a new folder", out, dirs[1], f[1], core.json_encode(got[k][2]), core.json_encode(f[2])))
+        end
+      end
+    else
+      local foreign = results.harness_file(out)
+      if foreign then
+        bad("merge: " .. out .. " holds " .. foreign .. ", which no run wrote there (no manifest.json): the merge "
+          .. "would overwrite it; merge into a new folder")
+      end
     end
     -- every row of every folder (a merged OUT given again as a source counts as one); the ok
     -- row of a point wins over a failed one, a later folder's over an earlier's
@@ -150,6 +202,7 @@ function M.merge(out, dirs, opts)
     results.write_csv(out, names, rows)
     local man = {}
     for k, v in pairs(first) do man[k] = v end
+    man.builds = merge_builds(all_dirs, out) -- compile-time axes: every shard's builds, their PTX linked
     man.shard, man.workers, man.devices, man.sweep_selected = nil, nil, nil, nil
     man.selected, man.points = selected, #selected
     man.created = (old and old.created) or os.date("!%Y-%m-%dT%H:%M:%SZ")

@@ -45,16 +45,28 @@ end
 local esc = svg.esc
 
 M.USAGE = "usage: mgpu-harness report INPUT [INPUT2] [-o report.html] [--svg OUTDIR] [--point N|all] [--force]\n"
-  .. "  INPUT: a results folder (a sweep and its points), a trace.json (a point; its .summary.json beside it or\n"
-  .. "  given as INPUT2), or two results folders / two region summaries (a comparison)\n"
-  .. "  An existing -o file that is not a report is left as it is unless --force; an input never is written."
+  .. "\n"
+  .. "One self-contained HTML file (no network, one inline script for zooming timelines) of:\n"
+  .. "  a results folder (the sweep's figures and each point's timeline, histograms, in-flight figure),\n"
+  .. "  a trace.json (a point; its .summary.json beside it or given as INPUT2), or two results folders or\n"
+  .. "  two region summaries (a comparison, with the verdict compare --max-slowdown would give).\n"
+  .. "  -o FILE          the HTML file (default: DIR/report.html for a results folder, else report.html)\n"
+  .. "  --svg OUTDIR     also write each figure as a standalone SVG file in OUTDIR\n"
+  .. "  --point N|all    a results folder's points to draw: point N, or all (default: all when their\n"
+  .. "                   traces are 16 MB together at most, else the first ones within that)\n"
+  .. "  --force          replace an existing -o file that is not a report (an input never is written)\n"
+  .. "  -h, --help       this text\n"
+  .. "\n"
+  .. "exit status: 0 written, 1 unreadable input or unwritable output, 2 bad usage (an unknown input,\n"
+  .. "             an -o file that is not a report), 3 a trace, summary or results folder the harness\n"
+  .. "             did not write (bad_trace, bad_results)"
 
 -- Traces of a sweep drawn without --point when together at most this big.
 M.ALL_POINTS_BYTES = 16 * 1048576
 
 local function bad(msg) error(errors.new("bad_argument", msg), 0) end
 
-local throughput_text, counters_text -- the point facts of issue 24, below
+local throughput_text, counters_text, stall_text -- the point facts of issues 24 and 34, below
 
 -- What a path is: "results" (a results folder), "trace", "summary"; other
 -- folders and files are a bad_argument naming them.
@@ -623,7 +635,12 @@ local function manifest_facts(man, rows, dir)
     { "command", man.command },
     { "created", man.created },
     { "points", fmt("%d ok, %d failed", ok, failed) },
-    { "launches", man.repeats and fmt("%s measured after %s warm-up", tostring(man.repeats), tostring(man.warmup or 1)) },
+    { "launches", man.repeats and fmt("%s measured after %s warm-up%s", tostring(man.repeats), tostring(man.warmup or 1),
+      (man.max_noise or man.min_time) and fmt(", more until sure (%s%s%s)", man.min_time and fmt("min_time %g s", man.min_time)
+        or "", man.min_time and man.max_noise and ", " or "", man.max_noise and fmt("max_noise %g%%", man.max_noise) or "")
+        or "") },
+    { "builds", type(man.builds) == "table" and #man.builds > 0 and fmt("%d (%s; their PTX in builds/)", #man.builds,
+      tostring(man.builds[1].nvcc or "nvcc")) or nil },
     { "note", man.time_note },
   })
 end
@@ -826,6 +843,13 @@ function throughput_text(r)
   return #parts > 0 and table.concat(parts, ", ") or nil
 end
 
+-- A stats run's top stall reasons ("stalls: long_scoreboard 80%, ..."; emu's, issue 34), or nil
+function stall_text(r)
+  if type(r.stalls) ~= "table" then return nil end
+  local s = require("mgpu.stats").stall_text(r.stalls, 3)
+  return s ~= "" and ("stalls: " .. esc(s)) or nil
+end
+
 -- A stats run's counters (emu's exact totals, the user's code only), or nil
 function counters_text(r)
   local t = type(r.stats) == "table" and r.stats or nil
@@ -845,6 +869,8 @@ function counters_text(r)
   if bc > 0 then parts[#parts + 1] = fmt("%s shared bank conflicts", svg.short(bc)) end
   local left = n("mgpu__inst_executed_instrumentation.sum")
   if left > 0 then parts[#parts + 1] = fmt("(%s instructions of the instrumentation left out)", svg.short(left)) end
+  local stalls = stall_text(r)
+  if stalls then parts[#parts + 1] = stalls end
   if type(r.stats_file) == "string" then parts[#parts + 1] = "per line: " .. r.stats_file end
   return table.concat(parts, "; ")
 end

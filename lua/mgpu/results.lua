@@ -12,6 +12,20 @@ local M = {}
 
 local function bad_results(msg) error(errors.new("bad_results", msg), 0) end
 
+-- The files the harness writes in a results folder: a folder holding one that no run of the
+-- harness wrote (no manifest.json beside it) is refused, never overwritten (issue 36).
+local OWN = { "^manifest%.json$", "^results%.jsonl$", "^results%.jsonl%.torn$", "^results%.csv$",
+  "^point%-%d+%.trace%.json$", "^point%-%d+%.summary%.json$", "^point%-%d+%.stats%.json$", "^point%-%d+%.stats%.csv$" }
+
+-- The first name (in sorted order) of a file in folder dir that the harness would write there, or nil.
+function M.harness_file(dir)
+  local names = core.list_dir(dir) or {}
+  table.sort(names)
+  for _, n in ipairs(names) do
+    for _, p in ipairs(OWN) do if n:match(p) then return n end end
+  end
+end
+
 -- The rows of a results.jsonl, the line each came from, and its torn last
 -- line if it has one.  The runner writes each line in one write ending with
 -- its newline, so a last line without a newline, or one that is not a JSON

@@ -67,6 +67,11 @@ function M.parse_args(argv)
     bad("slurm: --time takes a Slurm time limit (MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS or UNLIMITED), not "
       .. o.time)
   end
+  if o.partition and not o.partition:match("^[%w_.%-]+$") and not o.partition:match("^[%w_.%-][%w_.,%-]*[%w_.%-]$") then
+    -- it goes into an #SBATCH line: a newline there wrote a line of its own into the job script
+    bad("slurm: --partition takes a partition name or a comma-separated list of them (letters, digits, _ . -), not "
+      .. string.format("%q", o.partition))
+  end
   if o.backend and not (o.backend == "emu" or o.backend == "cuda" or o.backend == "auto" or o.backend:match("^cuda:%d+$")) then
     bad("slurm: --backend takes emu, cuda, cuda:N or auto, not " .. o.backend)
   end
@@ -139,6 +144,10 @@ local function sbatch_lines(o, name, logs, extra_lines)
   if o.partition then l[#l + 1] = "#SBATCH --partition=" .. o.partition end
   if o.time then l[#l + 1] = "#SBATCH --time=" .. o.time end
   for _, x in ipairs(extra_lines or {}) do l[#l + 1] = x end
+  for _, x in ipairs(l) do -- sbatch reads its directives line by line: one value must not make two
+    if x:find("[\r\n]") then bad("slurm: a line break in " .. string.format("%q", x) .. " (the results folder's or the "
+      .. "experiment's name?): it would end the #SBATCH line") end
+  end
   return l
 end
 
@@ -224,14 +233,15 @@ function M.main(argv)
     if type(man) ~= "table" or not man.merged_from then
       bad("slurm: --out " .. o.out .. " holds a run's results that no merge made: name a new folder")
     end
+  elseif results.harness_file(dir) then -- the merge job would overwrite it (issue 36)
+    bad("slurm: --out " .. o.out .. " holds " .. results.harness_file(dir) .. ", which no run wrote there (no "
+      .. "manifest.json): the merge would overwrite it; name a new folder")
   end
   local points = M.count_points(exe, script, o)
   if o.tasks > points then
     bad(string.format("slurm: --tasks %d for %d point%s: %d task%s would have no point (at most %d)", o.tasks, points,
       points == 1 and "" or "s", o.tasks - points, o.tasks - points == 1 and "" or "s", points))
   end
-  core.mkdir_p(dir .. "/slurm/logs")
-  core.mkdir_p(dir .. "/shards")
   local todo = shards_to_run(dir, o.tasks)
   if #todo == 0 then
     print("slurm: every shard of " .. dir .. " holds its points: nothing to submit (merge: mgpu-harness merge "
@@ -239,18 +249,21 @@ function M.main(argv)
     return 0
   end
   local array, merge = M.scripts(o, exe, script, dir, todo)
+  if o.dry_run then -- prints what it would write and submit: writes nothing (issue 35), not even DIR
+    local extra = {}
+    for k, x in ipairs(o.extra) do extra[k] = quote(x) end
+    io.write("# ", dir, "/slurm/array.sh (not written)\n", array, "\n# ", dir, "/slurm/merge.sh (not written)\n", merge)
+    print(string.format("# would run: sbatch --parsable %s%s (then the merge job, after the array)",
+      #extra > 0 and (table.concat(extra, " ") .. " ") or "", quote(dir .. "/slurm/array.sh")))
+    print(string.format("slurm: dry run: %d of %d tasks would be submitted (nothing was written or submitted)", #todo,
+      o.tasks))
+    return 0
+  end
+  core.mkdir_p(dir .. "/slurm/logs")
+  core.mkdir_p(dir .. "/shards")
   core.write_file(dir .. "/slurm/array.sh", array)
   core.write_file(dir .. "/slurm/merge.sh", merge)
   os.remove(dir .. "/slurm/merge.status")
-  if o.dry_run then
-    local extra = {}
-    for k, x in ipairs(o.extra) do extra[k] = quote(x) end
-    io.write("# ", dir, "/slurm/array.sh\n", array, "\n# ", dir, "/slurm/merge.sh\n", merge)
-    print(string.format("# would run: sbatch --parsable %s%s (then the merge job, after the array)",
-      #extra > 0 and (table.concat(extra, " ") .. " ") or "", quote(dir .. "/slurm/array.sh")))
-    print(string.format("slurm: dry run: %d of %d tasks would be submitted (nothing was)", #todo, o.tasks))
-    return 0
-  end
   local sbatch = M.find("sbatch")
   local extra = {}
   for k, x in ipairs(o.extra) do extra[k] = quote(x) end

@@ -113,6 +113,19 @@ local function conflicts(r)
   return req, wf, bc
 end
 
+local COUNTER = {}
+for _, n in ipairs(M.METRICS) do COUNTER[n] = true end
+
+-- What is wrong with value v of metric k (where: "total.k"), or nil: a number, finite, and for
+-- the counters emu writes a whole number from 0 to 2^53 (issue 36: 1e300 ended in a traceback).
+local function bad_value(k, v, where)
+  if type(v) ~= "number" then return string.format("%s is a %s, not a number", where, type(v)) end
+  if v ~= v or v == math.huge or v == -math.huge then return string.format("%s is %s, not a finite number", where, v) end
+  if COUNTER[k] and (v < 0 or v > 2 ^ 53 or v ~= math.floor(v)) then
+    return string.format("%s is %.17g: a counter is a whole number from 0 to 2^53", where, v)
+  end
+end
+
 -- Stall reasons: Nsight Compute's smsp__pcsamp_warps_issue_stalled_* names, warp-cycles each (emu
 -- charges every cycle of a warp between two issues to one reason, at the instruction that made it
 -- wait: docs/emu.md).  A line's `stalls` and the kernel's st.stalls hold them.
@@ -121,7 +134,9 @@ M.STALL_PREFIX = "smsp__pcsamp_warps_issue_stalled_"
 local function stalls_problem(t)
   if type(t) ~= "table" then return "a " .. type(t) .. ", not an object" end
   for k, v in pairs(t) do
-    if type(k) ~= "string" or type(v) ~= "number" then return "not reason = warp-cycles" end
+    if type(k) ~= "string" or type(v) ~= "number" or not (v >= 0 and v < math.huge) then
+      return "not reason = warp-cycles"
+    end
   end
 end
 
@@ -156,7 +171,8 @@ function M.problem(st)
   if type(st.total) ~= "table" then return "no total= object" end
   if type(st.lines) ~= "table" then return "no lines= list" end
   for k, v in pairs(st.total) do
-    if type(v) ~= "number" then return string.format("total.%s is a %s, not a number", tostring(k), type(v)) end
+    local why = bad_value(k, v, "total." .. tostring(k))
+    if why then return why end
   end
   if st.stalls ~= nil then
     local why = stalls_problem(st.stalls)
@@ -172,8 +188,9 @@ function M.problem(st)
       elseif k == "stalls" then
         local why = stalls_problem(v)
         if why then return string.format("lines[%d].stalls: %s", i, why) end
-      elseif k ~= "file" and k ~= "source" and type(v) ~= "number" then
-        return string.format("lines[%d].%s is a %s, not a number", i, tostring(k), type(v))
+      elseif k ~= "file" and k ~= "source" then
+        local why = bad_value(k, v, string.format("lines[%d].%s", i, tostring(k)))
+        if why then return why end
       end
     end
   end

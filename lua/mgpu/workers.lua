@@ -26,7 +26,8 @@ end
 -- opts.workers processes made by opts.spawn(slot) (a core.spawn process).
 -- opts.on_result(item, msg) gets each answer; opts.on_failed(item, err) each
 -- item given up on (err: a worker_lost or timeout error value);
--- opts.on_progress(done, total) after each; opts.timeout_s (nil: none);
+-- opts.on_progress(done, total) after each; opts.timeout_s (nil: none) and opts.timeout_what (the
+-- limit in words, for the message: "timeout_s = 1 s (...)");
 -- opts.retries (default 1) for lost items; opts.stop() -> true stops early
 -- (Ctrl-C: the running items are abandoned, their workers killed).
 -- Returns {done=, failed=, lost=, timeouts=, workers_started=}.
@@ -105,8 +106,8 @@ local function run(opts, slots)
         local how, facts = ended(s.proc:wait(true))
         give_up(slot, s.item, "worker_lost", "the worker running it " .. how, facts) -- (none: a retiring one)
       elseif slots[slot] and s.item ~= nil and opts.timeout_s and core.now() - s.since > opts.timeout_s then
-        give_up(slot, s.item, "timeout", string.format("it ran past timeout_s = %g s: its worker was killed",
-          opts.timeout_s))
+        give_up(slot, s.item, "timeout", string.format("it ran past %s: its worker was killed",
+          opts.timeout_what or string.format("timeout_s = %g s", opts.timeout_s)))
       end
       if not slots[slot] and #queue > 0 then
         start(slot)

@@ -63,14 +63,16 @@ static int run_saxpy(mh_emu *d, const mh_ptx_module *m, const char *kernel, uint
     return 0;
 }
 
-/* emubench --rss KERNEL DIR [REPEATS]: this process only runs KERNEL (once, or REPEATS times: a
- * profiler's run) on two 16 MiB arrays and prints its peak resident memory. */
-static int rss_main(const char *kernel, const char *dir, int repeats)
+/* emubench --rss KERNEL DIR [REPEATS [SMS]]: this process only runs KERNEL (once, or REPEATS times:
+ * a profiler's run; on a device of SMS SMs, default 132) on two 16 MiB arrays and prints its peak
+ * resident memory. */
+static int rss_main(const char *kernel, const char *dir, int repeats, uint32_t sms)
 {
     mh_error e;
     mh_ptx_module m;
     if (bench_load_ptx(&m, dir, "scripts/bench/ptx/saxpy.ptx")) return 1;
-    mh_emu *d = mh_emu_create(NULL, &e);
+    mh_emu_opts o = {.num_sms = sms};
+    mh_emu *d = mh_emu_create(&o, &e);
     uint64_t dx, dy;
     mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dx, &e);
     mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dy, &e);
@@ -99,7 +101,7 @@ static double rss_of(const char *self, const char *kernel, const char *dir)
 
 int main(int argc, char **argv)
 {
-    if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1);
+    if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? (uint32_t)atoi(argv[5]) : 132);
     const char *dir = argc > 1 ? argv[1] : ".";
     mh_error e;
     mh_emu *d = mh_emu_create(NULL, &e);

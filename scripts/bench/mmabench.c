@@ -1,7 +1,11 @@
 /* mmabench.c - emu's tensor cores: a 512 x 512 x 512 GEMM run on emu with wgmma (the
  * warp-specialised bf16 kernel of tests/ptx/wgmma.cu), mma.sync + ldmatrix (bf16) and WMMA
  * (f16) from tests/ptx/mma.cu; prints each one's wall time, GFLOP/s (2 M N K / time), emu's
- * virtual cycles, and its largest error against a double reference on sampled elements.
+ * virtual cycles, and its largest error against a double reference on sampled elements; and, in
+ * the same run, single-thread OpenBLAS sgemm (libopenblas.so.0, loaded at run time: Debian's
+ * libopenblas0-pthread; skipped, saying so, where it is absent) on the same size, with each
+ * kernel's GFLOP/s as a fraction of it (issue 33's target: wgmma >= 0.25x at 2048^3).  Times are
+ * CPU time of this thread (emu and OpenBLAS run on it; wall time on a shared machine moves by 2x).
  * usage: mmabench SOURCE_DIR [SIZE [KERNEL]] */
 #define _GNU_SOURCE
 #include <math.h>
@@ -9,11 +13,38 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dlfcn.h>
 #include "bench_util.h"
 #include "base/fp16.h"
 #include "emu/emu.h"
 
-static double now(void) { return bench_seconds(CLOCK_MONOTONIC); }
+static double now(void) { return bench_seconds(CLOCK_THREAD_CPUTIME_ID); }
+
+/* Single-thread OpenBLAS sgemm GFLOP/s on S x S x S (the best of 3), 0 when OpenBLAS is absent. */
+static double openblas_gflops(int S)
+{
+    void *h = dlopen("libopenblas.so.0", RTLD_NOW);
+    if (!h) h = dlopen("libopenblas.so", RTLD_NOW);
+    if (!h) return 0;
+    typedef void (*sgemm_fn)(int, int, int, int, int, int, float, const float *, int, const float *, int, float,
+                             float *, int);
+    sgemm_fn sgemm;
+    void (*threads)(int);
+    *(void **)&sgemm = dlsym(h, "cblas_sgemm");
+    *(void **)&threads = dlsym(h, "openblas_set_num_threads");
+    if (!sgemm) return 0;
+    if (threads) threads(1);
+    float *a = malloc(4 * (size_t)S * S), *b = malloc(4 * (size_t)S * S), *c = calloc((size_t)S * S, 4);
+    for (size_t i = 0; i < (size_t)S * S; i++) { a[i] = (float)(i % 7) - 3; b[i] = (float)(i % 5) - 2; }
+    double best = 1e30;
+    for (int rep = 0; rep < 3; rep++) {
+        double t0 = now();
+        sgemm(101 /* row major */, 111 /* no trans */, 112 /* trans */, S, S, S, 1.0f, a, S, b, S, 0.0f, c, S);
+        if (now() - t0 < best) best = now() - t0;
+    }
+    free(a), free(b), free(c);
+    return 2e-9 * S * S * (double)S / best;
+}
 
 typedef struct { const char *name, *file; int bf16, b_nk, bm, bn, threads, smem, out_bf16; } gemm;
 
@@ -35,7 +66,10 @@ int main(int argc, char **argv)
     if (mh_emu_alloc(d, 2 * (uint64_t)S * S, &dA, &e) || mh_emu_alloc(d, 2 * (uint64_t)S * S, &dB, &e) ||
         mh_emu_alloc(d, 4 * (uint64_t)S * S, &dC, &e))
         return 1;
-    printf("emu tensor cores: %dx%dx%d GEMM (%.1f MFLOP)\n", S, S, S, 2e-6 * S * S * S);
+    printf("emu tensor cores: %dx%dx%d GEMM (%.1f MFLOP), CPU time of this thread\n", S, S, S, 2e-6 * S * S * S);
+    double blas = openblas_gflops(S);
+    if (blas > 0) printf("  openblas   single-thread sgemm %.2f GFLOP/s\n", blas);
+    else printf("  openblas   absent (libopenblas.so.0: apt-get install libopenblas0-pthread): no ratio\n");
     for (size_t i = 0; i < sizeof g / sizeof *g; i++) {
         if (argc > 3 && strcmp(argv[3], g[i].name)) continue;
         mh_ptx_module m;
@@ -75,9 +109,14 @@ int main(int argc, char **argv)
             double err = fabs(got - want) / mag;
             if (err > worst) worst = err;
         }
-        printf("  %-10s %6.3f s  %7.2f GFLOP/s  %9llu virtual cycles  %9llu warp instructions  max error %.1e%s\n",
-               g[i].name, t, 2e-9 * S * S * (double)S / t, (unsigned long long)st.cycles,
-               (unsigned long long)st.warp_insns, worst, g[i].out_bf16 ? " (bf16 out)" : "");
+        uint64_t hash = 1469598103934665603ull; /* the output's bits (FNV-1a): the same before and after a change */
+        const unsigned char *cb = (const unsigned char *)C;
+        for (size_t k = 0; k < (g[i].out_bf16 ? 2 : 4) * (size_t)S * S; k++) hash = (hash ^ cb[k]) * 1099511628211ull;
+        char ratio[32] = "";
+        if (blas > 0) snprintf(ratio, sizeof ratio, " (%.3fx openblas)", 2e-9 * S * S * (double)S / t / blas);
+        printf("  %-10s %6.3f s  %7.2f GFLOP/s%s  %9llu virtual cycles  %9llu warp instructions  max error %.1e%s  output %016llx\n",
+               g[i].name, t, 2e-9 * S * S * (double)S / t, ratio, (unsigned long long)st.cycles,
+               (unsigned long long)st.warp_insns, worst, g[i].out_bf16 ? " (bf16 out)" : "", (unsigned long long)hash);
         mh_ptx_free(&m);
     }
     free(A), free(B), free(C);

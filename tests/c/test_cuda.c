@@ -233,7 +233,7 @@ int main(int argc, char **argv)
     CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl, 0, NULL, &ms, &e) == 0);
     unsigned *last = dlsym(lib, "fake_last_cluster");
     CHECK(last && last[0] == 2 && last[1] == 1 && last[2] == 1);
-    CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl_bad, 0, NULL, &ms, &e) == MH_E_LAUNCH_FAILED);
+    CHECK(mh_cuda_launch(d, fn, "k", g2, b, cl_bad, 0, NULL, &ms, &e) == MH_E_BAD_ARGUMENT);
     CHECK_CONTAINS(e.message, "grid 4x1x1 is not a whole number of 3x1x1 clusters");
     /* more than sm_90's portable 8 blocks: allowed on the function first (the fake refuses it
      * otherwise); more than the hardware takes is the driver's error */

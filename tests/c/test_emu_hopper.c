@@ -1080,7 +1080,7 @@ static void exited_peer(void)
         CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
         if (strict) {
             CHECK(rc == MH_E_KERNEL_FAULT);
-            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive */
+            CHECK_CONTAINS(e.message, "hopper_exited.ptx:132): exited_peer: shared::cluster write at 0x"); /* the arrive (.cu line first) */
             CHECK_CONTAINS(e.message, "block rank 1 of the cluster has exited");
             CHECK(got[1] == 0);
         } else {

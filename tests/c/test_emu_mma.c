@@ -699,6 +699,42 @@ static void wgmma_tests(void)
 }
 
 
+/* Without strict mode emu keeps a warp's f32 accumulators in a tile between chained wgmmas
+ * (emu_mma.c); an instruction naming one of them gets the registers written back first: here an
+ * add between two wgmmas (the first with scale-d false: D = A B = 0 over zeroed shared memory, while
+ * the registers held 1.0) must read 0, not the registers' stale 1.0, and the second wgmma must
+ * accumulate the add's 2.0.  Fails when the add does not write the tile back first. */
+static void acc_tile(void)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90a\n.address_size 64\n.visible .entry acc(.param .u64 out)\n{\n"
+        ".reg .f32 %f<8>;\n.reg .b64 %rd<6>;\n.reg .b32 %r<4>;\n.shared .align 128 .b8 buf[8192];\n"
+        "mov.f32 %f1, 0f3F800000;\nmov.f32 %f2, 0f3F800000;\nmov.f32 %f3, 0f3F800000;\nmov.f32 %f4, 0f3F800000;\n"
+        "mov.u32 %r1, buf;\ncvt.u64.u32 %rd1, %r1;\nshr.u64 %rd1, %rd1, 4;\nwgmma.fence.sync.aligned;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1,%f2,%f3,%f4}, %rd1, %rd1, 0, 1, 1, 0, 0;\n"
+        "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\nadd.f32 %f1, %f1, 0f40000000;\n"
+        "wgmma.fence.sync.aligned;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f1,%f2,%f3,%f4}, %rd1, %rd1, 1, 1, 1, 0, 0;\n"
+        "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\nmov.u32 %r2, %tid.x;\n"
+        "ld.param.u64 %rd2, [out];\nmul.wide.u32 %rd3, %r2, 8;\nadd.s64 %rd4, %rd2, %rd3;\n"
+        "st.global.v2.f32 [%rd4], {%f1, %f2};\nret;\n}\n";
+    mh_ptx_module m;
+    mh_error e;
+    if (mh_ptx_parse(&m, text, strlen(text), "acc.ptx", &e)) { fprintf(stderr, "  %s\n", e.message); CHECK(0); return; }
+    uint64_t out = emu_upload(dev, NULL, 128 * 8);
+    mh_emu_arg args[] = {{&out, 8}};
+    mh_emu_launch l = {.grid = {1, 1, 1}, .block = {128, 1, 1}, .args = args, .nargs = 1, .timeout_s = 30};
+    CHECK(mh_emu_run(dev, &m, "acc", &l, NULL, &e) == 0);
+    float got[256];
+    CHECK(mh_emu_read(dev, out, got, sizeof got, &e) == 0);
+    int bad = 0;
+    for (int t = 0; t < 128; t++)
+        if ((got[2 * t] != 2.0f || got[2 * t + 1] != 0.0f) && bad++ < 3)
+            fprintf(stderr, "  acc_tile: thread %d: %g %g, want 2 0\n", t, got[2 * t], got[2 * t + 1]);
+    CHECK(bad == 0);
+    mh_ptx_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : ".";
@@ -714,6 +750,16 @@ int main(int argc, char **argv)
     wmma_api();
     gemms();
     wgmma_tests();
+    mh_emu_destroy(dev);
+    /* the wgmma forms again without strict mode: emu's fast path (chunked gathers, accumulator tiles) */
+    o.strict = 0;
+    dev = mh_emu_create(&o, &e);
+    CHECK(dev != NULL);
+    wgmma_forms();
+    wgmma_every_n();
+    wgmma_base_offset();
+    wgmma_gemm();
+    acc_tile();
     mh_emu_destroy(dev);
     mh_ptx_free(&mma_ptx);
     mh_ptx_free(&wgmma_ptx);

@@ -8,7 +8,7 @@ local M = {}
 -- |got - want| <= atol + rtol * |want|, by output type (the reference is exact from the inputs:
 -- what is left is f32 accumulation order and the output's rounding)
 local tolerances = { bf16 = { atol = 0.05, rtol = 1 / 64 }, f16 = { atol = 0.02, rtol = 1 / 256 },
-  f32 = { atol = 0.02, rtol = 1 / 256 } }
+  f32 = { atol = 0.02, rtol = 1 / 256 }, tf32 = { atol = 0.05, rtol = 1 / 128 } }
 
 -- element (r, c) of an R x C matrix held in `layout` ("rc": row-major, "cr": column-major)
 local function getter(t, layout, rows, cols, row_name)

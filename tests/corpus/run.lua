@@ -1,17 +1,18 @@
--- run.lua: runs the corpus (tests/corpus/cases.lua) on emu.  Each case is one launch recorded
+-- run.lua: runs the corpus (tests/corpus/cases.lua) on emu (or a GPU).  Each case is one launch recorded
 -- from a public code base's own host code (tests/corpus/*/launches.lua, written by
 -- tests/corpus/shim): the runner rebuilds its memory (inputs from a seed, the rest as recorded),
 -- its parameters (the recorded bytes with emu's addresses and tensor maps put where the
 -- program's were), launches the recorded kernel with the recorded shape, and compares the output
 -- with a reference computed here from the inputs.  A case with `xfail = "text"` must fail with
 -- a message holding that text (passing is an error: XPASS).
---   mgpu-harness tests/corpus/run.lua [NAME_PATTERN]
+--   mgpu-harness tests/corpus/run.lua [NAME_PATTERN [CASES_FILE [BACKEND]]]
+-- ("" for the defaults: every case, cases.lua, emu; BACKEND cuda runs the same cases on a GPU)
 local mgpu = require "mgpu"
 local here = (arg and arg[0] or ""):match("^(.*)/run%.lua$") or "tests/corpus"
 local ref = dofile(here .. "/reference.lua")
-local pattern = arg and arg[1]
-local cases = dofile(here .. "/cases.lua")
-local dev = mgpu.device("emu")
+local pattern = arg and arg[1] ~= "" and arg[1] or nil
+local cases = dofile(arg and arg[2] and arg[2] ~= "" and arg[2] or here .. "/cases.lua")
+local dev = mgpu.device(arg and arg[3] and arg[3] ~= "" and arg[3] or "emu")
 
 -- CUtensorMapDataType (cuda.h) -> the array dtype of its elements and emu's type name
 local map_types = { [0] = "u8", [1] = "u16", [2] = "u32", [3] = "i32", [4] = "u64", [5] = "i64", [6] = "f16",
@@ -27,7 +28,8 @@ local function fail(fmt, ...) error(string.format(fmt, ...), 0) end
 
 local function unhex(h) return (h:gsub("..", function(b) return string.char(tonumber(b, 16)) end)) end
 
--- The recorded launches of a file, the one whose kernel name holds `kernel` (exactly one).
+-- The recorded launch of a file whose kernel name holds `kernel` (a string, or a list of strings
+-- it holds all of): exactly one must.
 local recordings = {}
 local function recorded_launch(file, kernel)
   if not recordings[file] then
@@ -36,14 +38,17 @@ local function recorded_launch(file, kernel)
     chunk()
     recordings[file] = list
   end
+  local pieces = type(kernel) == "table" and kernel or { kernel }
   local found
   for _, l in ipairs(recordings[file]) do
-    if l.kernel:find(kernel, 1, true) then
-      if found then fail("%s: more than one recorded kernel holds %q", file, kernel) end
+    local all = true
+    for _, p in ipairs(pieces) do all = all and l.kernel:find(p, 1, true) ~= nil end
+    if all then
+      if found then fail("%s: more than one recorded kernel holds %s", file, table.concat(pieces, " and ")) end
       found = l
     end
   end
-  if not found then fail("%s: no recorded kernel holds %q", file, kernel) end
+  if not found then fail("%s: no recorded kernel holds %s", file, table.concat(pieces, " and ")) end
   return found
 end
 
@@ -58,29 +63,73 @@ local function alloc_dtypes(c, l)
   return dt
 end
 
+-- The bits of a 16-bit float (f16: 5 exponent bits, bf16: 8) holding x exactly (x came from such an
+-- array, so no rounding is needed).
+local function half_bits(x, dtype)
+  local ebits, mbits = 5, 10
+  if dtype == "bf16" then ebits, mbits = 8, 7 end
+  local bias = (1 << (ebits - 1)) - 1
+  local sign = (x < 0 or (x == 0 and 1 / x < 0)) and 1 or 0
+  x = math.abs(x)
+  local bits
+  if x == 0 then bits = 0
+  else
+    local e = math.floor(math.log(x, 2))
+    if x / 2.0 ^ e >= 2 then e = e + 1 elseif x / 2.0 ^ e < 1 then e = e - 1 end
+    if e < 1 - bias then -- subnormal
+      bits = math.floor(x / 2.0 ^ (1 - bias - mbits) + 0.5)
+    else
+      bits = ((e + bias) << mbits) | math.floor((x / 2.0 ^ e - 1) * (1 << mbits) + 0.5)
+    end
+  end
+  return (sign << (ebits + mbits)) | bits
+end
+
 -- Bytes of a pointer to `arr` plus delta.
 local function ptr_bytes(arr, delta)
   local base = string.unpack("<I8", mgpu.struct { { "ptr", arr } })
   return string.pack("<I8", base + delta)
 end
 
+local modules = {} -- loaded once per PTX file
+
 local function splice(s, off, bytes) return s:sub(1, off) .. bytes .. s:sub(off + #bytes + 1) end
 
--- The case's launch rebuilt on emu: arrays by allocation id, the kernel and its launch table.
+-- The case's launch rebuilt on emu: arrays by allocation id (what the kernel gets, and the
+-- values the reference reads), the kernel and its launch table.  A case with `retype` gives an
+-- input that a tensor map types otherwise (CUTLASS's UINT16 maps over f16) the map's type
+-- holding the input's bits; without it the map names its type (`type =`).
 local function build(c, l)
   local dt = alloc_dtypes(c, l)
-  local arrays, words = {}, {}
+  local arrays, values, words = {}, {}, {}
+  local retyped = {}
+  if c.retype then
+    for _, m in pairs(l.maps) do
+      local want = map_types[m.type]
+      if c.inputs[m.alloc] and want ~= c.inputs[m.alloc] and sizes[want] == 2 and sizes[c.inputs[m.alloc]] == 2 then
+        retyped[m.alloc] = want
+      end
+    end
+  end
   for id, a in pairs(l.allocs) do
     local t = a.init == "words" and "u32" or dt[id] or "u8"
     if a.bytes % sizes[t] ~= 0 then fail("allocation %d: %d bytes is not a whole number of %s", id, a.bytes, t) end
-    local n = a.bytes // sizes[t]
+    local n = math.max(a.bytes // sizes[t], 1) -- an empty allocation (a workspace of 0 bytes) gets one element
     if c.inputs and c.inputs[id] then -- the program's values (perhaps made by a kernel of its own) are not stored
       local r = c.range or 1
-      arrays[id] = dev:array(t, n, { fill = "random", seed = c.seed or id, min = -r, max = r })
+      values[id] = dev:array(t, n, { fill = "random", seed = c.seed or id, min = -r, max = r })
+      arrays[id] = values[id]
+      if retyped[id] then
+        local bits = values[id]:read()
+        for i = 1, #bits do bits[i] = half_bits(bits[i], t) end
+        arrays[id] = dev:array(retyped[id], bits)
+        dt[id] = retyped[id]
+      end
     elseif a.init == "data" then
       fail("allocation %d holds the program's data (%d bytes) and the case names no input for it", id, a.bytes)
     else
       arrays[id] = dev:array(t, n)
+      values[id] = arrays[id]
       if a.init == "words" then
         local w = {}
         for i = 1, #a.words, 2 do
@@ -120,7 +169,8 @@ local function build(c, l)
     end
   end
   for id, w in pairs(words) do arrays[id]:write(w) end
-  local k = dev:load(here .. "/" .. c.ptx):kernel(l.kernel)
+  modules[c.ptx] = modules[c.ptx] or dev:load(here .. "/" .. c.ptx)
+  local k = modules[c.ptx]:kernel(l.kernel)
   local args = {}
   for i, p in ipairs(k:params()) do
     local b = params[i]
@@ -141,9 +191,9 @@ local function build(c, l)
       else args[i] = string.unpack((signed and "<i" or "<I") .. p.size, b) end
     end
   end
-  local launch = { grid = l.grid, block = l.block, smem = l.smem, cluster = l.cluster, args = args,
-    timeout_s = c.timeout_s or 120, time = false }
-  return k, launch, arrays
+  local launch = { grid = l.grid, block = l.block, smem = l.smem, cluster = l.cluster, args = args, time = false }
+  if dev.backend == "emu" then launch.timeout_s = c.timeout_s or 120 end
+  return k, launch, values
 end
 
 local function run_case(c)
@@ -173,7 +223,10 @@ for _, c in ipairs(cases) do
       status = ok and "ok" or (msg:match("^mismatch") and "mismatch" or "failed")
     end
     counts[status] = counts[status] + 1
-    print(string.format("%-8s %-28s %s", status, c.name, (msg:gsub("\n.*", ""):sub(1, 300))))
+    local shown = msg:gsub("\n.*", ""):gsub("_Z[%w_]+", function(n) -- long mangled names shortened
+      return #n > 60 and n:sub(1, 40) .. "..." or n
+    end)
+    print(string.format("%-8s %-28s %s", status, c.name, shown:sub(1, 400)))
     io.stdout:flush()
   end
 end

@@ -15,7 +15,7 @@ if [ -z "$NVCC" ]; then echo "skipped: nvcc is not installed (tests/cudart need 
 export MGPU_NVCC=$NVCC
 D=$WORK/$NAME${MODE:+-$MODE}
 rm -rf "$D" && mkdir -p "$D" || exit 1
-FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC"
+FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC -I$SRC/../../ptx"
 EXTRA=$(sed -n 's|^// nvcc-flags: ||p' "$SRC/$NAME.cu")
 if [ "$MODE" = shared ]; then
   "$NVCC" $FLAGS $EXTRA -cudart shared -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: nvcc -cudart shared"; exit 1; }
@@ -24,9 +24,23 @@ else
 fi
 echo "== exec"
 "$H" exec -- "$D/prog" || { echo "FAIL: $NAME under exec (status $?)"; exit 1; }
+if grep -q MGPU_BEGIN "$SRC/$NAME.cu"; then
+  echo "== exec --trace"
+  "$H" exec --trace "$D/trace" -- "$D/prog" || { echo "FAIL: $NAME under exec --trace"; exit 1; }
+  for n in 1 2; do
+    grep -q '"load"' "$D/trace/launch-$n.trace.json" 2>/dev/null || { echo "FAIL: no region load in $D/trace/launch-$n.trace.json"; exit 1; }
+  done
+fi
 echo "== exec --capture"
 "$H" exec --capture "$D/capture" -- "$D/prog" > "$D/capture.out" 2>&1 || { cat "$D/capture.out"; echo "FAIL: $NAME under exec --capture"; exit 1; }
 [ -f "$D/capture/launches.lua" ] || { echo "FAIL: no $D/capture/launches.lua"; exit 1; }
 echo "== replay"
 "$H" "$D/capture/launches.lua" || { echo "FAIL: the replay of $NAME's capture"; exit 1; }
+if [ "$NAME" = vector_add ] && [ -z "$MODE" ]; then
+  echo "== a replay whose output differs fails"
+  cp -r "$D/capture" "$D/corrupt" && OUT=$(ls "$D"/corrupt/*.out.npy | head -1)
+  printf '\377' | dd of="$OUT" bs=1 seek=$(( $(stat -c %s "$OUT") - 1 )) conv=notrunc 2>/dev/null
+  if "$H" "$D/corrupt/launches.lua" > "$D/corrupt.out" 2>&1; then cat "$D/corrupt.out"; echo "FAIL: a changed output passed"; exit 1; fi
+  grep -q "DIFFERENT" "$D/corrupt.out" || { cat "$D/corrupt.out"; echo "FAIL: the replay did not name the launch"; exit 1; }
+fi
 echo "PASS: $NAME"

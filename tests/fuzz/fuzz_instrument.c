@@ -88,7 +88,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         mh_instrumented r;
         mh_instrument_opts io = {.scope = s & 1 ? MH_SCOPE_WARPGROUP : MH_SCOPE_WARP, .aligned = (s >> 1) & 1};
         if (s >= 4) io.kernel_probe = 1, io.probes = probes + (s & 2 ? 2 : 0), io.nprobes = s & 2 ? 1 : 2;
-        if (mh_instrument_with(&m, &io, &r, &e)) continue;
+        if (mh_instrument_with(&m, &io, &r, &e)) {
+            if (strstr(e.message, "does not read back")) { /* the rewrite's own check (issue 30): a bug of ours */
+                fprintf(stderr, "%s\n", e.message);
+                abort();
+            }
+            continue;
+        }
         if (!r.markers && !r.probe_points && (r.len != size || memcmp(r.text, data, size))) {
             fprintf(stderr, "a module without markers changed\n");
             abort();

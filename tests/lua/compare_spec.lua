@@ -180,6 +180,15 @@ describe("compare", function()
     assert.equal(0, st)
     local r = compare.folders(dir .. "/a", dir .. "/d")
     assert.matches("the PTX nvcc made of it (sha256 aaaa11110... -> ffff...", r.source, 1, true)
+    -- compile-time axes (issue 35): build 2's PTX differs, named
+    local mb = man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } })
+    mb.builds = { { index = 1, arch = "sm_90", nvcc_flags = {}, sha256 = "1111" },
+      { index = 2, arch = "sm_90", nvcc_flags = { "-DT=2" }, sha256 = "2222" } }
+    h.write_results(dir .. "/e", mb, rows_b)
+    mb.builds[2].sha256 = "3333"
+    h.write_results(dir .. "/f", mb, rows_b)
+    r = compare.folders(dir .. "/e", dir .. "/f")
+    assert.matches("the kernel's source changed: build 2's PTX (sha256 2222... -> 3333...", r.source, 1, true)
     -- the experiment script changed (another grid in setup): said, with the same kernel source
     local ms = man("aaaa1111", { { path = "/src/k.cuh", sha256 = "cccc" } })
     ms.script = { path = "/src/exp.lua", sha256 = "5555" }

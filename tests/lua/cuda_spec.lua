@@ -55,7 +55,7 @@ describe("mgpu on the cuda backend (fake driver)", function()
     -- thread-block clusters (cuLaunchKernelEx)
     k:launch { grid = 4, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } }
     ok, err = pcall(k.launch, k, { grid = 3, block = 32, cluster = { 2, 1, 1 }, args = { x, y, 16 } })
-    assert.equal("launch_failed", err.code)
+    assert.equal("bad_argument", err.code) -- as from .reqnctapercluster
     assert.matches("not a whole number of 2x1x1 clusters", err.message)
   end)
 

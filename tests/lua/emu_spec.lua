@@ -254,7 +254,7 @@ describe("mgpu on emu", function()
     local cases = {
       { { a, b }, "takes 3 arguments, 2 were given" },
       { { a, 5, 4 }, "is a pointer but got an integer" },
-      { { a, b, -1 }, "%-1 does not fit" },
+      { { a, b, -2147483649 }, "%-2147483649 does not fit" }, -- -1 is 0xffffffff: nvcc's C int is .u32
       { { a, b, 2.5 }, "needs an integer" },
       { { a, b, 1099511627776 }, "1099511627776 does not fit" },
       { { a, b, "x" }, "parameter 2 %(copy_f32x4_param_2, %.u32%) takes a number, not bytes" },

@@ -101,7 +101,7 @@ describe("mgpu", function()
     ok, err = pcall(mgpu.time, k, { grid = 1, block = 64, args = { x, y, 64 } }, { repeates = 5 })
     assert.is_false(ok)
     assert.equal("bad_argument", err.code)
-    assert.equal('time: unknown key "repeates" (allowed: warmup, repeats, flush_l2, flush, before)', err.message)
+    assert.equal('time: unknown key "repeates" (allowed: warmup, repeats, flush_l2, flush, before, min_time, max_noise, max_repeats)', err.message)
     assert.equal("repeates", err.key)
   end)
 

@@ -366,6 +366,18 @@ describe("report", function()
     assert(xml_check(f))
   end)
 
+  it("labels thin lanes by the block where its lanes begin, each lane's title naming block and warpgroup", function()
+    local st = run_main({ dir .. "/fx.trace.json", "-o", dir .. "/fx-lanes.html" })
+    assert.equal(0, st)
+    local html = h.read(dir .. "/fx-lanes.html")
+    local n = 0
+    for y, b in html:gmatch('<text x="184" y="([%d.]+)" class="note lanelabel" text%-anchor="end">block (%d+) ') do
+      n = n + 1
+    end
+    assert.is_true(n >= 20, "only " .. n .. " block labels on 264 lanes")
+    assert.truthy(html:find("<title>block %d+ · warpgroup 0 %(SM %d+%)"))
+  end)
+
   it("gives the gate's verdict and says whether the source changed on the comparison page (issue 35)", function()
     local html = h.read(dir .. "/cmp.html")
     local v = html:match('<ul class="notes verdict">(.-)</ul>')

@@ -280,6 +280,10 @@ describe("compile-time axes", function()
       assert.equal(2, b.points)
     end
     assert.same({ "-O3", "-lineinfo", "-DSCALE=3" }, man.builds[2].nvcc_flags)
+    assert.equal("per point (a function: each row's kernel)", man.kernel) -- not "function"
+    st, _, err = h.run("report", dir .. "/r", "-o", dir .. "/r.html")
+    assert.equal(0, st, err)
+    assert.matches("<dt>builds</dt><dd>2 %(release [^<]*; their PTX in builds/%)</dd>", h.read(dir .. "/r.html"))
     local rows = results.latest(results.read_rows(dir .. "/r/results.jsonl"))
     assert.equal(4, #rows)
     for _, r in ipairs(rows) do
@@ -291,6 +295,23 @@ describe("compile-time axes", function()
     st, _, err = h.run_env(env, exp, "--out", dir .. "/w", "--workers", "2", "--quiet")
     assert.equal(0, st, err)
     assert.equal(4, count_lines(dir .. "/compiles"))
+    -- shards compile only the builds their points need, numbered over the whole sweep: merged,
+    -- the folder has every build and equals the single run
+    st, _, err = h.run_env(env, exp, "--out", dir .. "/s1", "--shard", "1/2", "-q")
+    assert.equal(0, st, err)
+    st, _, err = h.run_env(env, exp, "--out", dir .. "/s2", "--shard", "2/2", "-q")
+    assert.equal(0, st, err)
+    st, _, err = h.run("merge", dir .. "/m", dir .. "/s1", dir .. "/s2")
+    assert.equal(0, st, err)
+    local merged = core.json_decode(h.read(dir .. "/m/manifest.json"))
+    assert.equal(2, #merged.builds)
+    for i, b in ipairs(merged.builds) do
+      assert.equal(man.builds[i].sha256, b.sha256)
+      assert.equal(b.sha256, core.sha256_file(dir .. "/m/builds/build-" .. i .. ".ptx"))
+    end
+    for _, r in ipairs(results.latest(results.read_rows(dir .. "/m/results.jsonl"))) do
+      assert.equal(r.point.SCALE == 2 and 1 or 2, r.build)
+    end
     -- replayable with the cache removed and no nvcc at all
     h.rmdir(dir .. "/cache")
     st, out, err = h.run_env("MGPU_NVCC=/nonexistent/nvcc MGPU_CACHE=" .. h.quote(dir .. "/cache2"), "replay", dir .. "/r")
@@ -345,6 +366,9 @@ describe("compile-time axes", function()
     local ok, e = pcall(builds.resolve, text, "scale_tiled<16>", "k.ptx")
     assert.is_false(ok)
     assert.matches("k%.ptx has no such instance of scale_tiled %(it has scale_tiled<32>, scale_tiled<64>%)", e.message)
+    ok, e = pcall(builds.resolve, ".entry _Z4gemmIfLi128EEvPf(\n.entry _Z4gemmI6__halfLin4EEvPf(\n", "gemm<double, 1>", "k")
+    assert.matches("it has gemm<float, 128>, gemm<__half, %-4>", e.message)
+    assert.equal("not_found", e.code) -- as a kernel name the module lacks
     text = ".entry _Z4gemmIfLi128EEvPf(\n.entry _Z4gemmI6__halfLi128EEvPf(\n.entry _Z4flagILb1EEvv("
     assert.equal("_Z4gemmIfLi128EEvPf", builds.resolve(text, "gemm<float, 128>", "k.ptx"))
     assert.equal("_Z4gemmI6__halfLi128EEvPf", builds.resolve(text, "gemm<__half,128>", "k.ptx"))
@@ -380,5 +404,35 @@ return { name = "big", module = %q, kernel = "tiled_scale", axes = { a = v, b = 
     assert.equal(2, st)
     assert.matches("the axes make 1030301 points, more than the 1000000 one run takes", err)
     assert.is_nil(h.read(dir .. "/r/manifest.json"))
+  end)
+end)
+
+describe("slurm --dry-run", function()
+  it("prints the scripts and the sbatch command, and writes nothing, not even DIR (issue 35)", function()
+    local dir = h.tmpdir()
+    local exp = write_exp(dir)
+    local st, out, err = h.run_env("MGPU_SBATCH=/nonexistent/sbatch", "slurm", exp, "--tasks", "2", "--out",
+      dir .. "/sweep", "--dry-run")
+    assert.equal(0, st, err)
+    assert.matches("#SBATCH %-%-array=1,2", out)
+    assert.matches("slurm/merge%.sh %(not written%)", out)
+    assert.matches("nothing was written or submitted", out)
+    assert.is_nil(h.read(dir .. "/sweep/slurm/array.sh"))
+    assert.is_false(os.rename(dir .. "/sweep", dir .. "/sweep2") and true or false)
+    h.rmdir(dir)
+  end)
+end)
+
+describe("a manifest's builds", function()
+  it("are checked before use: a bad_results naming the field", function()
+    local builds = require "mgpu.builds"
+    for _, c in ipairs({ { { { index = 1, arch = "sm_90", nvcc_flags = "-O3" } }, "builds%[1%]%.nvcc_flags must be a list" },
+      { { { index = 2, arch = "sm_90", nvcc_flags = {} } }, "builds%[1%]%.index must be 1" },
+      { { { index = 1, arch = "sm_90", nvcc_flags = {}, ptx = "../../etc/passwd" } }, "builds%[1%]%.ptx must be builds/build%-N%.ptx" } }) do
+      local ok, e = pcall(builds.plan, { kernel = "k" }, {}, {}, "sm_90", {}, c[1])
+      assert.is_false(ok)
+      assert.equal("bad_results", e.code)
+      assert.matches(c[2], e.message)
+    end
   end)
 end)

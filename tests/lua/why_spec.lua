@@ -187,3 +187,169 @@ describe("the sweep table", function()
     assert.falsy(t:find("the second line", 1, true))
   end)
 end)
+
+describe("regions no one records", function()
+  it("warns of a region only lane 5 enters in warp scope (lane 0 writes the trace), naming its .cu line", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx, { instrument = "warp" }):kernel("why_lane5")
+    local run = k:launch { grid = 1, block = 64, args = { dev:array("f32", 64) } }
+    assert.equal(1, #run.warnings)
+    assert.matches("^[^ ]*why%.cu:" .. cu_line('MGPU_BEGIN("lane5")') .. " %(PTX [^)]*why%.ptx:%d+%): why_lane5: region "
+      .. "lane5 was entered 2 times, only by threads that do not write the trace", run.warnings[1])
+    local names = {}
+    for _, r in ipairs(run.trace:summary()) do names[r.name] = r.count end
+    assert.same({ all = 2 }, names) -- the region the warning is about is not in the summary
+    -- warpgroup scope: the same (thread 0 of the warpgroup writes it)
+    k = dev:load(ptx, { instrument = "warpgroup" }):kernel("why_lane5")
+    run = k:launch { grid = 1, block = 128, args = { dev:array("f32", 128) } }
+    assert.equal(1, #run.warnings)
+    assert.matches("region lane5 was entered 4 times", run.warnings[1])
+    -- a kernel whose every region is recorded has none, and an uninstrumented launch neither
+    k = dev:load(ptx, { instrument = "warp" }):kernel("why_pipeline")
+    run = k:launch { grid = 1, block = 96, args = { dev:array("f32", floats(256)), dev:array("f32", 96), 4 } }
+    assert.same({}, run.warnings)
+    k = dev:load(ptx):kernel("why_lane5")
+    assert.same({}, k:launch { grid = 1, block = 64, args = { dev:array("f32", 64) } }.warnings)
+  end)
+end)
+
+describe("regions no one records, in an experiment", function()
+  it("are in the point's row and beside its summary (point-N.summary.json)", function()
+    local dir = h.tmpdir()
+    local r = mgpu.run({ name = "lane5", module = ptx, kernel = "why_lane5", instrument = "warp", warmup = 0, repeats = 1,
+      setup = function(_, dev) return { grid = 1, block = 64, args = { dev:array("f32", 64) } } end },
+      { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    local row = require("mgpu.results").read_jsonl(dir .. "/results.jsonl")[1]
+    local f = assert(io.open(dir .. "/point-1.summary.json"))
+    local sum = require("mgpu.core").json_decode(f:read("*a"), "summary")
+    f:close()
+    h.rmdir(dir)
+    assert.equal(1, #sum.warnings)
+    assert.matches("why_lane5: region lane5 was entered", sum.warnings[1])
+    assert.same(sum.warnings, row.warnings)
+  end)
+end)
+
+-- The Chrome trace format's rules for flow events (v1: "s" starts, "f" ends; both carry name, cat,
+-- id, ts, pid, tid; an "f" with "bp": "e" binds to the slice enclosing it, an "s" to the slice
+-- enclosing it): every flow has one start and one end, the end not before the start, and each
+-- lies inside a slice (a B/E pair) of its own thread.  Returns the flows by name.
+local function check_flows(events)
+  local slices, starts, ends, named = {}, {}, {}, {}
+  local open = {}
+  for _, e in ipairs(events) do
+    local key = tostring(e.pid) .. "/" .. tostring(e.tid)
+    if e.ph == "B" then
+      open[key] = open[key] or {}
+      table.insert(open[key], e.ts)
+    elseif e.ph == "E" then
+      local b = table.remove(open[key])
+      slices[key] = slices[key] or {}
+      table.insert(slices[key], { b, e.ts })
+    end
+  end
+  local function inside(e)
+    for _, s in ipairs(slices[tostring(e.pid) .. "/" .. tostring(e.tid)] or {}) do
+      if e.ts >= s[1] and e.ts <= s[2] then return true end
+    end
+    return false
+  end
+  for _, e in ipairs(events) do
+    if e.ph == "s" or e.ph == "f" then
+      assert.is_string(e.name)
+      assert.equal("mbarrier", e.cat)
+      assert.is_number(e.id)
+      assert.is_number(e.ts)
+      assert.is_number(e.pid)
+      assert.is_number(e.tid)
+      assert.is_true(inside(e), "flow " .. e.id .. " (" .. e.ph .. ") outside every slice of its thread")
+      if e.ph == "s" then
+        assert.is_nil(starts[e.id])
+        starts[e.id] = e
+      else
+        assert.equal("e", e.bp)
+        assert.is_nil(ends[e.id])
+        ends[e.id] = e
+      end
+    end
+  end
+  for id, s in pairs(starts) do
+    local f = assert(ends[id], "flow " .. id .. " has no end")
+    assert.equal(s.name, f.name)
+    assert.is_true(f.ts >= s.ts)
+    named[s.name] = (named[s.name] or 0) + 1
+  end
+  for id in pairs(ends) do assert.truthy(starts[id], "flow " .. id .. " has no start") end
+  return named
+end
+
+describe("flows on emu's timeline", function()
+  it("link each TMA completion and arrive to the wait it released, paired and bound to slices", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx, { instrument = "warp" }):kernel("why_pipeline")
+    local steps = 6
+    local run = k:launch { grid = 1, block = 96, args = { dev:array("f32", floats(64 * steps)), dev:array("f32", 96), steps } }
+    local path = os.tmpname()
+    run.trace:dump(path)
+    local f = assert(io.open(path))
+    local doc = require("mgpu.core").json_decode(f:read("*a"), path)
+    f:close()
+    local named = check_flows(doc.traceEvents)
+    -- the waits that found their phase incomplete: the consumers' (both warps) on stage 0 at steps
+    -- 0, 2, 4 (stage 1's copy has landed by the time they wait for it: it releases nothing), and
+    -- the producer's on the empty barrier of stage 0 at steps 2 and 4, released by the last
+    -- consumer warp's arrive; TMA flows start on the producer's trace (tid 1), arrives on a consumer's
+    assert.same({ ["TMA complete_tx"] = 6, ["mbarrier arrive"] = 2 }, named)
+    for _, e in ipairs(doc.traceEvents) do
+      if e.ph == "s" then assert.equal(e.name == "TMA complete_tx" and 1 or 3, e.tid) end
+      if e.ph == "f" then assert.is_true(e.name == "TMA complete_tx" and e.tid >= 2 or e.tid == 1) end
+    end
+    -- the lanes are labelled by block and warp
+    local labels = {}
+    for _, e in ipairs(doc.traceEvents) do
+      if e.name == "thread_name" then labels[#labels + 1] = e.args.name end
+    end
+    table.sort(labels)
+    assert.same({ "block 0 \u{b7} warp 0", "block 0 \u{b7} warp 1", "block 0 \u{b7} warp 2" }, labels)
+    -- Mosaic's dump never has flows
+    run.trace:dump(path, { compat = "mosaic" })
+    f = assert(io.open(path))
+    local mosaic = f:read("*a")
+    f:close()
+    os.remove(path)
+    assert.falsy(mosaic:find('"ph": "s"', 1, true) or mosaic:find('"ph":"s"', 1, true))
+  end)
+
+  it("leave a trace without mbarrier waits as it was", function()
+    local dev = mgpu.device("emu")
+    local k = dev:load(ptx, { instrument = "warp" }):kernel("why_lane5")
+    local run = k:launch { grid = 1, block = 64, args = { dev:array("f32", 64) } }
+    local path = os.tmpname()
+    run.trace:dump(path)
+    local f = assert(io.open(path))
+    local s = f:read("*a")
+    f:close()
+    os.remove(path)
+    assert.falsy(s:find('"cat":"mbarrier"', 1, true))
+  end)
+end)
+
+describe("stall reasons in an experiment", function()
+  it("are in the point's row and its counters in the report", function()
+    local dir = h.tmpdir()
+    local r = mgpu.run({ name = "chase", module = ptx, kernel = "why_chase", warmup = 0, repeats = 1, stats = true,
+      setup = function(_, dev)
+        local nxt = {}
+        for i = 1, 32 do nxt[i] = i % 32 end
+        return { grid = 1, block = 32, args = { dev:array("u32", nxt), dev:array("u32", 32), 100 } }
+      end }, { out = dir, quiet = true })
+    assert.equal(1, r.ok)
+    local row = require("mgpu.results").read_jsonl(dir .. "/results.jsonl")[1]
+    assert.is_true(row.stalls[P .. "long_scoreboard"] > 0)
+    assert.equal(0, (h.run("report", dir, "-o", dir .. "/r.html")))
+    local html = h.read(dir .. "/r.html")
+    h.rmdir(dir)
+    assert.matches("stalls: long_scoreboard %d+%%", html)
+  end)
+end)

@@ -84,6 +84,22 @@
         region_bars: count(s, "g.row.bar-region"), time_bars: count(s, "g.row.bar-time"),
         all: count(s, "g.row"), flags: count(s, "text.flag") });
     });
+    // no text of any figure crosses its edges (issue 35: "00 TFLOP/s"); what the timelines draw
+    // against time is clipped to the plot on purpose and is left out
+    r.clipped_texts = 0;
+    r.clipped_examples = [];
+    svgs.forEach(function (s) {
+      var box = s.getBoundingClientRect();
+      s.querySelectorAll("text").forEach(function (t) {
+        if (t.closest("g.zoomable") || t.closest("g.zaxis")) return;
+        var b = t.getBoundingClientRect();
+        if (b.width > 0 && (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 ||
+            b.bottom > box.bottom + 0.5)) {
+          r.clipped_texts++;
+          if (r.clipped_examples.length < 5) r.clipped_examples.push(t.textContent);
+        }
+      });
+    });
     r.lines = count(doc, "svg.lines");
     r.virtual = count(doc, "svg text.virtual");
     r.titles = count(doc, "svg title");

@@ -28,6 +28,7 @@ check("script elements in the report (the zoom's, inline)", r.scripts, 1)
 check("scripts loaded from elsewhere", r.script_src, 0)
 check("external references", r.external, 0)
 check("figures with no drawn size", r.empty_svgs, 0)
+check("labels crossing a figure's edge (" .. table.concat(r.clipped_examples or {}, " | ") .. ")", r.clipped_texts, 0)
 
 local function check_timeline(t, summary, label)
   local tl = summary.timeline
@@ -100,7 +101,8 @@ elseif kind == "sweep" then
   local axes = 0
   for _, g in ipairs(man.axes) do if #g.rows > 1 then axes = axes + 1 end end
   local regions = #files.read_json(in1 .. "/" .. rows[1].trace:gsub("%.trace%.json$", ".summary.json")).regions
-  check("sweep figures = axes x (time + regions)", r.lines, axes * (1 + regions))
+  local rates = (rows[1].gbps and 1 or 0) + (rows[1].gflops and 1 or 0) -- GB/s and GFLOP/s figures
+  check("sweep figures = axes x (time + regions + rates)", r.lines, axes * (1 + regions + rates))
   if man.backend == "emu" then check("every figure marked virtual", r.virtual, r.svgs) end
 elseif kind == "compare-folders" then
   local function latest(dir)

@@ -2,8 +2,8 @@
 # sweep_test.sh - `mgpu-harness slurm` against a real Slurm (run inside
 # tests/slurm/cluster.sh, which starts one and sets SLURM_CONF): a 12-point emu
 # sweep through --tasks 4 --wait equals a single-process run, a filtered one too (issue 24:
-# complete, exit 0); --dry-run writes
-# the scripts and submits nothing; a cancelled array task leaves its points
+# complete, exit 0); --dry-run prints
+# the scripts, writes nothing and submits nothing; a cancelled array task leaves its points
 # missing, the merge says so, and the same command again completes them.
 # usage: sweep_test.sh HARNESS SOURCE_DIR
 set -euo pipefail
@@ -32,8 +32,9 @@ out=$("$exe" slurm "$T/exp.lua" --tasks 4 --out "$T/dry" --dry-run --partition t
 grep -q '#SBATCH --array=1,2,3,4' <<<"$out" || fail "dry run: no array line"
 grep -q -- '--shard "$i/4" --out "$shard" --workers auto' <<<"$out" || fail "dry run: task line"
 grep -q '#SBATCH --partition=test' <<<"$out" || fail "dry run: partition"
-grep -q 'merge' "$T/dry/slurm/merge.sh" || fail "dry run: merge.sh"
-grep -q 'not visible on' "$T/dry/slurm/array.sh" || fail "dry run: the shared-filesystem check"
+grep -q 'slurm/merge.sh (not written)' <<<"$out" || fail "dry run: merge.sh"
+grep -q 'not visible on' <<<"$out" || fail "dry run: the shared-filesystem check"
+[ ! -e "$T/dry" ] || fail "dry run wrote $T/dry"
 grep -q 'nothing was' <<<"$out" || fail "dry run: says it submitted nothing"
 [ -z "$(squeue -h)" ] || fail "dry run submitted something"
 

@@ -106,6 +106,14 @@ cudaError_t cudaMemset(void *dst, int v, size_t n)
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *dst, int v, size_t n, cudaStream_t s) { (void)s; return cudaMemset(dst, v, n); }
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
+{
+    uint64_t off;
+    memset(a, 0, sizeof *a);
+    if (find_alloc((uint64_t)(uintptr_t)p, &off)) a->type = cudaMemoryTypeDevice, a->devicePointer = (void *)p;
+    else a->type = cudaMemoryTypeUnregistered, a->hostPointer = (void *)p;
+    return cudaSuccess;
+}
 cudaError_t cudaMemGetInfo(size_t *f, size_t *t) { *f = *t = (size_t)80 << 30; return cudaSuccess; }
 
 /* ---- registration and launch configuration ---- */
@@ -345,6 +353,12 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *m, CUtensorMapDataType type, cuuint
     memcpy(m, tm_magic, 8);
     uint32_t idx = (uint32_t)nmaps;
     memcpy((char *)m + 8, &idx, 4);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorString(CUresult e, const char **s)
+{
+    *s = e ? "error (corpus recording stand-in)" : "no error";
     return CUDA_SUCCESS;
 }
 

@@ -1,0 +1,121 @@
+/* emu_flows.c - what released a wait (issue 34; a launch with a trace asks for it): the arrive or
+ * TMA completion that completed each mbarrier phase is kept per barrier, and a warp whose wait on
+ * that barrier had found its phase incomplete and now finds it complete gets a flow from it (one
+ * per warp and release; a wait that passes at once released nothing).  A TMA completion's flow
+ * starts where the copy was issued (the thread that issued it, at its issue): the landing has no
+ * thread.  The dump draws them as Chrome trace flow events (core/trace/flows.h). */
+#include "emu/emu_internal.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    const unsigned char *p;  /* the mbarrier (host address of its 8 bytes) */
+    mh_trace_flow src;       /* its last completion: the src_* half */
+} last_done;
+
+struct emu_flows {
+    last_done *last;
+    uint32_t nlast, cap_last;
+    mh_trace_flow *v;
+    uint32_t n, cap;
+    int has_src;             /* a TMA landing is completing: its issue is the source */
+    mh_trace_flow src;
+};
+
+int emu_flows_start(ctx *c)
+{
+    c->flows = calloc(1, sizeof *c->flows);
+    return c->flows ? 0 : -1;
+}
+
+void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n)
+{
+    *v = NULL;
+    *n = 0;
+    if (!c->flows) return;
+    *v = c->flows->v;
+    *n = c->flows->n;
+    c->flows->v = NULL;
+}
+
+void emu_flows_free(ctx *c)
+{
+    if (!c->flows) return;
+    free(c->flows->last);
+    free(c->flows->v);
+    free(c->flows);
+    c->flows = NULL;
+}
+
+static void *oom(ctx *c)
+{
+    mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the trace's flows");
+    c->faulted = 1;
+    return NULL;
+}
+
+void emu_flows_tma_source(ctx *c, const tma_done *d)
+{
+    struct emu_flows *f = c->flows;
+    f->has_src = d != NULL;
+    if (!d) return;
+    f->src.kind = MH_FLOW_TMA;
+    memcpy(f->src.src_block, d->ictaid, sizeof d->ictaid);
+    f->src.src_thread = d->ithread;
+    f->src.src_clock = d->iclock;
+}
+
+void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p)
+{
+    struct emu_flows *f = c->flows;
+    mh_trace_flow s;
+    if (f->has_src) {
+        s = f->src;
+    } else {
+        memset(&s, 0, sizeof s);
+        s.kind = MH_FLOW_ARRIVE;
+        memcpy(s.src_block, w->b->ctaid, sizeof s.src_block);
+        s.src_thread = w->index * WARP + (uint32_t)lane;
+        s.src_clock = w->b->sm->clock0 + c->now;
+    }
+    for (uint32_t i = 0; i < f->nlast; i++)
+        if (f->last[i].p == p) {
+            f->last[i].src = s;
+            return;
+        }
+    if (f->nlast == f->cap_last) {
+        uint32_t cap = f->cap_last ? 2 * f->cap_last : 16;
+        last_done *n = realloc(f->last, cap * sizeof *n);
+        if (!n) { oom(c); return; }
+        f->last = n;
+        f->cap_last = cap;
+    }
+    f->last[f->nlast++] = (last_done){p, s};
+}
+
+void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done)
+{
+    struct emu_flows *f = c->flows;
+    if (!done) {
+        w->fl_wait = p;
+        return;
+    }
+    if (w->fl_wait != p) return; /* passed at once, or another lane of the warp took the flow */
+    w->fl_wait = NULL;
+    for (uint32_t i = 0; i < f->nlast; i++) {
+        if (f->last[i].p != p) continue;
+        if (f->n == f->cap) {
+            uint32_t cap = f->cap ? 2 * f->cap : 64;
+            mh_trace_flow *n = realloc(f->v, cap * sizeof *n);
+            if (!n) { oom(c); return; }
+            f->v = n;
+            f->cap = cap;
+        }
+        mh_trace_flow x = f->last[i].src;
+        memcpy(x.dst_block, w->b->ctaid, sizeof x.dst_block);
+        x.dst_thread = w->index * WARP + (uint32_t)lane;
+        x.dst_clock = w->b->sm->clock0 + c->now;
+        f->v[f->n++] = x;
+        return;
+    }
+}

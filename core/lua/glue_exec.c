@@ -1,0 +1,111 @@
+/* glue_exec.c - mgpu.exec: a CUDA program run on emu (core/exec/exec.h;
+ * docs/cudart.md), from Lua.
+ *   core.exec{prog=, args={...}, capture=, trace=, stats=, sms=}
+ *     -> {status=, launches = {{kernel=, grid={x,y,z}, block={x,y,z}, smem=, cycles=, warp_insns=,
+ *                               thread_insns=, error=}, ...}}
+ * The launches come from the runtime stand-in's launch log, a file in $TMPDIR
+ * removed afterwards. */
+#define _DEFAULT_SOURCE /* mkstemp */
+#include "lua/glue.h"
+#include "exec/exec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void push_dims(lua_State *L, const unsigned d[3])
+{
+    lua_createtable(L, 3, 0);
+    for (int i = 0; i < 3; i++) {
+        lua_pushinteger(L, d[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+}
+
+/* The log's lines as a list of tables. */
+static void push_launches(lua_State *L, FILE *f)
+{
+    lua_newtable(L);
+    char line[4096];
+    lua_Integer n = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        char name[2048];
+        unsigned g[3], b[3];
+        unsigned long long smem, cycles, wi, ti;
+        int status;
+        if (sscanf(line, "%2047[^\t]\t%u %u %u\t%u %u %u\t%llu\t%llu\t%llu\t%llu\t%d", name, &g[0], &g[1], &g[2], &b[0],
+                   &b[1], &b[2], &smem, &cycles, &wi, &ti, &status) != 12)
+            continue;
+        lua_createtable(L, 0, 8);
+        lua_pushstring(L, name);
+        lua_setfield(L, -2, "kernel");
+        push_dims(L, g);
+        lua_setfield(L, -2, "grid");
+        push_dims(L, b);
+        lua_setfield(L, -2, "block");
+        lua_pushinteger(L, (lua_Integer)smem);
+        lua_setfield(L, -2, "smem");
+        lua_pushinteger(L, (lua_Integer)cycles);
+        lua_setfield(L, -2, "cycles");
+        lua_pushinteger(L, (lua_Integer)wi);
+        lua_setfield(L, -2, "warp_insns");
+        lua_pushinteger(L, (lua_Integer)ti);
+        lua_setfield(L, -2, "thread_insns");
+        lua_pushinteger(L, status);
+        lua_setfield(L, -2, "error");
+        lua_rawseti(L, -2, ++n);
+    }
+}
+
+static int l_exec(lua_State *L)
+{
+    glue_check_table(L, 1, "mgpu.exec's options", "{prog=, args=, capture=, trace=, stats=, sms=}");
+    static const char *const keys[] = {"prog", "args", "capture", "trace", "stats", "sms", NULL};
+    glue_check_keys(L, 1, "mgpu.exec", keys);
+    mh_exec_opts o = {0};
+    const char *prog = glue_opt_string(L, 1, "mgpu.exec:", "prog", NULL);
+    if (!prog || !*prog) return glue_bad(L, "%s", "mgpu.exec: prog (the program to run) is required");
+    o.capture_dir = glue_opt_string(L, 1, "mgpu.exec:", "capture", NULL);
+    o.trace_dir = glue_opt_string(L, 1, "mgpu.exec:", "trace", NULL);
+    o.stats = glue_opt_boolean(L, 1, "mgpu.exec:", "stats", 0);
+    o.sms = (unsigned)glue_opt_integer(L, 1, "mgpu.exec:", "sms", 0, 0, 1024);
+    lua_getfield(L, 1, "args");
+    size_t nargs = lua_isnil(L, -1) ? 0 : (lua_istable(L, -1) ? lua_rawlen(L, -1) : (size_t)-1);
+    if (nargs == (size_t)-1) return glue_bad(L, "mgpu.exec: args must be a list of strings, got %s", glue_typename(L, -1));
+    if (nargs > 4096) return glue_bad(L, "mgpu.exec: %zu arguments (at most 4096)", nargs);
+    const char **argv = lua_newuserdatauv(L, (nargs + 2) * sizeof *argv, 0); /* freed with the userdata */
+    argv[0] = prog;
+    for (size_t i = 0; i < nargs; i++) {
+        lua_rawgeti(L, -2, (lua_Integer)i + 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return glue_bad(L, "mgpu.exec: args[%zu] is a %s, not a string", i + 1, glue_typename(L, -1));
+        argv[i + 1] = lua_tostring(L, -1); /* the args table, on the stack, keeps it */
+        lua_pop(L, 1);
+    }
+    argv[nargs + 1] = NULL;
+    char log[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(log, sizeof log, "%s/mgpu-exec-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(log);
+    if (fd < 0) return glue_bad(L, "mgpu.exec: cannot create the launch log in %s", tmp && *tmp ? tmp : "/tmp");
+    close(fd);
+    o.launches_file = log;
+    o.argv = (char *const *)argv;
+    mh_error e;
+    mh_error_clear(&e);
+    int status = 0;
+    int rc = mh_exec_run(&o, &status, &e);
+    FILE *f = rc ? NULL : fopen(log, "r");
+    lua_createtable(L, 0, 2);
+    lua_pushinteger(L, status);
+    lua_setfield(L, -2, "status");
+    push_launches(L, f);
+    lua_setfield(L, -2, "launches");
+    if (f) fclose(f);
+    unlink(log);
+    if (rc) return glue_raise(L, &e);
+    return 1;
+}
+
+const luaL_Reg glue_exec_funcs[] = {{"exec", l_exec}, {NULL, NULL}};

@@ -1,0 +1,107 @@
+#!/bin/sh
+# record.sh: builds each corpus program with nvcc for sm_90a (PTX only, compute_90a) against the
+# recording stand-in (tests/corpus/shim, -cudart none), runs its own host code and writes the PTX
+# and the recorded launches into OUT (one folder per code base, as in tests/corpus).  SRC holds
+# the code bases at the commits SOURCES.md names: SRC/fast.cu, SRC/cuda-samples, SRC/cutlass,
+# SRC/ThunderKittens.  The committed PTX is what this wrote once: compare with OUT, do not
+# re-commit a PTX that only differs by a rebuild.  Needs nvcc 13 and gcc; CUTLASS and
+# ThunderKittens take minutes and GBs of memory per file: one nvcc at a time.
+#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|tk]...
+set -eu
+[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|tk]..." >&2; exit 2; }
+SRC=$(cd "$1" && pwd)
+mkdir -p "$2"
+OUT=$(cd "$2" && pwd)
+shift 2
+WHAT=${*:-fastcu samples cutlass tk}
+HERE=$(cd "$(dirname "$0")" && pwd)
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+NVCC="nice $CUDA/bin/nvcc"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+# the stand-in
+gcc -O1 -Wall -Wextra -I"$CUDA/include" -c "$HERE/shim/record.c" -o "$WORK/record.o"
+gcc -O1 -Wall -Wextra -c "$HERE/shim/ptx_params.c" -o "$WORK/ptx_params.o"
+gcc -O1 -c "$HERE/shim/cublas_stub.c" -o "$WORK/cublas_stub.o"
+SHIM="$WORK/record.o $WORK/ptx_params.o $WORK/cublas_stub.o"
+# PTX only (no ptxas), kept: -keep writes NAME.ptx beside the host objects
+PTXONLY="-gencode arch=compute_90a,code=compute_90a -cudart none"
+
+# run a recorded program: malloc'd memory zeroed (MALLOC_PERTURB_=255), so that host buffers the
+# program copies to the device without filling them all (fast.cu's schedule) record the same
+record() { # PTX OUT_LUA PROGRAM ARGS...
+  ptx=$1 out=$2
+  shift 2
+  log=$WORK/$(basename "$out").log
+  MALLOC_PERTURB_=255 CORPUS_PTX="$ptx" CORPUS_OUT="$out" "$@" > "$log" 2>&1 ||
+    { tail -20 "$log" >&2; echo "$*: failed" >&2; exit 1; }
+}
+
+for w in $WHAT; do
+  case $w in
+  fastcu) # problem size 8192 -> 256 (its main hard-codes the size)
+    d=$WORK/fastcu && mkdir -p "$d" "$OUT/fastcu"
+    sed 's/long max_size = 8192;/long max_size = 256;/' "$SRC/fast.cu/matmul.cu" > "$SRC/fast.cu/matmul_small.cu"
+    (cd "$d" && $NVCC -std=c++17 -O3 -DNDEBUG -w --expt-relaxed-constexpr --expt-extended-lambda --use_fast_math \
+      -Xcompiler=-fPIE -Xcompiler=-Wno-psabi -Xcompiler=-fno-strict-aliasing $PTXONLY -keep -keep-dir "$d" \
+      -I"$SRC/fast.cu" "$SRC/fast.cu/matmul_small.cu" $SHIM -o matmul)
+    rm "$SRC/fast.cu/matmul_small.cu"
+    cp "$d/matmul_small.ptx" "$OUT/fastcu/matmul.ptx"
+    record "$d/matmul_small.ptx" "$OUT/fastcu/launches.lua" "$d/matmul"
+    ;;
+  samples) # M_TILES, N_TILES, K_TILES -> 256 elements each; every -kernel= of the bf16 and tf32 samples
+    mkdir -p "$OUT/samples"
+    for s in bf16TensorCoreGemm tf32TensorCoreGemm cudaTensorCoreGemm; do
+      d=$WORK/$s && mkdir -p "$d"
+      dir=$SRC/cuda-samples/Samples/3_CUDA_Features/$s
+      kt=16 && [ $s = tf32TensorCoreGemm ] && kt=32
+      sed -e "s/^#define M_TILES [0-9]*/#define M_TILES 16/; s/^#define N_TILES [0-9]*/#define N_TILES 16/" \
+        -e "s/^#define K_TILES [0-9]*/#define K_TILES $kt/" "$dir/$s.cu" > "$dir/${s}_small.cu"
+      (cd "$d" && $NVCC -O3 -w $PTXONLY -keep -keep-dir "$d" -I"$SRC/cuda-samples/Common" "$dir/${s}_small.cu" $SHIM -o $s)
+      rm "$dir/${s}_small.cu"
+      cp "$d/${s}_small.ptx" "$OUT/samples/$s.ptx"
+      : > "$OUT/samples/$s.launches.lua"
+      if [ $s = cudaTensorCoreGemm ]; then
+        record "$d/${s}_small.ptx" "$d/k.lua" "$d/$s" && cat "$d/k.lua" >> "$OUT/samples/$s.launches.lua"
+      else
+        for k in 0 1 2; do
+          record "$d/${s}_small.ptx" "$d/k$k.lua" "$d/$s" -kernel=$k && cat "$d/k$k.lua" >> "$OUT/samples/$s.launches.lua"
+        done
+      fi
+    done
+    ;;
+  cutlass) # unchanged; the problem size from its command line
+    d=$WORK/cutlass && mkdir -p "$d" "$OUT/cutlass"
+    C=$SRC/cutlass
+    (cd "$d" && $NVCC -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -w $PTXONLY -keep -keep-dir "$d" \
+      -I"$C/include" -I"$C/tools/util/include" -I"$C/examples/common" \
+      "$C/examples/49_hopper_gemm_with_collective_builder/49_collective_builder.cu" $SHIM -o ex49)
+    cp "$d/49_collective_builder.ptx" "$OUT/cutlass/"
+    record "$d/49_collective_builder.ptx" "$OUT/cutlass/49_collective_builder.launches.lua" "$d/ex49" \
+      --m=256 --n=256 --k=256
+    ;;
+  tk) # batch 4 -> 1, heads 16 -> 1, sequence 3072 -> 768, one iteration; head dim 64 and 128
+    mkdir -p "$OUT/tk"
+    T=$SRC/ThunderKittens/kernels/attention/mha_h100
+    for dim in 64 128; do
+      d=$WORK/tk$dim && mkdir -p "$d/src"
+      cp "$T/mha_h100.cu" "$d/src/"
+      sed -e 's/^constexpr int ATTN_B     = 4;/constexpr int ATTN_B     = 1;/' \
+        -e 's/^constexpr int QO_HEADS   = 16;/constexpr int QO_HEADS   = 1;/' \
+        -e 's/^constexpr int KV_HEADS   = 16;/constexpr int KV_HEADS   = 1;/' \
+        -e 's/^constexpr int ATTN_N     = 3072; /constexpr int ATTN_N     = 768; /' \
+        -e "s/^constexpr int ATTN_D     = 128; /constexpr int ATTN_D     = $dim; /" \
+        -e 's/^constexpr int ITER       = 10; /constexpr int ITER       = 1; /' "$T/harness.impl" > "$d/src/harness.impl"
+      (cd "$d" && $NVCC -std=c++20 -O3 --use_fast_math -w --expt-extended-lambda --expt-relaxed-constexpr -DNDEBUG \
+        -DKITTENS_HOPPER -I"$SRC/ThunderKittens/include" -I"$SRC/ThunderKittens/prototype" $PTXONLY -keep \
+        -keep-dir "$d" "$d/src/mha_h100.cu" $SHIM -o tk)
+      cp "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.ptx"
+      # its inputs file (argv[1]) is not needed: the corpus fills q, k, v from a seed
+      record "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.launches.lua" "$d/tk" /dev/null
+    done
+    ;;
+  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, tk)" >&2; exit 2 ;;
+  esac
+done
+echo "recorded into $OUT: $WHAT"

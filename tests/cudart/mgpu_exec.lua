@@ -1,0 +1,29 @@
+-- mgpu_exec.lua PROG CAPTURE_DIR - mgpu.exec from Lua (tests/cudart/mgpu_exec.sh builds PROG,
+-- tests/cudart/vector_add.cu): the program's status, its launches, a capture, and bad options
+-- refused with their names.
+local mgpu = require "mgpu"
+local prog, dir = arg[1], arg[2]
+local function expect(cond, ...) if not cond then error(string.format(...), 0) end end
+
+local r = mgpu.exec { prog = prog, capture = dir }
+expect(r.status == 0, "vector_add's status is %s", tostring(r.status))
+expect(#r.launches == 1, "%d launches, not 1 (the launch refused before running is not one)", #r.launches)
+local l = r.launches[1]
+expect(l.kernel == "_Z4vaddPKfS0_Pfi" and l.grid[1] == 20 and l.block[1] == 256 and l.smem == 0,
+  "launch 1: %s grid %d block %d", l.kernel, l.grid[1], l.block[1])
+expect(l.cycles > 0 and l.warp_insns > 0 and l.thread_insns >= l.warp_insns and l.error == 0, "launch 1's counts")
+local f = io.open(dir .. "/launches.lua")
+expect(f ~= nil, "no %s/launches.lua", dir)
+f:close()
+
+r = mgpu.exec { prog = "/bin/sh", args = { "-c", "exit 3" } }
+expect(r.status == 3 and #r.launches == 0, "sh's status %d", r.status)
+
+for _, bad in ipairs { { opts = { prog = prog, args = { 1 } }, says = "args%[1%] is a number" },
+                       { opts = { args = {} }, says = "prog" },
+                       { opts = { prog = prog, capure = dir }, says = "capure" } } do
+  local ok, err = pcall(mgpu.exec, bad.opts)
+  expect(not ok and mgpu.errors.is(err, "bad_argument") and tostring(err):find(bad.says),
+    "mgpu.exec refused %s with: %s", bad.says, tostring(err))
+end
+print("mgpu_exec: ok")
