@@ -346,7 +346,6 @@ static inline int smem_elem(ctx *c, warp *w, uint64_t a, int eb, uint64_t *out)
                   "of shared memory (or misaligned)", (unsigned long long)a, (unsigned long long)c->shared_size);
         return -1;
     }
-    if (__builtin_expect(c->hz != NULL, 0) && emu_hz_wgmma_read(c, w, a, (uint32_t)eb)) return -1; /* strict: hazards */
     *out = ld_elem(c->shared + a, eb);
     return 0;
 }
@@ -430,12 +429,34 @@ static const float *wgmma_b(ctx *c, warp *w, const mh_ptx_mma *r, uint64_t dv, f
     return q->v;
 }
 
+/* Strict mode (emu_hazards.c): the shared bytes a warp's wgmma reads, its 16 rows of A (from a
+ * descriptor) and all of B, each checked and marked as read by its group, whichever path gathered
+ * them (the fast gathers read chunks, and B once for a warpgroup). */
+static __attribute__((noinline, cold)) int wgmma_hazards(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
+{
+    int N = r->n, K = r->k, eb = mh_mma_type_bits(r->atype) / 8, wi = (int)(w->index % 4);
+    if (!r->a_regs) {
+        mh_ptx_opnd o = opnd(c, &r->desc_a);
+        desc d = desc_of(val(c, w, &o, __builtin_ctz(mask)));
+        for (int row = 0; row < 16; row++)
+            for (int k = 0; k < K; k++)
+                if (emu_hz_wgmma_read(c, w, desc_addr(&d, 16 * wi + row, k, eb, r->trans_a), (uint32_t)eb)) return -1;
+    }
+    mh_ptx_opnd ob = opnd(c, &r->desc_b);
+    desc db = desc_of(val(c, w, &ob, __builtin_ctz(mask)));
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < K; k++)
+            if (emu_hz_wgmma_read(c, w, desc_addr(&db, n, k, eb, r->trans_b), (uint32_t)eb)) return -1;
+    return 0;
+}
+
 static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int N = r->n, K = r->k, at = r->atype, eb = mh_mma_type_bits(at) / 8, ints = is_int(at);
     int wi = (int)(w->index % 4), nd = 16 * N / WARP; /* this warp's 16 rows of D: elements per lane */
     if (c->nthreads % 128)
         return emu_fault(c, w, 0, "wgmma needs whole warpgroups: the block has %u threads", c->nthreads), -1;
+    if (__builtin_expect(c->hz != NULL, 0) && wgmma_hazards(c, w, r, mask)) return -1; /* strict mode */
     tiles Tv, *T = &Tv;
     float sa = (float)r->scale_a, sb = (float)r->scale_b;
     /* A: the warp's 16 rows */

@@ -6,11 +6,6 @@
 -- what a copy of the PTX with the cause worked around showed.
 
 -- why each expected failure fails
-local ITEM1 = "issue 30 item 1: waits of inlined { } blocks branch to the first DONE (matches with the " ..
-  "labels renamed apart in a copy of the PTX)"
-local ITEM4 = "issue 30 item 4 (the message is cut inside the kernel name) over item 1 (waits branch to " ..
-  "the first DONE: extra arrivals, or a run until the timeout); matches with item 1 worked around in " ..
-  "a copy of the PTX (item 3, fixed since, too)"
 local STATICS = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) " ..
   "against this one; matches (with item 6's warning) when that array is shrunk and item 1 worked around " ..
   "in a copy of the PTX"
@@ -37,8 +32,7 @@ local function cutlass49(a, b, d)
   return { launches = "cutlass/49_collective_builder.launches.lua", ptx = "cutlass/49_collective_builder.ptx",
     inputs = { [a] = "f16", [b] = "f16" }, outputs = { [d] = "f16" }, retype = true,
     check = { op = "gemm", m = 256, n = 256, k = 256, a = a, a_layout = "mk", b = b, b_layout = "nk", c = d,
-      c_layout = "nm", dtype = "f16" }, timeout_s = 30, -- three of them run until it (item 1)
-    xfail = "_ZN7cutlass13device_kernelINS_4gemm6kernel13GemmUniversal", why = ITEM4 }
+      c_layout = "nm", dtype = "f16" }, timeout_s = 30 }
 end
 
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
@@ -77,10 +71,8 @@ return {
   case(cutlass49(29, 30, 32), { name = "cutlass49_pingpong_tma_store", kernel = { "Pingpong" } }),
   case(cutlass49(36, 37, 39), { name = "cutlass49_cooperative_stream_k", kernel = { "StreamKScheduler" } }),
   case(cutlass49(43, 44, 46), { name = "cutlass49_cooperative_evt", kernel = { "Sm90Compute" } }),
-  case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker",
-    xfail = "more arrivals than the 1 it expects per phase", why = ITEM1 }),
-  case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker",
-    xfail = "more arrivals than the 1 it expects per phase", why = ITEM1 }),
+  case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker" }),
+  case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11",
     xfail = "bytes of shared memory per block", why = STATICS }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12",
