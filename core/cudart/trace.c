@@ -178,7 +178,7 @@ static void write_trace(cr_state *s, cr_traced *t, const mh_spec *spec, const ui
     mh_summary sum;
     mh_out o;
     mh_dump_stats st;
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = MH_EMU_CLOCK_GHZ, .calib = calib};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = mh_emu_model_of(s->emu)->clock_ghz, .calib = calib};
     mh_tracebuf_memory(&b, words, spec->words);
     if (mh_tracebuf_bind(&b, spec, &e) || mh_summary_init(&sum, &t->r.names, &e)) {
         cr_say("--trace: %s", e.message);

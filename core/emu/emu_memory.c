@@ -25,8 +25,14 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
         mh_fail(e, MH_E_NO_MEMORY, "out of memory");
         return NULL;
     }
+    d->model = mh_emu_model_find(opts ? opts->model : NULL);
+    if (!d->model) {
+        mh_fail(e, MH_E_BAD_ARGUMENT, "emu: no device model '%s' (models: %s)", opts->model, mh_emu_model_names());
+        free(d);
+        return NULL;
+    }
     d->next_addr = GLOBAL_BASE;
-    d->nsm = opts && opts->num_sms ? opts->num_sms : MH_EMU_DEFAULT_SMS;
+    d->nsm = opts && opts->num_sms ? opts->num_sms : d->model->sms;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;
     d->strict = opts ? opts->strict : 0;
     d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
@@ -34,6 +40,8 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
 }
 
 uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
+
+const mh_emu_model *mh_emu_model_of(const mh_emu *d) { return d->model; }
 
 void mh_emu_destroy(mh_emu *d)
 {
