@@ -197,7 +197,9 @@ typedef struct mh_ptx_var {
     int is_extern;       /* .extern .shared (dynamic shared memory) */
     unsigned char *init; /* initialiser bytes (size bytes) or NULL */
     int func;            /* -1 for module scope, else the function it belongs to */
-    uint64_t offset;     /* assigned offset in its space (shared/local per function or module) */
+    uint64_t offset;     /* assigned offset in its space (shared/local per function or module; a static
+                          * shared variable's in each kernel: mh_ptx_func.shared_offsets[shared_slot]) */
+    int32_t shared_slot; /* a static .shared variable's index in the kernels' shared_offsets */
     uint32_t address_init_line; /* an element initialised with an address (generic(x), x+8): its line
                                  * (the driver fills it in; emu does not), 0 when none */
     uint32_t line;       /* of its declaration */
@@ -227,7 +229,10 @@ typedef struct mh_ptx_func {
     mh_ptx_insn *code;
     uint32_t ncode;
     uint32_t line;       /* line of the declaration */
-    uint64_t shared_bytes; /* static shared memory used (module + own variables) */
+    uint64_t shared_bytes; /* static shared memory: the variables of the functions it reaches and the
+                            * module-scope ones they name, as ptxas counts (ptx_smem.c) */
+    uint64_t *shared_offsets; /* a kernel's: each static shared variable's offset in it, by shared_slot
+                               * (UINT64_MAX: not in it); NULL for a .func or a module without any */
     uint64_t dyn_offset;   /* where its dynamic shared memory (unsized .extern .shared arrays) starts */
     uint64_t local_bytes;  /* .local variables per thread */
     uint32_t maxntid[3];   /* .maxntid or .reqntid (0: none) */
