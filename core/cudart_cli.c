@@ -3,6 +3,8 @@
  * runtime call served by emu (core/exec/exec.h; docs/cudart.md). */
 #include "cudart_cli.h"
 #include "exec/exec.h"
+#include "instrument/instrument.h"
+#include "lua/lua_glue.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +22,15 @@ static const char NVCC_USAGE[] =
     "prints the command.  The exit status is nvcc's.\n";
 
 static const char EXEC_USAGE[] =
-    "usage: mgpu-harness exec [--capture DIR] [--trace DIR] [--stats] [--sms N] -- PROG [ARGS...]\n"
+    "usage: mgpu-harness exec [--capture DIR] [--trace DIR [--probes FILE]] [--stats] [--sms N] -- PROG [ARGS...]\n"
     "\n"
     "Runs PROG (built by `mgpu-harness nvcc`, or by nvcc -cudart shared) with every CUDA runtime call\n"
     "served by emu, and exits with its status (128 + N when signal N ended it).\n"
     "  --capture DIR  write DIR/launches.lua, every launch with its inputs and outputs; `mgpu-harness\n"
     "                 DIR/launches.lua` replays them on emu and checks the outputs are the program's\n"
     "  --trace DIR    a Perfetto trace per launch of a kernel with markers (DIR/launch-N.trace.json)\n"
+    "  --probes FILE  with --trace: regions in kernels without markers (FILE.json or FILE.lua, as\n"
+    "                 `instrument --probes` takes them)\n"
     "  --stats        emu's exact counters of each launch on stderr\n"
     "  --sms N        emu's virtual SMs (default 132)\n";
 
@@ -56,17 +60,19 @@ static int usage(const char *fmt, const char *arg)
 int mh_cli_exec(int argc, char **argv)
 {
     mh_exec_opts o = {0};
+    const char *probes_path = NULL;
     int i = 1;
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(EXEC_USAGE, stdout); return 0; }
         if (!strcmp(a, "--stats")) { o.stats = 1; continue; }
-        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms")) {
+        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms") || !strcmp(a, "--probes")) {
             if (i + 1 >= argc || !argv[i + 1][0]) return usage("option `%s` needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--capture")) o.capture_dir = v;
             else if (!strcmp(a, "--trace")) o.trace_dir = v;
+            else if (!strcmp(a, "--probes")) probes_path = v;
             else {
                 char *end;
                 unsigned long n = strtoul(v, &end, 10);
@@ -82,7 +88,27 @@ int mh_cli_exec(int argc, char **argv)
     o.argv = argv + i;
     mh_error e = {0};
     int status = 0;
-    if (mh_exec_run(&o, &status, &e)) {
+    char *probes = NULL;
+    if (probes_path) { /* read and checked here, by the reader dev:load and instrument use */
+        if (!o.trace_dir) return usage("%s", "--probes goes with --trace DIR (the probes place regions to trace)");
+        const mh_probe *p = NULL;
+        unsigned np = 0;
+        mh_lua_probes *lp = mh_lua_probes_read(probes_path, &p, &np, &e);
+        if (!lp) {
+            fprintf(stderr, "mgpu-harness exec: %s\n", e.message);
+            return e.code == MH_E_IO ? 1 : 2;
+        }
+        probes = mh_exec_probes_serialize(p, np);
+        mh_lua_probes_free(lp);
+        if (!probes) {
+            fprintf(stderr, "mgpu-harness exec: out of memory\n");
+            return 1;
+        }
+        o.probes = probes;
+    }
+    int rc = mh_exec_run(&o, &status, &e);
+    free(probes);
+    if (rc) {
         fprintf(stderr, "mgpu-harness exec: %s\n", e.message);
         return e.code == MH_E_BAD_ARGUMENT ? 2 : 1;
     }

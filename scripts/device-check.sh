@@ -13,6 +13,9 @@
 #   record_cost scripts/device/record_cost.lua: cycles per recorded event against Mosaic's record
 #   overhead    scripts/device/overhead.lua: the instrumented tiled kernel's slowdown
 #   accuracy    scripts/device/accuracy.lua: 2/10/50 us spins read within 2%
+#   ncu_stats   scripts/device/ncu_stats.lua: emu's counters against Nsight Compute's
+#   microbench  scripts/device/microbench.lua: latencies, bandwidths, wgmma rate and SM clock
+#               under load against emu's device model (issue 32: what re-fits emu_model.c)
 # It prints a line per step with the elapsed time, and at the end the summary.
 #
 # What it writes under $OUT (default results/device-check), three files, none
@@ -38,6 +41,7 @@
 #   MGPU_CHECK_BACKEND     the Lua steps' backend (default cuda; emu runs them on the CPU,
 #                          which is how the tests check this script's success path)
 #   MGPU_LIBCUDA           another libcuda (the tests' fake driver)
+#   MGPU_EMU_MODEL         the emu model the microbench step compares with (default h200)
 set -uo pipefail
 t0=$SECONDS
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,8 +53,8 @@ case $out in /*) ;; *) [ -d "$(dirname "$out")" ] && out=$(cd "$(dirname "$out")
 cd "$src" || exit 2
 backend=${MGPU_CHECK_BACKEND:-cuda}
 budget=${MGPU_CHECK_BUDGET_S:-480}
-want_steps=",${MGPU_CHECK_STEPS:-check,launch,launch_lua,record_cost,overhead,accuracy,ncu_stats},"
-all_steps=(info check launch launch_lua record_cost overhead accuracy ncu_stats)
+want_steps=",${MGPU_CHECK_STEPS:-check,launch,launch_lua,record_cost,overhead,accuracy,ncu_stats,microbench},"
+all_steps=(info check launch launch_lua record_cost overhead accuracy ncu_stats microbench)
 
 mkdir -p "$out" || { echo "device-check.sh: cannot make $out" >&2; exit 2; }
 out=$(cd "$out" && pwd)
@@ -68,11 +72,13 @@ title=([info]="devices and driver (mgpu-harness info)" [check]="correctness (scr
        [record_cost]="cost per recorded event (scripts/device/record_cost.lua)"
        [overhead]="instrumented slowdown (scripts/device/overhead.lua)"
        [accuracy]="time accuracy (scripts/device/accuracy.lua)"
-       [ncu_stats]="emu's counters vs Nsight Compute (scripts/device/ncu_stats.lua)")
+       [ncu_stats]="emu's counters vs Nsight Compute (scripts/device/ncu_stats.lua)"
+       [microbench]="emu's clock: microbenchmarks vs its device model (scripts/device/microbench.lua)")
 # the figures each step must produce: the start of a RESULT row's measure
 expected=([check]="correctness checks" [launch]="launch path vs bare|smallest event-timed"
           [launch_lua]="event times" [record_cost]="cost per event" [overhead]="instrumented tiled kernel slowdown"
-          [accuracy]="time accuracy" [ncu_stats]="emu counters vs ncu")
+          [accuracy]="time accuracy" [ncu_stats]="emu counters vs ncu"
+          [microbench]="emu clock microbenchmarks")
 ran=()
 device="(unknown device)"
 notrun=""
@@ -214,6 +220,7 @@ lua_step record_cost 90 record_cost.lua "$backend"
 lua_step overhead 180 overhead.lua "$backend" 51
 lua_step accuracy 120 accuracy.lua "$backend" "$raw/accuracy"
 lua_step ncu_stats 180 ncu_stats.lua "$raw/ncu" "$backend"
+lua_step microbench 120 microbench.lua "$backend" "${MGPU_EMU_MODEL:-h200}"
 
 package
 rc=$?

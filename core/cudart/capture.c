@@ -7,7 +7,7 @@
  * pointers and tensor maps found inside them (any 8-byte-aligned word that
  * points into one of the program's allocations; any 64-byte-aligned emu
  * tensor map), and every allocation they reach: its bytes before the launch
- * (l<N>-b<J>.in.npy) and, when the launch changed it, after (.out.npy).
+ * (l<N>-b<J>.in.npy, bytes) and, when the launch changed it, after (.out.npy).
  * Bytes of a struct parameter the host never wrote are zeroed and listed:
  * while capturing, every runtime call paints the free stack below it with a
  * 4-byte pattern, so a struct built after the call keeps the pattern where
@@ -41,7 +41,6 @@ void cr_capture_paint(void)
 typedef struct cap_buf {
     uint64_t addr, size;
     unsigned char *before;
-    const char *dtype;           /* .npy descr: a tensor map's element type, else |u1 */
 } cap_buf;
 
 struct cr_capture_launch {
@@ -134,22 +133,18 @@ static long buf_of(cr_capture_launch *c, const cr_alloc *a)
     cap_buf *b = &c->bufs[c->nbufs];
     b->addr = a->addr;
     b->size = a->size;
-    b->dtype = "|u1";
     b->before = malloc(a->size ? a->size : 1);
     if (!b->before) return -1;
     memcpy(b->before, cr_device_host((void *)(uintptr_t)a->addr, a->size), a->size);
     return (long)c->nbufs++;
 }
 
-static const char *tmap_dtype(int t)
+/* cuda.h's CUtensorMapDataType as dev:tensor_map's data_type names it */
+static const char *tmap_type_name(int t)
 {
-    static const char *const names[] = {"|u1", "<u2", "<u4", "<i4", "<u8", "<i8", "<f2", "<f4", "<f8", "<u2"};
-    return t >= 0 && t < 10 ? names[t] : "|u1";
-}
-static const char *tmap_lua_dtype(int t)
-{
-    static const char *const names[] = {"u8", "u16", "u32", "i32", "u64", "i64", "f16", "f32", "f64", "bf16"};
-    return t >= 0 && t < 10 ? names[t] : "u8";
+    static const char *const names[] = {"uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16",
+                                        "float32", "float64", "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz"};
+    return t >= 0 && t < 13 ? names[t] : "uint8";
 }
 
 /* The tensor maps, pointers and never-written bytes of parameter i. */
@@ -188,15 +183,11 @@ static void scan_param(cr_capture_launch *c, uint32_t i, const mh_ptx_param *p)
                          "allocation", i, o);
                 continue;
             }
-            if (s.address != a->addr)
-                snprintf(c->skip, sizeof c->skip, "parameter %u: a tensor map at byte %u starts %llu bytes into its "
-                         "allocation (the replay makes maps of whole arrays)", i, o,
-                         (unsigned long long)(s.address - a->addr));
             long bi = buf_of(c, a);
             if (bi < 0) continue;
-            c->bufs[bi].dtype = tmap_dtype(s.data_type);
             memset(taken + o, 1, MH_TMAP_BYTES);
-            CADD(c, " { at = %u, buf = %ld, dtype = \"%s\", dims = {", o, bi + 1, tmap_lua_dtype(s.data_type));
+            CADD(c, " { at = %u, buf = %ld, offset = %llu, data_type = \"%s\", dims = {", o, bi + 1,
+                 (unsigned long long)(s.address - a->addr), tmap_type_name(s.data_type));
             for (uint32_t d = 0; d < s.rank; d++) CADD(c, "%llu,", (unsigned long long)s.dims[d]);
             CADD(c, "}, strides = {");
             for (uint32_t d = 0; d + 1 < s.rank; d++) CADD(c, "%llu,", (unsigned long long)s.strides[d]);
@@ -328,15 +319,15 @@ void cr_capture_after(cr_capture_launch *c, int ok)
         snprintf(out, sizeof out, "l%lu-b%zu.out.npy", n, i + 1);
         const unsigned char *now = cr_device_host((void *)(uintptr_t)b->addr, b->size);
         int changed = now && memcmp(now, b->before, b->size) != 0;
-        write_npy(s->capture_dir, in, b->dtype, b->before, b->size);
-        if (changed) write_npy(s->capture_dir, out, b->dtype, now, b->size);
+        write_npy(s->capture_dir, in, "|u1", b->before, b->size);
+        if (changed) write_npy(s->capture_dir, out, "|u1", now, b->size);
         CADD(c, "    { size = %llu, input = \"%s\"", (unsigned long long)b->size, in);
         if (changed) CADD(c, ", output = \"%s\"", out);
         CADD(c, " },\n");
         free(b->before);
     }
     CADD(c, "   },\n");
-    if (!ok) CADD(c, "   failed = true, -- the launch faulted in the program's run\n");
+    if (!ok) CADD(c, "   failed = true, -- the launch failed in the program's run\n");
     if (c->skip[0]) CADD(c, "   skip = [[%s]],\n", c->skip);
     CADD(c, "  },\n");
     add(&entries, &entries_len, &entries_cap, "%.*s", (int)c->len, c->text ? c->text : "");

@@ -19,6 +19,10 @@
 #include "frontend/ptx.h"
 
 #define CR_EXPORT __attribute__((visibility("default")))
+/* A program built with --default-stream per-thread calls the _ptsz/_ptds names: the same calls
+ * here (every stream is synchronous, the per-thread default stream is the default stream). */
+#define CR_ALIAS(other, name) \
+    extern __typeof(name) other __attribute__((alias(#name), visibility("default")));
 
 /* One fat binary the program registered (a translation unit's kernels). */
 typedef struct cr_module {

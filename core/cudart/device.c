@@ -1,6 +1,6 @@
 /* device.c - the one device: an H200's properties and attributes (SXM, as
- * CUDA 13 reports them), with emu's SM count (exec --sms) and its virtual
- * 1.5 GHz clock; version queries; kernels' attributes (cudaFuncSetAttribute,
+ * CUDA 13 reports them), with emu's SM count (exec --sms) and its device
+ * model's clock (MGPU_CUDART_MODEL; emu_model.c); version queries; kernels' attributes (cudaFuncSetAttribute,
  * cudaFuncGetAttributes, registers from ptxas) and the occupancy calculator
  * emu's residency uses (emu_occupancy.h). */
 #include "cudart/cudart.h"
@@ -11,7 +11,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#define CR_CLOCK_KHZ ((int)(MH_EMU_CLOCK_GHZ * 1e6))
+/* emu's clock: its device model's SM clock (emu_model.c) */
+static int clock_khz(void)
+{
+    cr_state *s = cr_get();
+    return (int)((s ? mh_emu_model_of(s->emu)->clock_ghz : mh_emu_model_find(NULL)->clock_ghz) * 1e6 + 0.5);
+}
 #define CR_MEMORY ((size_t)143771 << 20) /* an H200's 141 GB */
 
 void cr_device_prop_fill(cr_device_prop *p)
@@ -78,7 +83,7 @@ static int attribute(int a, int *v)
     case 10: *v = 32; break;
     case 11: *v = (int)p.memPitch; break;
     case 12: *v = p.regsPerBlock; break;
-    case 13: *v = CR_CLOCK_KHZ; break; /* emu's virtual clock */
+    case 13: *v = clock_khz(); break; /* emu's virtual clock */
     case 14: *v = (int)p.textureAlignment; break;
     case 15: *v = 1; break;
     case 16: *v = p.multiProcessorCount; break;

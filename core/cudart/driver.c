@@ -11,12 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-CR_EXPORT int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
-                                     const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
-                                     int interleave, int swizzle, int l2, int oob);
-int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
-                           const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int interleave,
-                           int swizzle, int l2, int oob)
+/* The encoding, called directly by both exported names: a call through an exported name would
+ * bind to the libcuda.so.1 stand-in's, which forwards here (an endless loop). */
+static int encode_tiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
+                        const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int interleave,
+                        int swizzle, int l2, int oob)
 {
     cr_lock();
     uint64_t bytes = 0;
@@ -29,6 +28,16 @@ int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, cons
     cr_unlock();
     return r;
 }
+CR_EXPORT int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
+                                     const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
+                                     int interleave, int swizzle, int l2, int oob);
+int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
+                           const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides, int interleave,
+                           int swizzle, int l2, int oob)
+{
+    return encode_tiled(map, dtype, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, l2, oob);
+}
+
 /* The same, for the libcuda.so.1 stand-in to forward to (it finds it in the process). */
 CR_EXPORT int mgpu_cudart_tensor_map_tiled(void *map, int dtype, uint32_t rank, void *addr, const uint64_t *dims,
                                            const uint64_t *strides, const uint32_t *box,
@@ -37,8 +46,7 @@ int mgpu_cudart_tensor_map_tiled(void *map, int dtype, uint32_t rank, void *addr
                                  const uint64_t *strides, const uint32_t *box, const uint32_t *elem_strides,
                                  int interleave, int swizzle, int l2, int oob)
 {
-    return cuTensorMapEncodeTiled(map, dtype, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, l2,
-                                  oob);
+    return encode_tiled(map, dtype, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, l2, oob);
 }
 
 CR_EXPORT int cuInit(unsigned flags);
@@ -68,7 +76,7 @@ int cuGetErrorName(int err, const char **s)
 void *cr_driver_entry(const char *name)
 {
     static const struct { const char *name; void *fn; } table[] = {
-        {"cuTensorMapEncodeTiled", (void *)cuTensorMapEncodeTiled},
+        {"cuTensorMapEncodeTiled", (void *)encode_tiled},
         {"cuInit", (void *)cuInit},
         {"cuDriverGetVersion", (void *)cuDriverGetVersion},
         {"cuGetErrorString", (void *)cuGetErrorString},
@@ -102,3 +110,5 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *sym, void **fn, unsigne
     (void)flags, (void)version;
     CR_API(entry_point(sym, fn, status, "cudaGetDriverEntryPointByVersion"));
 }
+CR_ALIAS(cudaGetDriverEntryPoint_ptsz, cudaGetDriverEntryPoint)
+CR_ALIAS(cudaGetDriverEntryPointByVersion_ptsz, cudaGetDriverEntryPointByVersion)

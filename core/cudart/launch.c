@@ -142,7 +142,7 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     }
     free(es.warnings);
     if (!rc) {
-        s->vtime_ns += (double)es.cycles / MH_EMU_CLOCK_GHZ;
+        s->vtime_ns += (double)es.cycles / mh_emu_model_of(s->emu)->clock_ghz;
         if (s->stats) print_stats(s, k, l, &es);
     }
     if (es.counts) es.counts->release(es.counts);
@@ -234,3 +234,6 @@ cudaError_t cudaLaunchKernelExC(const cr_launch_config *config, const void *func
 {
     CR_API(launch_ex(config, func, args));
 }
+CR_ALIAS(cudaLaunchCooperativeKernel_ptsz, cudaLaunchCooperativeKernel)
+CR_ALIAS(cudaLaunchKernel_ptsz, cudaLaunchKernel)
+CR_ALIAS(cudaLaunchKernelExC_ptsz, cudaLaunchKernelExC)

@@ -365,3 +365,16 @@ cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height
 {
     CR_API(malloc_pitch(p, pitch, width, height));
 }
+CR_ALIAS(cudaFreeAsync_ptsz, cudaFreeAsync)
+CR_ALIAS(cudaMallocAsync_ptsz, cudaMallocAsync)
+CR_ALIAS(cudaMemPrefetchAsync_ptsz, cudaMemPrefetchAsync)
+CR_ALIAS(cudaMemcpy_ptds, cudaMemcpy)
+CR_ALIAS(cudaMemcpy2D_ptds, cudaMemcpy2D)
+CR_ALIAS(cudaMemcpy2DAsync_ptsz, cudaMemcpy2DAsync)
+CR_ALIAS(cudaMemcpyAsync_ptsz, cudaMemcpyAsync)
+CR_ALIAS(cudaMemcpyFromSymbol_ptds, cudaMemcpyFromSymbol)
+CR_ALIAS(cudaMemcpyFromSymbolAsync_ptsz, cudaMemcpyFromSymbolAsync)
+CR_ALIAS(cudaMemcpyToSymbol_ptds, cudaMemcpyToSymbol)
+CR_ALIAS(cudaMemcpyToSymbolAsync_ptsz, cudaMemcpyToSymbolAsync)
+CR_ALIAS(cudaMemset_ptds, cudaMemset)
+CR_ALIAS(cudaMemsetAsync_ptsz, cudaMemsetAsync)

@@ -56,7 +56,7 @@ cr_state *cr_get(void)
                                             MH_EMU_DEFAULT_SMS);
         else st.sms = (uint32_t)v;
     }
-    mh_emu_opts o = {.num_sms = st.sms};
+    mh_emu_opts o = {.num_sms = st.sms, .model = env("MGPU_CUDART_MODEL")}; /* NULL: the default model */
     mh_error e = {0};
     st.emu = mh_emu_create(&o, &e);
     if (!st.emu) {

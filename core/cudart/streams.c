@@ -14,13 +14,30 @@
 struct CUstream_st { unsigned magic; unsigned flags; int priority; };
 struct CUevent_st { unsigned magic; unsigned flags; int recorded; double t_ns; };
 
+/* The handles made and not yet destroyed: a handle is checked against these, never dereferenced
+ * before (a garbage handle is cudaErrorInvalidResourceHandle, not a crash). */
+static void **handles;
+static size_t nhandles, cap_handles;
+
+static int known(const void *h)
+{
+    for (size_t i = nhandles; i-- > 0;)
+        if (handles[i] == h) return 1;
+    return 0;
+}
+static void forget(const void *h)
+{
+    for (size_t i = nhandles; i-- > 0;)
+        if (handles[i] == h) { handles[i] = handles[--nhandles]; return; }
+}
+
 int cr_stream_ok(cudaStream_t s)
 {
     uintptr_t v = (uintptr_t)s;
-    return v <= 2 /* 0, cudaStreamLegacy, cudaStreamPerThread */ || s->magic == STREAM_MAGIC;
+    return v <= 2 /* 0, cudaStreamLegacy, cudaStreamPerThread */ || (known(s) && s->magic == STREAM_MAGIC);
 }
 
-static int event_ok(cudaEvent_t e) { return e && e->magic == EVENT_MAGIC; }
+static int event_ok(cudaEvent_t e) { return e && known(e) && e->magic == EVENT_MAGIC; }
 
 static cudaError_t stream_create(cudaStream_t *out, unsigned flags, int priority, const char *call)
 {
@@ -28,6 +45,10 @@ static cudaError_t stream_create(cudaStream_t *out, unsigned flags, int priority
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
     *s = (struct CUstream_st){STREAM_MAGIC, flags, priority};
+    if (cr_push(&handles, &nhandles, &cap_handles, s)) {
+        free(s);
+        return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
+    }
     *out = s;
     return cudaSuccess;
 }
@@ -55,6 +76,7 @@ static cudaError_t stream_destroy(cudaStream_t s)
         return cr_set(cudaErrorInvalidResourceHandle, "cudaStreamDestroy: %p is not a stream of cudaStreamCreate",
                       (void *)s);
     s->magic = 0;
+    forget(s);
     free(s);
     return cudaSuccess;
 }
@@ -108,6 +130,10 @@ static cudaError_t event_create(cudaEvent_t *out, unsigned flags, const char *ca
     if (!e) return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
     e->magic = EVENT_MAGIC;
     e->flags = flags;
+    if (cr_push(&handles, &nhandles, &cap_handles, e)) {
+        free(e);
+        return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
+    }
     *out = e;
     return cudaSuccess;
 }
@@ -148,6 +174,7 @@ static cudaError_t event_destroy(cudaEvent_t e)
     cudaError_t err = event_check(e, "cudaEventDestroy");
     if (err) return err;
     e->magic = 0;
+    forget(e);
     free(e);
     return cudaSuccess;
 }
@@ -212,3 +239,14 @@ cudaError_t cudaStreamAddCallback(cudaStream_t s, void (*fn)(cudaStream_t, cudaE
     (void)flags;
     CR_API(add_callback(s, fn, data));
 }
+CR_ALIAS(cudaEventRecord_ptsz, cudaEventRecord)
+CR_ALIAS(cudaEventRecordWithFlags_ptsz, cudaEventRecordWithFlags)
+CR_ALIAS(cudaLaunchHostFunc_ptsz, cudaLaunchHostFunc)
+CR_ALIAS(cudaStreamAddCallback_ptsz, cudaStreamAddCallback)
+CR_ALIAS(cudaStreamAttachMemAsync_ptsz, cudaStreamAttachMemAsync)
+CR_ALIAS(cudaStreamGetFlags_ptsz, cudaStreamGetFlags)
+CR_ALIAS(cudaStreamGetPriority_ptsz, cudaStreamGetPriority)
+CR_ALIAS(cudaStreamIsCapturing_ptsz, cudaStreamIsCapturing)
+CR_ALIAS(cudaStreamQuery_ptsz, cudaStreamQuery)
+CR_ALIAS(cudaStreamSynchronize_ptsz, cudaStreamSynchronize)
+CR_ALIAS(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent)

@@ -1,5 +1,6 @@
 /* trace.c - exec --trace DIR: a launch of a kernel with region markers
- * (// @mgpu begin/end NAME, docs/instrumenting.md) runs its instrumented form
+ * (// @mgpu begin/end NAME, docs/instrumenting.md), or one the probes of
+ * exec --probes reach (MGPU_CUDART_PROBES), runs its instrumented form
  * (the harness's rewrite, per warp) with a trace buffer of
  * MGPU_CUDART_TRACE_EVENTS events per warp (512 by default), and its trace is
  * written as DIR/launch-N.trace.json (Perfetto, the dump's default mode,
@@ -29,6 +30,44 @@ typedef struct cr_traced {
 } cr_traced;
 
 static cr_traced traced[64];
+
+/* exec --probes: MGPU_CUDART_PROBES as cudart_cli.c writes it (records 0x1e, fields 0x1f) */
+static mh_probe *probes;
+static uint32_t nprobes;
+static int probes_read;
+
+static char *field(char **p, char sep)
+{
+    char *f = *p, *end = strchr(f, sep);
+    if (!end) return NULL;
+    *end = 0;
+    *p = end + 1;
+    return f;
+}
+static const char *opt_str(char *f) { return f && f[0] == '=' ? f + 1 : NULL; }
+
+static void read_probes(void)
+{
+    probes_read = 1;
+    const char *env = getenv("MGPU_CUDART_PROBES");
+    if (!env || !*env) return;
+    char *copy = strdup(env), *p = copy;
+    for (char *rec; copy && (rec = field(&p, '\x1e'));) {
+        char *f[9];
+        int k = 0;
+        char *q = rec;
+        for (; k < 8; k++) if (!(f[k] = field(&q, '\x1f'))) break;
+        f[8] = q;
+        mh_probe *np = realloc(probes, (nprobes + 1) * sizeof *np);
+        if (k < 8 || !np) { cr_say("--probes: MGPU_CUDART_PROBES is malformed"); break; }
+        probes = np;
+        probes[nprobes++] = (mh_probe){.kind = (mh_probe_kind)atoi(f[0]), .name = opt_str(f[1]), .loop = opt_str(f[2]),
+                                       .per_loop = atoi(f[3]), .around = opt_str(f[4]), .from = opt_str(f[5]),
+                                       .to = opt_str(f[6]), .from_line = (uint32_t)strtoul(f[7], NULL, 10),
+                                       .to_line = (uint32_t)strtoul(f[8], NULL, 10)};
+    }
+    /* copy stays allocated: the probes point into it */
+}
 
 /* PTX with comments, from the objects `mgpu-harness nvcc` links in (nvcc_markers.c) */
 static struct { char *text; size_t len; } kept[64];
@@ -71,19 +110,21 @@ static cr_traced *instrumented(cr_module *mod)
     t->mod = mod;
     t->tried = 1;
     mh_error e = {0};
+    if (!probes_read) read_probes();
     mh_ptx_module with_markers, *src = &mod->ptxm;
     memset(&with_markers, 0, sizeof with_markers);
-    if (!mod->ptxm.nmarkers) { /* the fat binary's PTX lost its comments: the copy nvcc kept */
-        size_t len = 0;
-        const char *text = kept_for(mod, &len);
-        if (!text) return NULL;
+    size_t len = 0;
+    const char *text = mod->ptxm.nmarkers ? NULL : kept_for(mod, &len);
+    if (!mod->ptxm.nmarkers && !text && !nprobes) return NULL;
+    if (text) { /* the fat binary's PTX lost its comments: the copy nvcc kept */
         if (mh_ptx_parse(&with_markers, text, len, mod->ptxm.path, &e)) {
             cr_say("--trace: the kept PTX of fat binary %d: %s", mod->index, e.message);
             return NULL;
         }
         src = &with_markers;
     }
-    int failed = mh_instrument(src, MH_SCOPE_WARP, &t->r, &e);
+    mh_instrument_opts io = {.scope = MH_SCOPE_WARP, .probes = probes, .nprobes = nprobes};
+    int failed = mh_instrument_with(src, &io, &t->r, &e);
     if (src == &with_markers) mh_ptx_free(&with_markers);
     if (failed ||
         mh_ptx_parse(&t->m, t->r.text, t->r.len, mod->ptxm.path, &e)) {
@@ -137,7 +178,7 @@ static void write_trace(cr_state *s, cr_traced *t, const mh_spec *spec, const ui
     mh_summary sum;
     mh_out o;
     mh_dump_stats st;
-    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = MH_EMU_CLOCK_GHZ, .calib = calib};
+    mh_dump_opts opts = {.mode = MH_DUMP_DEFAULT, .clock_ghz = mh_emu_model_of(s->emu)->clock_ghz, .calib = calib};
     mh_tracebuf_memory(&b, words, spec->words);
     if (mh_tracebuf_bind(&b, spec, &e) || mh_summary_init(&sum, &t->r.names, &e)) {
         cr_say("--trace: %s", e.message);

@@ -9,7 +9,8 @@
  *
  * SM s starts each launch at its own %clock offset (s x 1000003 cycles), as real
  * SMs' %clock values are not aligned; %globaltimer is the launch's start time
- * plus the SM's elapsed cycles / MH_EMU_CLOCK_GHZ. */
+ * plus the SM's elapsed cycles / the model's clock (emu_model.c). */
+#include "emu/emu_memtime.h"
 #include "emu/emu_internal.h"
 #include "base/stop.h"
 #include "frontend/ptx_effects.h"
@@ -108,7 +109,7 @@ uint64_t emu_sreg(ctx *c, const warp *w, uint32_t id, int lane)
     uint32_t lin = w->index * WARP + (uint32_t)lane, t[3];
     thread_of(c, w, lane, t);
     uint64_t clock = c->clock0 + c->now;
-    uint64_t timer = c->d->timer_ns + (uint64_t)((double)c->now / MH_EMU_CLOCK_GHZ);
+    uint64_t timer = c->d->timer_ns + (uint64_t)((double)c->now / c->d->model->clock_ghz);
     (void)lin;
     switch (id) {
     case MH_SR_TID_X: return t[0];
@@ -422,9 +423,10 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
     if (d->strict && emu_hz_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
+    if (emu_mt_start(&c)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     uint64_t longest = 0;
     rc = emu_run_grid(&c, &longest) ? -1 : 0;
-    d->timer_ns += (uint64_t)((double)longest / MH_EMU_CLOCK_GHZ) + 1000;
+    d->timer_ns += (uint64_t)((double)longest / d->model->clock_ghz) + 1000;
     if (st) {
         st->warp_insns = c.warp_insns;
         st->thread_insns = c.thread_insns;
@@ -448,6 +450,7 @@ done:
     emu_hz_free(&c);
     emu_regions_free(&c);
     emu_flows_free(&c);
+    emu_mt_free(&c);
     if (c.data_owned) mh_emu_free(d, c.data_addr, &(mh_error){0});
     if (c.grid_ws) mh_emu_free(d, c.grid_ws, &(mh_error){0});
     free(c.params);

@@ -18,14 +18,15 @@
 #include "base/error.h"
 #include "frontend/ptx.h"
 #include "launch/backend.h"
+#include "emu/emu_model.h"
 
-#define MH_EMU_DEFAULT_SMS 132
-#define MH_EMU_CLOCK_GHZ 1.5     /* virtual SM clock: 1.5 cycles per ns */
+#define MH_EMU_DEFAULT_SMS 132   /* without a model's: the default model's SMs (emu_model.c) */
 
 typedef struct mh_emu mh_emu;
 
 typedef struct mh_emu_opts {
-    uint32_t num_sms;            /* 0: MH_EMU_DEFAULT_SMS */
+    uint32_t num_sms;            /* 0: the model's */
+    const char *model;           /* the device model's name (emu_model.h; NULL: MH_EMU_DEFAULT_MODEL) */
     uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
     int strict;                  /* a read of a register no instruction wrote stops the launch */
 } mh_emu_opts;
@@ -48,6 +49,8 @@ typedef struct mh_emu_stats {
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
 uint32_t mh_emu_num_sms(const mh_emu *d);
+/* The device model its virtual time comes from (emu_model.h). */
+const mh_emu_model *mh_emu_model_of(const mh_emu *d);
 void mh_emu_destroy(mh_emu *d);
 
 /* Device memory: addresses as a kernel sees them. */

@@ -171,7 +171,7 @@ static int emu_launch(void *d, void *mod, const mh_ptx_module *m, const mh_ptx_f
     st->counts = es.counts;
     st->flows = es.flows;
     st->nflows = es.nflows;
-    st->time_ns = (double)es.cycles / MH_EMU_CLOCK_GHZ; /* virtual: facts.virtual_time says so */
+    st->time_ns = (double)es.cycles / mh_emu_model_of(EMU(d))->clock_ghz; /* virtual: facts.virtual_time says so */
     return rc;
 }
 
@@ -197,7 +197,7 @@ static const mh_backend_ops emu_ops = {
     .tensor_map = emu_tensor_map,
 };
 
-static void emu_facts(uint32_t sms, mh_device_facts *f)
+static void emu_facts(uint32_t sms, const mh_emu_model *m, mh_device_facts *f)
 {
     memset(f, 0, sizeof *f);
     f->backend = "emu";
@@ -205,7 +205,7 @@ static void emu_facts(uint32_t sms, mh_device_facts *f)
     f->major = 9;
     f->minor = 0;
     f->sms = sms;
-    f->clock_ghz = MH_EMU_CLOCK_GHZ;
+    f->clock_ghz = m->clock_ghz; /* the one clock emu's cycles are converted with */
     f->memory = (uint64_t)1 << 40;
     f->max_smem = MH_SMEM_PER_BLOCK_SM90;
     f->virtual_time = 1;
@@ -217,7 +217,9 @@ static void emu_probe(const mh_device_opts *o, mh_backend_probe *out)
     out->available = 1;
     out->devices = 1;
     snprintf(out->detail, sizeof out->detail, "available: CPU executor of PTX (deterministic; its times are virtual, not GPU timings)");
-    emu_facts(o && o->sms ? o->sms : MH_EMU_DEFAULT_SMS, &out->facts[0]);
+    const mh_emu_model *m = mh_emu_model_find(o ? o->model : NULL);
+    if (!m) m = mh_emu_model_find(NULL); /* (emu_open names the unknown model) */
+    emu_facts(o && o->sms ? o->sms : m->sms, m, &out->facts[0]);
 }
 
 static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
@@ -226,6 +228,7 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     eo.strict = o->strict;
     eo.num_sms = o->sms;
     eo.max_warp_insns = o->max_insns;
+    eo.model = o->model;
     emu_dev *d = calloc(1, sizeof *d);
     if (!d) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     d->emu = mh_emu_create(&eo, e);
@@ -235,7 +238,7 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     }
     out->ops = &emu_ops;
     out->impl = d;
-    emu_facts(mh_emu_num_sms(d->emu), &out->facts);
+    emu_facts(mh_emu_num_sms(d->emu), mh_emu_model_of(d->emu), &out->facts);
     return 0;
 }
 

@@ -101,10 +101,17 @@ uint32_t mh_ct_wavefronts(const uint64_t *addr, const uint8_t *lane, uint32_t n,
         }
         if (!k) continue;
         (*phases)++;
+        /* the most distinct words any bank holds (the same word twice is a broadcast): distinct
+         * words found through a small hash set, not a sort (k <= 128 words, a set of 256) */
         uint32_t bank[32] = {0}, most = 0;
-        mh_ct_distinct(w, k); /* sorts them */
+        uint64_t set[256];
+        uint8_t used[256] = {0};
         for (uint32_t i = 0; i < k; i++) {
-            if (i && w[i] == w[i - 1]) continue; /* the same word: a broadcast */
+            uint32_t h = (uint32_t)((w[i] * 0x9E3779B97F4A7C15ull) >> 56);
+            while (used[h] && set[h] != w[i]) h = (h + 1) & 255;
+            if (used[h]) continue;
+            used[h] = 1;
+            set[h] = w[i];
             uint32_t b = (uint32_t)(w[i] & 31);
             if (++bank[b] > most) most = bank[b];
         }

@@ -5,6 +5,7 @@
  * warp's virtual time.  Barriers, mbarriers, atomics and printf/assert calls
  * are in emu_sync.c. */
 #include "emu/emu_internal.h"
+#include "emu/emu_memtime.h"
 #include "emu/emu_counters.h"
 #include "emu/emu_mma.h"
 #include "emu/emu_round.h"
@@ -374,9 +375,11 @@ static uint32_t blocks_of(const uint64_t *a, uint32_t n, int shift)
     return mh_ct_distinct(b, n);
 }
 
-/* The cost beyond the fixed latency of an access of `size` bytes a lane at the addresses
- * ad[] of the lanes in emask, in `space` (generic: the space of the first lane's address). */
-static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uint32_t size)
+/* The cost beyond the issue of an access (op: EMU_MT_LD, _ST, _ATOM, _ASYNC) of `size` bytes a
+ * lane at the addresses ad[] of the lanes in emask, in `space` (generic: the space of the first
+ * lane's address): the memory pipe's, then the latency and queueing of the memory hierarchy
+ * (emu_memtime.c, the device model's parameters). */
+static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uint32_t size, int op)
 {
     if (!emask) return 0;
     uint64_t a0 = ad[__builtin_ctz(emask)];
@@ -395,14 +398,19 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
                 sl[k++] = (uint8_t)l;
             }
         wf = mh_ct_wavefronts(sa, sl, k, size, &phases);
+        return pipe_cost(c, wf ? wf : 1) + emu_mt_shared(c, sa, k, size, op);
     } else {
         uint64_t ga[WARP];
         uint32_t k = 0;
         for (int l = 0; l < WARP; l++)
             if (emask >> l & 1) ga[k++] = ad[l];
         wf = blocks_of(ga, k, 7);
+        return pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, ga, k, size, op);
     }
-    return pipe_cost(c, wf ? wf : 1);
+    uint64_t la[WARP]; /* local: through L1 and L2 as global memory is, the lanes' words side by side */
+    uint32_t k = 0;
+    for (; k < n; k++) la[k] = a0 + (uint64_t)k * size;
+    return pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, la, k, size, op);
 }
 
 /* The bytes a lane accesses in an emu_fast_mem kind: 4 or 8 a element, 1, 2 or 4 elements. */
@@ -516,11 +524,12 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     c->warp_insns++;
     c->thread_insns += WARP;
     mem_copy_kind(w, in, kind, al, ad);
-    /* what the general path costs and records: its issue, the fixed latency, the memory pipe */
-    c->cost = 1 + 8;
+    /* what the general path costs and records: its issue, the memory pipe, the memory hierarchy */
+    c->cost = 1;
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
     c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
+    c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind), kind & 0x10 ? EMU_MT_ST : EMU_MT_LD);
     if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;
 }
@@ -641,7 +650,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     case MH_OP_LD: {
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
-        c->cost += in->space == MH_SP_SHARED ? 2 : in->space == MH_SP_PARAM ? 0 : 8;
+        c->cost += in->space == MH_SP_CONST ? 8 : 0; /* the others' latency: access_cost (emu_memtime.c) */
         if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
@@ -656,14 +665,14 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         }
         if (emask && in->space != MH_SP_PARAM && in->space != MH_SP_CONST) {
             note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
-            c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec));
+            c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec), EMU_MT_LD);
         }
         break;
     }
     case MH_OP_ST: {
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
-        c->cost += in->space == MH_SP_SHARED ? 2 : 8;
+        c->cost += in->space == MH_SP_PARAM ? 8 : 0; /* the others': access_cost */
         if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
@@ -681,7 +690,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             }
         }
         c->progress += in->space != MH_SP_PARAM;
-        if (in->space != MH_SP_PARAM) c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec));
+        if (in->space != MH_SP_PARAM) c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec), EMU_MT_ST);
         break;
     }
     case MH_OP_CVTA:
@@ -893,14 +902,14 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             memset(d + src_size, 0, size - src_size);
         }
         c->progress++;
-        c->cost += access_cost(c, MH_SP_GLOBAL, ad, emask, size);
+        c->cost += access_cost(c, MH_SP_GLOBAL, ad, emask, size, EMU_MT_ASYNC);
         break;
     }
     case MH_OP_ATOM:
     case MH_OP_RED: {
         int changed = 0;
         uint64_t ad[WARP];
-        c->cost += in->space == MH_SP_SHARED ? 4 : 16;
+        /* latency: access_cost (a global atomic's the L2's, emu_memtime.c) */
         LANES {
             const mh_ptx_opnd *ao = in->op == MH_OP_ATOM ? &o[1] : &o[0];
             const mh_ptx_opnd *bo = ao + 1;
@@ -913,7 +922,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         }
         if (changed) c->progress++; /* a failed compare-and-swap is a poll, as a load is */
         else if (emask) note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
-        c->cost += access_cost(c, in->space, ad, emask, (uint32_t)elem_bytes(t));
+        c->cost += access_cost(c, in->space, ad, emask, (uint32_t)elem_bytes(t), in->op == MH_OP_RED ? EMU_MT_ST : EMU_MT_ATOM);
         break;
     }
     case MH_OP_SHFL: {

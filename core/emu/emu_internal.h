@@ -44,6 +44,7 @@ struct mh_emu {
     size_t n, cap;
     uint64_t next_addr;
     uint32_t nsm;
+    const mh_emu_model *model; /* every timing parameter (emu_model.c) */
     uint64_t max_warp_insns;
     int strict;
     uint64_t timer_ns;      /* %globaltimer at the next launch's start */
@@ -269,6 +270,8 @@ typedef struct {
     struct emu_hz *hz;      /* strict mode: the Hopper hazards' shadow of shared memory (emu_hazards.c), else NULL */
     struct emu_regions *regions; /* an instrumented kernel: who ran its begin markers (emu_regions.c), else NULL */
     struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
+    struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
+    uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }

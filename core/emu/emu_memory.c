@@ -25,8 +25,14 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
         mh_fail(e, MH_E_NO_MEMORY, "out of memory");
         return NULL;
     }
+    d->model = mh_emu_model_find(opts ? opts->model : NULL);
+    if (!d->model) {
+        mh_fail(e, MH_E_BAD_ARGUMENT, "emu: no device model '%s' (models: %s)", opts->model, mh_emu_model_names());
+        free(d);
+        return NULL;
+    }
     d->next_addr = GLOBAL_BASE;
-    d->nsm = opts && opts->num_sms ? opts->num_sms : MH_EMU_DEFAULT_SMS;
+    d->nsm = opts && opts->num_sms ? opts->num_sms : d->model->sms;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;
     d->strict = opts ? opts->strict : 0;
     d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
@@ -34,6 +40,8 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
 }
 
 uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
+
+const mh_emu_model *mh_emu_model_of(const mh_emu *d) { return d->model; }
 
 void mh_emu_destroy(mh_emu *d)
 {
@@ -107,14 +115,16 @@ int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
         d->a = na;
         d->cap = c;
     }
-    uint64_t len = (bytes + 4095) & ~4095ull;
-    for (int tries = 0; tries < 64; tries++) { /* the address may be taken by the process's own mappings */
+    uint64_t len = (bytes + 4095) & ~4095ull, skip = 1ull << 20;
+    for (int tries = 0; tries < 40; tries++, skip *= 2) {
+        /* the address may be taken (the process's own mappings; AddressSanitizer's shadow ends 2 GiB
+         * above GLOBAL_BASE): skip ahead, further each time; addresses only grow, allocations stay sorted */
         uint64_t at = (d->next_addr + 4095) & ~4095ull;
         void *h = mmap((void *)(uintptr_t)at, len, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
         if (h == MAP_FAILED || (uint64_t)(uintptr_t)h != at) {
             if (h != MAP_FAILED) munmap(h, len); /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
-            d->next_addr = at + len + ALLOC_GAP;
+            d->next_addr = at + len + ALLOC_GAP + skip;
             continue;
         }
         alloc *al = &d->a[d->n++];

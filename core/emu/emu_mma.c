@@ -2,6 +2,7 @@
  * matrix descriptors), mma.sync, wmma, ldmatrix/stmatrix/movmatrix and setmaxnreg, each run
  * natively for a whole warp: its fragments gathered into tiles by the PTX ISA's layouts, one
  * tight loop over the tile, the result scattered back. */
+#include "emu/emu_memtime.h"
 #include "emu/emu_internal.h"
 #include "emu/emu_mma.h"
 #include "emu/emu_tma.h"
@@ -202,15 +203,12 @@ static void acc_store(const ctx *c, warp *w, const mh_mma_list *li, int t, int i
     else set(c, w, li, i, l, (uint32_t)int_result(iv, sat), mask);
 }
 
-/* Cycles a warp's tensor core (one per SM sub-partition) takes for M x N x K multiply-adds:
- * H100 SXM5 dense peaks (NVIDIA H100 Tensor Core GPU Architecture whitepaper: 989.4 TFLOPS
- * f16/bf16, 494.7 tf32, 1978.9 fp8 and int8, 66.9 fp64, at 1830 MHz on 132 SMs) are 512, 256,
- * 1024 and 32 multiply-adds per clock per sub-partition. */
-static uint64_t mma_cycles(int atype, uint64_t macs)
+/* Cycles a synchronous tensor-core operation of `macs` multiply-adds keeps warp w: its issue
+ * is already counted; the wait for its sub-partition's tensor core (shared by the warps on it)
+ * and the operation at the device model's rate for its type (emu_memtime.c, emu_model.c). */
+static uint64_t mma_cycles(ctx *c, const warp *w, int atype, uint64_t macs)
 {
-    uint64_t rate = atype == MH_MT_TF32 ? 256 : atype == MH_MT_F64 ? 32 : mh_mma_type_bits(atype) == 8 ? 1024 : 512;
-    uint64_t cy = (macs + rate - 1) / rate;
-    return cy ? cy : 1;
+    return emu_mt_mma(c, w, atype, macs) - c->now;
 }
 
 /* The tiles of one instruction (the largest: wgmma's B at n256 and a warp's 16 rows of D; WMMA's
@@ -249,7 +247,7 @@ static void mma_16816_f32(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
         int g = l >> 2, t = l & 3;
         for (int i = 0; i < 4; i++) set(c, w, &r->d, i, l, mh_f32_bits(D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)]), mask);
     }
-    c->cost += mma_cycles(r->atype, 16 * 8 * 16);
+    c->cost += mma_cycles(c, w, r->atype, 16 * 8 * 16);
 }
 
 static int mma_sync(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
@@ -301,7 +299,7 @@ static int mma_sync(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : f64 ? T->dd[row * N + col] : T->d[row * N + col],
                       ints ? T->id[row * N + col] : 0, r->satfinite, mask);
         }
-    c->cost += mma_cycles(at, (uint64_t)M * N * K);
+    c->cost += mma_cycles(c, w, at, (uint64_t)M * N * K);
     return 0;
 }
 
@@ -561,8 +559,8 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
                 for (int l = 0; l < WARP; l++) rw[l] = mh_f32_bits(dc[(l >> 2) * N + 2 * (l & 3)]);
             }
         }
-        uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
-        w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+        /* the sub-partition's tensor core, shared with the other warps on it (emu_memtime.c) */
+        w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
         return 0;
     }
     /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
@@ -581,10 +579,10 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             acc_store(c, w, &r->d, r->dtype, i, l, ints ? 0 : T->d[row * N + col], ints ? T->id[row * N + col] : 0,
                       r->satfinite, mask);
         }
-    /* asynchronous: the warp's tensor core works from when it is free, the warp goes on; the
-     * group's end is what wgmma.wait_group waits for */
-    uint64_t start = w->mma.busy > c->now ? w->mma.busy : c->now;
-    w->mma.busy = w->mma.pending = start + mma_cycles(at, 16ull * (uint64_t)N * (uint64_t)K);
+    /* asynchronous: the warp's sub-partition's tensor core (shared with the other warps on it)
+     * works from when it is free, the warp goes on; the group's end is what wgmma.wait_group
+     * waits for */
+    w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
     return 0;
 }
 
@@ -703,7 +701,7 @@ static int ldst_matrix(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask, int 
     }
     if (store) c->progress++;
     else note_load(c, w, r->space, address(c, w, &ao, 0));
-    c->cost += 2 * (uint64_t)r->num;
+    c->cost += c->d->model->smem_lat - 1 + (uint64_t)r->num; /* shared memory's latency, a matrix a cycle */
     return 0;
 }
 
@@ -799,7 +797,7 @@ static int wmma_mma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             int e = (l * P + j) % E;
             acc_store(c, w, &r->d, r->dtype, j, l, ints ? 0 : T->d[e], ints ? T->id[e] : 0, r->satfinite, mask);
         }
-    c->cost += mma_cycles(at, (uint64_t)M * N * K);
+    c->cost += mma_cycles(c, w, at, (uint64_t)M * N * K);
     return 0;
 }
 

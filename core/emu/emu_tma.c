@@ -4,6 +4,7 @@
  * cp.reduce.async.bulk(.tensor), each completing on an mbarrier (complete_tx::bytes) or a
  * bulk_group.  Copies are done at issue, their complete_tx lands on the barrier when the copy ends in
  * virtual time (the SM's TMA unit: bandwidth and latency); see docs/emu.md for what that means. */
+#include "emu/emu_memtime.h"
 #include "emu/emu_internal.h"
 #include "emu/emu_tma.h"
 #include "frontend/ptx_tma.h"
@@ -184,6 +185,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
         if (!sp) return -1;
         if (load) {
             if (in) {
+                emu_mt_touch(c, ga);
                 const unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 0);
                 if (!gp) return -1;
                 memcpy(sp, gp, esz);
@@ -191,6 +193,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
                 st_elem(sp, fill, (int)esz);
             }
         } else if (in) { /* stores and reductions skip the elements outside the tensor */
+            emu_mt_touch(c, ga);
             unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 1);
             if (!gp) return -1;
             if (red) emu_atomic((mh_ptx_aop)r->redop, t, gp, ld_elem(sp, (int)esz), 0);
@@ -226,6 +229,8 @@ static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *byte
     const unsigned char *sp = r->kind == MH_TMA_BULK_LOAD ? bulk_global(c, w, l, src, size, 0)
                                                           : emu_dsmem(c, w, l, src, (uint32_t)size, 0, NULL);
     if (!sp) return -1;
+    if (r->kind == MH_TMA_BULK_LOAD) emu_mt_touch_range(c, src, size);
+    if (to_global) emu_mt_touch_range(c, dst, size);
     unsigned char *dp = to_global ? bulk_global(c, w, l, dst, size, 1)
                                   : emu_dsmem(c, w, l, dst, (uint32_t)size, 1, NULL);
     if (!dp) return -1;
@@ -244,20 +249,13 @@ static int bulk_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t *byte
 
 /* ---- virtual time (docs/DESIGN.md "TMA on emu: virtual time") ---- */
 
-#define TMA_LAT_GLOBAL 500   /* cycles from a copy's start to its last byte, global memory (DRAM latency) */
-#define TMA_BW_GLOBAL 14     /* bytes a cycle an SM's TMA unit moves to or from global memory */
-#define TMA_LAT_DSMEM 200    /* cycles, shared memory of another block of the cluster */
-#define TMA_BW_DSMEM 32      /* bytes a cycle, shared memory to shared memory */
-
 /* When a copy of `bytes` issued now on warp w's SM ends: the SM's TMA unit takes copies one after
- * another, each for its bytes at the unit's bandwidth, then the latency. */
-static uint64_t tma_time(ctx *c, warp *w, uint64_t bytes, int dsmem)
+ * another; the bytes come through the L2 (and HBM for the lines it misses) with the bandwidths
+ * shared by every SM, or through the SM-to-SM network (emu_memtime.c, the device model's figures). */
+static uint64_t tma_time(ctx *c, warp *w, uint64_t bytes, int dsmem, int store)
 {
-    vsm *sm = w->b->sm;
-    uint64_t bw = dsmem ? TMA_BW_DSMEM : TMA_BW_GLOBAL, lat = dsmem ? TMA_LAT_DSMEM : TMA_LAT_GLOBAL;
-    uint64_t start = sm->tma_free > c->now ? sm->tma_free : c->now, busy = (bytes + bw - 1) / bw;
-    sm->tma_free = start + busy;
-    uint64_t end = start + busy + lat;
+    uint64_t end = emu_mt_tma_end(c, w->b->sm, c->now, bytes,
+                                  dsmem ? EMU_MT_TMA_DSMEM : store ? EMU_MT_TMA_STORE : EMU_MT_TMA_LOAD);
     if (end > w->bulk.pending) w->bulk.pending = end;
     return end;
 }
@@ -354,6 +352,9 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
         int tensor = r->kind == MH_TMA_TENSOR_LOAD || r->kind == MH_TMA_TENSOR_STORE || r->kind == MH_TMA_TENSOR_RED;
         uint16_t ctamask = r->multicast ? (uint16_t)val(c, w, &r->mask, l) : 0;
         uint64_t due = 0;
+        int store = r->kind == MH_TMA_TENSOR_STORE || r->kind == MH_TMA_TENSOR_RED || r->kind == MH_TMA_BULK_STORE ||
+                    (r->kind == MH_TMA_BULK_RED && r->to_global);
+        emu_mt_tma_begin(c); /* the global lines the copy touches (one block's, for a multicast) */
         if (r->multicast) { /* the same shared offsets in every block of the mask: read once, written n times */
             uint64_t off = address(c, w, &r->dst, l) & (EMU_DSMEM_RANK - 1), boff = address(c, w, &r->mbar, l) & (EMU_DSMEM_RANK - 1);
             for (uint32_t rank = 0; rank < 16; rank++) {
@@ -363,12 +364,12 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
                                      ctamask, rank, emu_cluster_size(c)), -1;
                 uint64_t base = (uint64_t)(rank + 1) * EMU_DSMEM_RANK;
                 if (tensor ? tensor_copy(c, w, l, r, base + off, &bytes) : 0) return -1;
-                if (!due) due = tma_time(c, w, bytes, 0);
+                if (!due) due = tma_time(c, w, bytes, 0, 0);
                 if (!tensor) {
                     mh_ptx_tma one = *r;
                     one.dst.reg = UINT32_MAX, one.dst.sym = -1, one.dst.param = -1, one.dst.imm = (int64_t)(base + off);
                     if (bulk_copy(c, w, l, &one, &bytes)) return -1;
-                    if (!due) due = tma_time(c, w, bytes, 0);
+                    if (!due) due = tma_time(c, w, bytes, 0, 0);
                 }
                 uint32_t need = 0;
                 if (c->hz && emu_hz_copy(c, w, l, base + off, bytes, base + boff, &need)) return -1;
@@ -382,7 +383,7 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
         } else if (bulk_copy(c, w, l, r, &bytes)) {
             return -1;
         }
-        due = tma_time(c, w, bytes, r->kind == MH_TMA_BULK_S2S || (r->kind == MH_TMA_BULK_RED && !r->to_global));
+        due = tma_time(c, w, bytes, r->kind == MH_TMA_BULK_S2S || (r->kind == MH_TMA_BULK_RED && !r->to_global), store);
         uint32_t need = 0;
         int to_shared = r->kind == MH_TMA_TENSOR_LOAD || r->kind == MH_TMA_BULK_LOAD || r->kind == MH_TMA_BULK_S2S ||
                         (r->kind == MH_TMA_BULK_RED && !r->to_global);

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "exec/exec.h"
 #include "exec/nvcc_markers.h"
+#include "instrument/instrument.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -21,6 +22,9 @@
 
 #ifndef MGPU_BUILD_CUDART_DIR
 #define MGPU_BUILD_CUDART_DIR ""
+#endif
+#ifndef MGPU_SANITIZE_LINK
+#define MGPU_SANITIZE_LINK 0 /* 1: the stand-in was built with AddressSanitizer: programs link its runtime */
 #endif
 #ifndef MGPU_JANSSON_LINK
 #define MGPU_JANSSON_LINK "-ljansson" /* the trace dump's summary writes JSON */
@@ -111,6 +115,8 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         unsetenv("MGPU_CUDART_STATS");
         unsetenv("MGPU_CUDART_SMS");
         unsetenv("MGPU_CUDART_LAUNCHES");
+        unsetenv("MGPU_CUDART_PROBES");
+        if (o->probes) setenv("MGPU_CUDART_PROBES", o->probes, 1);
         if ((o->capture_dir && set_abs("MGPU_CUDART_CAPTURE", o->capture_dir, &ce)) ||
             (o->trace_dir && set_abs("MGPU_CUDART_TRACE", o->trace_dir, &ce))) {
             fprintf(stderr, "mgpu-harness exec: %s\n", ce.message);
@@ -234,7 +240,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         snprintf(tmpdir, sizeof tmpdir, "%s/mgpu-nvcc-XXXXXX", t && *t ? t : "/tmp");
         if (!mkdtemp(tmpdir) || mh_nvcc_marker_objects(nvcc, args, n, tmpdir, &marks, &nmarks)) tmpdir[0] = 0;
     }
-    char **argv = calloc(n + 16 + nmarks, sizeof *argv);
+    char **argv = calloc(n + 20 + nmarks, sizeof *argv);
     char lib_a[PATH_MAX], core_a[PATH_MAX], iberty_a[PATH_MAX];
     if (!argv) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     snprintf(lib_a, sizeof lib_a, "%s/libmgpu_cudart.a", dir);
@@ -271,6 +277,12 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         argv[k++] = "-ldl";
         argv[k++] = "-lpthread";
         argv[k++] = "-lm";
+        if (MGPU_SANITIZE_LINK) {
+            argv[k++] = "-Xcompiler"; /* which splits its value at commas: one flag each */
+            argv[k++] = "-fsanitize=address";
+            argv[k++] = "-Xcompiler";
+            argv[k++] = "-fsanitize=undefined";
+        }
     }
     argv[k] = NULL;
     if (getenv("MGPU_NVCC_VERBOSE")) {
@@ -297,4 +309,30 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     free(marks);
     if (tmpdir[0]) rmdir(tmpdir);
     return 0;
+}
+
+/* The probes as the stand-in reads them from MGPU_CUDART_PROBES: a record per probe (0x1e after
+ * each), fields kind, name, loop, per_loop, around, from, to, from_line, to_line (0x1f between);
+ * a string field is '=' and its text, or empty for none. */
+char *mh_exec_probes_serialize(const mh_probe *p, unsigned n)
+{
+    size_t cap = 64, len = 0;
+    char *out = malloc(cap);
+    for (unsigned i = 0; out && i < n; i++) {
+        const char *strs[] = {p[i].name, p[i].loop, p[i].around, p[i].from, p[i].to};
+        size_t need = 64;
+        for (int k = 0; k < 5; k++) need += strs[k] ? strlen(strs[k]) + 1 : 0;
+        if (len + need >= cap) {
+            char *no = realloc(out, cap = (len + need) * 2);
+            if (!no) { free(out); return NULL; }
+            out = no;
+        }
+        len += (size_t)sprintf(out + len, "%d\x1f%s%s\x1f%s%s\x1f%d\x1f%s%s\x1f%s%s\x1f%s%s\x1f%u\x1f%u\x1e", (int)p[i].kind,
+                               p[i].name ? "=" : "", p[i].name ? p[i].name : "", p[i].loop ? "=" : "",
+                               p[i].loop ? p[i].loop : "", p[i].per_loop, p[i].around ? "=" : "",
+                               p[i].around ? p[i].around : "", p[i].from ? "=" : "", p[i].from ? p[i].from : "",
+                               p[i].to ? "=" : "", p[i].to ? p[i].to : "", p[i].from_line, p[i].to_line);
+    }
+    if (out) out[len] = 0;
+    return out;
 }

@@ -38,6 +38,7 @@ typedef struct mh_device_opts {
     int strict;              /* emu: a read of a register nothing wrote stops the launch */
     uint32_t sms;            /* emu: virtual SMs, 0 = default */
     uint64_t max_insns;      /* emu: warp instructions a launch may run, 0 = no limit */
+    const char *model;       /* emu: the device model (core/emu/emu_model.c), NULL = the default */
 } mh_device_opts;
 
 /* A module as the front end parsed it, and how to build it. */

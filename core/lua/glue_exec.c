@@ -1,6 +1,6 @@
 /* glue_exec.c - mgpu.exec: a CUDA program run on emu (core/exec/exec.h;
  * docs/cudart.md), from Lua.
- *   core.exec{prog=, args={...}, capture=, trace=, stats=, sms=}
+ *   core.exec{prog=, args={...}, capture=, trace=, probes=, stats=, sms=}
  *     -> {status=, launches = {{kernel=, grid={x,y,z}, block={x,y,z}, smem=, cycles=, warp_insns=,
  *                               thread_insns=, error=}, ...}}
  * The launches come from the runtime stand-in's launch log, a file in $TMPDIR
@@ -8,6 +8,8 @@
 #define _DEFAULT_SOURCE /* mkstemp */
 #include "lua/glue.h"
 #include "exec/exec.h"
+#include "instrument/instrument.h"
+#include "lua/lua_glue.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +62,8 @@ static void push_launches(lua_State *L, FILE *f)
 
 static int l_exec(lua_State *L)
 {
-    glue_check_table(L, 1, "mgpu.exec's options", "{prog=, args=, capture=, trace=, stats=, sms=}");
-    static const char *const keys[] = {"prog", "args", "capture", "trace", "stats", "sms", NULL};
+    glue_check_table(L, 1, "mgpu.exec's options", "{prog=, args=, capture=, trace=, probes=, stats=, sms=}");
+    static const char *const keys[] = {"prog", "args", "capture", "trace", "probes", "stats", "sms", NULL};
     glue_check_keys(L, 1, "mgpu.exec", keys);
     mh_exec_opts o = {0};
     const char *prog = glue_opt_string(L, 1, "mgpu.exec:", "prog", NULL);
@@ -69,6 +71,8 @@ static int l_exec(lua_State *L)
     o.capture_dir = glue_opt_string(L, 1, "mgpu.exec:", "capture", NULL);
     o.trace_dir = glue_opt_string(L, 1, "mgpu.exec:", "trace", NULL);
     o.stats = glue_opt_boolean(L, 1, "mgpu.exec:", "stats", 0);
+    const char *probes_path = glue_opt_string(L, 1, "mgpu.exec:", "probes", NULL);
+    if (probes_path && !o.trace_dir) return glue_bad(L, "%s", "mgpu.exec: probes goes with trace (a folder for the traces)");
     o.sms = (unsigned)glue_opt_integer(L, 1, "mgpu.exec:", "sms", 0, 0, 1024);
     lua_getfield(L, 1, "args");
     size_t nargs = lua_isnil(L, -1) ? 0 : (lua_istable(L, -1) ? lua_rawlen(L, -1) : (size_t)-1);
@@ -94,6 +98,24 @@ static int l_exec(lua_State *L)
     o.argv = (char *const *)argv;
     mh_error e;
     mh_error_clear(&e);
+    if (probes_path) { /* the probe file's reader (instrument --probes'); its text kept by a userdata */
+        const mh_probe *p = NULL;
+        unsigned np = 0;
+        mh_lua_probes *lp = mh_lua_probes_read(probes_path, &p, &np, &e);
+        if (!lp) {
+            unlink(log);
+            return glue_raise(L, &e);
+        }
+        char *ser = mh_exec_probes_serialize(p, np);
+        mh_lua_probes_free(lp);
+        if (!ser) {
+            unlink(log);
+            return glue_fail(L, MH_E_NO_MEMORY, "%s", "out of memory");
+        }
+        lua_pushstring(L, ser);
+        free(ser);
+        o.probes = lua_tostring(L, -1);
+    }
     int status = 0;
     int rc = mh_exec_run(&o, &status, &e);
     FILE *f = rc ? NULL : fopen(log, "r");

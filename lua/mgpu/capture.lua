@@ -53,7 +53,7 @@ local function replay_one(dev, dir, modules, L)
       for _, m in ipairs(p.tmaps or {}) do
         local map = dev:tensor_map(arrays[m.buf], { dims = m.dims, strides = #m.strides > 0 and m.strides or nil,
           box = m.box, element_strides = m.element_strides, interleave = m.interleave, swizzle = m.swizzle, l2 = m.l2,
-          oob = m.oob })
+          oob = m.oob, data_type = m.data_type, offset = m.offset })
         bytes = put(bytes, m.at, map)
       end
       for _, q in ipairs(p.ptrs) do bytes = put(bytes, q.at, string.pack("<I8", address(arrays[q.buf]) + q.offset)) end
@@ -108,7 +108,7 @@ function M.replay(backend, cap)
   for n, L in ipairs(cap.launches) do
     if L.skip or L.failed then
       skipped = skipped + 1
-      print(string.format("launch %d %s: not replayed: %s", n, L.kernel, L.skip or "it faulted in the program's run"))
+      print(string.format("launch %d %s: not replayed: %s", n, L.kernel, L.skip or "it failed in the program's run"))
     else
       local ok, what = replay_one(dev, cap.dir, modules, L)
       print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))

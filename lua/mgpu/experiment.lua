@@ -1080,7 +1080,7 @@ local function run_locked(exp, opts, dir, script, state)
       min_time = exp.min_time, max_noise = exp.max_noise, max_repeats = exp.max_repeats,
       timing = exp.flush_l2 and "cold" or "hot",  -- cold: L2 flushed before each measured launch
       time_note = dev.backend == "emu" and ("emu times are virtual (deterministic cycles at the stated clock), not GPU "
-        .. "timings; GB/s and GFLOP/s over them are virtual too; emu models no cache, so cold (flush_l2) equals hot")
+        .. "timings; GB/s and GFLOP/s over them are virtual too; emu's caches start empty at each launch, so cold (flush_l2) equals hot")
         or nil,
     }
     core.write_file(dir .. "/manifest.json", core.json_encode(man, true) .. "\n")

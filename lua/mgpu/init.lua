@@ -29,7 +29,7 @@ function M.run(exp, opts)
   return require("mgpu.experiment").run(exp, opts)
 end
 
--- A CUDA program run on emu (docs/cudart.md): mgpu.exec{prog=, args={...}, capture=, trace=, stats=,
+-- A CUDA program run on emu (docs/cudart.md): mgpu.exec{prog=, args={...}, capture=, trace=, probes=, stats=,
 -- sms=} -> {status=, launches={{kernel=, grid=, block=, smem=, cycles=, warp_insns=, thread_insns=,
 -- error=}, ...}}; the program is one built by `mgpu-harness nvcc` (or nvcc -cudart shared)
 function M.exec(opts)

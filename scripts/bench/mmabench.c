@@ -119,6 +119,8 @@ int main(int argc, char **argv)
                (unsigned long long)st.warp_insns, worst, g[i].out_bf16 ? " (bf16 out)" : "", (unsigned long long)hash);
         mh_ptx_free(&m);
     }
+    printf("target (issue 33): wgmma_gemm >= 0.25x single-thread OpenBLAS at 2048^3 (docs/results/mma-bench.md says "
+           "by how much and why it is missed)\n");
     free(A), free(B), free(C);
     mh_emu_destroy(d);
     return 0;

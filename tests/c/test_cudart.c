@@ -35,6 +35,7 @@ const char *cudaGetErrorName(cudaError_t e);
 cudaError_t cudaEventCreate(cudaEvent_t *e);
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b);
+cudaError_t cudaEventDestroy(cudaEvent_t e);
 cudaError_t cudaGraphCreate(void);
 cudaError_t cudaGetDriverEntryPoint(const char *sym, void **fn, unsigned long long flags, int *status);
 cudaError_t cudaGetDeviceProperties(cr_device_prop *p, int dev);
@@ -118,6 +119,12 @@ int main(void)
     CHECK(count == 600); /* the __device__ counter kept its value from the first launch to the second */
     float ms = 0;
     CHECK(cudaEventElapsedTime(&ms, e0, e1) == cudaSuccess && ms > 0);
+    CHECK(cudaEventDestroy(e0) == cudaSuccess && cudaEventDestroy(e1) == cudaSuccess);
+    /* a handle that is none (destroyed, or garbage) is refused without being read */
+    CHECK(cudaEventRecord(e0, NULL) == cudaErrorInvalidResourceHandle);
+    CHECK(cudaEventRecord((cudaEvent_t)(uintptr_t)0x10, NULL) == cudaErrorInvalidResourceHandle);
+    CHECK(cudaLaunchKernel((const void *)add_one_stub, g, b, args, 0, (cudaStream_t)(uintptr_t)0x20) ==
+          cudaErrorInvalidResourceHandle);
 
     /* errors: a launch configuration (cleared by cudaGetLastError), unknown calls and kernels */
     cr_dim3 big = {2048, 1, 1};

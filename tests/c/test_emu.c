@@ -86,7 +86,7 @@ static void mosaic_kernel(void)
     CHECK(compat != NULL);
     mh_summary sum;
     mh_summary_init(&sum, &names, &e);
-    char *def = dump_words(&s, &names, tr, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+    char *def = dump_words(&s, &names, tr, MH_DUMP_DEFAULT, mh_emu_model_find(NULL)->clock_ghz, &sum, &e);
     CHECK(def != NULL);
     CHECK(mh_summary_row(&sum, 0).count == 8);           /* Init once per block */
     /* 32 entries hold 14 events: Init and 3 of the kernel's 20 (load, store)

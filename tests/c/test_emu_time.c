@@ -36,7 +36,9 @@ static void strided(mh_emu *d)
         if (k) CHECK(c[k] >= c[k - 1]);
         if (k == 5) CHECK(c[k] == cycles(d, "strided", 16, 256, a, 4)); /* deterministic */
     }
-    CHECK(c[5] > 8 * c[0]); /* 32 lines a warp against 1: throughput-bound */
+    /* 32 lines a warp against 1: bound by the SM's port to L2 (issue 32: every load also waits for
+     * the HBM's latency now, which stride 1 pays too, so the ratio fell from 12.6x to about 5x) */
+    CHECK(c[5] > 4 * c[0]);
     CHECK(c[2] > c[0]);     /* 4 lines against 1 */
 }
 

@@ -140,7 +140,7 @@ static void run_case(const probe_case *c, mh_scope scope, int aligned)
             mh_spec_validate(&s, &e);
             mh_summary sum;
             mh_summary_init(&sum, &r.names, &e);
-            char *json = dump_words(&s, &r.names, w, MH_DUMP_DEFAULT, MH_EMU_CLOCK_GHZ, &sum, &e);
+            char *json = dump_words(&s, &r.names, w, MH_DUMP_DEFAULT, mh_emu_model_find(NULL)->clock_ghz, &sum, &e);
             CHECK(json != NULL);
             if (!json) fprintf(stderr, "  %s %s (%s, %s): dump: %s\n", c->file, c->kernel, mh_scope_name(scope), tag, e.message);
             const want_count *want = scope == MH_SCOPE_WARP ? c->want : c->want_wg;

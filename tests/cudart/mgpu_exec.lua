@@ -16,12 +16,22 @@ local f = io.open(dir .. "/launches.lua")
 expect(f ~= nil, "no %s/launches.lua", dir)
 f:close()
 
+local probes = dir .. "-probes.json"
+f = assert(io.open(probes, "w"))
+f:write('[{"name": "whole", "kernel": true}]')
+f:close()
+r = mgpu.exec { prog = prog, trace = dir .. "-trace", probes = probes }
+f = io.open(dir .. "-trace/launch-1.trace.json")
+expect(r.status == 0 and f and f:read("a"):find('"name":"whole"', 1, true), "mgpu.exec{probes=} traced no region whole")
+f:close()
+
 r = mgpu.exec { prog = "/bin/sh", args = { "-c", "exit 3" } }
 expect(r.status == 3 and #r.launches == 0, "sh's status %d", r.status)
 
 for _, bad in ipairs { { opts = { prog = prog, args = { 1 } }, says = "args%[1%] is a number" },
                        { opts = { args = {} }, says = "prog" },
-                       { opts = { prog = prog, capure = dir }, says = "capure" } } do
+                       { opts = { prog = prog, capure = dir }, says = "capure" },
+                       { opts = { prog = prog, probes = probes }, says = "probes goes with trace" } } do
   local ok, err = pcall(mgpu.exec, bad.opts)
   expect(not ok and mgpu.errors.is(err, "bad_argument") and tostring(err):find(bad.says),
     "mgpu.exec refused %s with: %s", bad.says, tostring(err))

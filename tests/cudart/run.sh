@@ -1,6 +1,7 @@
 #!/bin/sh
 # run.sh HARNESS SRC_DIR WORK NAME [shared] - builds tests/cudart/NAME.cu with `mgpu-harness nvcc`
-# (or, with `shared`, plain nvcc -cudart shared), runs it under `mgpu-harness exec` (its own
+# (or, with `shared`, plain nvcc -cudart shared; `driver`: that and -lcuda, -DDIRECT_DRIVER;
+# `ptsz`: --default-stream per-thread), runs it under `mgpu-harness exec` (its own
 # checks decide), then again with --capture and replays the capture (`mgpu-harness
 # DIR/launches.lua`), which checks every launch's outputs against the program's.
 # Exit 77 (skipped) without nvcc.
@@ -13,11 +14,19 @@ if [ -z "$NVCC" ]; then
 fi
 if [ -z "$NVCC" ]; then echo "skipped: nvcc is not installed (tests/cudart need it to build the programs)"; exit 77; fi
 export MGPU_NVCC=$NVCC
+if { [ "$MODE" = shared ] || [ "$MODE" = driver ]; } && [ "${MGPU_TEST_SANITIZE:-0}" = 1 ]; then
+  echo "skipped: a plain nvcc program cannot load the sanitized libcudart.so.13 stand-in (AddressSanitizer's runtime must come first)"; exit 77
+fi
 D=$WORK/$NAME${MODE:+-$MODE}
 rm -rf "$D" && mkdir -p "$D" || exit 1
 FLAGS="-std=c++17 -O2 -arch=sm_90a -I$SRC -I$SRC/../../ptx"
 EXTRA=$(sed -n 's|^// nvcc-flags: ||p' "$SRC/$NAME.cu")
-if [ "$MODE" = shared ]; then
+if [ "$MODE" = driver ]; then # plain nvcc, the driver API too: exec's libcudart.so.13 and libcuda.so.1
+  "$NVCC" $FLAGS $EXTRA -DDIRECT_DRIVER -cudart shared -o "$D/prog" "$SRC/$NAME.cu" \
+    -L"$(dirname "$NVCC")/../lib64/stubs" -lcuda || { echo "FAIL: nvcc -cudart shared -lcuda"; exit 1; }
+elif [ "$MODE" = ptsz ]; then # the per-thread default stream: the _ptsz/_ptds names
+  "$H" nvcc $FLAGS $EXTRA --default-stream per-thread -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
+elif [ "$MODE" = shared ]; then
   "$NVCC" $FLAGS $EXTRA -cudart shared -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: nvcc -cudart shared"; exit 1; }
 else
   "$H" nvcc $FLAGS $EXTRA -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
@@ -37,6 +46,11 @@ echo "== exec --capture"
 echo "== replay"
 "$H" "$D/capture/launches.lua" || { echo "FAIL: the replay of $NAME's capture"; exit 1; }
 if [ "$NAME" = vector_add ] && [ -z "$MODE" ]; then
+  echo "== exec --trace --probes (a kernel without markers)"
+  echo '[{"name": "whole", "kernel": true}, {"name": "loads", "around": "ld.global"}]' > "$D/probes.json"
+  "$H" exec --trace "$D/ptrace" --probes "$D/probes.json" -- "$D/prog" > /dev/null 2>&1 || { echo "FAIL: exec --probes"; exit 1; }
+  grep -q '"name":"whole"' "$D/ptrace/launch-1.trace.json" && grep -q '"name":"loads"' "$D/ptrace/launch-1.trace.json" ||
+    { echo "FAIL: the probes' regions are not in $D/ptrace/launch-1.trace.json"; exit 1; }
   echo "== a replay whose output differs fails"
   cp -r "$D/capture" "$D/corrupt" && OUT=$(ls "$D"/corrupt/*.out.npy | head -1)
   printf '\377' | dd of="$OUT" bs=1 seek=$(( $(stat -c %s "$OUT") - 1 )) conv=notrunc 2>/dev/null

@@ -1,7 +1,8 @@
 // tma.cu - Hopper's tensor memory accelerator from a runtime program: cuTensorMapEncodeTiled
 // through cudaGetDriverEntryPointByVersion, the CUtensorMap as a __grid_constant__ parameter,
 // a 2-D tile loaded with cp.async.bulk.tensor and completed on an mbarrier; a box past the
-// tensor's edge is filled with zeros.
+// tensor's edge is filled with zeros.  Built with -DDIRECT_DRIVER (and -lcuda), it calls the
+// driver's cuTensorMapEncodeTiled itself: under exec, the libcuda.so.1 stand-in's.
 #include "check.h"
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -42,11 +43,15 @@ int main()
     const int gx = (width + TILE - 1) / TILE, gy = height / TILE;
     CHECK(cudaMalloc(&out, gx * gy * TILE * TILE * sizeof(float)));
 
+#ifdef DIRECT_DRIVER
+    auto encode = cuTensorMapEncodeTiled;
+#else
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;
     CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q));
     EXPECT(fn && q == cudaDriverEntryPointSuccess, "cuTensorMapEncodeTiled was not found");
     auto encode = (PFN_cuTensorMapEncodeTiled_v12000)fn;
+#endif
     CUtensorMap map;
     cuuint64_t dims[2] = {width, height}, strides[1] = {width * sizeof(float)};
     cuuint32_t box[2] = {TILE, TILE}, es[2] = {1, 1};

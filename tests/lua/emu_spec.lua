@@ -9,9 +9,30 @@ describe("mgpu on emu", function()
   local dev
   before_each(function() dev = mgpu.device() end)
 
+  it("takes its timing from a named device model (issue 32)", function()
+    local p = mgpu.device("emu", { model = "h100-pcie" })
+    assert.equal(114, p.sms)
+    assert.equal(1.62, p.clock_ghz)
+    assert.equal(132, mgpu.device("emu", { model = "h100-sxm" }).sms)
+    assert.equal(8, mgpu.device("emu", { model = "h100-sxm", sms = 8 }).sms)
+    local ok, err = pcall(mgpu.device, "emu", { model = "a100" })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches("no device model 'a100' %(models: h200, h100%-sxm, h100%-pcie%)", err.message)
+    -- the same streaming read of 64 MiB is slower where HBM is: the PCIe card's 2 TB/s against
+    -- the H200's 4.8 TB/s (each at its own clock)
+    local function read_ns(d)
+      local k = d:load(h.src .. "/tests/ptx/microbench.ptx"):kernel("stream_read")
+      local n4 = 4 * 1024 * 1024
+      return k:launch { grid = 8 * d.sms, block = 256, args = { d:array("f32", 4 * n4), d:array("f32", 8 * d.sms * 256), n4 } }.time_ns
+    end
+    local slow, fast = read_ns(p), read_ns(dev)
+    assert.is_true(slow > 2 * fast, slow .. " ns on h100-pcie, " .. fast .. " on h200")
+  end)
+
   it("is the emu backend without a GPU", function()
     assert.equal("emu", dev.backend)
-    assert.equal(1.5, dev.clock_ghz)
+    assert.equal(1.755, dev.clock_ghz) -- the default model's (h200) SM clock under load (issue 32; was 1.5)
     assert.equal(132, dev.sms)
     local small = mgpu.device("emu", { sms = 4 })
     assert.equal(4, small.sms)

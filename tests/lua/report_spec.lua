@@ -283,7 +283,7 @@ describe("report", function()
     local man = core.json_decode(h.read(dir .. "/sweep/manifest.json"))
     for _, f in ipairs({ "<dt>device</dt><dd>emu (CPU PTX executor)</dd>", "<dt>backend</dt><dd>emu: times are virtual</dd>",
       "<dt>harness</dt><dd>" .. man.harness .. "</dd>", "<dt>command</dt><dd>" .. svg.esc(man.command) .. "</dd>",
-      "<dt>clock</dt><dd>1.5 GHz (the device's); the traces' times converted at " }) do
+      "<dt>clock</dt><dd>1.755 GHz (the device's); the traces' times converted at " }) do
       assert.truthy(html:find(f, 1, true), f)
     end
     assert.truthy(html:find("<dt>clock</dt><dd>[^<]* GHz measured %(%d+ points?, within [%d.-]+%%%)"))

@@ -74,7 +74,7 @@ describe("a launch that never ends", function()
 
   it("stops at its time limit, and the device goes on", function()
     local dev = mgpu.device("emu")
-    local k = dev:load(ptx("side_effects.ptx")):kernel("forever_counting") -- not a deadlock: it counts
+    local k = dev:load(ptx("side_effects.ptx")):kernel("forever_computing") -- not a deadlock: it computes
     local flag = dev:array("i32", 1)
     local t0 = core.now()
     local ok, err = pcall(k.launch, k, { grid = 1, block = 32, args = { flag, dev:array("i32", 32) }, timeout_s = 0.3 })

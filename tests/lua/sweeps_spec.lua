@@ -101,7 +101,7 @@ describe("sweeps", function()
 
   it("fail a point past timeout_s as timeout, in one process and with workers, and go on", function()
     h.write(dir .. "/flag.lua", "")
-    local exp = write_exp(dir, { module = h.src .. "/tests/ptx/side_effects.ptx", kernel = "forever_counting",
+    local exp = write_exp(dir, { module = h.src .. "/tests/ptx/side_effects.ptx", kernel = "forever_computing",
       timeout = 0.3, setup = [[
     if p.tiles ~= 2 then
       local f = dev:array("i32", { 1 })

@@ -45,3 +45,16 @@ extern "C" __global__ void forever_counting(int *flag, int *tries)
     MGPU_END("spin");
     tries[threadIdx.x] = n;
 }
+
+// Never ends in any test's time and reads no memory while it runs: a computation (its
+// registers change every round), which no rule of emu's can take for a spin, so emu runs it
+// until its time limit, budget or Ctrl-C (`forever_counting` polls a word that nothing
+// changes: emu reports that as a deadlock since the third hostile round's spin rule).
+extern "C" __global__ void forever_computing(int *flag, int *tries)
+{
+    MGPU_BEGIN("spin");
+    unsigned x = threadIdx.x + (unsigned)*flag;
+    for (unsigned long long i = 0; i < (1ull << 62); i++) x = x * 1664525u + 1013904223u;
+    MGPU_END("spin");
+    tries[threadIdx.x] = (int)x;
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # emu_interrupt.sh - Ctrl-C stops an emu launch that never ends within a second
-# (issue 12): a script launching tests/ptx/side_effects.ptx's `forever_counting` kernel
+# (issue 12): a script launching tests/ptx/side_effects.ptx's `forever_computing` kernel
 # gets SIGINT after a second; it must exit with 130 (interrupted) soon after,
 # and an experiment's folder must be consistent for --resume.
 # usage: emu_interrupt.sh HARNESS SOURCE_DIR
@@ -11,7 +11,7 @@ trap 'rm -rf "$T"' EXIT
 cat > "$T/forever.lua" <<LUA
 local mgpu = require "mgpu"
 local dev = mgpu.device("emu")
-local k = dev:load("$src/tests/ptx/side_effects.ptx"):kernel("forever_counting") -- no deadlock: it counts
+local k = dev:load("$src/tests/ptx/side_effects.ptx"):kernel("forever_computing") -- no deadlock: it computes
 k:launch { grid = 1, block = 32, args = { dev:array("i32", 1), dev:array("i32", 32) } }
 LUA
 "$exe" "$T/forever.lua" 2>"$T/err" &

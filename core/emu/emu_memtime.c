@@ -1,0 +1,319 @@
+/* emu_memtime.c - the memory hierarchy and the tensor cores in virtual time.
+ *
+ * Caches: an L1 per SM (4-way, 128-byte lines; what the resident blocks' shared memory leaves
+ * of the model's L1 + shared bytes) for loads, and the device's L2 (16-way, 128-byte lines,
+ * the model's size, sets picked by a hash of the line as a GPU's slices are) for everything.
+ * Both start empty at each launch (deterministic; a GPU's L2 may still hold an earlier
+ * launch's data: emu's "hot" equals "cold").  Stores allocate in L2, not in L1; the HBM is
+ * charged for every byte stored (written through: emu keeps no dirty lines).
+ *
+ * Bandwidths: the L2's and the HBM's are the device's, shared by all SMs.  emu runs SMs one
+ * after another in turns of a few hundred cycles, so a shared resource cannot be a single
+ * "free at" cycle (an SM behind in time would queue behind one ahead).  Each is a ring of
+ * 64-cycle windows holding the bytes served in them: a transfer takes the room left from its
+ * window on, and ends when its last byte is served; under the bandwidth, transfers in the same
+ * windows do not delay each other whatever order the SMs ran in.  An SM's own path to L2 (the
+ * model's port bytes a cycle) and its TMA unit are a cycle counter each, as the L1 pipe is.
+ *
+ * Latency: an access waits for the level that serves its farthest line (L1, L2 or HBM), plus
+ * the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
+ * warp's independent loads do not overlap); stores and cp.async only the queueing.
+ *
+ * Tensor cores: one per sub-partition (warp slot % 4), shared by the warps on it: an operation
+ * starts when it is free and takes macs / (the model's rate for its type) cycles. */
+#include "emu/emu_memtime.h"
+#include "emu/emu_model.h"
+#include "frontend/ptx_mma.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define LINE_SHIFT 7
+#define WIN_SHIFT 6                 /* 64-cycle windows */
+#define RING 16384                  /* windows a bandwidth remembers (1M cycles) */
+#define L2_WAYS 16
+#define L1_WAYS 4
+#define MAX_TOUCH 4096              /* lines a TMA copy records (a 256 x 256 box of 4 bytes: 2048) */
+
+typedef struct {
+    double rate;                    /* bytes a cycle */
+    uint64_t first_free;            /* every window from the last take's start to here is full */
+    uint64_t tag[RING];
+    double used[RING];
+} bw_ring;
+
+typedef struct { uint64_t line, used, ready; } way; /* line + 1 (0: empty), the access counter when last used,
+                                                   * the cycle its data is there (a miss in flight until then) */
+
+struct emu_mt {
+    const mh_emu_model *m;
+    bw_ring l2bw, hbm;
+    way *l2;                        /* l2_sets x L2_WAYS, allocated at first use */
+    uint32_t l2_sets;
+    way *l1;                        /* nsms x l1_sets x L1_WAYS */
+    uint32_t l1_sets;
+    uint64_t tick;
+    uint64_t *port_free, *dsm_free; /* per SM: its path to L2, to other SMs' shared memory */
+    uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
+    uint64_t touch[MAX_TOUCH];      /* a TMA copy's lines */
+    uint32_t ntouch;
+};
+
+int emu_mt_start(ctx *c)
+{
+    struct emu_mt *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->m = c->d->model;
+    t->l2bw.rate = t->m->l2_bytes_per_clk;
+    t->hbm.rate = mh_emu_model_hbm_bpc(t->m);
+    uint32_t n = c->nsms ? c->nsms : 1;
+    t->port_free = calloc(n, sizeof *t->port_free);
+    t->dsm_free = calloc(n, sizeof *t->dsm_free);
+    t->tc_free = calloc((size_t)n * SUBPARTS, sizeof *t->tc_free);
+    uint64_t smem = (uint64_t)c->resident * c->shared_size, l1 = t->m->l1_bytes > smem ? t->m->l1_bytes - smem : 0;
+    t->l1_sets = (uint32_t)(l1 >> LINE_SHIFT) / L1_WAYS;
+    t->l2_sets = (uint32_t)((t->m->l2_bytes >> LINE_SHIFT) / L2_WAYS);
+    c->mt = t;
+    c->mt_last_line = UINT64_MAX;
+    if (!t->port_free || !t->dsm_free || !t->tc_free) return emu_mt_free(c), -1;
+    return 0;
+}
+
+void emu_mt_free(ctx *c)
+{
+    struct emu_mt *t = c->mt;
+    if (!t) return;
+    free(t->l2);
+    free(t->l1);
+    free(t->port_free);
+    free(t->dsm_free);
+    free(t->tc_free);
+    free(t);
+    c->mt = NULL;
+}
+
+/* ---- bandwidth shared by the SMs: the windows ---- */
+
+/* `bytes` through b from cycle `at` on: the cycle its last byte is served. */
+static uint64_t bw_take(bw_ring *b, uint64_t at, double bytes)
+{
+    double cap = b->rate * (double)(1u << WIN_SHIFT);
+    uint64_t w = at >> WIN_SHIFT, start = w;
+    if (w <= b->first_free && w + RING / 2 > b->first_free) start = w = b->first_free; /* the full ones skipped */
+    for (uint32_t i = 0;; i++, w++) {
+        uint32_t s = (uint32_t)(w & (RING - 1));
+        if (b->tag[s] != w + 1) b->tag[s] = w + 1, b->used[s] = 0;
+        double room = cap - b->used[s];
+        if (room >= bytes || i >= RING / 2) {
+            b->used[s] += bytes;
+            if (start == b->first_free || start < b->first_free) b->first_free = b->used[s] >= cap ? w + 1 : w;
+            uint64_t end = (w << WIN_SHIFT) + (uint64_t)(b->used[s] / b->rate);
+            return end > at ? end : at;
+        }
+        if (room > 0) b->used[s] = cap, bytes -= room;
+    }
+}
+
+/* ---- caches ---- */
+
+static inline uint32_t set_of(uint64_t line, uint32_t sets)
+{
+    uint64_t h = line * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)((h >> 32) % sets);
+}
+
+/* Looks `line` up in the ways of its set; a miss puts it in the least recently used way, its data
+ * there at `ready`.  Returns the way hit (its ready: when a miss in flight brings the data), or NULL. */
+static way *cache_access(way *set, uint32_t ways, uint64_t line, uint64_t tick, uint64_t ready)
+{
+    way *lru = set;
+    for (uint32_t i = 0; i < ways; i++) {
+        if (set[i].line == line + 1) {
+            set[i].used = tick;
+            return &set[i];
+        }
+        if (set[i].used < lru->used) lru = &set[i];
+    }
+    lru->line = line + 1;
+    lru->used = tick;
+    lru->ready = ready;
+    return NULL;
+}
+
+/* The L2's answer for `line` asked at cycle `at`: the latency to the SM (an L2 hit's, plus the wait
+ * for a miss in flight; a miss's); *missed: it was not there. */
+static uint32_t l2_latency(struct emu_mt *t, uint64_t line, uint64_t at, int *missed)
+{
+    const mh_emu_model *m = t->m;
+    *missed = 1;
+    if (!t->l2_sets) return m->hbm_lat;
+    if (!t->l2 && !(t->l2 = calloc((size_t)t->l2_sets * L2_WAYS, sizeof *t->l2))) {
+        t->l2_sets = 0; /* out of memory: every access misses (timing only) */
+        return m->hbm_lat;
+    }
+    way *h = cache_access(t->l2 + (size_t)set_of(line, t->l2_sets) * L2_WAYS, L2_WAYS, line, ++t->tick,
+                          at + m->hbm_lat - m->l2_lat);
+    if (!h) return m->hbm_lat;
+    *missed = 0;
+    return m->l2_lat + (uint32_t)(h->ready > at ? h->ready - at : 0);
+}
+
+static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
+{
+    if (!t->l1_sets) return 0;
+    if (!t->l1 && !(t->l1 = calloc((size_t)c->nsms * t->l1_sets * L1_WAYS, sizeof *t->l1))) {
+        t->l1_sets = 0;
+        return 0;
+    }
+    way *sm = t->l1 + (size_t)c->cs->id * t->l1_sets * L1_WAYS;
+    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->tick, 0) != NULL;
+}
+
+/* ---- a warp's access ---- */
+
+/* The distinct 128-byte lines among ad[0..n) with the 32-byte sectors each touches (bit masks). */
+static uint32_t lines_of(const uint64_t *ad, uint32_t n, uint32_t size, uint64_t *line, uint8_t *sect)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++)
+        for (uint64_t a = ad[i], e = ad[i] + (size ? size : 1); a < e; a = ((a >> 5) + 1) << 5) {
+            uint64_t l = a >> LINE_SHIFT;
+            uint32_t j = k;
+            if (k && line[k - 1] == l) j = k - 1;
+            else
+                for (j = 0; j < k && line[j] != l; j++) {}
+            if (j == k) line[k] = l, sect[k++] = 0;
+            sect[j] |= (uint8_t)(1u << ((a >> 5) & 3));
+        }
+    return k;
+}
+
+/* `bytes` between the L2 and SM sm (`miss` of them also through HBM), asked at cycle `at`, the
+ * farthest line answering after `lat` cycles: the cycle the last byte has crossed the SM's port.
+ * The shared bandwidths add their queueing to the latency; the port takes the bytes one
+ * transfer after another once they are there. */
+static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t lat, double bytes, double miss)
+{
+    double q = (double)bw_take(&t->l2bw, at, bytes) - (double)at - bytes / t->l2bw.rate;
+    if (miss > 0) {
+        double h = (double)bw_take(&t->hbm, at, miss) - (double)at - miss / t->hbm.rate;
+        if (h > q) q = h;
+    }
+    uint64_t there = at + lat + (q > 0 ? (uint64_t)q : 0);
+    uint64_t ps = t->port_free[sm] > there ? t->port_free[sm] : there;
+    t->port_free[sm] = ps + (uint64_t)(bytes / t->m->sm_port_bytes_per_clk + 0.5);
+    return t->port_free[sm];
+}
+
+uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, int op)
+{
+    struct emu_mt *t = c->mt;
+    if (!t || !n) return 0;
+    uint64_t line[4 * WARP];
+    uint8_t sect[4 * WARP];
+    uint32_t k = lines_of(ad, n, size > 16 ? 16 : size, line, sect);
+    uint64_t at = c->now + 1;
+    uint32_t lat = 0;
+    double bytes = 0, miss = 0;
+    for (uint32_t i = 0; i < k; i++) {
+        double b = 32.0 * __builtin_popcount(sect[i]);
+        if (op == EMU_MT_LD && l1_access(c, t, line[i])) {
+            if (lat < t->m->l1_lat) lat = t->m->l1_lat;
+            continue;
+        }
+        bytes += b;
+        int missed;
+        uint32_t l = l2_latency(t, line[i], at, &missed);
+        if (missed || op == EMU_MT_ST) miss += b;
+        if (l > lat) lat = l;
+    }
+    if (op == EMU_MT_ATOM && lat < t->m->l2_lat) lat = t->m->l2_lat; /* atomics are done at the L2 */
+    if (op == EMU_MT_ST || op == EMU_MT_ASYNC) lat = 0;               /* the warp does not wait for them */
+    uint64_t end = at + lat;
+    if (bytes > 0) end = transfer(t, c->cs->id, at, lat, bytes, miss);
+    return end - at - (lat && end > at ? 1 : 0); /* (the issue cycle is the warp's 1) */
+}
+
+uint64_t emu_mt_shared(ctx *c, const uint64_t *sa, uint32_t n, uint32_t size, int op)
+{
+    struct emu_mt *t = c->mt;
+    if (!t) return 0;
+    uint32_t own = c->cb ? c->cb->rank : 0, remote = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (sa[i] >= EMU_DSMEM_RANK && sa[i] / EMU_DSMEM_RANK - 1 != own) remote++;
+    uint32_t lat = t->m->smem_lat;
+    if (!remote) return lat > 1 ? lat - 1 : 0;
+    /* the SM-to-SM network: its latency, and the bytes through the SM's path to the others */
+    uint32_t sm = c->cs->id;
+    uint64_t at = c->now + 1, s = t->dsm_free[sm] > at ? t->dsm_free[sm] : at;
+    t->dsm_free[sm] = s + (uint64_t)((double)remote * size / t->m->dsmem_bytes_per_clk);
+    uint64_t queued = s - at;
+    if (op == EMU_MT_ST) return queued;
+    return t->m->dsmem_lat - 1 + queued;
+}
+
+/* ---- TMA ---- */
+
+void emu_mt_tma_begin(ctx *c)
+{
+    if (!c->mt) return;
+    c->mt->ntouch = 0;
+    c->mt_last_line = UINT64_MAX - 1; /* recording (no line is this) */
+}
+
+void emu_mt_touch_slow(ctx *c, uint64_t ga)
+{
+    struct emu_mt *t = c->mt;
+    if (c->mt_last_line == UINT64_MAX) return; /* not recording */
+    uint64_t l = ga >> LINE_SHIFT;
+    c->mt_last_line = l;
+    for (uint32_t i = t->ntouch > 8 ? t->ntouch - 8 : 0; i < t->ntouch; i++) /* rows revisit recent lines */
+        if (t->touch[i] == l) return;
+    if (t->ntouch < MAX_TOUCH) t->touch[t->ntouch++] = l;
+}
+
+void emu_mt_touch_range(ctx *c, uint64_t ga, uint64_t bytes)
+{
+    if (!c->mt || c->mt_last_line == UINT64_MAX) return;
+    for (uint64_t a = ga >> LINE_SHIFT << LINE_SHIFT; a < ga + bytes; a += 1u << LINE_SHIFT) emu_mt_touch_slow(c, a);
+}
+
+uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
+{
+    struct emu_mt *t = c->mt;
+    c->mt_last_line = UINT64_MAX; /* stop recording: a multicast's further blocks get the same bytes */
+    if (!t) return now;
+    uint64_t start = sm->tma_free > now ? sm->tma_free : now;
+    if (kind == EMU_MT_TMA_DSMEM) { /* shared memory to another block's: the SM-to-SM network */
+        sm->tma_free = start + (uint64_t)((double)bytes / t->m->dsmem_bytes_per_clk);
+        return sm->tma_free + t->m->dsmem_lat;
+    }
+    uint32_t lat = 0;
+    double miss = 0, per = t->ntouch ? (double)bytes / t->ntouch : 0;
+    for (uint32_t i = 0; i < t->ntouch; i++) {
+        int missed;
+        uint32_t l = l2_latency(t, t->touch[i], start, &missed);
+        if (missed || kind == EMU_MT_TMA_STORE) miss += per;
+        if (l > lat) lat = l;
+    }
+    if (kind == EMU_MT_TMA_STORE) lat = t->m->l2_lat; /* written into the L2, acknowledged */
+    uint64_t end = transfer(t, sm->id, start, lat, (double)bytes, miss);
+    sm->tma_free = start + 1; /* the unit takes the next copy's requests; the port orders the bytes */
+    return end + t->m->tma_lat;
+}
+
+/* ---- tensor cores ---- */
+
+uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs)
+{
+    const mh_emu_model *m = c->d->model;
+    uint64_t rate = atype == MH_MT_TF32 ? m->mma_tf32 : atype == MH_MT_F64 ? m->mma_f64
+                  : mh_mma_type_bits(atype) == 8 ? m->mma_8bit : m->mma_f16;
+    uint64_t cy = (macs + rate - 1) / rate;
+    if (!cy) cy = 1;
+    if (!c->mt) return c->now + cy;
+    uint64_t *tc = &c->mt->tc_free[(size_t)w->b->sm->id * SUBPARTS + w->sp];
+    uint64_t start = *tc > c->now ? *tc : c->now;
+    *tc = start + cy;
+    return *tc;
+}

@@ -1,0 +1,46 @@
+/* emu_model.h - the named device models emu's virtual time comes from: every timing
+ * parameter of emu in one table (emu_model.c, each value with its source), chosen by
+ * name (mgpu.device("emu", {model = "h100-sxm"}); default "h200").  Cycles are SM cycles
+ * at the model's clock under load: the one clock emu converts with. */
+#ifndef MH_EMU_MODEL_H
+#define MH_EMU_MODEL_H
+
+#include <stdint.h>
+
+#define MH_EMU_DEFAULT_MODEL "h200"
+
+typedef struct mh_emu_model {
+    const char *name;           /* "h200", "h100-sxm", "h100-pcie" */
+    const char *desc;
+    uint32_t sms;               /* SMs the device has */
+    double clock_ghz;           /* SM clock under sustained load: cycles -> ns */
+    /* latencies, load to use, in SM cycles */
+    uint32_t smem_lat;          /* ld.shared */
+    uint32_t l1_lat;            /* ld.global hitting the SM's L1 */
+    uint32_t l2_lat;            /* ld.global missing L1, hitting L2 */
+    uint32_t hbm_lat;           /* ld.global missing L2 (the whole trip) */
+    uint32_t dsmem_lat;         /* ld.shared::cluster of another block of the cluster */
+    uint32_t tma_lat;           /* a TMA copy's fixed cost beyond its source's latency */
+    /* capacities */
+    uint32_t l1_bytes;          /* L1 + shared memory per SM; L1 gets what the resident blocks' shared leaves */
+    uint64_t l2_bytes;          /* the device's L2 */
+    /* bandwidths */
+    double l2_bytes_per_clk;    /* L2 to all SMs together, bytes per SM cycle */
+    double sm_port_bytes_per_clk; /* one SM's path to and from L2 (loads, stores, TMA), bytes per cycle */
+    double hbm_gbs;             /* HBM, GB/s (converted at the clock into bytes per cycle) */
+    double dsmem_bytes_per_clk; /* one SM's path to other SMs' shared memory, bytes per cycle */
+    /* tensor cores: multiply-adds per cycle of one sub-partition's tensor core (4 an SM, dense) */
+    uint32_t mma_f16;           /* f16/bf16 inputs */
+    uint32_t mma_tf32;
+    uint32_t mma_8bit;          /* e4m3/e5m2, s8/u8 */
+    uint32_t mma_f64;
+} mh_emu_model;
+
+/* The model called `name` (NULL or "": the default), or NULL when none is. */
+const mh_emu_model *mh_emu_model_find(const char *name);
+/* The models' names, comma-separated (for error messages). */
+const char *mh_emu_model_names(void);
+/* HBM bytes a cycle at the model's clock. */
+static inline double mh_emu_model_hbm_bpc(const mh_emu_model *m) { return m->hbm_gbs / m->clock_ghz; }
+
+#endif

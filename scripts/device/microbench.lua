@@ -1,0 +1,99 @@
+-- microbench.lua: the quantities emu's device model holds (core/emu/emu_model.c), measured by
+-- the kernels of tests/ptx/microbench.cu on this backend, beside emu's figures for the same
+-- kernels and the published ones (issue 32).  On a GPU the table is what re-fits the model:
+-- each row names the parameter it measures.  The SM clock under tensor load is measured too
+-- (wgmma_rate's %clock64 cycles over the launch's event time).
+--   mgpu-harness scripts/device/microbench.lua [cuda|emu|auto] [MODEL]
+-- MODEL: the emu model to compare with (default h200).  Prints a markdown table and RESULT
+-- lines for scripts/device-check.sh.
+local mgpu = require "mgpu"
+
+local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
+local ptx = here .. "/tests/ptx/microbench.ptx"
+local dev = mgpu.device(arg[1] or "auto")
+local model = arg[2] or "h200"
+local emu = mgpu.device("emu", { model = model })
+
+-- the published figures (the same as tests/c/test_emu_clock.c's)
+local PUB = { l1 = 33, l2 = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048,
+  gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
+
+-- every figure of one device: {key = value}
+local function measure(d)
+  local m = d:load(ptx)
+  local out = d:array("u64", 2)
+  local r = {}
+  local function chase(bytes, warm)
+    local ring = d:array("u8", bytes)
+    local n = bytes // 128
+    m:kernel("chase_init"):launch { grid = 132, block = 256, args = { ring, n, 128 } }
+    m:kernel("chase"):launch { grid = 1, block = 1, args = { ring, warm and n or 0, math.min(n, 4096), out } }
+    return out:read()[1]
+  end
+  r.l1 = chase(16 << 10, true)
+  r.l2 = chase(8 << 20, true)
+  r.hbm = chase(128 << 20, false)
+  m:kernel("smem_chase"):launch { grid = 1, block = 32, args = { 2048, out } }
+  r.smem = out:read()[1]
+  m:kernel("dsmem_chase"):launch { grid = 2, block = 32, args = { 2048, out } }
+  r.dsmem = out:read()[1]
+  local n4 = 16 << 20 -- 256 MiB
+  local a, sums = d:array("f32", 4 * n4), d:array("f32", 8 * d.sms * 256)
+  local k = m:kernel("stream_read")
+  k:launch { grid = 8 * d.sms, block = 256, args = { a, sums, n4 } } -- warm-up (the clocks, the TLB)
+  r.gbs = 16 * n4 / k:launch { grid = 8 * d.sms, block = 256, args = { a, sums, n4 } }.time_ns
+  local iters = d.backend == "emu" and 64 or 20000
+  local sink = d:array("f32", 256)
+  local run = m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { iters, out, sink } }
+  local cycles = out:read()[1]
+  r.wgmma = 64 * 256 * 16 * iters / cycles
+  r.clock = cycles / run.time_ns -- GHz; the launch's own overhead makes it a little low
+  m:kernel("mbar_roundtrip"):launch { grid = 1, block = 32, args = { 256, out } }
+  r.mbar = out:read()[1]
+  m:kernel("tma_bulk"):launch { grid = 1, block = 32, smem = 16384, args = { d:array("u8", 1 << 20), 16384, out } }
+  r.tma = out:read()[1]
+  return r
+end
+
+local ok_dev, got = pcall(measure, dev)
+if not ok_dev then
+  print("microbench: " .. tostring(type(got) == "table" and got.message or got))
+  print("RESULT | emu clock microbenchmarks (microbench.lua) | failed | - | MISSED |")
+  os.exit(1)
+end
+local e = dev.backend == "emu" and got or measure(emu)
+
+local rows = {
+  { "l1", "L1 hit latency, cycles (chase, 16 KiB)", "l1_lat" },
+  { "l2", "L2 hit latency, cycles (chase, 8 MiB)", "l2_lat" },
+  { "hbm", "HBM latency, cycles (chase, 128 MiB cold)", "hbm_lat" },
+  { "smem", "shared memory latency, cycles", "smem_lat" },
+  { "dsmem", "distributed shared memory latency, cycles", "dsmem_lat" },
+  { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },
+  { "wgmma", "wgmma m64n256k16 bf16, MACs/cycle/SM", "mma_f16 (x4)" },
+  { "clock", "SM clock under tensor load, GHz", "clock_ghz" },
+  { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
+  { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
+}
+print(string.format("device: %s (%s); emu model %s (%.3f GHz)", dev.name, dev.backend, model, emu.clock_ghz))
+print()
+print("| measure | this device | emu (" .. model .. ") | published | model parameter |")
+print("|---|---|---|---|---|")
+local worst = 0
+for _, r in ipairs(rows) do
+  local key = r[1]
+  local pub = PUB[key]
+  local ref = key == "clock" and emu.clock_ghz or nil
+  print(string.format("| %s | %.3f | %.3f | %s | %s |", r[2], got[key], e[key], pub and tostring(pub) or (ref and
+    string.format("%.3f (emu's)", ref) or "-"), r[3]))
+  if dev.backend ~= "emu" and pub then
+    worst = math.max(worst, math.abs(e[key] - got[key]) / got[key])
+  end
+end
+if dev.backend == "emu" then
+  print("RESULT | emu clock microbenchmarks (microbench.lua) | emu's own figures | - | - |")
+else
+  -- on a GPU: how far emu's model is from this device (a re-fit changes emu_model.c)
+  print(string.format("RESULT | emu clock microbenchmarks (microbench.lua) | worst emu error %.1f%% | within 15%% | %s |",
+    100 * worst, worst <= 0.15 and "ok" or "MISSED"))
+end
