@@ -156,7 +156,9 @@ uint64_t emu_sym_addr(ctx *c, int v)
     if (var->space == MH_SP_GLOBAL) return c->data_addr + var->offset;
     if (var->space == MH_SP_LOCAL) return var->offset - c->local_lo; /* the kernel's own span, from 0 */
     if (var->space == MH_SP_SHARED && var->size == 0) return c->f->dyn_offset; /* dynamic: after the kernel's own */
-    return var->offset; /* shared, const: offsets in their space */
+    if (var->space == MH_SP_SHARED && c->f->shared_offsets) /* the kernel's own layout (ptx_smem.c) */
+        return c->f->shared_offsets[var->shared_slot];
+    return var->offset; /* const: offsets in their space */
 }
 
 /* The functions the kernel reaches through calls, itself included: seen[f] (malloc'd; NULL: no memory). */

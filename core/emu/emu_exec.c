@@ -273,6 +273,7 @@ static uint16_t half_directed(double d, int rnd, int bf)
 /* cvt: value a of type `from` converted to `to`. */
 static uint64_t convert(const mh_ptx_insn *in, uint64_t a)
 {
+    if (in->cmp & MH_CVT_TF32) return mh_round_tf32((uint32_t)a, in->rnd, in->cmp); /* f32 to tf32's bits */
     mh_ptx_type to = (mh_ptx_type)in->type, from = (mh_ptx_type)in->type2;
     int tb = mh_ptx_type_bits(to), fb = mh_ptx_type_bits(from);
     if (!mh_ptx_type_is_float(from) && !mh_ptx_type_is_float(to)) {

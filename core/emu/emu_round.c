@@ -94,3 +94,18 @@ double mh_fma_odd(double a, double b, double c)
     memcpy(&s, &u, 8);
     return s;
 }
+
+uint32_t mh_round_tf32(uint32_t x, int rnd, int form)
+{
+    uint32_t sign = x & 0x80000000u, mag = x & 0x7fffffffu;
+    if (mag > 0x7f800000u) return (form & MH_CVT_RELU) ? 0x7fffe000u : (x | 0x00400000u) & 0xffffe000u;
+    if ((form & MH_CVT_RELU) && sign) return 0;
+    if (mag == 0x7f800000u) return (form & MH_CVT_SATFINITE) ? sign | 0x7f7fe000u : x;
+    /* the dropped 13 bits decide: adding half an ulp (less one, plus the kept lsb, for ties to even)
+     * carries into the kept bits, and from the largest mantissa into the exponent */
+    if (rnd == MH_RND_RNA) mag += 0x1000u;
+    else if (rnd == MH_RND_RN) mag += 0xfffu + ((mag >> 13) & 1u);
+    mag &= 0xffffe000u;
+    if (mag >= 0x7f800000u && (form & MH_CVT_SATFINITE)) mag = 0x7f7fe000u;
+    return sign | mag;
+}

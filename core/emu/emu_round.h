@@ -19,6 +19,13 @@ double mh_round_op(int op, int f64, int rnd, double a, double b, double c);
 double mh_round_narrow(int rnd, double x);
 double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
 
+/* cvt.{rna,rn,rz}{.satfinite}{.relu}.tf32.f32: f32 bits x to tf32 (f32 bits with the low 13 mantissa
+ * bits zero) under rnd (MH_RND_RNA ties away from zero, MH_RND_RN ties to even, MH_RND_RZ); form holds
+ * MH_CVT_SATFINITE (an infinity or an overflow gives the largest finite tf32 of its sign) and
+ * MH_CVT_RELU (a negative value gives +0). A NaN stays a NaN: quiet, its sign and payload's top bits
+ * kept (with .relu the canonical NaN's, 0x7fffe000). Subnormals are rounded, not flushed. */
+uint32_t mh_round_tf32(uint32_t x, int rnd, int form);
+
 /* a*b+c rounded to odd in f64 (toward zero, then the last bit set when
  * inexact), for a and b of at most 26 significant bits (halves): rounding
  * that to f16 or bf16 to nearest gives the correctly rounded half-precision

@@ -87,12 +87,17 @@ static inline int mh_mb_addr_opnd(int k)
                                                k == MH_MB_INVAL ? 0 : 1;
 }
 
+/* MH_OP_CVT's form (in cmp): to tf32 (type is .b32, type2 .f32; the tf32 is an f32's bits with the low 13
+ * mantissa bits zero), with .satfinite or .relu. */
+enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2 };
+
 /* MH_OP_CLUSTER's kind (in cmp). */
 enum { MH_CL_ARRIVE, MH_CL_WAIT, MH_CL_MAPA, MH_CL_GETCTARANK, MH_CL_ELECT };
 
 /* Rounding: rn (default) rz rm rp, and the integer forms rni rzi rmi rpi. */
 typedef enum { MH_TESTP_FINITE, MH_TESTP_INFINITE, MH_TESTP_NUMBER, MH_TESTP_NOTANUMBER, MH_TESTP_NORMAL, MH_TESTP_SUBNORMAL } mh_ptx_testp;
-typedef enum { MH_RND_NONE = 0, MH_RND_RN, MH_RND_RZ, MH_RND_RM, MH_RND_RP, MH_RND_RNI, MH_RND_RZI, MH_RND_RMI, MH_RND_RPI } mh_ptx_rnd;
+typedef enum { MH_RND_NONE = 0, MH_RND_RN, MH_RND_RZ, MH_RND_RM, MH_RND_RP, MH_RND_RNI, MH_RND_RZI, MH_RND_RMI, MH_RND_RPI,
+               MH_RND_RNA /* cvt.rna.tf32.f32: to nearest, ties away from zero */ } mh_ptx_rnd;
 
 typedef enum {
     MH_OPK_NONE = 0, MH_OPK_REG, MH_OPK_IMM, MH_OPK_SREG, MH_OPK_ADDR, MH_OPK_VEC, MH_OPK_LABEL, MH_OPK_SYM, MH_OPK_SINK,
@@ -192,7 +197,9 @@ typedef struct mh_ptx_var {
     int is_extern;       /* .extern .shared (dynamic shared memory) */
     unsigned char *init; /* initialiser bytes (size bytes) or NULL */
     int func;            /* -1 for module scope, else the function it belongs to */
-    uint64_t offset;     /* assigned offset in its space (shared/local per function or module) */
+    uint64_t offset;     /* assigned offset in its space (shared/local per function or module; a static
+                          * shared variable's in each kernel: mh_ptx_func.shared_offsets[shared_slot]) */
+    int32_t shared_slot; /* a static .shared variable's index in the kernels' shared_offsets */
     uint32_t address_init_line; /* an element initialised with an address (generic(x), x+8): its line
                                  * (the driver fills it in; emu does not), 0 when none */
     uint32_t line;       /* of its declaration */
@@ -222,7 +229,10 @@ typedef struct mh_ptx_func {
     mh_ptx_insn *code;
     uint32_t ncode;
     uint32_t line;       /* line of the declaration */
-    uint64_t shared_bytes; /* static shared memory used (module + own variables) */
+    uint64_t shared_bytes; /* static shared memory: the variables of the functions it reaches and the
+                            * module-scope ones they name, as ptxas counts (ptx_smem.c) */
+    uint64_t *shared_offsets; /* a kernel's: each static shared variable's offset in it, by shared_slot
+                               * (UINT64_MAX: not in it); NULL for a .func or a module without any */
     uint64_t dyn_offset;   /* where its dynamic shared memory (unsized .extern .shared arrays) starts */
     uint64_t local_bytes;  /* .local variables per thread */
     uint32_t maxntid[3];   /* .maxntid or .reqntid (0: none) */

@@ -193,6 +193,39 @@ int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
     return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown name '%.*s'", (int)TOK->len, TOK->s);
 }
 
+/* The architecture number of the module's .target (sm_90a: 90), 0 when it names none. */
+static int target_sm(const parser *P)
+{
+    const char *t = P->m->target;
+    const char *u = strchr(t, '_');
+    return u && (u[1] >= '0' && u[1] <= '9') ? atoi(u + 1) : 0;
+}
+
+/* cvt.rna{.satfinite}.tf32.f32 (sm_80), cvt.{rn,rz}{.relu}.tf32.f32 (sm_90) and with .satfinite
+ * (sm_100), refused as ptxas refuses the rest; .rna, .satfinite or .relu on another cvt: kept as text
+ * (emu refuses it, the GPU runs it). */
+static int cvt_tf32(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
+{
+    const char *what = NULL;
+    int sm = target_sm(P);
+    if (!(in->cmp & MH_CVT_TF32)) {
+        memset(in, 0, offsetof(mh_ptx_insn, guard));
+        in->op = MH_OP_OPAQUE;
+        return 0;
+    }
+    if (in->type2 != MH_PT_F32) what = "cvt to .tf32 converts from .f32";
+    else if (in->mods) what = ".ftz and .sat do not apply to cvt to .tf32 (.satfinite does)";
+    else if (in->rnd == MH_RND_NONE) what = "cvt to .tf32 needs a rounding modifier (.rna, .rn or .rz)";
+    else if (in->rnd != MH_RND_RNA && in->rnd != MH_RND_RN && in->rnd != MH_RND_RZ)
+        what = "cvt to .tf32 rounds with .rna, .rn or .rz only";
+    else if (in->rnd == MH_RND_RNA && (in->cmp & MH_CVT_RELU)) what = ".relu cannot be combined with .rna";
+    else if (in->rnd != MH_RND_RNA && sm && sm < 90) what = "cvt.rn/.rz to .tf32 needs .target sm_90 or higher";
+    else if (in->rnd != MH_RND_RNA && (in->cmp & MH_CVT_SATFINITE) && sm && sm < 100)
+        what = ".satfinite on cvt.rn/.rz to .tf32 needs .target sm_100 or higher";
+    if (what) return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)t->len, t->s, what);
+    return 0;
+}
+
 /* Splits the mnemonic at '.' and fills op, types, space and modifiers. */
 static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
 {
@@ -259,6 +292,19 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         /* a part like "L1::evict_last" or "param::entry" contains no dot */
         size_t n = (size_t)((nx ? nx : end) - q);
         p = nx;
+        if (op == MH_OP_CVT && ((n == 4 && !memcmp(q, "tf32", 4)) || (n == 3 && !memcmp(q, "rna", 3)) ||
+                                (n == 9 && !memcmp(q, "satfinite", 9)) || (n == 4 && !memcmp(q, "relu", 4)))) {
+            if (q[0] == 't') { /* to tf32: an f32's bits in a .b32 register (cvt_tf32 checks the form) */
+                if (ntypes)
+                    return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': .tf32 is only a destination type of cvt "
+                                "(cvt.rna.tf32.f32)", (int)t->len, s);
+                in->type = MH_PT_B32;
+                in->cmp |= MH_CVT_TF32;
+                ntypes++;
+            } else if (q[1] == 'n') in->rnd = MH_RND_RNA;
+            else in->cmp |= q[0] == 's' ? MH_CVT_SATFINITE : MH_CVT_RELU;
+            continue;
+        }
         mh_ptx_type ty = type_of(q, n);
         int k;
         if (ty != MH_PT_NONE) {
@@ -317,6 +363,7 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             return 0;
         }
     }
+    if (op == MH_OP_CVT && (in->cmp || in->rnd == MH_RND_RNA)) return cvt_tf32(P, t, in);
     if (op == MH_OP_TESTP && (!(in->mods & MH_MOD_CC) || (in->type != MH_PT_F32 && in->type != MH_PT_F64)))
         return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
                     ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
@@ -493,6 +540,9 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == MH_PT_NONE) what = "a type is needed (e.g. .u32)";
     else if (op == MH_OP_CVT && in->type2 == MH_PT_NONE) what = "cvt needs a destination and a source type";
+    else if (op == MH_OP_CVT && (in->cmp & MH_CVT_TF32) &&
+             (in->o[0].kind != MH_OPK_REG || P->m->reg_type[in->o[0].reg] != MH_PT_B32))
+        what = "the destination of cvt to .tf32 must be a .b32 register";
     else if (writes && in->o[0].kind != MH_OPK_REG && !(in->o[0].kind == MH_OPK_VEC && (op == MH_OP_LD || op == MH_OP_MOV)))
         what = "the destination must be a register";
     else if ((op == MH_OP_LD || op == MH_OP_ATOM || op == MH_OP_CP_ASYNC) && in->o[1].kind != MH_OPK_ADDR)

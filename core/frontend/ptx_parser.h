@@ -115,6 +115,8 @@ int find_var(parser *P, const char *s, size_t n);
 int find_param(parser *P, const char *s, size_t n);
 int index_params(parser *P);
 int layout_vars(mh_ptx_module *m);
+/* Each function's static shared memory and dynamic offset, each kernel's offsets (ptx_smem.c).  -1: no memory. */
+int layout_shared(mh_ptx_module *m);
 
 /* ptx_decl.c: .reg declarations, variables, parameter lists */
 int parse_reg_decl(parser *P);

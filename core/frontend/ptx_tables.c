@@ -442,10 +442,10 @@ static int function_locals(mh_ptx_module *m, const uint32_t *start, const uint32
     return 0;
 }
 
-/* Offsets of the variables.  Each function's layout takes the module's shared
- * variables and its own, in text order; the variables are bucketed by function
- * first, so the work is the variables plus functions x module-scope shared
- * variables, not functions x all variables.  -1: out of memory. */
+/* Offsets of the variables: .local (one module layout, and each function's figure), each
+ * function's call area, the shared layouts (ptx_smem.c), the data segment.  The variables are
+ * bucketed by function first, so the work is the variables plus the functions, not functions x
+ * all variables.  -1: out of memory. */
 int layout_vars(mh_ptx_module *m)
 {
     uint32_t nf = m->nfuncs, nv = m->nvars;
@@ -461,7 +461,6 @@ int layout_vars(mh_ptx_module *m)
     for (uint32_t i = 0; i < nv; i++) by[start[m->vars[i].func + 1]++] = i;
     for (uint32_t f = nf + 2; f > 0; f--) start[f] = start[f - 1];
     start[0] = 0;
-    const uint32_t *mod = by + start[0], *mod_end = by + start[1];
     /* .local: one layout for the whole module, the module's variables and then
      * each function's after the previous ones, so a kernel and the .funcs it
      * calls never share bytes (calls cannot recurse) and every launch gets
@@ -475,39 +474,15 @@ int layout_vars(mh_ptx_module *m)
         free(by);
         return -1;
     }
-    /* the module-scope shared variables, in order */
-    uint32_t nsh = 0;
-    for (const uint32_t *q = mod; q < mod_end; q++)
-        if (m->vars[*q].space == MH_SP_SHARED) by[start[0] + nsh++] = *q; /* compacted in place: mod stays sorted */
-    mod_end = mod + nsh;
-    /* module-scope shared variables and each function's own shared and call-area (.param) ones */
-    for (uint32_t fi = 0; fi < nf; fi++) {
-        uint64_t shared = 0;
-        const uint32_t *own = by + start[fi + 1], *own_end = by + start[fi + 2], *q = mod, *o = own;
-        while (q < mod_end || o < own_end) {
-            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
-            uint64_t *at = v->space == MH_SP_SHARED ? &shared
-                         : v->space == MH_SP_PARAM && v->func == (int)fi ? &m->funcs[fi].callarea_bytes : NULL;
-            if (!at || v->size == 0) continue;
-            place(v, at);
+    /* each function's own call-area (.param) variables */
+    for (uint32_t fi = 0; fi < nf; fi++)
+        for (uint32_t k = start[fi + 1]; k < start[fi + 2]; k++) {
+            mh_ptx_var *v = &m->vars[by[k]];
+            if (v->space == MH_SP_PARAM && v->func == (int)fi && v->size) place(v, &m->funcs[fi].callarea_bytes);
         }
-        /* unsized (dynamic) shared arrays start after the static ones, all at one offset (the
-         * largest alignment of them), which differs from function to function: dyn_offset */
-        uint64_t dyn = shared, a = 16;
-        for (q = mod, o = own; q < mod_end || o < own_end;) {
-            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
-            if (v->space == MH_SP_SHARED && v->size == 0 && v->align > a) a = v->align;
-        }
-        dyn = (shared + a - 1) / a * a;
-        for (q = mod, o = own; q < mod_end || o < own_end;) {
-            mh_ptx_var *v = &m->vars[o == own_end || (q < mod_end && *q < *o) ? *q++ : *o++];
-            if (v->space == MH_SP_SHARED && v->size == 0) v->offset = dyn; /* the last function's: use dyn_offset */
-        }
-        m->funcs[fi].dyn_offset = dyn;
-        m->funcs[fi].shared_bytes = dyn > shared ? dyn : shared;
-    }
     free(start);
     free(by);
+    if (layout_shared(m)) return -1;
     /* global/const variables: offsets in a module data segment */
     uint64_t data = 0;
     for (uint32_t i = 0; i < m->nvars; i++) {
@@ -530,6 +505,7 @@ void mh_ptx_free(mh_ptx_module *m)
         free(f->rets);
         free(f->code);
         free(f->blocks);
+        free(f->shared_offsets);
     }
     for (uint32_t i = 0; i < m->nvars; i++) {
         free(m->vars[i].name);

@@ -36,6 +36,7 @@
 #define KERNEL_MT "mgpu.kernel"
 #define ARRAY_MT "mgpu.array"
 #define TRACE_MT "mgpu.trace"
+#define TMAP_MT "mgpu.tensor_map"
 
 /* A device: any backend, through its ops table. */
 typedef struct {
@@ -155,6 +156,12 @@ extern const luaL_Reg glue_error_funcs[], glue_trace_funcs[], glue_device_funcs[
     glue_host_funcs[], glue_proc_funcs[], glue_probe_funcs[], glue_exec_funcs[];
 void glue_open_trace(lua_State *L);
 void glue_open_device(lua_State *L);
+/* ---- tensor maps (glue_tmap.c): dev:tensor_map's value, keeping its array alive ---- */
+void glue_open_tmap(lua_State *L);
+/* A tensor map of `bytes` (MH_TMAP_BYTES) over the array at array_index, pushed. */
+void glue_push_tensor_map(lua_State *L, const unsigned char *bytes, int array_index);
+/* The bytes of the tensor map at i (NULL: not one), and its array into *array when array is not NULL. */
+const unsigned char *glue_test_tensor_map(lua_State *L, int i, const l_array **array);
 void glue_open_array(lua_State *L);
 void glue_open_proc(lua_State *L);
 int glue_kernel_launch(lua_State *L);

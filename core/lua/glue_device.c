@@ -544,8 +544,8 @@ static int tmap_choice(lua_State *L, const char *k, int (*parse)(const char *), 
 }
 
 /* dev:tensor_map(array, {box = {...}, dims =, strides =, element_strides =, swizzle =, interleave =,
- * l2 =, oob =, data_type =, offset =}) -> the 128 bytes of a CUtensorMap (a Lua string) for a
- * kernel's __grid_constant__ parameter.  Dimensions are innermost first (the array's shape reversed,
+ * l2 =, oob =, data_type =, offset =}) -> a tensor map (glue_tmap.c: the 128 bytes of a CUtensorMap,
+ * keeping the array alive) for a kernel's __grid_constant__ parameter.  Dimensions are innermost first (the array's shape reversed,
  * by default), strides in bytes for dimensions 2.. (contiguous by default); data_type: cuda.h's
  * CUtensorMapDataType by name (default: the array's element type's); offset: bytes from the array's
  * start to element 0 (default 0).  The Driver API's rules checked before the driver is asked. */
@@ -620,7 +620,7 @@ static int l_device_tensor_map(lua_State *L)
     if (mh_tensor_map_check(&s, &e)) return glue_raise(L, &e);
     unsigned char map[MH_TMAP_BYTES];
     if (mh_device_tensor_map(&d->dev, &s, map, &e)) return glue_raise(L, &e);
-    lua_pushlstring(L, (const char *)map, sizeof map);
+    glue_push_tensor_map(L, map, 2); /* it keeps the array alive (glue_tmap.c) */
     return 1;
 }
 

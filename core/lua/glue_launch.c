@@ -8,6 +8,7 @@
  * retries a launch itself (see lua/mgpu/experiment.lua). */
 #include "lua/glue.h"
 #include "launch/args.h"
+#include "launch/tensor_map.h"
 #include "launch/launch_shape.h"
 #include "launch/writes.h"
 #include "base/read_file.h"
@@ -110,13 +111,21 @@ static void read_args(lua_State *L, launch_state *s)
         } else if (lua_type(L, -1) == LUA_TNUMBER) {
             a->kind = MH_ARG_FLOAT;
             a->f = lua_tonumber(L, -1);
+        } else if (luaL_testudata(L, -1, TMAP_MT)) { /* a tensor map: its bytes (the args table keeps the map) */
+            const l_array *over = NULL;
+            a->kind = MH_ARG_BYTES;
+            a->data = glue_test_tensor_map(L, -1, &over);
+            a->bytes = MH_TMAP_BYTES;
+            if (over && (!over->addr || over->gen != mh_device_generation(&s->d->dev)))
+                glue_bad(L, "launch %s: argument %u is a tensor map over an array that was freed (or lost when a "
+                         "fault reset the device)", s->k->f->short_name, i + 1);
         } else if (lua_type(L, -1) == LUA_TSTRING) { /* a struct by value: its bytes (the args table keeps them) */
             size_t len;
             a->kind = MH_ARG_BYTES;
             a->data = lua_tolstring(L, -1, &len);
             a->bytes = len;
         } else {
-            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, strings of bytes for structs%s)", s->k->f->short_name,
+            glue_bad(L, "launch %s: argument %u is a %s (arrays, mgpu.null, numbers, tensor maps, strings of bytes for structs%s)", s->k->f->short_name,
                      i + 1, glue_typename(L, -1),
                      s->inst ? "; the trace buffer of an instrumented kernel is passed by the harness" : " or mgpu.TRACE");
         }

@@ -90,6 +90,7 @@ int luaopen_mgpu_core(lua_State *L)
     lua_pop(L, 1);
     glue_open_trace(L);
     glue_open_device(L);
+    glue_open_tmap(L);
     glue_open_array(L);
     glue_open_proc(L);
     lua_newtable(L);

@@ -12,8 +12,9 @@
 -- forms, distributed shared memory, bulk reductions, the warp-specialised GEMMs, wgmma
 -- (every type, every dense N, the descriptor's base offset), the dynamic shared array's offset
 -- beside a static and a TMA tile in it read by wgmma, and the mma.sync / WMMA
--- GEMMs (within a tolerance where the accumulation order may differ).  Prints a
--- markdown table.
+-- GEMMs (within a tolerance where the accumulation order may differ); real kernels
+-- of the corpus (tests/corpus: GEMMs of fast.cu, cuda-samples, CUTLASS and
+-- ThunderKittens' attention) against their host references.  Prints a markdown table.
 --   mgpu-harness scripts/device/check.lua [OUT_DIR] [BACKEND]
 -- BACKEND (default cuda) = emu runs the script against itself: a check of
 -- the script, every row must read ok there.
@@ -669,6 +670,45 @@ do
         (fmsg or ""):sub(1, 160), tostring(acode), acode ~= "ok" and (" (" .. (amsg or ""):sub(1, 120) .. ")") or "", mism))
   end)
   if not ok then row("fault, then next launch", false, tostring(err)) end
+end
+
+-- real kernels (tests/corpus, issue 30): GEMMs and the attention forward of public code bases, each
+-- launch as their own host code made it, run here against the host reference (tests/corpus/run.lua
+-- on this backend, in a child process: a kernel that faults or hangs there leaves this one usable;
+-- 120 s each at most). The corpus's own `ok` line is the row's verdict.
+do
+  local cases = {
+    { "fastcu_k3_tma_wgmma_128", "fast.cu kernel 3: TMA + wgmma" },
+    { "fastcu_k5_setmaxnreg", "fast.cu kernel 5: producer/consumer, setmaxnreg" },
+    { "samples_tf32_wmma_async_copy", "cuda-samples tf32 WMMA, cvt.rna.tf32" },
+    { "cutlass49_pingpong_tma_store", "CUTLASS 49: ping-pong, TMA-store epilogue" },
+    { "cutlass49_cooperative_stream_k", "CUTLASS 49: cooperative stream-K" },
+    { "tk_attention_fwd_d64", "ThunderKittens attention forward, d 64" },
+  }
+  local exe = harness_exe()
+  local has_timeout = os.execute("command -v timeout >/dev/null 2>&1")
+  for _, c in ipairs(cases) do
+    local name = "corpus " .. c[1] .. " (" .. c[2] .. ")"
+    local ok, err = pcall(function()
+      assert(exe, "cannot tell where mgpu-harness is: set MGPU_HARNESS")
+      local cmd = (has_timeout and "timeout 120 " or "") .. quote(exe) .. " " .. quote(here .. "/tests/corpus/run.lua") .. " "
+        .. quote("^" .. c[1] .. "$") .. " '' " .. quote(gpu.backend) .. " 2>&1"
+      local p = io.popen(cmd)
+      local text = p:read("a")
+      p:close()
+      local status, rest
+      for line in text:gmatch("[^\n]+") do
+        local st, n, r = line:match("^(%a+)%s+(%S+)%s+(.*)$")
+        if n == c[1] then status, rest = st, r end
+      end
+      if not status then
+        local last = text:match("([^\n]+)\n*$") or "no output"
+        error(string.format("the corpus runner printed no line for the case (%s)", last:sub(1, 200)), 0)
+      end
+      row(name, status == "ok", string.format("%s: %s", gpu.backend, rest:sub(1, 240)))
+    end)
+    if not ok then row(name, false, tostring(err)) end
+  end
 end
 
 local f = io.open(out_dir .. "/device-check.md", "w")

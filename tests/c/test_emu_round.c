@@ -82,7 +82,9 @@ static void run_inline(const char *src, const char *name, const void *in, size_t
     mh_emu_write(d, pi, in, in_bytes, &e);
     mh_emu_arg args[] = {{&pi, 8}, {&po, 8}};
     mh_emu_launch l = {{1, 1, 1}, {threads, 1, 1}, 0, args, 2, 0};
-    CHECK(mh_emu_run(d, &m, name, &l, NULL, &e) == 0);
+    int rc = mh_emu_run(d, &m, name, &l, NULL, &e);
+    CHECK(rc == 0);
+    if (rc) fprintf(stderr, "  %s\n", e.message);
     mh_emu_read(d, po, out, out_bytes, &e);
     mh_emu_destroy(d);
     mh_ptx_free(&m);
@@ -195,6 +197,95 @@ static void half_directed_cvt(void)
             CHECK(got[i][k] == want[i][k]);
             if (got[i][k] != want[i][k]) fprintf(stderr, "  cvt %d of %a: %#x, want %#x\n", k, (double)v[i], got[i][k], want[i][k]);
         }
+}
+
+/* cvt to tf32 (an f32's bits, the low 13 mantissa bits zero): .rna ties away from zero, .rn to even,
+ * .rz truncates; .satfinite gives the largest tf32 for an infinity or an overflow, .relu +0 for a
+ * negative value; NaNs stay NaNs; subnormals round like any value (no flush). Each expected pattern
+ * computed by hand from the bits. */
+static void tf32_cvt(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_100a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .f32 %f<2>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 4;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.f32 %f1, [%rd4];\n"
+        "mul.wide.u32 %rd3, %r1, 32;\nadd.s64 %rd5, %rd2, %rd3;\n"
+        "cvt.rna.tf32.f32 %r2, %f1;\ncvt.rna.satfinite.tf32.f32 %r3, %f1;\ncvt.rn.tf32.f32 %r4, %f1;\n"
+        "cvt.rz.tf32.f32 %r5, %f1;\ncvt.rn.relu.tf32.f32 %r6, %f1;\ncvt.rz.satfinite.tf32.f32 %r7, %f1;\n"
+        "st.global.v4.b32 [%rd5], {%r2, %r3, %r4, %r5};\nst.global.v2.b32 [%rd5+16], {%r6, %r7};\nret;\n}\n";
+    enum { NV = 16 };
+    const uint32_t v[NV] = {
+        0x3f800000, /* 1: exact */
+        0x3f801000, /* 1 + 2^-11: the tie between 0x3f800000 (even) and 0x3f802000 */
+        0x3f803000, /* the tie between 0x3f802000 (odd) and 0x3f804000 (even) */
+        0xbf801000, /* -(1 + 2^-11): a negative tie */
+        0x3f800fff, /* just below the tie */
+        0x3f801001, /* just above the tie */
+        0x7f7fffff, /* the largest f32: rounds up to infinity */
+        0x7f800000, /* +inf */
+        0xff800000, /* -inf */
+        0x7fc00000, /* a quiet NaN */
+        0x7f800001, /* a signalling NaN whose payload is all in the dropped bits */
+        0xffffffff, /* a negative NaN */
+        0x00001000, /* a subnormal tie between 0 and 0x00002000 */
+        0x007ff000, /* the largest subnormals' tie: up to the smallest normal */
+        0x80003000, /* a negative subnormal tie (to odd 0x80002000 or even 0x80004000) */
+        0x80000000, /* -0 */
+    };
+    /* rna, rna.satfinite, rn, rz, rn.relu, rz.satfinite */
+    const uint32_t want[NV][6] = {
+        {0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
+        {0x3f802000, 0x3f802000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
+        {0x3f804000, 0x3f804000, 0x3f804000, 0x3f802000, 0x3f804000, 0x3f802000},
+        {0xbf802000, 0xbf802000, 0xbf800000, 0xbf800000, 0x00000000, 0xbf800000},
+        {0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000, 0x3f800000},
+        {0x3f802000, 0x3f802000, 0x3f802000, 0x3f800000, 0x3f802000, 0x3f800000},
+        {0x7f800000, 0x7f7fe000, 0x7f800000, 0x7f7fe000, 0x7f800000, 0x7f7fe000},
+        {0x7f800000, 0x7f7fe000, 0x7f800000, 0x7f800000, 0x7f800000, 0x7f7fe000},
+        {0xff800000, 0xff7fe000, 0xff800000, 0xff800000, 0x00000000, 0xff7fe000},
+        {0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fffe000, 0x7fc00000},
+        {0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fffe000, 0x7fc00000},
+        {0xffffe000, 0xffffe000, 0xffffe000, 0xffffe000, 0x7fffe000, 0xffffe000},
+        {0x00002000, 0x00002000, 0x00000000, 0x00000000, 0x00000000, 0x00000000},
+        {0x00800000, 0x00800000, 0x00800000, 0x007fe000, 0x00800000, 0x007fe000},
+        {0x80004000, 0x80004000, 0x80004000, 0x80002000, 0x00000000, 0x80002000},
+        {0x80000000, 0x80000000, 0x80000000, 0x80000000, 0x00000000, 0x80000000},
+    };
+    uint32_t got[NV][8];
+    run_inline(src, "t", v, sizeof v, got, sizeof got, NV);
+    static const char *const form[6] = {"rna", "rna.satfinite", "rn", "rz", "rn.relu", "rz.satfinite"};
+    for (int i = 0; i < NV; i++)
+        for (int k = 0; k < 6; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k])
+                fprintf(stderr, "  cvt.%s.tf32.f32 of %#x: %#x, want %#x\n", form[k], v[i], got[i][k], want[i][k]);
+        }
+    /* the forms ptxas refuses are refused, naming the line and why */
+    static const struct { const char *target, *insn, *why; } bad[] = {
+        {"sm_90a", "cvt.tf32.f32 %r1, %f1;", "needs a rounding modifier"},
+        {"sm_90a", "cvt.rm.tf32.f32 %r1, %f1;", ".rna, .rn or .rz only"},
+        {"sm_90a", "cvt.rna.relu.tf32.f32 %r1, %f1;", ".relu cannot be combined with .rna"},
+        {"sm_90a", "cvt.rn.satfinite.tf32.f32 %r1, %f1;", "sm_100"},
+        {"sm_80", "cvt.rn.tf32.f32 %r1, %f1;", "sm_90"},
+        {"sm_90a", "cvt.rna.tf32.f32 %f1, %f1;", "must be a .b32 register"},
+        {"sm_90a", "cvt.rna.ftz.tf32.f32 %r1, %f1;", ".ftz and .sat"},
+        {"sm_90a", "cvt.rna.tf32.f16 %r1, %f1;", "from .f32"},
+        {"sm_90a", "cvt.rna.f32.tf32 %f1, %r1;", "only a destination type"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, ".version 8.7\n.target %s\n.address_size 64\n.visible .entry k()\n{\n"
+                 ".reg .b32 %%r<2>;\n.reg .f32 %%f<2>;\nmov.f32 %%f1, 0f3F800000;\n%s\nret;\n}\n", bad[i].target, bad[i].insn);
+        mh_ptx_module m;
+        mh_error e;
+        int rc = mh_ptx_parse(&m, text, strlen(text), "b.ptx", &e);
+        CHECK(rc == MH_E_PTX_SYNTAX);
+        if (rc == 0) { fprintf(stderr, "  accepted: %s\n", bad[i].insn); mh_ptx_free(&m); continue; }
+        CHECK_CONTAINS(e.message, "b.ptx:9");
+        CHECK_CONTAINS(e.message, bad[i].why);
+    }
 }
 
 int main(int argc, char **argv)
@@ -317,5 +408,6 @@ int main(int argc, char **argv)
     float_classes();
     half_single_rounding();
     half_directed_cvt();
+    tf32_cvt();
     return check_report("test_emu_round");
 }

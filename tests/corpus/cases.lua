@@ -5,12 +5,6 @@
 -- the message the case must fail with until emu is fixed, `why` the cause (issue 30's items) and
 -- what a copy of the PTX with the cause worked around showed.
 
--- why each expected failure fails
-local STATICS = "emu counts the module's static __shared__ array of another kernel (fast.cu M3::s, 32 KiB) " ..
-  "against this one; matches (with item 6's warning) when that array is shrunk and item 1 worked around " ..
-  "in a copy of the PTX"
-local TF32 = "emu lacks the f32 to tf32 conversion"
-
 local fastcu = { launches = "fastcu/launches.lua", ptx = "fastcu/matmul.ptx", inputs = { [2] = "bf16", [3] = "bf16" },
   outputs = { [4] = "bf16" },
   check = { op = "gemm", m = 256, n = 256, k = 256, a = 2, a_layout = "mk", b = 3, b_layout = "nk", c = 4,
@@ -57,10 +51,8 @@ return {
   case(fastcu, { name = "fastcu_k5_setmaxnreg", kernel = "matmulKernel5" }),
   case(bf16s, { name = "samples_bf16_wmma_async_copy", kernel = "compute_bf16gemm_async_copy" }),
   case(bf16s, { name = "samples_bf16_wmma_shmem", kernel = "compute_bf16gemmP" }),
-  case(tf32s, { name = "samples_tf32_wmma_async_copy", kernel = "compute_tf32gemm_async_copy",
-    xfail = "instruction 'cvt.rna.tf32.f32' is not supported", why = TF32 }),
-  case(tf32s, { name = "samples_tf32_wmma_shmem", kernel = "compute_tf32gemmP",
-    xfail = "instruction 'cvt.rna.tf32.f32' is not supported", why = TF32 }),
+  case(tf32s, { name = "samples_tf32_wmma_async_copy", kernel = "compute_tf32gemm_async_copy" }),
+  case(tf32s, { name = "samples_tf32_wmma_shmem", kernel = "compute_tf32gemmP" }),
   case(f16s, { name = "samples_f16_wmma_shmem", kernel = "compute_gemm" }),
   case(cutlass49(1, 2, 4), { name = "cutlass49_auto_cooperative", kernel = { "WarpSpecializedILi7E", "Cooperative" } }),
   case(cutlass49(1, 2, 4), { name = "cutlass49_u16_maps", kernel = { "WarpSpecializedILi7E", "Cooperative" },
@@ -73,8 +65,6 @@ return {
   case(cutlass49(43, 44, 46), { name = "cutlass49_cooperative_evt", kernel = { "Sm90Compute" } }),
   case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker" }),
   case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker" }),
-  case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11",
-    xfail = "bytes of shared memory per block", why = STATICS }),
-  case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12",
-    xfail = "bytes of shared memory per block", why = STATICS }),
+  case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11" }),
+  case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
 }

@@ -156,7 +156,7 @@ local function build(c, l)
   for i, h in ipairs(l.params) do params[i] = unhex(h) end
   local ptr_params = {}
   for _, r in ipairs(l.refs) do
-    local bytes = r.map and maps[r.map] or ptr_bytes(arrays[r.ptr], r.delta)
+    local bytes = r.map and maps[r.map] and maps[r.map]:bytes() or ptr_bytes(arrays[r.ptr], r.delta)
     if r.ptr and not arrays[r.ptr] then fail("a pointer to allocation %d, which was not recorded", r.ptr) end
     if r.map and not bytes then fail("tensor map %d was not recorded", r.map) end
     if r.where == "param" then

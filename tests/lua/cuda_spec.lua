@@ -107,16 +107,24 @@ describe("mgpu on the cuda backend (fake driver)", function()
     -- module is compiled again and the handle looked up again; the fake refuses old handles)
     local src = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry fault_710(.param .u64 p)\n{\nret;\n}\n"
       .. ".visible .entry fine(.param .u64 p)\n{\nret;\n}\n"
+      .. ".visible .entry takes_map(.param .align 64 .b8 map[128])\n{\nret;\n}\n"
     local m = dev:load { name = "f.ptx", source = src }
     local a = dev:array("u32", 4)
     local fine = m:kernel("fine")
     fine:launch { grid = 1, block = 32, args = { a } }
+    local map = dev:tensor_map(dev:array("f32", 256), { box = { 32 } })
+    m:kernel("takes_map"):launch { grid = 1, block = 32, args = { map } }
     ok, err = pcall(m:kernel("fault_710").launch, m:kernel("fault_710"), { grid = 1, block = 32, args = { a } })
     assert.equal("kernel_fault", err.code)
     assert.matches("CUDA_ERROR_ASSERT %(710%).-the device's context was reset", err.message)
     local b = dev:array("u32", 4)
     local run = fine:launch { grid = 1, block = 32, args = { b } }
     assert.equal("cuda", run.backend)
+    -- a tensor map over an array the reset lost is refused, as that array would be
+    ok, err = pcall(m:kernel("takes_map").launch, m:kernel("takes_map"), { grid = 1, block = 32, args = { map } })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches("argument 1 is a tensor map over an array that was freed %(or lost when a fault reset the device%)", err.message)
   end)
 
   it("encodes TMA descriptors with the driver after checking them, and passes one to a kernel", function()

@@ -209,4 +209,29 @@ describe("a Hopper GEMM on emu", function()
     assert.same({ 7, 12 }, { word(m0, 1), word(m1, 1) })
     assert.equal(word(m0, 0) + 256, word(m1, 0))
   end)
+  it("keeps a tensor map's array alive while the map is reachable (a collection between map and launch)", function()
+    local dev = mgpu.device("emu", { sms = 4 })
+    local k = dev:load(h.src .. "/tests/ptx/hopper_tma.ptx"):kernel("tma_load")
+    -- the array is reachable only through the map once this returns
+    local function map_of_ramp()
+      local a = dev:array("u32", 8 * 32, { fill = "ramp", shape = { 8, 32 } })
+      return dev:tensor_map(a, { box = { 32, 8 } })
+    end
+    local map = map_of_ramp()
+    collectgarbage()
+    collectgarbage()
+    for _ = 1, 4 do dev:array("u32", 8 * 32) end -- memory the collected array's could be reused for
+    local out = dev:array("u32", 256)
+    k:launch { grid = 1, block = 128, smem = 1024, args = { map, 2, 0, 0, 0, 0, 0, 1024, out } }
+    local got = out:read()
+    for i = 1, 256 do assert.equal(i - 1, got[i]) end
+    -- what existing callers do with the map's bytes still works
+    assert.equal(128, #map)
+    assert.equal("MGPUTMAP", map:sub(1, 8))
+    assert.equal(map:bytes(), map:sub(1, 128))
+    assert.equal(130, #("<" .. map .. ">"))
+    assert.equal(map:bytes(), ("" .. map))
+    assert.truthy(tostring(map):find("tensor map", 1, true))
+    assert.equal(map_of_ramp():bytes():sub(1, 8), map:bytes():sub(1, 8))
+  end)
 end)
