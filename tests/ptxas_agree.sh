@@ -33,7 +33,10 @@ verdict() {
 export -f verdict
 export ptxas tmp
 xargs -P 2 -I{} bash -c 'verdict "$1"' _ {} < "$tmp/files" | LC_ALL=C sort > "$tmp/ptxas"
-xargs "$tool" --parse < "$tmp/files" 2> "$tmp/fe.log" | LC_ALL=C sort > "$tmp/fe"
+if ! xargs "$tool" --parse < "$tmp/files" 2> "$tmp/fe.log" > "$tmp/fe.raw"; then
+  echo "the front end's pass ($tool --parse) failed:"; tail -5 "$tmp/fe.log"; exit 1
+fi
+LC_ALL=C sort "$tmp/fe.raw" > "$tmp/fe"
 
 bad=0
 while read -r pv pf pl && read -r fv ff fl <&3; do

@@ -116,7 +116,7 @@ int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
         uint64_t v;
         if (parse_u64(TOK, &v)) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "bad integer '%.*s'", (int)TOK->len, TOK->s);
         o->kind = MH_OPK_IMM;
-        o->imm = neg ? -(int64_t)v : (int64_t)v;
+        o->imm = (int64_t)(neg ? 0 - v : v); /* modulo 2^64, as ptxas takes -9223372036854775808 */
         NEXT();
         return 0;
     }
