@@ -16,6 +16,7 @@
 #include <sys/prctl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,7 +129,8 @@ static int field(const char *line, const char *what)
 
 void mh_ptxas_parse(const char *log, mh_ptxas_info *out)
 {
-    mh_ptxas_kernel *entry = NULL, *props = NULL;
+    /* indices, not pointers: kernel() reallocates out->k when a later line names a new one */
+    ptrdiff_t entry = -1, props = -1;
     int c7507 = 0; /* ptxas prints its diagnostics of an entry before that entry's "Compiling entry function" */
     for (const char *p = log; p && *p;) {
         const char *nl = strchr(p, '\n');
@@ -138,23 +140,26 @@ void mh_ptxas_parse(const char *log, mh_ptxas_info *out)
         const char *q;
         if ((q = strstr(line, "Compiling entry function '"))) {
             q += strlen("Compiling entry function '");
-            entry = kernel(out, q, strcspn(q, "'"));
-            if (entry) entry->setmaxnreg_ignored = c7507;
+            mh_ptxas_kernel *k = kernel(out, q, strcspn(q, "'"));
+            entry = k ? k - out->k : -1;
+            if (k) k->setmaxnreg_ignored = c7507;
             c7507 = 0;
         } else if (strstr(line, "(C7507)") && strstr(line, "setmaxnreg")) {
             c7507 = 1;
         } else if ((q = strstr(line, "Function properties for "))) {
             q += strlen("Function properties for ");
-            props = kernel(out, q, strcspn(q, " \r"));
-        } else if (strstr(line, "bytes stack frame") && props) {
-            props->stack = field(line, " bytes stack frame");
-            props->spill_stores = field(line, " bytes spill stores");
-            props->spill_loads = field(line, " bytes spill loads");
-        } else if ((q = strstr(line, "Used ")) && strstr(line, " registers") && entry) {
-            entry->regs = atoi(q + 5);
-            entry->barriers = field(line, " barriers");
+            mh_ptxas_kernel *k = kernel(out, q, strcspn(q, " \r"));
+            props = k ? k - out->k : -1;
+        } else if (strstr(line, "bytes stack frame") && props >= 0) {
+            out->k[props].stack = field(line, " bytes stack frame");
+            out->k[props].spill_stores = field(line, " bytes spill stores");
+            out->k[props].spill_loads = field(line, " bytes spill loads");
+        } else if ((q = strstr(line, "Used ")) && strstr(line, " registers") && entry >= 0) {
+            mh_ptxas_kernel *k = &out->k[entry];
+            k->regs = atoi(q + 5);
+            k->barriers = field(line, " barriers");
             int smem = field(line, " bytes smem");
-            entry->smem = smem < 0 ? 0 : smem;
+            k->smem = smem < 0 ? 0 : smem;
         }
         p = nl ? nl + 1 : NULL;
     }

@@ -748,6 +748,23 @@ static void ptxas_log(void)
     CHECK(k && k->setmaxnreg_ignored && j && !j->setmaxnreg_ignored); /* C7507 comes before its entry's lines */
     CHECK(!mh_ptxas_find(&pi, "q"));
     mh_ptxas_info_free(&pi);
+
+    /* an entry whose callees' properties come between its "Compiling" and "Used" lines (CUTLASS's
+     * kernels): each callee grows the table, which moved the entry's record under the parser (a
+     * heap-use-after-free under ASan, the entry's figures lost without it) */
+    char big[16384];
+    size_t n = (size_t)snprintf(big, sizeof big, "ptxas info    : Compiling entry function 'e' for 'sm_90a'\n");
+    for (int i = 0; i < 64; i++)
+        n += (size_t)snprintf(big + n, sizeof big - n,
+                              "ptxas info    : Function properties for callee_%d\n"
+                              "    %d bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n", i, 8 * i);
+    snprintf(big + n, sizeof big - n, "ptxas info    : Used 168 registers, used 1 barriers, 1024 bytes smem\n");
+    memset(&pi, 0, sizeof pi);
+    mh_ptxas_parse(big, &pi);
+    const mh_ptxas_kernel *ek = mh_ptxas_find(&pi, "e"), *c63 = mh_ptxas_find(&pi, "callee_63");
+    CHECK(ek && ek->regs == 168 && ek->barriers == 1 && ek->smem == 1024);
+    CHECK(c63 && c63->stack == 504);
+    mh_ptxas_info_free(&pi);
 }
 
 int main(int argc, char **argv)
