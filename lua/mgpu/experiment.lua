@@ -556,6 +556,20 @@ end
 -- The most points one run takes: its manifest lists every point's key.
 M.MAX_POINTS = 1000000
 
+-- Whether experiment.filter keeps point p (true without a filter); the filter gets a copy, and its
+-- error is raised with the key named.
+local function keeps(exp, p)
+  if not exp.filter then return true end
+  local copy = {}
+  for k, v in pairs(p) do copy[k] = v end
+  local ok, r = xpcall(exp.filter, as_error, copy)
+  if not ok then
+    r.message = "experiment.filter: " .. r.message
+    error(errors.new(r.code, r.message, r), 0)
+  end
+  return r
+end
+
 local function plan(exp, set, man, where, shard)
   local from_man = man ~= nil and man.point_keys ~= nil
   local groups
@@ -593,18 +607,7 @@ local function plan(exp, set, man, where, shard)
     for i, v in ipairs(man.selected or keys) do selected[i] = man.selected and v or i end
   else
     for i, p in ipairs(all) do
-      local keep = true
-      if exp.filter then
-        local copy = {}
-        for k, v in pairs(p) do copy[k] = v end
-        local ok, r = xpcall(exp.filter, as_error, copy)
-        if not ok then
-          r.message = "experiment.filter: " .. r.message
-          error(errors.new(r.code, r.message, r), 0)
-        end
-        keep = r
-      end
-      if keep then selected[#selected + 1] = i end
+      if keeps(exp, p) then selected[#selected + 1] = i end
     end
   end
   local filtered = #all - #selected
@@ -656,18 +659,7 @@ function list_points(exp, opts, script)
     each = function(fn)
       for i = 1, total do
         local p = axes.at(groups, i)
-        local keep = true
-        if exp.filter then
-          local copy = {}
-          for k, v in pairs(p) do copy[k] = v end
-          local ok, r = xpcall(exp.filter, as_error, copy)
-          if not ok then
-            r.message = "experiment.filter: " .. r.message
-            error(errors.new(r.code, r.message, r), 0)
-          end
-          keep = r
-        end
-        if keep then fn(i, p, not opts.shard or (i - 1) % opts.shard.count == opts.shard.index - 1) end
+        if keeps(exp, p) then fn(i, p, not opts.shard or (i - 1) % opts.shard.count == opts.shard.index - 1) end
       end
     end
   end
