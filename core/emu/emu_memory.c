@@ -81,9 +81,9 @@ void emu_pool_put(mh_emu *d, void *p, size_t bytes)
     d->pool_bytes += bytes;
 }
 
-int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+/* Checks an allocation's size (at most 2^40 bytes) and makes room for its record in d->a. */
+static int room_for_alloc(mh_emu *d, uint64_t bytes, mh_error *e)
 {
-    if (bytes == 0) bytes = 1;
     if (bytes > (1ull << 40)) return mh_fail(e, MH_E_NO_MEMORY, "emu: allocation of %llu bytes refused", (unsigned long long)bytes);
     if (d->n == d->cap) {
         size_t c = d->cap ? d->cap * 2 : 16;
@@ -92,6 +92,14 @@ int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
         d->a = na;
         d->cap = c;
     }
+    return 0;
+}
+
+int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
+{
+    if (bytes == 0) bytes = 1;
+    int rc = room_for_alloc(d, bytes, e);
+    if (rc) return rc;
     unsigned char *h = calloc(1, bytes);
     if (!h) return mh_fail(e, MH_E_NO_MEMORY, "emu: out of host memory for %llu bytes", (unsigned long long)bytes);
     alloc *al = &d->a[d->n++];
@@ -107,14 +115,8 @@ int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
 int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
 {
     if (bytes == 0) bytes = 1;
-    if (bytes > (1ull << 40)) return mh_fail(e, MH_E_NO_MEMORY, "emu: allocation of %llu bytes refused", (unsigned long long)bytes);
-    if (d->n == d->cap) {
-        size_t c = d->cap ? d->cap * 2 : 16;
-        alloc *na = realloc(d->a, c * sizeof *na);
-        if (!na) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
-        d->a = na;
-        d->cap = c;
-    }
+    int rc = room_for_alloc(d, bytes, e);
+    if (rc) return rc;
     uint64_t len = (bytes + 4095) & ~4095ull, skip = 1ull << 20;
     for (int tries = 0; tries < 40; tries++, skip *= 2) {
         /* the address may be taken (the process's own mappings; AddressSanitizer's shadow ends 2 GiB
