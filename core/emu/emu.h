@@ -29,6 +29,8 @@ typedef struct mh_emu_opts {
     const char *model;           /* the device model's name (emu_model.h; NULL: MH_EMU_DEFAULT_MODEL) */
     uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
     int strict;                  /* a read of a register no instruction wrote stops the launch */
+    uint32_t threads;            /* workers SMs run on within a quantum; 0: $MGPU_EMU_THREADS, else the machine's
+                                  * cores.  Results and traces do not depend on it (emu_workers.c) */
 } mh_emu_opts;
 
 typedef struct mh_emu_stats {
@@ -49,6 +51,9 @@ typedef struct mh_emu_stats {
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
 uint32_t mh_emu_num_sms(const mh_emu *d);
+#define MH_EMU_MAX_THREADS 1024u
+/* The workers its launches run SMs on (mh_emu_opts.threads resolved). */
+uint32_t mh_emu_threads(const mh_emu *d);
 /* The device model its virtual time comes from (emu_model.h). */
 const mh_emu_model *mh_emu_model_of(const mh_emu *d);
 void mh_emu_destroy(mh_emu *d);
