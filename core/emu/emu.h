@@ -38,6 +38,9 @@ typedef struct mh_emu_stats {
     uint64_t thread_insns;       /* thread-instructions executed (lanes active) */
     uint64_t cycles;             /* virtual cycles of the longest SM */
     uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
+    uint32_t workers;            /* workers its SMs ran on (1: one after another) */
+    const char *serial;          /* why they ran one after another though the device has more (a static
+                                  * string: "a global atomic", ...), NULL: they did not */
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
     char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), and

@@ -273,6 +273,8 @@ typedef struct {
     struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
     struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
+    uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
+    const char *serial;
     struct emu_par *par;    /* the SMs' workers (emu_workers.c), NULL: the SMs run one after another here */
 } ctx;
 
@@ -441,6 +443,7 @@ const char *emu_par_serial_reason(const ctx *c);
 /* Starts `threads` workers for the launch (c->par); -1 out of memory. */
 int emu_par_start(ctx *c, uint32_t threads);
 void emu_par_stop(ctx *c);
+uint32_t emu_par_workers(const ctx *c);
 /* The SMs run[0..nrun) (in SM order) through the quantum to `limit` on the workers, their results
  * merged in SM order: 0, or -1 after the first fault in SM order (c->e). */
 int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit);

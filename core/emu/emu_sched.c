@@ -910,11 +910,17 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
     uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
-    if (heap && c->d->threads && !emu_par_serial_reason(c) && emu_par_start(c, c->d->threads)) {
-        emu_par_stop(c);
-        free(heap);
-        heap = NULL;
+    c->workers = 1;
+    c->serial = emu_par_serial_reason(c);
+    if (heap && !c->serial) {
+        if (emu_par_start(c, c->d->threads)) {
+            emu_par_stop(c);
+            free(heap);
+            heap = NULL;
+        } else
+            c->workers = emu_par_workers(c);
     }
+    if (c->d->threads < 2) c->serial = NULL;
     if (!heap) {
         mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         c->faulted = 1;

@@ -66,7 +66,8 @@ static int insn_says(const ctx *c, const mh_ptx_insn *in, const char *word)
 const char *emu_par_serial_reason(const ctx *c)
 {
     if (c->slow) return "strict mode or counting";
-    if (c->flows || c->hz || c->regions) return "flows, hazards or region checks";
+    if (c->hz) return "hazard checks"; /* (flows are recorded only at mbarriers, which run serially below;
+                                         * region checks count with atomic additions) */
     if (c->cluster_n > 1) return "clusters";
     if (c->grid_ws) return "a cooperative launch";
     if (c->acc_touch) return "wgmma";
@@ -200,6 +201,8 @@ int emu_par_start(ctx *c, uint32_t threads)
     }
     return 0;
 }
+
+uint32_t emu_par_workers(const ctx *c) { return c->par ? c->par->nworkers : 1; }
 
 void emu_par_stop(ctx *c)
 {
