@@ -564,6 +564,17 @@ static int64_t flow_ts(const dump_ctx *c, const live_trace *l, uint64_t clock)
 static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, int64_t ts, const live_trace *l)
 {
     mh_out *o = c->out;
+    /* first an instant event at the same place and cat: Chrome DevTools' Performance panel binds a flow
+     * to the event with its cat, pid, tid and ts (Perfetto and Catapult to the enclosing slice) */
+    mh_out_lit(o, ",\n{\"name\":\"");
+    mh_out_str(o, finish ? "mbarrier wait" : name);
+    mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+    mh_out_milli3(o, ts);
+    mh_out_lit(o, ",\"pid\":");
+    mh_out_u64(o, (uint64_t)l->smid + 1);
+    mh_out_lit(o, ",\"tid\":");
+    mh_out_u64(o, l->trace + 1);
+    mh_out_lit(o, "}");
     mh_out_lit(o, ",\n{\"name\":\"");
     mh_out_str(o, name);
     mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"");
