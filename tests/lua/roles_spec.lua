@@ -134,6 +134,36 @@ describe("lanes named by role", function()
   end)
 end)
 
+describe("roles elsewhere", function()
+  local dir
+  before_each(function() dir = h.tmpdir() end)
+  after_each(function() h.rmdir(dir) end)
+
+  it("mgpu-harness instrument --roles writes them apart from --names", function()
+    local st, _, err = h.run("instrument", h.src .. "/tests/ptx/roles.ptx", "--scope", "warpgroup", "-o", dir .. "/i.ptx",
+      "--names", dir .. "/n.json", "--roles", dir .. "/r.json")
+    assert.equal(0, st, err)
+    assert.matches("2 region names, 2 roles", err)
+    local n, r = read_json(dir .. "/n.json"), read_json(dir .. "/r.json")
+    assert.is_number(n.produce)
+    assert.is_nil(n.producer)
+    assert.is_number(r.producer)
+    assert.is_number(r.consumer)
+    assert.is_nil(r.produce)
+  end)
+
+  it("warns of a role only threads that do not write the trace took (emu)", function()
+    local path = dir .. "/k.ptx"
+    h.write(path, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
+      .. ".reg .pred %p<2>;\nmov.u32 %r1, %tid.x;\nsetp.ne.u32 %p1, %r1, 5;\n// @mgpu begin all\n@%p1 bra $L_end;\n"
+      .. "// @mgpu role lonely\n$L_end:\n// @mgpu end all\nret;\n}\n")
+    local dev = mgpu.device("emu")
+    local run = dev:load(path, { instrument = "warp" }):kernel("k"):launch { grid = 1, block = 64, args = {} }
+    assert.equal(1, #run.warnings)
+    assert.matches("k%.ptx:12: k: role lonely was taken 1 times, only by threads that do not write the trace", run.warnings[1])
+  end)
+end)
+
 describe("the strict flow check", function()
   -- a valid trace: two threads, one slice each, a flow from the first to the second
   local function doc()
