@@ -152,6 +152,31 @@ describe("roles elsewhere", function()
     assert.is_nil(r.produce)
   end)
 
+  it("come from probes: {role =, around = MNEMONIC} in a kernel without role markers", function()
+    local dev = mgpu.device("emu")
+    local m = dev:load(h.src .. "/tests/ptx/why.ptx", { instrument = "warp", probes = {
+      { role = "producer", around = "cp.async.bulk" }, { role = "consumer", around = "ld.shared" } } })
+    local input = {}
+    for i = 1, 64 * 4 do input[i] = i end
+    local run = m:kernel("why_pipeline"):launch { grid = 1, block = 96, args = { dev:array("f32", input), dev:array("f32", 96), 4 } }
+    run.trace:dump(dir .. "/p.json")
+    assert.same({ "block 0" .. B .. "warp 0" .. B .. "producer", "block 0" .. B .. "warp 1" .. B .. "consumer",
+      "block 0" .. B .. "warp 2" .. B .. "consumer" }, labels(read_json(dir .. "/p.json")))
+    -- a role probe is no region, and takes a role name and around only
+    local names = {}
+    for _, row in ipairs(run.trace:summary()) do names[#names + 1] = row.name end
+    table.sort(names)
+    assert.same({ "consume", "produce" }, names)
+    local function refused(probe)
+      local ok, err = pcall(dev.load, dev, h.src .. "/tests/ptx/why.ptx", { instrument = "warp", probes = { probe } })
+      assert.is_false(ok)
+      return tostring(err)
+    end
+    assert.matches('probes%[1%]%.role: bad role name "a b"', refused({ role = "a b", around = "ld.shared" }))
+    assert.matches("a role probe takes around = MNEMONIC", refused({ role = "p", kernel = true }))
+    assert.matches("has a name and a role", refused({ role = "p", name = "q", around = "ld.shared" }))
+  end)
+
   it("warns of a role only threads that do not write the trace took (emu)", function()
     local path = dir .. "/k.ptx"
     h.write(path, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n.reg .b32 %r<2>;\n"
