@@ -30,7 +30,7 @@ static const char USAGE[] =
     "                         [--clock-ghz G] [--calib FILE] [--counters BINS] [--summary]\n"
     "                         [--summary-json FILE] [-q|--quiet]\n"
     "       mgpu-harness instrument IN.ptx [-o|--output OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
-    "                               [--probes FILE.json|FILE.lua]   regions from markers and probes\n"
+    "                               [--roles ROLES.json] [--probes FILE.json|FILE.lua]   regions from markers and probes\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
