@@ -175,6 +175,7 @@ struct vsm {
     uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
     uint64_t lsu_free;      /* the first cycle its memory pipe (L1 and shared memory) takes a wavefront */
     uint64_t tma_free;      /* the first cycle its TMA unit starts another copy */
+    uint8_t held;           /* stopped before a strong operation, for the quantum's serial part */
 };
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
@@ -275,6 +276,9 @@ typedef struct {
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
     uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
     const char *serial;
+    uint8_t *strong;        /* with workers: per instruction, a strong operation (emu_workers.c) */
+    int hold;               /* a warp about to run a strong operation holds its SM (vsm.held) until the
+                             * quantum's serial part */
     struct emu_par *par;    /* the SMs' workers (emu_workers.c), NULL: the SMs run one after another here */
 } ctx;
 

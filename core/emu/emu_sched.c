@@ -422,7 +422,8 @@ static int settle(ctx *c, warp *w)
 }
 
 /* Issues warp w's next instruction: 1 when it did and the warp has active lanes left,
- * 2 when it did and has none, 0 when it had none to issue, -1 on a fault. */
+ * 2 when it did and has none, 0 when it had none to issue, 3 when it holds before a strong operation
+ * (c->hold: run it in the quantum's serial part, emu_workers.c), -1 on a fault. */
 /* Counting (launch{stats = true}) of an instruction the fast paths ran for a converged warp:
  * what emu_count_insn counts for an instruction without memory traffic, inline. */
 static inline void count_fast(ctx *c, uint32_t pc, uint32_t pred_on)
@@ -492,6 +493,7 @@ static int step_warp(ctx *c, warp *w)
             continue;
         }
         const mh_ptx_insn *in = &code[pc];
+        if (__builtin_expect(c->hold, 0) && c->strong[pc]) return 3; /* held: run in the quantum's serial part */
         c->cur = in;
         if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
         if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
@@ -744,6 +746,11 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
         enter_block(c, b);
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
+        if (rc == 3) { /* a strong operation: the SM waits for the quantum's serial part (emu_workers.c) */
+            sm->held = 1;
+            sm->next = t;
+            return 0;
+        }
         if (rc) {
             s->free = t + 1;
             w->ready = t + c->cost;
@@ -910,6 +917,13 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
     uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    /* a kernel that reads the grid workspace (cg::this_grid()): known from its code, not from which
+     * SM read it first, so that a trap's message does not depend on the order SMs ran in */
+    for (uint32_t pc = 0; pc < c->ncode && !c->envreg_read; pc++)
+        for (uint32_t k = 0; k < c->code[pc].nopnds; k++)
+            if (c->code[pc].o[k].kind == MH_OPK_SREG &&
+                (c->code[pc].o[k].reg == MH_SR_ENVREG0 + 1 || c->code[pc].o[k].reg == MH_SR_ENVREG0 + 2))
+                c->envreg_read = 1;
     c->workers = 1;
     c->serial = emu_par_serial_reason(c);
     if (heap && !c->serial) {

@@ -1,15 +1,17 @@
 /* emu_workers.c - SMs in parallel within a quantum (issue 33, mgpu.device("emu", {threads = N})).
  *
  * The scheduler (emu_sched.c) advances the device in quanta; within one, every SM with work runs
- * emu_run_sm to the quantum's end.  For a launch whose SMs cannot touch each other's state within
- * a quantum (emu_par_eligible: no strong global operation, no cluster, no bulk copy, no wgmma, no
- * strict mode or counting), they run on `threads` workers, each with its own copy of the launch's
- * ctx (the running instruction's fields, the allocation cache, its error, printf and warning
- * buffers).  Each SM starts the quantum from the device's counters as they were at its start
- * (instructions, writes, the warned lines) and leaves its own results in its sm_q; at the end they
- * are merged in SM order: counters summed, printf output and warnings appended (a line warned
- * about once, by the first SM in order), the fault of the first SM in order reported.  One worker
- * runs the same steps in the same order, so any number of workers gives the same results. */
+ * emu_run_sm to the quantum's end.  For a launch whose SMs can be kept apart within a quantum
+ * (emu_par_serial_reason: no mbarrier, cluster, bulk copy, wgmma, cooperative launch, strict mode
+ * or counting), they run on `threads` workers, each with its own copy of the launch's ctx (the
+ * running instruction's fields, the allocation cache, its error, printf and warning buffers).
+ * Each SM starts the quantum from the device's counters as they were at its start (instructions,
+ * writes, the warned lines) and leaves its own results in its sm_q; at the end they are merged in
+ * SM order: counters summed, printf output and warnings appended (a line warned about once, by the
+ * first SM in order), the fault of the first SM in order reported.  A warp about to run a strong
+ * operation (a global atomic, a fence, a .volatile/.relaxed/.acquire/.release global access) holds
+ * its SM; after the merge the held SMs go on one at a time in (time, SM) order to the quantum's
+ * end.  One worker runs the same steps in the same order, so any number gives the same results. */
 #include "emu/emu_internal.h"
 #include "emu/emu_memtime.h"
 
@@ -63,6 +65,24 @@ static int insn_says(const ctx *c, const mh_ptx_insn *in, const char *word)
     return 0;
 }
 
+/* Whether instruction `in` is a strong operation another SM may see within a quantum: a global (or
+ * generic) atomic or reduction, a fence wider than the block, a .volatile/.relaxed/.acquire/.release
+ * access outside shared and local memory. */
+static int strong_op(const ctx *c, const mh_ptx_insn *in)
+{
+    switch (in->op) {
+    case MH_OP_ATOM:
+    case MH_OP_RED: return in->space != MH_SP_SHARED || insn_says(c, in, "cluster");
+    case MH_OP_MEMBAR: return !insn_says(c, in, "cp.async") && !insn_says(c, in, ".cta");
+    case MH_OP_LD:
+    case MH_OP_ST:
+        return in->space != MH_SP_SHARED && in->space != MH_SP_LOCAL && in->space != MH_SP_PARAM &&
+               (insn_says(c, in, ".volatile") || insn_says(c, in, ".relaxed") || insn_says(c, in, ".acquire") ||
+                insn_says(c, in, ".release") || insn_says(c, in, ".mmio"));
+    default: return 0;
+    }
+}
+
 const char *emu_par_serial_reason(const ctx *c)
 {
     if (c->slow) return "strict mode or counting";
@@ -74,20 +94,6 @@ const char *emu_par_serial_reason(const ctx *c)
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         switch (in->op) {
-        case MH_OP_ATOM:
-        case MH_OP_RED:
-            if (in->space != MH_SP_SHARED || insn_says(c, in, "cluster")) return "a global atomic";
-            break;
-        case MH_OP_MEMBAR:
-            if (!insn_says(c, in, "cp.async") && !insn_says(c, in, ".cta")) return "a fence";
-            break;
-        case MH_OP_LD:
-        case MH_OP_ST:
-            if (in->space != MH_SP_SHARED && in->space != MH_SP_LOCAL && in->space != MH_SP_PARAM &&
-                (insn_says(c, in, ".volatile") || insn_says(c, in, ".relaxed") || insn_says(c, in, ".acquire") ||
-                 insn_says(c, in, ".release") || insn_says(c, in, ".mmio")))
-                return "a strong load or store";
-            break;
         case MH_OP_MBARRIER_INIT:
         case MH_OP_MBARRIER: return "an mbarrier";
         case MH_OP_CLUSTER: return "a cluster instruction";
@@ -95,6 +101,7 @@ const char *emu_par_serial_reason(const ctx *c)
         case MH_OP_OPAQUE: return "an undecoded instruction";
         case MH_OP_MMA:
             if (insn_says(c, in, "wgmma")) return "wgmma";
+            if (insn_says(c, in, "setmaxnreg")) return "setmaxnreg"; /* its waits park warps, as mbarriers' */
             break;
         default: break;
         }
@@ -184,6 +191,10 @@ int emu_par_start(ctx *c, uint32_t threads)
     p->w = calloc(p->nworkers, sizeof *p->w);
     p->q = calloc(c->nsms ? c->nsms : 1, sizeof *p->q);
     if (!p->w || !p->q) return -1;
+    /* strong operations: a warp reaching one holds its SM until the quantum's serial part (c->hold) */
+    if (!(c->strong = calloc(c->ncode ? c->ncode : 1, 1))) return -1;
+    for (uint32_t pc = 0; pc < c->ncode; pc++) c->strong[pc] = (uint8_t)strong_op(c, &c->code[pc]);
+    c->hold = 1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
@@ -227,6 +238,9 @@ void emu_par_stop(ctx *c)
     free(p->q);
     free(p->w);
     free(p);
+    free(c->strong);
+    c->strong = NULL;
+    c->hold = 0;
     c->par = NULL;
 }
 
@@ -287,5 +301,24 @@ int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
             return -1;
         }
     }
+    /* the serial part: SMs held at a strong operation go on here, one at a time in (time, SM) order,
+     * each to the quantum's end (further strong operations included) */
+    for (;;) {
+        vsm *h = NULL;
+        for (uint32_t i = 0; i < nrun; i++) {
+            vsm *sm = &c->sms[run[i]];
+            if (sm->held && (!h || sm->next < h->next)) h = sm;
+        }
+        if (!h) break;
+        h->held = 0;
+        c->hold = 0;
+        int rc = emu_run_sm(c, h, limit);
+        c->hold = 1;
+        if (rc) {
+            for (uint32_t i = 0; i < nrun; i++) c->sms[run[i]].held = 0;
+            return -1;
+        }
+    }
+    c->cb = NULL;
     return 0;
 }

@@ -1,11 +1,13 @@
 /* test_emu_threads.c - emu's SMs on workers (issue 33, mh_emu_opts.threads): the same launch on
  * devices of 1, 2 and 3 workers gives the same outputs, cycles, instructions, printf output and
- * fault, byte for byte; a launch with a global atomic runs its SMs one after another and says why;
+ * fault, byte for byte, also where blocks talk through atomics and volatile flags (strong operations
+ * hold their SM for the quantum's serial part); a launch with an mbarrier runs its SMs one after
+ * another and says why;
  * a bad thread count (the option or $MGPU_EMU_THREADS) is refused with a message naming it. */
 #include "check.h"
 #include "emu_util.h"
 
-static mh_ptx_module stats_ptx, time_ptx, side_ptx;
+static mh_ptx_module stats_ptx, time_ptx, side_ptx, grid_ptx, mbar_ptx;
 
 typedef struct {
     int rc;
@@ -33,13 +35,17 @@ static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, 
     size_t n = (size_t)grid * block * 4;
     float *x = malloc(n * sizeof *x);
     for (size_t i = 0; i < n; i++) x[i] = (float)i * 0.5f;
-    uint64_t dx = emu_upload(d, x, n * sizeof *x), dy = emu_upload(d, NULL, n * sizeof *x);
+    uint64_t dx = emu_upload(d, x, n * sizeof *x), dy = emu_upload(d, NULL, n * sizeof *x), dz = emu_upload(d, NULL, n * 8);
     uint32_t u = (uint32_t)k, reps = 4;
     float a = 1.5f;
     int32_t cnt = (int32_t)n;
     mh_emu_arg args[4];
     uint32_t nargs;
-    if (mode == 4) { /* (in, out) */
+    if (mode == 5) { /* chained_scan(x, prefix, ready), lookback_scan(x, out, state) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(dz), nargs = 3;
+    } else if (mode == 6) { /* (out) */
+        args[0] = (mh_emu_arg)ARG(dy), nargs = 1;
+    } else if (mode == 4) { /* (in, out) */
         args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), nargs = 2;
     } else if (mode == 0) { /* (in, out, stride) */
         args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(u), nargs = 3;
@@ -140,7 +146,8 @@ int main(int argc, char **argv)
     const char *root = argc > 1 ? argv[1] : ".";
     unsetenv("MGPU_EMU_THREADS");
     if (parse_ptx_file(&stats_ptx, root, "tests/ptx/emu_stats.ptx") || parse_ptx_file(&time_ptx, root, "tests/ptx/mem_time.ptx") ||
-        parse_ptx_file(&side_ptx, root, "tests/ptx/side_effects.ptx"))
+        parse_ptx_file(&side_ptx, root, "tests/ptx/side_effects.ptx") || parse_ptx_file(&grid_ptx, root, "tests/ptx/grid.ptx") ||
+        parse_ptx_file(&mbar_ptx, root, "tests/ptx/mbarrier.ptx"))
         return 1;
     options();
     same("ld_stride", &stats_ptx, "ld_stride", 64, 128, 0, 1, 2);
@@ -150,9 +157,15 @@ int main(int argc, char **argv)
     same("printf", &stats_ptx, "say", 40, 64, 2, 7, 2);
     same("assert", &stats_ptx, "say", 40, 64, 2, 13, 2);      /* every block faults: the first in SM order is reported */
     same("out of bounds", &stats_ptx, "ld_stride", 64, 128, 0, 1 << 20, 2);
-    same("atomic", &side_ptx, "atomic_sum", 32, 128, 3, 0, 1); /* a global atomic: one after another */
-    result r = run(2, &side_ptx, "atomic_sum", 32, 128, 3, 0);
-    CHECK(r.serial && strstr(r.serial, "atomic"));
+    /* strong operations hold their SM for the quantum's serial part: atomics into one word, blocks
+     * that wait for the block before them (volatile flags), a decoupled look-back */
+    same("atomic", &side_ptx, "atomic_sum", 32, 128, 3, 0, 2);
+    same("chained_scan", &grid_ptx, "chained_scan", 40, 64, 5, 0, 2);
+    same("lookback_scan", &grid_ptx, "lookback_scan", 40, 128, 5, 0, 2);
+    /* mbarriers: one after another, saying why */
+    same("mbarrier", &mbar_ptx, "mbar_phases", 16, 128, 6, 0, 1);
+    result r = run(2, &mbar_ptx, "mbar_phases", 16, 128, 6, 0);
+    CHECK(r.serial && strstr(r.serial, "mbarrier"));
     result_free(&r);
     result one = run(2, &stats_ptx, "ld_stride", 1, 128, 0, 1); /* one SM: one worker */
     CHECK(one.workers == 1 && one.serial == NULL);
@@ -160,5 +173,7 @@ int main(int argc, char **argv)
     mh_ptx_free(&stats_ptx);
     mh_ptx_free(&time_ptx);
     mh_ptx_free(&side_ptx);
+    mh_ptx_free(&grid_ptx);
+    mh_ptx_free(&mbar_ptx);
     return check_report("test_emu_threads");
 }
