@@ -16,7 +16,8 @@
  * model's port bytes a cycle) and its TMA unit are a cycle counter each, as the L1 pipe is.
  *
  * Latency: an access waits for the level that serves its farthest line (L1, L2 or HBM), plus
- * the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
+ * the L2's loaded latency (an M/D/1 queue's wait at the L2's recent utilisation: l2_load_wait),
+ * plus the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
  * warp's independent loads do not overlap); stores and cp.async only the queueing.
  *
  * Tensor cores: one per sub-partition (warp slot % 4), shared by the warps on it: an operation
