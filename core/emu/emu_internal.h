@@ -262,6 +262,12 @@ typedef struct {
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
     uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
+    /* the tensor-core records and their register lists the code's MMA instructions name: the module's,
+     * or the launch's copies renamed to rows when packing renamed the code (emu_regpack.c) */
+    const struct mh_ptx_mma *mma;
+    const uint32_t *mma_regs;
+    struct mh_ptx_mma *own_mma;
+    uint32_t *own_mma_regs;
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */

@@ -67,7 +67,7 @@ static inline mh_ptx_opnd opnd(const ctx *c, const mh_ptx_opnd *o)
     return k;
 }
 
-static inline uint32_t list_reg(const ctx *c, const mh_mma_list *l, int k) { return c->m->mma_regs[l->off + (uint32_t)k]; }
+static inline uint32_t list_reg(const ctx *c, const mh_mma_list *l, int k) { return c->mma_regs[l->off + (uint32_t)k]; }
 
 static inline uint64_t get(const ctx *c, warp *w, const mh_mma_list *l, int k, int lane)
 {
@@ -512,8 +512,8 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
          * same registers, else gathered from them (each element's register row once) */
         float *D = T->d;
         if (w->tile_live && (w->tile_N != N || w->tile_n != r->d.n || r->a_regs ||
-                             (w->tile_off != r->d.off && memcmp(c->m->mma_regs + w->tile_off, c->m->mma_regs + r->d.off,
-                                                                r->d.n * sizeof *c->m->mma_regs))))
+                             (w->tile_off != r->d.off && memcmp(c->mma_regs + w->tile_off, c->mma_regs + r->d.off,
+                                                                r->d.n * sizeof *c->mma_regs))))
             emu_acc_flush(c, w); /* another list of registers (each wgmma has its own record: compared by content) */
         if (c->acc_touch && !w->tile) {
             if (c->ntiles == c->cap_tiles) {
@@ -626,15 +626,15 @@ int emu_mma_plan(ctx *c)
     if (c->d->strict || c->calls) return 0;
     int any = 0;
     for (uint32_t pc = 0; pc < c->ncode && !any; pc++)
-        any = c->code[pc].op == MH_OP_MMA && c->m->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
+        any = c->code[pc].op == MH_OP_MMA && c->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
     if (!any) return 0;
     uint8_t *acc = calloc(c->nregs, 1);
     c->acc_touch = calloc(c->ncode ? c->ncode : 1, 1);
     if (!acc || !c->acc_touch) { free(acc); free(c->acc_touch); c->acc_touch = NULL; return -1; }
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
-        if (in->op != MH_OP_MMA || c->m->mma[in->callee].kind != MH_MMA_WGMMA) continue;
-        const mh_mma_list *d = &c->m->mma[in->callee].d;
+        if (in->op != MH_OP_MMA || c->mma[in->callee].kind != MH_MMA_WGMMA) continue;
+        const mh_mma_list *d = &c->mma[in->callee].d;
         for (int k = 0; k < d->n; k++) {
             uint32_t rg = list_reg(c, d, k);
             if (rg != UINT32_MAX && rg >= c->reg_lo && rg - c->reg_lo < c->nregs) acc[rg - c->reg_lo] = 1;
@@ -643,7 +643,7 @@ int emu_mma_plan(ctx *c)
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         if (in->op == MH_OP_MMA) {
-            int k = c->m->mma[in->callee].kind;
+            int k = c->mma[in->callee].kind;
             c->acc_touch[pc] = k != MH_MMA_WGMMA && k != MH_MMA_WG_FENCE && k != MH_MMA_WG_COMMIT && k != MH_MMA_WG_WAIT;
         } else {
             c->acc_touch[pc] = in->op == MH_OP_TMA || in->op == MH_OP_CALL || in->op == MH_OP_OPAQUE || names_any(c, in, acc);
@@ -909,7 +909,7 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
 
 int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t emask)
 {
-    const mh_ptx_mma *r = &c->m->mma[in->callee];
+    const mh_ptx_mma *r = &c->mma[in->callee];
     if (!emask) return 0;
     if (emask != 0xffffffffu || mask != emask)
         return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned warp-collective instruction (%s) run by lanes "
