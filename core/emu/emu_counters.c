@@ -101,6 +101,18 @@ uint32_t mh_ct_wavefronts(const uint64_t *addr, const uint8_t *lane, uint32_t n,
         }
         if (!k) continue;
         (*phases)++;
+        /* no two words in one bank (a conflict-free phase, the common case): one wavefront, without
+         * the distinct words' set (a word twice would be two in its bank) */
+        uint32_t seen = 0, clash = 0;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t bit = 1u << (w[i] & 31);
+            clash |= seen & bit;
+            seen |= bit;
+        }
+        if (!clash) {
+            total += 1;
+            continue;
+        }
         /* the most distinct words any bank holds (the same word twice is a broadcast): distinct
          * words found through a small hash set, not a sort (k <= 128 words, a set of 256) */
         uint32_t bank[32] = {0}, most = 0;
