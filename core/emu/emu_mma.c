@@ -87,19 +87,17 @@ static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int l
 /* Float tiles accumulate in f32, k in order (the PTX ISA leaves the order and the internal
  * precision to the implementation); f64 in double; integers in int32 (wrapping) or, with
  * .satfinite, exactly and clamped. */
-/* Compiled for AVX-512 and AVX2 too, chosen at load time: the same multiplies and adds in the same
- * order, each rounded to f32 (ISO C mode: no contraction into fused multiply-adds), so the same bits
- * on every CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+/* Each element d = d + a*b rounded to f32 at every step, k ascending (ISO C mode: no contraction
+ * into fused multiply-adds), so the same bits on every CPU.  x86-64 with GCC: a register-blocked
+ * kernel for AVX-512 and one for AVX2 (4 rows x 2 vectors of columns held across the k loop: 8
+ * accumulators, each B row's vectors loaded once for the 4 rows), chosen at run time; the rows and
+ * columns left over, and other compilers, take the plain loop (64 columns held across k). */
+static void gemm_f_plain(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D,
+                         int i0, int jfrom)
 {
-    for (int i = 0; i < M; i++) {
+    for (int i = i0; i < M; i++) {
         float *d = D + (size_t)i * N;
-        int j0 = 0;
-        /* 64 columns at a time held in a local block across the whole k loop (registers), each
-         * element's adds still in k order */
+        int j0 = jfrom;
         for (; j0 + 64 <= N; j0 += 64) {
             float acc[64];
             memcpy(acc, d + j0, sizeof acc);
@@ -117,6 +115,71 @@ static void gemm_f(int M, int N, int K, const float *restrict A, const float *re
         }
     }
 }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* The blocked kernel for vectors of VL floats (type V): rows in fours, 2 VL columns at a time;
+ * returns the first column it left (the plain loop takes the rest of every row, and the rows
+ * below the last four). */
+#define GEMM_BLOCKED(V, VL)                                                                             \
+    int jb = N / (2 * VL) * (2 * VL), mb = M / 4 * 4;                                                  \
+    for (int i = 0; i < mb; i += 4)                                                                     \
+        for (int j0 = 0; j0 < jb; j0 += 2 * VL) {                                                       \
+            V acc[4][2];                                                                                \
+            for (int r = 0; r < 4; r++)                                                                 \
+                for (int h = 0; h < 2; h++) memcpy(&acc[r][h], D + (size_t)(i + r) * N + j0 + h * VL, sizeof(V)); \
+            for (int k = 0; k < K; k++) {                                                               \
+                V b0, b1;                                                                               \
+                memcpy(&b0, B + (size_t)k * N + j0, sizeof b0);                                         \
+                memcpy(&b1, B + (size_t)k * N + j0 + VL, sizeof b1);                                    \
+                for (int r = 0; r < 4; r++) {                                                           \
+                    V a = (V){0} + A[(size_t)(i + r) * K + k];                                          \
+                    V p0 = a * b0, p1 = a * b1;                                                         \
+                    acc[r][0] = acc[r][0] + p0;                                                         \
+                    acc[r][1] = acc[r][1] + p1;                                                         \
+                }                                                                                       \
+            }                                                                                           \
+            for (int r = 0; r < 4; r++)                                                                 \
+                for (int h = 0; h < 2; h++) memcpy(D + (size_t)(i + r) * N + j0 + h * VL, &acc[r][h], sizeof(V)); \
+        }                                                                                               \
+    if (jb < N) /* the columns right of the blocks, for the blocked rows */                             \
+        for (int i = 0; i < mb; i++)                                                                    \
+            for (int k = 0; k < K; k++) {                                                               \
+                float a = A[(size_t)i * K + k], *d = D + (size_t)i * N;                                 \
+                const float *b = B + (size_t)k * N;                                                     \
+                for (int j = jb; j < N; j++) d[j] += a * b[j];                                          \
+            }                                                                                           \
+    gemm_f_plain(M, N, K, A, B, D, mb, 0);
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+
+__attribute__((target("avx512f"))) static void gemm_f_avx512(int M, int N, int K, const float *restrict A,
+                                                              const float *restrict B, float *restrict D)
+{
+    GEMM_BLOCKED(v16f, 16)
+}
+
+__attribute__((target("avx2"))) static void gemm_f_avx2(int M, int N, int K, const float *restrict A,
+                                                         const float *restrict B, float *restrict D)
+{
+    GEMM_BLOCKED(v8f, 8)
+}
+#undef GEMM_BLOCKED
+
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+{
+    static int isa = -1; /* (the same answer for every thread: a benign race) */
+    if (isa < 0) isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+    if (isa == 2) gemm_f_avx512(M, N, K, A, B, D);
+    else if (isa == 1) gemm_f_avx2(M, N, K, A, B, D);
+    else gemm_f_plain(M, N, K, A, B, D, 0, 0);
+}
+#else
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+{
+    gemm_f_plain(M, N, K, A, B, D, 0, 0);
+}
+#endif
 
 static void gemm_i(int M, int N, int K, const int32_t *A, const int32_t *B, int64_t *D)
 {
