@@ -528,22 +528,23 @@ static int fast_shared(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad, int
     if (bad) return 0;
     unsigned char *sh = c->shared;
     c->writes += store ? WARP : 0;
-    for (int l = 0; l < WARP; l++) {
-        unsigned char *p = sh + ad[l];
-        if (vo->kind == MH_OPK_VEC) {
-            for (uint32_t k = 0; k < n; k++) {
-                uint32_t r = vo->vec[k];
-                if (store) {
-                    uint64_t v = r == UINT32_MAX ? 0 : (r & MH_PTX_VEC_SREG) ? emu_sreg(c, w, r & ~MH_PTX_VEC_SREG, l) : REG(w, r, l);
-                    st_elem(p + k * eb, v, (int)eb);
-                } else if (r != UINT32_MAX) {
-                    put(c, w, r, l, ld_elem(p + k * eb, (int)eb), t);
-                }
+    /* element by element of the vector, each a loop over the lanes (lanes' ranges are aligned to
+     * their size: they coincide or are disjoint, so the lane order within an element decides) */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t r = vo->kind == MH_OPK_VEC ? vo->vec[k] : vo->reg;
+        if (store) {
+            if (vo->kind != MH_OPK_VEC && !(vo->kind == MH_OPK_REG && !vo->neg)) { /* a scalar not a plain register */
+                for (int l = 0; l < WARP; l++) st_elem(sh + ad[l], val(c, w, vo, l), (int)eb);
+            } else if (r == UINT32_MAX || (vo->kind == MH_OPK_VEC && (r & MH_PTX_VEC_SREG))) {
+                for (int l = 0; l < WARP; l++)
+                    st_elem(sh + ad[l] + k * eb, r == UINT32_MAX ? 0 : emu_sreg(c, w, r & ~MH_PTX_VEC_SREG, l), (int)eb);
+            } else {
+                const uint64_t *row = &REG(w, r, 0);
+                for (int l = 0; l < WARP; l++) st_elem(sh + ad[l] + k * eb, row[l], (int)eb);
             }
-        } else if (store) {
-            st_elem(p, val(c, w, vo, l), (int)eb);
-        } else {
-            put(c, w, vo->reg, l, ld_elem(p, (int)eb), t);
+        } else if (r != UINT32_MAX) {
+            uint64_t *row = &REG(w, r, 0);
+            for (int l = 0; l < WARP; l++) row[l] = reg_value(ld_elem(sh + ad[l] + k * eb, (int)eb), t);
         }
     }
     return 1;
