@@ -30,7 +30,7 @@ static const char USAGE[] =
     "                         [--clock-ghz G] [--calib FILE] [--counters BINS] [--summary]\n"
     "                         [--summary-json FILE] [-q|--quiet]\n"
     "       mgpu-harness instrument IN.ptx [-o|--output OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
-    "                               [--probes FILE.json|FILE.lua]   regions from markers and probes\n"
+    "                               [--roles ROLES.json] [--probes FILE.json|FILE.lua]   regions from markers and probes\n"
     "       mgpu-harness replay RESULTS_DIR [--force]\n"
     "       mgpu-harness compare BASE NEW [--max-slowdown PCT]   results folders or region summaries\n"
     "       mgpu-harness merge OUT DIR...                        shard folders of one sweep into one\n"
@@ -303,7 +303,7 @@ static int cmd_dump(int argc, char **argv)
 
 static const char INSTRUMENT_USAGE[] =
     "usage: mgpu-harness instrument IN.ptx [-o OUT.ptx] [--scope warp|warpgroup] [--names NAMES.json]\n"
-    "                                      [--probes FILE.json|FILE.lua]\n"
+    "                                      [--roles ROLES.json] [--probes FILE.json|FILE.lua]\n"
     "\n"
     "Rewrites the region markers (// @mgpu begin NAME ... // @mgpu end NAME) of every kernel, and the\n"
     "probes, into trace stores. Each instrumented kernel gets three parameters appended: .u64 __mgpu_trace\n"
@@ -314,6 +314,7 @@ static const char INSTRUMENT_USAGE[] =
     "  -o, --output FILE    write the rewritten PTX here (atomically); default stdout\n"
     "  --scope S            warp (default) or warpgroup: who records, one trace per warp or per 128 threads\n"
     "  --names FILE         write the region name table as {\"name\": id}\n"
+    "  --roles FILE         write the lanes' roles (// @mgpu role NAME) as {\"role\": id}: a meta's \"roles\"\n"
     "  --probes FILE        regions in kernels without markers: FILE.json holds a JSON array of probe\n"
     "                       objects, FILE.lua returns the list, as dev:load's probes = {...} (docs/cli.md)\n"
     "  -h, --help           this text\n"
@@ -327,9 +328,10 @@ static int cmd_instrument(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"scope", required_argument, NULL, 's'},
         {"names", required_argument, NULL, 'n'},  {"probes", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"roles", required_argument, NULL, 'r'},  {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    const char *out_path = NULL, *names_path = NULL, *probes_path = NULL;
+    const char *out_path = NULL, *names_path = NULL, *probes_path = NULL, *roles_path = NULL;
     mh_scope scope = MH_SCOPE_WARP;
     const char *seen[512] = {0};
     int c;
@@ -343,6 +345,7 @@ static int cmd_instrument(int argc, char **argv)
         switch (c) {
         case 'o': out_path = optarg; break;
         case 'n': names_path = optarg; break;
+        case 'r': roles_path = optarg; break;
         case 'p': probes_path = optarg; break;
         case 's':
             if (mh_scope_parse(optarg, &scope))
@@ -360,8 +363,8 @@ static int cmd_instrument(int argc, char **argv)
     mh_error_clear(&e);
     /* the outputs, before anything is read or written: never the input, nor each other */
     const char *input[] = {argv[optind], probes_path};
-    const char *outs[] = {out_path, names_path}, *what[] = {"-o", "--names"};
-    if (mh_out_refuse_overlap(outs, what, 2, input, probes_path ? 2 : 1, &e)) return report(&e, NULL);
+    const char *outs[] = {out_path, names_path, roles_path}, *what[] = {"-o", "--names", "--roles"};
+    if (mh_out_refuse_overlap(outs, what, 3, input, probes_path ? 2 : 1, &e)) return report(&e, NULL);
     /* the probes first: read and checked before the module (one reader with dev:load's) */
     mh_instrument_opts io = {.scope = scope};
     mh_lua_probes *probes = NULL;
@@ -401,19 +404,22 @@ static int cmd_instrument(int argc, char **argv)
             else mh_out_str(&o, m.text);
             rc = mh_out_commit(&o, &e);
         }
-        if (!rc && names_path) {
-            rc = mh_out_open(&o, names_path, &e);
-            if (!rc) {
-                mh_out_lit(&o, "{");
-                for (size_t i = 0; i < r.names.n; i++) {
-                    if (i) mh_out_lit(&o, ", ");
-                    mh_out_mem(&o, r.names.v[i].json, r.names.v[i].json_len);
-                    mh_out_lit(&o, ": ");
-                    mh_out_u64(&o, r.names.v[i].id);
-                }
-                mh_out_lit(&o, "}\n");
-                rc = mh_out_commit(&o, &e);
+        /* --names: the regions, --roles: the roles, each {"name": id} */
+        for (int roles = 0; roles < 2 && !rc; roles++) {
+            const char *path = roles ? roles_path : names_path;
+            if (!path) continue;
+            rc = mh_out_open(&o, path, &e);
+            if (rc) break;
+            mh_out_lit(&o, "{");
+            for (size_t i = 0, k = 0; i < r.names.n; i++) {
+                if (r.names.v[i].role != roles) continue;
+                if (k++) mh_out_lit(&o, ", ");
+                mh_out_mem(&o, r.names.v[i].json, r.names.v[i].json_len);
+                mh_out_lit(&o, ": ");
+                mh_out_u64(&o, r.names.v[i].id);
             }
+            mh_out_lit(&o, "}\n");
+            rc = mh_out_commit(&o, &e);
         }
         if (!rc)
         {
@@ -422,9 +428,13 @@ static int cmd_instrument(int argc, char **argv)
             char probed[64] = "";
             if (io.nprobes)
                 snprintf(probed, sizeof probed, ", %u probe point%s", r.probe_points, r.probe_points == 1 ? "" : "s");
-            fprintf(stderr, "mgpu-harness: %u marker%s%s in %u kernel%s%s, %zu region name%s\n", r.markers,
-                    r.markers == 1 ? "" : "s", probed, r.nkernels, r.nkernels == 1 ? "" : "s", funcs, r.names.n,
-                    r.names.n == 1 ? "" : "s");
+            size_t nroles = 0;
+            for (size_t i = 0; i < r.names.n; i++) nroles += r.names.v[i].role;
+            char roles[48] = "";
+            if (nroles) snprintf(roles, sizeof roles, ", %zu role%s", nroles, nroles == 1 ? "" : "s");
+            fprintf(stderr, "mgpu-harness: %u marker%s%s in %u kernel%s%s, %zu region name%s%s\n", r.markers,
+                    r.markers == 1 ? "" : "s", probed, r.nkernels, r.nkernels == 1 ? "" : "s", funcs, r.names.n - nroles,
+                    r.names.n - nroles == 1 ? "" : "s", roles);
         }
         mh_instrumented_free(&r);
     }

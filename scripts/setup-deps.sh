@@ -7,6 +7,7 @@ pkgs=(cmake make gcc libc6-dev liblua5.4-dev libjansson-dev nettle-dev lua5.4 lu
 pkgs+=(slurm-wlm munge) # a real single-node Slurm for tests/slurm (started and stopped by the test itself)
 pkgs+=(clang bc)        # clang: the libFuzzer targets' short run in scripts/test.sh; bc: scripts/bench
 pkgs+=(libiberty-dev)   # the C++ demangler of kernel names in messages (core/base/demangle.c)
+pkgs+=(python3)         # tests/trace_viewer.py: the DevTools protocol driving chromium (trace_viewer_flows)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -44,6 +44,7 @@ typedef struct cr_kernel {
     const void *host_fun;         /* the host stub's address: what <<<>>> and cudaLaunchKernel name */
     cr_module *mod;
     char *name;                   /* the mangled device name */
+    char *short_name;             /* for messages: demangled, shortened (base/demangle.h) */
     const mh_ptx_func *f;         /* resolved at first use */
     int checked;                  /* emu accepted it (mh_emu_check_kernel) */
     int max_dyn_smem;             /* cudaFuncAttributeMaxDynamicSharedMemorySize (48 KiB by default) */

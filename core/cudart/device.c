@@ -246,7 +246,7 @@ static cudaError_t func_set(const void *func, int attr, int v)
     case cudaFuncAttributeMaxDynamicSharedMemorySize:
         if (v < 0 || (uint64_t)v + k->f->shared_bytes > MH_SMEM_PER_BLOCK_SM90)
             return cr_set(cudaErrorInvalidValue, "cudaFuncSetAttribute(%s, MaxDynamicSharedMemorySize, %d): with its "
-                          "%llu static bytes more than the %u a block may have", k->name, v,
+                          "%llu static bytes more than the %u a block may have", k->short_name, v,
                           (unsigned long long)k->f->shared_bytes, MH_SMEM_PER_BLOCK_SM90);
         k->max_dyn_smem = v;
         return cudaSuccess;
@@ -259,9 +259,9 @@ static cudaError_t func_set(const void *func, int attr, int v)
     case cudaFuncAttributeRequiredClusterWidth: case cudaFuncAttributeRequiredClusterHeight:
     case cudaFuncAttributeRequiredClusterDepth:
         return cr_set(cudaErrorNotSupported, "cudaFuncSetAttribute(%s): a required cluster size set at run time is "
-                      "not supported by the stand-in (use __cluster_dims__ or cudaLaunchKernelEx)", k->name);
+                      "not supported by the stand-in (use __cluster_dims__ or cudaLaunchKernelEx)", k->short_name);
     default:
-        return cr_set(cudaErrorInvalidValue, "cudaFuncSetAttribute(%s): attribute %d", k->name, attr);
+        return cr_set(cudaErrorInvalidValue, "cudaFuncSetAttribute(%s): attribute %d", k->short_name, attr);
     }
 }
 CR_EXPORT cudaError_t cudaFuncSetAttribute(const void *func, int attr, int v);

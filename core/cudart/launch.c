@@ -55,13 +55,13 @@ static cudaError_t check_shape(cr_kernel *k, const cr_launch *l)
         b.x > 1024 || b.y > 1024 || b.z > 64 || (uint64_t)b.x * b.y * b.z > 1024)
         return cr_set(cudaErrorInvalidConfiguration, "%s: kernel %s: grid (%u, %u, %u) block (%u, %u, %u) is not a "
                       "launch configuration (grid x < 2^31, y and z <= 65535; block x, y <= 1024, z <= 64, at most "
-                      "1024 threads)", l->call, k->name, g.x, g.y, g.z, b.x, b.y, b.z);
+                      "1024 threads)", l->call, k->short_name, g.x, g.y, g.z, b.x, b.y, b.z);
     if (l->smem > (size_t)k->max_dyn_smem)
         return cr_set(cudaErrorInvalidValue, "%s: kernel %s: %zu bytes of dynamic shared memory, more than the %d it "
                       "may have (cudaFuncSetAttribute(cudaFuncAttributeMaxDynamicSharedMemorySize) raises it to "
-                      "227 KiB)", l->call, k->name, l->smem, k->max_dyn_smem);
+                      "227 KiB)", l->call, k->short_name, l->smem, k->max_dyn_smem);
     if (!cr_stream_ok(l->stream))
-        return cr_set(cudaErrorInvalidResourceHandle, "%s: kernel %s: %p is not a stream", l->call, k->name,
+        return cr_set(cudaErrorInvalidResourceHandle, "%s: kernel %s: %p is not a stream", l->call, k->short_name,
                       (void *)l->stream);
     return cudaSuccess;
 }
@@ -70,7 +70,7 @@ static void print_stats(cr_state *s, cr_kernel *k, const cr_launch *l, const mh_
 {
     fprintf(stderr, "mgpu exec: launch %llu %s grid (%u, %u, %u) block (%u, %u, %u) smem %zu: %llu cycles (virtual), "
             "%llu warp instructions, %llu thread instructions, %u blocks per SM\n",
-            (unsigned long long)s->launches, k->name, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
+            (unsigned long long)s->launches, k->short_name, l->grid.x, l->grid.y, l->grid.z, l->block.x, l->block.y,
             l->block.z, l->smem, (unsigned long long)es->cycles, (unsigned long long)es->warp_insns,
             (unsigned long long)es->thread_insns, es->blocks_per_sm);
     const mh_launch_counts *c = es->counts;
@@ -105,9 +105,9 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     const mh_ptx_func *f = k->f;
     if (f->nparams > MH_LAUNCH_MAX_PARAMS)
         return cr_set(cudaErrorNotSupported, "%s: kernel %s has %u parameters, more than the %d emu takes", l->call,
-                      k->name, f->nparams, MH_LAUNCH_MAX_PARAMS);
+                      k->short_name, f->nparams, MH_LAUNCH_MAX_PARAMS);
     if (f->nparams && !l->args)
-        return cr_set(cudaErrorInvalidValue, "%s: kernel %s takes %u parameters and args is NULL", l->call, k->name,
+        return cr_set(cudaErrorInvalidValue, "%s: kernel %s takes %u parameters and args is NULL", l->call, k->short_name,
                       f->nparams);
     mh_emu_arg args[MH_LAUNCH_MAX_PARAMS];
     for (uint32_t i = 0; i < f->nparams; i++) {
@@ -151,13 +151,13 @@ cudaError_t cr_launch_kernel(const void *host_fun, cr_kernel *k, const cr_launch
     if (!rc) return cudaSuccess;
     if (e.code == MH_E_KERNEL_FAULT || e.code == MH_E_TIMEOUT || e.code == MH_E_INTERRUPTED) {
         s->sticky = cr_from_mh(&e);
-        return cr_set(s->sticky, "%s: kernel %s faulted (the error is sticky, as on a GPU): %s", l->call, k->name,
+        return cr_set(s->sticky, "%s: kernel %s faulted (the error is sticky, as on a GPU): %s", l->call, k->short_name,
                       e.message);
     }
     if (l->cooperative && strstr(e.message, "cooperative"))
         return cr_set(cudaErrorCooperativeLaunchTooLarge, "%s: %s", l->call, e.message);
     if (strstr(e.message, "cluster")) return cr_set(cudaErrorInvalidClusterSize, "%s: %s", l->call, e.message);
-    return cr_set(cr_from_mh(&e), "%s: kernel %s: %s", l->call, k->name, e.message);
+    return cr_set(cr_from_mh(&e), "%s: kernel %s: %s", l->call, k->short_name, e.message);
 }
 
 CR_EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, cr_dim3 grid, cr_dim3 block, void **args, size_t smem,

@@ -67,18 +67,18 @@ int cr_kernel_resolve(cr_kernel *k, const char *call)
 {
     if (k->checked) return 0;
     if (cr_module_parse(k->mod)) {
-        cr_set(cudaErrorNoKernelImageForDevice, "%s: kernel %s: %s", call, k->name, k->mod->err.message);
+        cr_set(cudaErrorNoKernelImageForDevice, "%s: kernel %s: %s", call, k->short_name, k->mod->err.message);
         return -1;
     }
     k->f = mh_ptx_find(&k->mod->ptxm, k->name);
     if (!k->f || !k->f->is_entry) {
-        cr_set(cudaErrorInvalidDeviceFunction, "%s: kernel %s is not an entry of its module's PTX (%s)", call, k->name,
+        cr_set(cudaErrorInvalidDeviceFunction, "%s: kernel %s is not an entry of its module's PTX (%s)", call, k->short_name,
                k->mod->arch);
         return -1;
     }
     mh_error e = {0};
     if (mh_emu_check_kernel(&k->mod->ptxm, k->f, &e)) {
-        cr_set(cudaErrorNotSupported, "%s: kernel %s: emu cannot run it: %s", call, k->name, e.message);
+        cr_set(cudaErrorNotSupported, "%s: kernel %s: emu cannot run it: %s", call, k->short_name, e.message);
         return -1;
     }
     k->checked = 1;

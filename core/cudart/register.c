@@ -4,6 +4,7 @@
  * launch sequence asks for (__cudaGetKernel).  The PTX is read and parsed at
  * a module's first use, not here. */
 #include "cudart/cudart.h"
+#include "base/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +56,10 @@ void __cudaRegisterFunction(void **h, const char *hostFun, char *deviceFun, cons
     cr_lock();
     cr_state *s = cr_get();
     cr_kernel *k = calloc(1, sizeof *k);
-    if (!s || !h || !k || !(k->name = strdup(deviceName)) ||
+    if (!s || !h || !k || !(k->name = strdup(deviceName)) || !(k->short_name = mh_short_name(deviceName)) ||
         cr_push((void ***)&s->kernels, &s->nkernels, &s->cap_kernels, k)) {
         if (s) cr_say("could not register kernel %s", deviceName ? deviceName : "(null)");
-        if (k) free(k->name);
+        if (k) free(k->name), free(k->short_name);
         free(k);
         cr_unlock();
         return;

@@ -32,21 +32,29 @@
 
 /* ---- faults --------------------------------------------------------------- */
 
+/* The one form of emu's faults and warnings: "WHERE: KERNEL: WHAT (block (x,y,z), thread (x,y,z))",
+ * WHERE being FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34), else the PTX line. */
+static int located(ctx *c, const warp *w, int lane, uint32_t line, char *out, size_t n, const char *fmt, va_list ap)
+{
+    char what[900], where[1000];
+    vsnprintf(what, sizeof what, fmt, ap);
+    uint32_t t[3];
+    thread_of(c, w, lane, t);
+    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
+    return snprintf(out, n, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->short_name, what,
+                    c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+}
+
 void *emu_fault(ctx *c, const warp *w, int lane, const char *fmt, ...)
 {
     if (c->faulted) return NULL;
-    char what[900];
+    char msg[2048];
+    c->e->line = c->cur ? c->cur->line : 0;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    located(c, w, lane, c->e->line, msg, sizeof msg, fmt, ap);
     va_end(ap);
-    uint32_t t[3];
-    thread_of(c, w, lane, t);
-    c->e->line = c->cur ? c->cur->line : 0;
-    char where[1000]; /* FILE.cu:LINE (PTX path:line) where the module has .loc (issue 34) */
-    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, c->e->line, where, sizeof where);
-    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))", where, c->f->short_name, what,
-            c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
+    mh_fail(c->e, MH_E_KERNEL_FAULT, "%s", msg);
     c->faulted = 1;
     return NULL;
 }
@@ -58,17 +66,14 @@ void emu_warn(ctx *c, const warp *w, int lane, const char *fmt, ...)
         if (c->warn_lines[i] == line) return;
     if (c->nwarn_lines == EMU_WARN_LINES) return;
     c->warn_lines[c->nwarn_lines++] = line;
-    char what[900], where[1000], msg[2048]; /* where: as emu_fault names it */
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
+    int n = located(c, w, lane, line, msg, sizeof msg - 1, fmt, ap);
     va_end(ap);
-    uint32_t t[3];
-    thread_of(c, w, lane, t);
-    mh_ptx_where(c->m, c->cur ? c->cur->text_off : 0, line, where, sizeof where);
-    int n = snprintf(msg, sizeof msg, "%s: %s: %s (block (%u,%u,%u), thread (%u,%u,%u))\n", where, c->f->short_name, what,
-                     c->ctaid[0], c->ctaid[1], c->ctaid[2], t[0], t[1], t[2]);
-    mh_outbuf_add(&c->warn, msg, n < 0 ? 0 : (size_t)n < sizeof msg ? (size_t)n : sizeof msg - 1);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof msg - 1 ? (size_t)n : sizeof msg - 2;
+    msg[len++] = '\n';
+    mh_outbuf_add(&c->warn, msg, len);
 }
 
 double emu_monotonic_s(void)

@@ -3,7 +3,8 @@
  * a region that only other threads enter (`if (t % 32 == 5) { MGPU_BEGIN("lane5"); ... }`, a TMA
  * producer in warp 1 of a warpgroup) leaves nothing in the trace.  emu sees each "begin" marker
  * run and whether a writing thread was among the lanes that ran it; after the launch, each begin
- * marker that ran and never with a writer is a warning naming the region and its .cu line.
+ * marker that ran and never with a writer is a warning naming the region and its .cu line; so is
+ * each "role" marker (a role only such threads took labels no lane).
  * Only for instrumented modules (emu_regions_start finds no %__mgpu_p0 otherwise): markers of a
  * plain module cost what they did. */
 #include "emu/emu_internal.h"
@@ -59,8 +60,9 @@ void emu_regions_free(ctx *c)
     c->regions = NULL;
 }
 
-/* The marker comment of `in` is "// @mgpu begin NAME": NAME's bytes, else NULL. */
-static const char *begin_name(const ctx *c, const mh_ptx_insn *in, int *len)
+/* The marker comment of `in` is "// @mgpu begin NAME" or "// @mgpu role NAME" (*role 1): NAME's bytes,
+ * else NULL. */
+static const char *begin_name(const ctx *c, const mh_ptx_insn *in, int *len, int *role)
 {
     const char *t = c->m->text;
     if (!t || !in->text_off) return NULL;
@@ -71,8 +73,9 @@ static const char *begin_name(const ctx *c, const mh_ptx_insn *in, int *len)
     if (strncmp(p, "@mgpu", 5)) return NULL;
     p += 5;
     while (*p == ' ' || *p == '\t') p++;
-    if (strncmp(p, "begin", 5) || (p[5] != ' ' && p[5] != '\t')) return NULL;
-    p += 5;
+    *role = !strncmp(p, "role", 4) && (p[4] == ' ' || p[4] == '\t');
+    if (!*role && (strncmp(p, "begin", 5) || (p[5] != ' ' && p[5] != '\t'))) return NULL;
+    p += *role ? 4 : 5;
     while (*p == ' ' || *p == '\t') p++;
     const char *e = p;
     while (*e && *e != '\n' && *e != '\r') e++;
@@ -95,12 +98,15 @@ void emu_regions_warn(ctx *c)
     if (!c->regions) return;
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const uint64_t *r = c->regions->runs[pc];
-        int len;
+        int len, role = 0;
         const char *name;
-        if (r[0] || !r[1] || !(name = begin_name(c, &c->code[pc], &len))) continue;
+        if (r[0] || !r[1] || !(name = begin_name(c, &c->code[pc], &len, &role))) continue;
         char where[1000], line[1400];
         mh_ptx_where(c->m, c->code[pc].text_off, c->code[pc].line, where, sizeof where);
-        int k = snprintf(line, sizeof line, "%s: %s: region %.*s was entered %llu times, only by threads that do not "
+        int k = role ? snprintf(line, sizeof line, "%s: %s: role %.*s was taken %llu times, only by threads that do not "
+                                "write the trace (the lowest thread of each warp or warpgroup writes it): no lane is "
+                                "labelled with it\n", where, c->f->name, len < 200 ? len : 200, name,
+                                (unsigned long long)r[1]) : snprintf(line, sizeof line, "%s: %s: region %.*s was entered %llu times, only by threads that do not "
                          "write the trace (the lowest thread of each warp or warpgroup writes it): it is not in the "
                          "trace or the summary\n", where, c->f->name, len < 200 ? len : 200, name,
                          (unsigned long long)r[1]);

@@ -1,7 +1,7 @@
 /* nvcc_markers.c - region markers kept for `exec --trace`: nvcc's fat binary
  * drops the PTX's comments, and with them the `// @mgpu` markers, so
  * `mgpu-harness nvcc` compiles each .cu source that names a marker (MGPU_BEGIN,
- * MGPU_END, @mgpu) a second time with -ptx (-arch=compute_90a, the user's
+ * MGPU_END, MGPU_ROLE, @mgpu) a second time with -ptx (-arch=compute_90a, the user's
  * other options), and links in a small object whose constructor hands that
  * PTX, comments and all, to the runtime stand-in (mgpu_cudart_add_ptx, a
  * weak reference: the object does nothing without the stand-in).  The
@@ -56,7 +56,7 @@ static int names_marker(const char *path)
     int found = 0;
     while (!found && (n = fread(buf + keep, 1, 65536, f)) > 0) {
         buf[keep + n] = 0;
-        found = strstr(buf, "MGPU_BEGIN") || strstr(buf, "MGPU_END") || strstr(buf, "@mgpu");
+        found = strstr(buf, "MGPU_BEGIN") || strstr(buf, "MGPU_END") || strstr(buf, "MGPU_ROLE") || strstr(buf, "@mgpu");
         keep = keep + n > 16 ? 16 : keep + n;
         memmove(buf, buf + n, keep);
     }

@@ -262,15 +262,16 @@ uint32_t mh_ptx_block_at(const mh_ptx_func *f, uint32_t off);
 typedef enum {
     MH_MARKER_BEGIN,    /* // @mgpu begin NAME */
     MH_MARKER_END,      /* // @mgpu end NAME */
-    MH_MARKER_BAD_VERB, /* neither "begin" nor "end" (as a word) after "@mgpu" */
-    MH_MARKER_NO_NAME,  /* "begin" or "end" with nothing after it */
+    MH_MARKER_BAD_VERB, /* neither "begin", "end" nor "role" (as a word) after "@mgpu" */
+    MH_MARKER_NO_NAME,  /* "begin", "end" or "role" with nothing after it */
+    MH_MARKER_ROLE,     /* // @mgpu role NAME: the lane that runs it has this role (not a region) */
 } mh_ptx_marker_kind;
 
 typedef struct mh_ptx_marker {
     size_t off;          /* the comment's "//" in the module text */
     size_t eol;          /* the '\n' that ends its line, or the text's end (its NUL) on the last line */
     size_t name_off;     /* the region name, white space around it trimmed: name_len bytes at */
-    size_t name_len;     /* text + name_off (0, 0 unless BEGIN or END) */
+    size_t name_len;     /* text + name_off (0, 0 unless BEGIN, END or ROLE) */
     uint32_t line;
     uint8_t kind;        /* mh_ptx_marker_kind */
 } mh_ptx_marker;

@@ -22,14 +22,14 @@ void mh_ptx_lex_init(mh_ptx_lexer *lx, const char *text, size_t len)
     mh_ptx_lex_next(lx);
 }
 
-/* "begin" or "end" at q, as a word (white space or the line's end after it). */
+/* "begin", "end" or "role" at q, as a word (white space or the line's end after it). */
 static int verb_is(const char *q, const char *eol, const char *verb, size_t n)
 {
     return (size_t)(eol - q) >= n && !memcmp(q, verb, n) && (q + n == eol || isspace((unsigned char)q[n]));
 }
 
 /* Records the marker comment whose "//" is at p: at is its "@mgpu", eol the
- * end of its line.  The grammar: "@mgpu", blanks, "begin" or "end", white
+ * end of its line.  The grammar: "@mgpu", blanks, "begin", "end" or "role", white
  * space, the name (to the end of the line, white space trimmed).  -1: out of
  * memory. */
 static int record_marker(mh_ptx_lexer *lx, const char *p, const char *at, const char *eol)
@@ -50,6 +50,7 @@ static int record_marker(mh_ptx_lexer *lx, const char *p, const char *at, const 
     while (q < eol && (*q == ' ' || *q == '\t')) q++;
     if (verb_is(q, eol, "begin", 5)) mk->kind = MH_MARKER_BEGIN, q += 5;
     else if (verb_is(q, eol, "end", 3)) mk->kind = MH_MARKER_END, q += 3;
+    else if (verb_is(q, eol, "role", 4)) mk->kind = MH_MARKER_ROLE, q += 4;
     else {
         mk->kind = MH_MARKER_BAD_VERB;
         return 0;

@@ -207,9 +207,9 @@ static void emit_check(const emit_ctx *c, size_t at, uint32_t prio, uint32_t cou
 
 static void emit_record(const emit_ctx *c, const point *p, uint32_t k, uint32_t count, uint32_t prio)
 {
-    uint32_t tag = p->id | (p->end ? MH_EXIT_BIT : 0);
+    uint32_t tag = p->id | (p->end == 1 ? MH_EXIT_BIT : 0); /* a role's record: its id, tagged as a begin */
     int off = 12 + 8 * (int)k - 8 * (int)count;
-    const char *what = p->end ? "end" : "begin", *name = pname(c->names, p->id);
+    const char *what = p->end == PT_ROLE ? "role" : p->end ? "end" : "begin", *name = pname(c->names, p->id);
     if (c->aligned) add_edit(c->E, p->at, prio, RECORD_V2, what, name, tag, tag, off);
     else add_edit(c->E, p->at, prio, RECORD_LEGACY, what, name, tag, off, tag, off + 4);
 }

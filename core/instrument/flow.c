@@ -31,6 +31,7 @@ static int apply_point(const mh_ptx_module *m, const mh_ptx_func *f, const point
                        const mh_names *names, mh_error *e)
 {
     char a[300];
+    if (p->end == PT_ROLE) return 0; /* a role opens no region */
     if (!p->end) {
         cur[(*d)++] = p->id;
         return 0;
@@ -170,6 +171,7 @@ static int push_point(point_list *L, const mh_ptx_func *f, uint32_t insn, uint8_
 /* p applied leniently (what check_flow refuses is left to it): an end pops its region when open. */
 static void lenient_point(const point *p, uint32_t *cur, uint32_t *d)
 {
+    if (p->end == PT_ROLE) return;
     if (!p->end) { cur[(*d)++] = p->id; return; }
     for (uint32_t k = *d; k > 0; k--)
         if (cur[k - 1] == p->id) { *d = k - 1; return; }

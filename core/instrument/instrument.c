@@ -95,7 +95,10 @@ static int function_points(rewrite *w, uint32_t fi, mh_error *e)
     if (!ids) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     int rc = 0;
     for (size_t i = 0; i < fn && !rc; i++) {
-        rc = intern(&out->names, &w->index, m->text + fmk[i].name_off, fmk[i].name_len, &ids[i], e);
+        int role = fmk[i].kind == MH_MARKER_ROLE;
+        size_t before = out->names.n;
+        rc = intern(&out->names, role ? &w->roles : &w->index, m->text + fmk[i].name_off, fmk[i].name_len, &ids[i], e);
+        if (!rc && role && out->names.n > before) out->names.v[out->names.n - 1].role = 1; /* a new role */
         if (rc == MH_E_BAD_META) /* the names table refuses what JSON cannot carry: say where it came from */
             rc = err_at(e, m, fmk[i].line, MH_E_PTX_SYNTAX, "the region name of this marker is not valid UTF-8 "
                         "(trace names are JSON strings)");
@@ -159,6 +162,7 @@ static void rewrite_free(rewrite *w)
     free(w->marked);
     free(w->traced);
     free(w->index.v);
+    free(w->roles.v);
     for (size_t i = 0; i < w->nmade; i++) free(w->made[i]);
     free(w->made);
 }

@@ -69,6 +69,8 @@ typedef enum {
                       * '.' ("bar.sync", "ld.global"); a wait that is polled in a loop
                       * (mbarrier.try_wait, mbarrier.test_wait) gets the whole loop */
     MH_PROBE_RANGE,  /* from a label (or line) to a label (or line): from must dominate to */
+    MH_PROBE_ROLE,   /* no region: `name` is a role (mh_role_name_ok) the lane takes before each
+                      * instruction `around` matches ({role = "producer", around = "setmaxnreg.dec"}) */
 } mh_probe_kind;
 
 typedef struct mh_probe {

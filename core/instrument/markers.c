@@ -12,8 +12,8 @@
 static int name_shown(const mh_ptx_marker *mk) { return (int)(mk->name_len < NAME_MAX_SHOWN ? mk->name_len : NAME_MAX_SHOWN); }
 #define MK_NAME(m, mk) name_shown(mk), (m)->text + (mk)->name_off
 
-/* Every marker must read "// @mgpu begin NAME" or "// @mgpu end NAME": the
- * first one that does not is the error, wherever it is. */
+/* Every marker must read "// @mgpu begin NAME", "// @mgpu end NAME" or "// @mgpu role NAME" (NAME
+ * one word, mh_role_name_ok): the first one that does not is the error, wherever it is. */
 int check_grammar(const mh_ptx_module *m, mh_error *e)
 {
     for (size_t i = 0; i < m->nmarkers; i++) {
@@ -26,6 +26,12 @@ int check_grammar(const mh_ptx_module *m, mh_error *e)
         if (mk->kind == MH_MARKER_NO_NAME) {
             e->line = mk->line;
             return mh_fail(e, MH_E_PTX_SYNTAX, "%.200s:%u: marker without a region name", m->path, mk->line);
+        }
+        if (mk->kind == MH_MARKER_ROLE && !mh_role_name_ok(m->text + mk->name_off, mk->name_len)) {
+            e->line = mk->line;
+            return err_at(e, m, mk->line, MH_E_PTX_SYNTAX, "bad role name \"%.*s\": a role is one word of letters, "
+                          "digits, '_', '-' and '.', at most %d characters (\"// @mgpu role producer\", "
+                          "MGPU_ROLE(\"consumer-1\"))", MK_NAME(m, mk), MH_ROLE_MAX);
         }
     }
     return 0;
@@ -190,7 +196,8 @@ int marker_points(const mh_ptx_module *m, const mh_ptx_func *f, const mh_ptx_mar
             *pts = nv;
             *cap = nc;
         }
-        (*pts)[(*npts)++] = (point){at[k], PT_BEFORE, fmk[k].kind == MH_MARKER_END, ids[k],
+        (*pts)[(*npts)++] = (point){at[k], PT_BEFORE, fmk[k].kind == MH_MARKER_ROLE ? PT_ROLE : fmk[k].kind == MH_MARKER_END,
+                                    ids[k],
                                     fmk[k].eol + (m->text[fmk[k].eol] == '\n'), fmk[k].line,
                                     SEQ_MARKER + (uint32_t)k};
     }

@@ -41,7 +41,7 @@ typedef struct {
     point *pts;
     size_t n, cap;
     mh_names *names;
-    name_index *index;
+    name_index *index, *roles; /* the regions' names, the roles' */
     char ***strings;  /* names made here (NAME@LINE), kept until the index is gone */
     size_t *nstrings;
     uint32_t *locs, *loc_lines, nlocs; /* .loc directives of the body: offsets and lines */
@@ -59,8 +59,8 @@ static int add_point(probe_ctx *c, uint32_t insn, uint8_t where, int end, uint32
     }
     const mh_ptx_insn *in = &c->f->code[insn];
     size_t at = where == PT_AFTER ? in->text_end : insn_at(c->f, insn);
-    c->pts[c->n++] = (point){insn, where, (uint8_t)(end != 0), id, at, in->line ? in->line : c->f->line,
-                             probe_seq(end, rank, c->probe)};
+    c->pts[c->n++] = (point){insn, where, (uint8_t)(end == PT_ROLE ? PT_ROLE : end != 0), id, at,
+                             in->line ? in->line : c->f->line, probe_seq(end == 1, rank, c->probe)};
     return 0;
 }
 
@@ -258,11 +258,25 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
                 rc = err_at(e, m, f->code[label_insn(c, p->loop)].line, MH_E_BAD_ARGUMENT, "probe \"%.100s\": label "
                             "%.100s of %s is not the header of a loop", pn, p->loop, f->name);
             break;
+        case MH_PROBE_ROLE:
         case MH_PROBE_AROUND: {
             int spin = !strncmp(p->around, "mbarrier.try_wait", 17) || !strncmp(p->around, "mbarrier.test_wait", 18) ||
                        !strcmp(p->around, "mbarrier");
             char *done = c->nloops ? calloc(c->nloops, 1) : NULL;
             if (c->nloops && !done) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+            if (p->kind == MH_PROBE_ROLE) { /* a role: taken before each match, no region */
+                size_t before = c->names->n;
+                rc = intern(c->names, c->roles, pn, strlen(pn), &id, e);
+                if (!rc && c->names->n > before) c->names->v[c->names->n - 1].role = 1;
+                for (uint32_t i = 0; !rc && i < f->ncode; i++) {
+                    const mh_ptx_insn *in = &f->code[i];
+                    if ((in->mods & MH_MOD_MARKER) || !mnemonic_is(m, in, p->around)) continue;
+                    matched[k] = 1;
+                    rc = add_point(c, i, PT_BEFORE, PT_ROLE, id, RANK_AROUND, e);
+                }
+                free(done);
+                break;
+            }
             rc = name_id(c, pn, strlen(pn), &id, e);
             for (uint32_t i = 0; !rc && i < f->ncode; i++) {
                 const mh_ptx_insn *in = &f->code[i];
@@ -341,7 +355,7 @@ static int probe_points(probe_ctx *c, const mh_probe *probes, uint32_t np, char 
 static int unmatched(const mh_ptx_module *m, const mh_probe *p, uint32_t k, mh_error *e)
 {
     char what[260];
-    if (p->kind == MH_PROBE_AROUND) snprintf(what, sizeof what, "around = \"%.200s\"", p->around);
+    if (p->kind == MH_PROBE_AROUND || p->kind == MH_PROBE_ROLE) snprintf(what, sizeof what, "around = \"%.200s\"", p->around);
     else if (p->kind == MH_PROBE_LOOP) snprintf(what, sizeof what, "loop%s%.200s", p->loop ? " = " : " (no natural loop)", p->loop ? p->loop : "");
     else if (p->from || p->to) snprintf(what, sizeof what, "from %.100s to %.100s (labels of one kernel)", p->from ? p->from : "(a line)", p->to ? p->to : "(a line)");
     else snprintf(what, sizeof what, "from line %u to line %u", p->from_line, p->to_line);
@@ -361,7 +375,7 @@ int probes_collect(rewrite *w, const mh_instrument_opts *opts, mh_error *e)
     for (uint32_t fi = 0; !rc && (opts->nprobes || opts->kernel_probe) && fi < m->nfuncs; fi++) {
         const mh_ptx_func *f = &m->funcs[fi];
         if (!f->is_entry || !f->defined) continue;
-        probe_ctx c = {.m = m, .f = f, .names = &w->out->names, .index = &w->index, .strings = &w->made,
+        probe_ctx c = {.m = m, .f = f, .names = &w->out->names, .index = &w->index, .roles = &w->roles, .strings = &w->made,
                        .nstrings = &w->nmade};
         rc = cfg_build(&c.g, m, f, e);
         if (rc) break;

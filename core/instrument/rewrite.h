@@ -47,9 +47,11 @@ int err_at(mh_error *e, const mh_ptx_module *m, uint32_t line, mh_code code, con
 enum { PT_BEFORE, PT_AFTER, PT_EXIT, PT_EDGE }; /* PT_EDGE: on a guarded branch's taken edge */
 #define SEQ_MARKER 0x40000000u /* markers' order at one place: after the probes' (see probe_seq) */
 
+#define PT_ROLE 2 /* point.end of a role marker: a begin-tagged record that opens no region */
+
 typedef struct {
     uint32_t insn;
-    uint8_t where, end;
+    uint8_t where, end; /* end: 0 begin, 1 end, PT_ROLE a role */
     uint32_t id;       /* region name */
     size_t at;         /* where its record goes in the text */
     uint32_t line;     /* for messages */
@@ -122,6 +124,7 @@ typedef struct {
     mh_instrumented *out;
     edits E;
     name_index index;
+    name_index roles;       /* role names ("// @mgpu role NAME"): ids of their own, beside the regions' */
     size_t *first, *count;  /* function fi's markers: m->markers[first[fi] .. + count[fi]) */
     char *marked, *traced;  /* fi has markers / records events itself or calls (transitively) one that does */
     int func_records;       /* some .func has markers (the entries publish the trace buffer) */
@@ -134,7 +137,7 @@ typedef struct {
     size_t label;           /* the next $__mgpu_* label */
 } rewrite;
 
-/* markers.c: every marker reads "// @mgpu begin|end NAME". */
+/* markers.c: every marker reads "// @mgpu begin|end|role NAME" (a role's NAME one word). */
 int check_grammar(const mh_ptx_module *m, mh_error *e);
 /* markers.c: each marker's function (w->first, w->count, w->marked), and which functions record
  * events (w->traced, w->func_records). */

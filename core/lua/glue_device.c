@@ -122,7 +122,7 @@ typedef struct {
  * file of `instrument --probes` (glue_probes_file.c). */
 const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t *n)
 {
-    static const char *const keys[] = {"name", "kernel", "loop", "per", "around", "from", "to", NULL};
+    static const char *const keys[] = {"name", "role", "kernel", "loop", "per", "around", "from", "to", NULL};
     if (!lua_istable(L, t)) glue_bad(L, "%s: probes must be a list of tables {name =, kernel = true | loop = | around = | from =, to =}", who);
     size_t len = lua_rawlen(L, t), keys_n = 0;
     if (len > 4096) glue_bad(L, "%s: more than 4096 probes", who);
@@ -144,6 +144,12 @@ const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t 
         glue_check_keys(L, q, what, keys);
         memset(&p[i], 0, sizeof p[i]);
         p[i].name = glue_opt_string(L, q, what, "name", NULL);
+        const char *role = glue_opt_string(L, q, what, "role", NULL);
+        if (role && p[i].name) glue_bad(L, "%s: %s has a name and a role: a probe is a region (name =) or a role (role =)", who, what);
+        if (role && !mh_role_name_ok(role, strlen(role)))
+            glue_bad(L, "%s: %s.role: bad role name \"%.80s\": a role is one word of letters, digits, '_', '-' and '.', at "
+                     "most %d characters (\"producer\")", who, what, role, MH_ROLE_MAX);
+        if (role) p[i].name = role;
         if (!p[i].name || !*p[i].name || strpbrk(p[i].name, "\n\r\"")) glue_bad(L, "%s: %s.name must be a region name (one line, no quotes)", who, what);
         int kinds = 0;
         lua_getfield(L, q, "kernel");
@@ -175,6 +181,10 @@ const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t 
             glue_bad(L, "%s: %s: from and to must both be labels or both be lines", who, what);
         if (kinds != 1) glue_bad(L, "%s: %s must have one of kernel = true, loop =, around =, from = / to =", who, what);
         if (per && p[i].kind != MH_PROBE_LOOP) glue_bad(L, "%s: %s.per is for loop probes", who, what);
+        if (role && p[i].kind != MH_PROBE_AROUND)
+            glue_bad(L, "%s: %s: a role probe takes around = MNEMONIC, the instruction the lane takes its role at "
+                     "(\"setmaxnreg.dec\" for a producer)", who, what);
+        if (role) p[i].kind = MH_PROBE_ROLE;
         lua_pop(L, 1);
     }
     *n = (uint32_t)len;

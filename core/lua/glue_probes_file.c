@@ -95,14 +95,15 @@ static char *probes_json(const mh_probe *p, uint32_t n, const char *path, mh_err
     json_t *a = json_array();
     for (uint32_t i = 0; a && i < n; i++) {
         json_t *o = json_object();
-        json_object_set_new(o, "name", json_string(p[i].name));
+        json_object_set_new(o, p[i].kind == MH_PROBE_ROLE ? "role" : "name", json_string(p[i].name));
         switch (p[i].kind) {
         case MH_PROBE_KERNEL: json_object_set_new(o, "kernel", json_true()); break;
         case MH_PROBE_LOOP:
             json_object_set_new(o, "loop", p[i].loop ? json_string(p[i].loop) : json_true());
             if (p[i].per_loop) json_object_set_new(o, "per", json_string("loop"));
             break;
-        case MH_PROBE_AROUND: json_object_set_new(o, "around", json_string(p[i].around)); break;
+        case MH_PROBE_AROUND:
+        case MH_PROBE_ROLE: json_object_set_new(o, "around", json_string(p[i].around)); break;
         case MH_PROBE_RANGE:
             json_object_set_new(o, "from", p[i].from ? json_string(p[i].from) : json_integer(p[i].from_line));
             json_object_set_new(o, "to", p[i].to ? json_string(p[i].to) : json_integer(p[i].to_line));

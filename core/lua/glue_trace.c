@@ -283,9 +283,10 @@ static int l_trace_save(lua_State *L)
     lua_pushfstring(L, "%s.bin", prefix);
     if (save_words(lua_tostring(L, -1), t->words, t->spec.words, &e)) return glue_raise(L, &e);
     lua_setfield(L, -2, "buffer");
-    json_t *names = json_object(), *meta = json_object();
+    json_t *names = json_object(), *roles = json_object(), *meta = json_object();
     for (size_t i = 0; i < t->names.n; i++)
-        json_object_set_new(names, t->names.v[i].name, json_integer((json_int_t)t->names.v[i].id));
+        json_object_set_new(t->names.v[i].role ? roles : names, t->names.v[i].name,
+                            json_integer((json_int_t)t->names.v[i].id));
     json_object_set_new(meta, "grid", json_pack("[III]", (json_int_t)t->spec.grid[0], (json_int_t)t->spec.grid[1],
                                                  (json_int_t)t->spec.grid[2]));
     json_object_set_new(meta, "block", json_pack("[III]", (json_int_t)t->spec.block[0], (json_int_t)t->spec.block[1],
@@ -294,6 +295,8 @@ static int l_trace_save(lua_State *L)
     json_object_set_new(meta, "trace_scope", json_string(mh_scope_name(t->spec.scope)));
     if (t->spec.partial) json_object_set_new(meta, "partial", json_true()); /* an instrumented kernel's */
     json_object_set_new(meta, "names", names);
+    if (json_object_size(roles)) json_object_set_new(meta, "roles", roles); /* the lanes' roles, when named */
+    else json_decref(roles);
     if (t->clock_ghz > 0) json_object_set_new(meta, "clock_ghz", json_real(t->clock_ghz));
     char *text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     json_decref(meta);
@@ -397,7 +400,7 @@ int glue_names_copy(mh_names *dst, const mh_names *src, mh_error *e)
 {
     mh_names_init(dst);
     for (size_t i = 0; i < src->n; i++)
-        if (mh_names_add(dst, src->v[i].name, src->v[i].id, e)) return -1;
+        if ((src->v[i].role ? mh_names_add_role : mh_names_add)(dst, src->v[i].name, src->v[i].id, e)) return -1;
     return mh_names_finish(dst, e);
 }
 

@@ -27,6 +27,8 @@ typedef struct {
     uint32_t smid;     /* header word 1 */
     uint32_t first_clock; /* %clock of the first event */
     uint64_t cycles;   /* first event to last, unwrapped as emit_trace does (the counters' span) */
+    uint32_t role[2];  /* the roles its lane took ("// @mgpu role NAME"): name indices, in order */
+    uint8_t nroles;    /* how many distinct: 0, 1, 2, or 3 for more than 2 */
 } live_trace;
 
 typedef struct {
@@ -130,10 +132,12 @@ static int bad_trace(dump_ctx *c, uint64_t t, const char *fmt, ...)
  * is reported.  Also folds the consecutive-time differences into *min_diff
  * (Mosaic's overhead estimate). */
 static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, uint32_t *min_diff,
-                       uint64_t *cycles)
+                       uint64_t *cycles, live_trace *l)
 {
     int mosaic = c->opts->mode == MH_DUMP_MOSAIC;
-    uint64_t depth = 0, acc = 0;
+    uint64_t depth = 0, acc = 0, regions = 0; /* regions: the events so far that are not roles */
+    uint32_t prev = 0;                        /* the time of the last of them */
+    l->nroles = 0;
     if (!mosaic && grow_stack(c, n / 2)) return -1;
     for (uint64_t k = 0; k < n / 2; k++) {
         uint32_t tag = w[3 + 2 * k], time = w[4 + 2 * k];
@@ -143,10 +147,26 @@ static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, u
                                   (unsigned long long)k, id);
         if (k) {
             uint32_t d = time - w[2 + 2 * k];
-            if (d < *min_diff) *min_diff = d;
             acc += d >= BACKWARD_LIMIT ? 0 : d; /* as emit_trace unwraps it */
         }
         uint32_t idx = (uint32_t)(nm - c->names->v);
+        if (nm->role) {
+            /* a role names the lane: no region, and not in Mosaic's overhead estimate (its dump is then
+             * JAX's of the buffer without the roles' events) */
+            if (tag & MH_EXIT_BIT)
+                return bad_trace(c, t, "event %llu ends role \"%s\": a role's event is a begin (roles are not regions)",
+                                 (unsigned long long)k, nm->name);
+            int seen = 0;
+            for (uint8_t r = 0; r < l->nroles && r < 2; r++) seen |= l->role[r] == idx;
+            if (!seen && l->nroles < 2) l->role[l->nroles++] = idx;
+            else if (!seen) l->nroles = 3;
+            continue;
+        }
+        if (regions++) {
+            uint32_t d = time - prev;
+            if (d < *min_diff) *min_diff = d;
+        }
+        prev = time;
         if (!(tag & MH_EXIT_BIT)) {
             if (!mosaic) c->stack[depth] = idx;
             depth++;
@@ -219,13 +239,14 @@ static int scan(dump_ctx *c)
             continue;
         }
         uint64_t cycles = 0;
-        if (scan_events(c, t, w, n, &min_diff, &cycles)) {
+        live_trace *l = &c->live[c->nlive];
+        if (scan_events(c, t, w, n, &min_diff, &cycles, l)) {
             if (c->e->code != MH_E_BAD_TRACE) return -1;
             first_err = *c->e;
             have_err = 1;
             continue;
         }
-        live_trace *l = &c->live[c->nlive++];
+        c->nlive++;
         l->trace = t;
         l->start = w[0];
         l->smid = w[1];
@@ -411,11 +432,15 @@ static int default_prologue(dump_ctx *c)
     return 0;
 }
 
-static void default_thread_meta(dump_ctx *c, uint64_t pid, uint64_t tid, uint64_t t, int *first)
+static void default_thread_meta(dump_ctx *c, uint64_t pid, uint64_t tid, const live_trace *l, int *first)
 {
     mh_out *o = c->out;
-    char label[96];
-    trace_label(c->spec, t, label, sizeof label);
+    char label[96 + 2 * (MH_ROLE_MAX + 3) + 8];
+    int len = trace_label(c->spec, l->trace, label, 96);
+    /* its roles (one-word names, mh_role_name_ok: nothing to escape): "... · producer" */
+    for (uint8_t r = 0; r < l->nroles && r < 2 && len > 0 && len < 96; r++)
+        len += snprintf(label + len, sizeof label - (size_t)len, "%s%s", r ? "/" : " \xc2\xb7 ", c->names->v[l->role[r]].name);
+    if (l->nroles > 2 && len > 0 && (size_t)len < sizeof label - 4) snprintf(label + len, sizeof label - (size_t)len, "/...");
     if (!*first) mh_out_lit(o, ",\n");
     *first = 0;
     mh_out_lit(o, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
@@ -539,6 +564,17 @@ static int64_t flow_ts(const dump_ctx *c, const live_trace *l, uint64_t clock)
 static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, int64_t ts, const live_trace *l)
 {
     mh_out *o = c->out;
+    /* first an instant event at the same place and cat: Chrome DevTools' Performance panel binds a flow
+     * to the event with its cat, pid, tid and ts (Perfetto and Catapult to the enclosing slice) */
+    mh_out_lit(o, ",\n{\"name\":\"");
+    mh_out_str(o, finish ? "mbarrier wait" : name);
+    mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
+    mh_out_milli3(o, ts);
+    mh_out_lit(o, ",\"pid\":");
+    mh_out_u64(o, (uint64_t)l->smid + 1);
+    mh_out_lit(o, ",\"tid\":");
+    mh_out_u64(o, l->trace + 1);
+    mh_out_lit(o, "}");
     mh_out_lit(o, ",\n{\"name\":\"");
     mh_out_str(o, name);
     mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"");
@@ -587,12 +623,12 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     double ghz = c->ghz;
     mh_summary *sum = c->opts->summary;
     mh_out *o = c->out;
-    uint64_t n = w[2] / 2, depth = 0;
+    uint64_t n = w[2] / 2, depth = 0, shown = 0; /* shown: events written (a role's are not) */
     uint64_t pid = (uint64_t)l->smid + 1, tid = l->trace + 1;
     uint32_t first_clock = w[4], prev_clock = w[4], last32 = 0;
     uint64_t acc = 0;                                   /* cycles since the first event */
     int64_t base_ns = mosaic ? 0 : trace_base(c, l);
-    int64_t last_ns = 0;
+    int64_t last_ns = base_ns;
     mh_counters *cnt = c->counters;
 
     /* The constant end of every event of this trace. */
@@ -605,7 +641,12 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
     suffix[sl++] = '}';
 
     if (grow_stack(c, n)) return -1;
-    if (!mosaic) default_thread_meta(c, pid, tid, l->trace, first);
+    if (!mosaic) default_thread_meta(c, pid, tid, l, first);
+    if (mosaic && l->nroles) /* Mosaic's times are from the first region event: the roles' are left out */
+        for (uint64_t k = 0; k < n; k++) {
+            const mh_name *nm = mh_names_get(c->names, w[3 + 2 * k] & MH_NAME_ID_MASK);
+            if (!nm->role) { first_clock = w[4 + 2 * k]; break; }
+        }
     for (uint64_t k = 0; k < n; k++) {
         uint32_t tag = w[3 + 2 * k], clock = w[4 + 2 * k];
         int end = (tag & MH_EXIT_BIT) != 0;
@@ -621,11 +662,12 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
         }
         acc += step;
         prev_clock = clock;
+        if (nm->role) continue; /* the lane's label says it (default_thread_meta) */
 
         emit_prefix(c, idx, end, first);
         if (mosaic) {
-            uint32_t t32 = (clock - first_clock) - (uint32_t)(k * (uint64_t)c->overhead);
-            if (k && last32 >= t32) {
+            uint32_t t32 = (clock - first_clock) - (uint32_t)(shown * (uint64_t)c->overhead);
+            if (shown && last32 >= t32) {
                 if (last32 - t32 > 10)
                     warn(c, &c->st->clock_warnings,
                          "Profiler clock went significantly backwards for event %s `%s`: %u -> %u",
@@ -655,8 +697,9 @@ static int emit_trace(dump_ctx *c, const live_trace *l, int *first_out)
                 mh_counters_add(cnt, c->stack[depth], base_ns + (int64_t)cycles_to_units(ghz, c->stack_at[depth]),
                                 last_ns);
         }
+        shown++;
     }
-    c->st->events += n;
+    c->st->events += shown;
     if (sum && !mosaic) mh_summary_trace(sum, l->smid, base_ns, last_ns);
     if (depth) {
         /* Truncated by a bounds-checked kernel: close the open regions,

@@ -92,6 +92,15 @@ static int parse_root(mh_meta *m, json_t *root, mh_error *e)
             return mh_fail(e, MH_E_BAD_META, "names[\"%s\"] must be a non-negative integer id", key);
         if (mh_names_add(&m->names, key, (uint64_t)json_integer_value(id), e)) return -1;
     }
+    /* the lanes' roles (an instrumented kernel's "// @mgpu role NAME"): ids beside the names' */
+    v = json_object_get(root, "roles");
+    if (v && !json_is_object(v))
+        return mh_fail(e, MH_E_BAD_META, "field \"roles\" must be an object {\"role\": id, ...}");
+    json_object_foreach(v, key, id) {
+        if (!json_is_integer(id) || json_integer_value(id) < 0)
+            return mh_fail(e, MH_E_BAD_META, "roles[\"%s\"] must be a non-negative integer id", key);
+        if (mh_names_add_role(&m->names, key, (uint64_t)json_integer_value(id), e)) return -1;
+    }
     if (mh_names_finish(&m->names, e)) return -1;
     if (mh_spec_validate(&m->spec, e)) {
         e->code = MH_E_BAD_META;

@@ -89,6 +89,7 @@ int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e)
     m->id = (uint32_t)id;
     m->name = strdup(name);
     m->json = mh_json_quote(name, &m->json_len);
+    m->role = 0;
     if (!m->name || !m->json) {
         free(m->name);
         free(m->json);
@@ -96,6 +97,26 @@ int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e)
     }
     t->n++;
     return 0;
+}
+
+int mh_names_add_role(mh_names *t, const char *name, uint64_t id, mh_error *e)
+{
+    if (!mh_role_name_ok(name, strlen(name)))
+        return mh_fail(e, MH_E_BAD_META, "bad role name \"%.80s\": a role is one word of letters, digits, '_', '-' "
+                       "and '.', at most %d characters (\"producer\", \"consumer-1\")", name, MH_ROLE_MAX);
+    if (mh_names_add(t, name, id, e)) return -1;
+    t->v[t->n - 1].role = 1;
+    return 0;
+}
+
+int mh_role_name_ok(const char *s, size_t len)
+{
+    if (!len || len > MH_ROLE_MAX) return 0;
+    for (size_t i = 0; i < len; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+              s[i] == '_' || s[i] == '-' || s[i] == '.'))
+            return 0;
+    return 1;
 }
 
 static int by_id(const void *a, const void *b)

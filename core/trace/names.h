@@ -14,6 +14,8 @@ typedef struct mh_name {
     char *name;      /* UTF-8, NUL-terminated */
     char *json;      /* "name" as a JSON literal, quotes included, ASCII only */
     size_t json_len;
+    uint8_t role;    /* 1: a lane's role ("// @mgpu role NAME"): its events name the trace's lane,
+                      * they are not regions (the dump leaves them out and labels the lane) */
 } mh_name;
 
 typedef struct mh_names {
@@ -28,6 +30,14 @@ void mh_names_free(mh_names *t);
 
 /* Adds name with id; ids must be < 2^31 (bit 31 marks an end event). */
 int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e);
+
+/* Adds a role (a lane's name, not a region): as mh_names_add, flagged. */
+int mh_names_add_role(mh_names *t, const char *name, uint64_t id, mh_error *e);
+
+/* Whether s (len bytes) is a role name: one word of letters, digits, '_', '-' and '.', at most
+ * MH_ROLE_MAX bytes (it ends up in a lane's label: "block 0 · warpgroup 0 · producer"). */
+#define MH_ROLE_MAX 48
+int mh_role_name_ok(const char *s, size_t len);
 
 /* Sorts, rejects duplicate ids, builds the lookup.  Call once after adding. */
 int mh_names_finish(mh_names *t, mh_error *e);

@@ -10,6 +10,8 @@
 #include "cudart/cudart.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 /* the stand-in's entry points, as a program's headers declare them */
 void **__cudaRegisterFatBinary(void *fatCubin);
@@ -51,7 +53,9 @@ static const char PTX[] =
     "  cvta.to.global.u64 %rd2, %rd1;\n  mul.wide.s32 %rd3, %r5, 4;\n  add.s64 %rd4, %rd2, %rd3;\n"
     "  ld.global.f32 %r6, [%rd4];\n  add.f32 %r6, %r6, 0f3F800000;\n  st.global.f32 [%rd4], %r6;\n"
     "  atom.global.add.u32 %r7, [counter], 1;\n"
-    "DONE:\n  ret;\n}\n";
+    "DONE:\n  ret;\n}\n"
+    /* a C++ kernel's mangled name: void scale<128>(float*) */
+    ".visible .entry _Z5scaleILi128EEvPf(.param .u64 q)\n{\n  ret;\n}\n";
 
 /* a fat binary as nvcc lays it out: header, one entry (kind, header size, payload size, arch, flags) */
 static unsigned char *fatbin(int kind, const void *payload, size_t n, size_t *len)
@@ -70,6 +74,24 @@ static unsigned char *fatbin(int kind, const void *payload, size_t n, size_t *le
 }
 
 static void add_one_stub(void) {}
+static void scale_stub(void) {}
+
+/* What the stand-in wrote on stderr while `call` ran (its messages), into buf. */
+#define STDERR_OF(buf, call)                                                                                           \
+    do {                                                                                                               \
+        FILE *tmp_ = tmpfile();                                                                                        \
+        int saved_ = dup(2);                                                                                           \
+        fflush(stderr);                                                                                                \
+        dup2(fileno(tmp_), 2);                                                                                         \
+        call;                                                                                                          \
+        fflush(stderr);                                                                                                \
+        dup2(saved_, 2);                                                                                               \
+        close(saved_);                                                                                                 \
+        rewind(tmp_);                                                                                                  \
+        size_t n_ = fread(buf, 1, sizeof buf - 1, tmp_);                                                               \
+        buf[n_] = 0;                                                                                                   \
+        fclose(tmp_);                                                                                                  \
+    } while (0)
 static void elf_only_stub(void) {}
 static unsigned counter_shadow;
 
@@ -82,6 +104,8 @@ int main(void)
     CHECK(h != NULL);
     __cudaRegisterFunction(h, (const char *)add_one_stub, "add_one", "add_one", -1, NULL, NULL, NULL, NULL, NULL);
     __cudaRegisterVar(h, (char *)&counter_shadow, "counter", "counter", 0, 4, 0, 0);
+    __cudaRegisterFunction(h, (const char *)scale_stub, "_Z5scaleILi128EEvPf", "_Z5scaleILi128EEvPf", -1, NULL, NULL, NULL,
+                           NULL, NULL);
     unsigned char *elf = fatbin(2, "\x7f" "ELF", 4, &len);
     struct { uint32_t magic, version; const void *data; void *unused; } wrapper2 = {0x466243b1u, 1, elf, NULL};
     void **h2 = __cudaRegisterFatBinary(&wrapper2);
@@ -132,6 +156,12 @@ int main(void)
     CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
     CHECK(cudaGetLastError() == cudaSuccess);
     CHECK(cudaLaunchKernel((const void *)main, g, b, args, 0, NULL) == cudaErrorInvalidDeviceFunction);
+    /* a launch message names a C++ kernel as its author wrote it, not mangled */
+    char said[2000];
+    STDERR_OF(said, CHECK(cudaLaunchKernel((const void *)scale_stub, g, big, args, 0, NULL) == cudaErrorInvalidConfiguration));
+    CHECK_CONTAINS(said, "cudaLaunchKernel: kernel scale<128>: grid (3, 1, 1) block (2048, 1, 1) is not a launch configuration");
+    CHECK(strstr(said, "_Z5scale") == NULL);
+    CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
     CHECK(cudaLaunchKernel((const void *)elf_only_stub, g, b, NULL, 0, NULL) == cudaErrorNoKernelImageForDevice);
     CHECK(cudaGraphCreate() == cudaErrorNotSupported);
     CHECK_STR(cudaGetErrorName(cudaGetLastError()), "cudaErrorNotSupported");

@@ -1,6 +1,7 @@
-// markers.cu - a kernel with region markers (ptx/mgpu_markers.h) and a __device__ variable:
-// under exec --trace each launch writes a Perfetto trace of its regions, and the program's
-// results (and the variable, kept across launches) are the same as without it.
+// markers.cu - a kernel with region markers (ptx/mgpu_markers.h), a role for its lanes and a
+// __device__ variable: under exec --trace each launch writes a Perfetto trace of its regions, its
+// lanes named "... · stager", and the program's results (and the variable, kept across launches)
+// are the same as without it.
 #include "check.h"
 #include "mgpu_markers.h"
 
@@ -10,6 +11,7 @@ __global__ void staged(const float *in, float *out, int n)
 {
     __shared__ float tile[128];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
+    MGPU_ROLE("stager");
     MGPU_BEGIN("load");
     tile[threadIdx.x] = i < n ? in[i] : 0;
     __syncthreads();

@@ -39,6 +39,10 @@ if grep -q MGPU_BEGIN "$SRC/$NAME.cu"; then
   for n in 1 2; do
     grep -q '"load"' "$D/trace/launch-$n.trace.json" 2>/dev/null || { echo "FAIL: no region load in $D/trace/launch-$n.trace.json"; exit 1; }
   done
+  ROLE=$(sed -n 's/.*MGPU_ROLE("\([^"]*\)").*/\1/p' "$SRC/$NAME.cu" | head -1)
+  if [ -n "$ROLE" ]; then # the lanes are named by the kernel's role
+    grep -q "warp 0 · $ROLE\"" "$D/trace/launch-1.trace.json" || { echo "FAIL: no lane named by role $ROLE in $D/trace/launch-1.trace.json"; exit 1; }
+  fi
 fi
 echo "== exec --capture"
 "$H" exec --capture "$D/capture" -- "$D/prog" > "$D/capture.out" 2>&1 || { cat "$D/capture.out"; echo "FAIL: $NAME under exec --capture"; exit 1; }
