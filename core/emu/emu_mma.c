@@ -168,10 +168,9 @@ __attribute__((target("avx2"))) static void gemm_f_avx2(int M, int N, int K, con
 
 static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
 {
-    static int isa = -1; /* (the same answer for every thread: a benign race) */
-    if (isa < 0) isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
-    if (isa == 2) gemm_f_avx512(M, N, K, A, B, D);
-    else if (isa == 1) gemm_f_avx2(M, N, K, A, B, D);
+    /* (__builtin_cpu_supports reads the CPU's features libgcc found at load time: no state here) */
+    if (__builtin_cpu_supports("avx512f")) gemm_f_avx512(M, N, K, A, B, D);
+    else if (__builtin_cpu_supports("avx2")) gemm_f_avx2(M, N, K, A, B, D);
     else gemm_f_plain(M, N, K, A, B, D, 0, 0);
 }
 #else
