@@ -16,7 +16,8 @@
  * model's port bytes a cycle) and its TMA unit are a cycle counter each, as the L1 pipe is.
  *
  * Latency: an access waits for the level that serves its farthest line (L1, L2 or HBM), plus
- * the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
+ * the L2's loaded latency (an M/D/1 queue's wait at the L2's recent utilisation: l2_load_wait),
+ * plus the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
  * warp's independent loads do not overlap); stores and cp.async only the queueing.
  *
  * Tensor cores: one per sub-partition (warp slot % 4), shared by the warps on it: an operation
@@ -114,6 +115,34 @@ static uint64_t bw_take(bw_ring *b, uint64_t at, double bytes)
     }
 }
 
+/* The L2's utilisation over the LOAD_SPAN windows that end LOAD_LAG cycles before `at`: windows
+ * every SM has passed (the scheduler keeps the SMs within a quantum, 256 cycles, of each other),
+ * so no transfer will add to them and the figure does not depend on the order the SMs ran in. */
+#define LOAD_LAG 512
+#define LOAD_SPAN 8
+static double l2_utilisation(const bw_ring *b, uint64_t at)
+{
+    if (at < LOAD_LAG + ((uint64_t)LOAD_SPAN << WIN_SHIFT)) return 0;
+    uint64_t end = (at - LOAD_LAG) >> WIN_SHIFT;
+    double used = 0;
+    for (uint64_t w = end - LOAD_SPAN; w < end; w++) {
+        uint32_t s = (uint32_t)(w & (RING - 1));
+        if (b->tag[s] == w + 1) used += b->used[s];
+    }
+    return used / (b->rate * (double)(LOAD_SPAN << WIN_SHIFT));
+}
+
+/* The loaded latency's queueing term: an M/D/1 queue's mean wait, rho / (2 (1 - rho)) service
+ * times (the model's l2_load_clk), at the L2's recent utilisation rho (capped at 0.95: beyond,
+ * the windows' own queue above is what grows).  0 on an idle L2. */
+static uint32_t l2_load_wait(const struct emu_mt *t, uint64_t at)
+{
+    double rho = l2_utilisation(&t->l2bw, at);
+    if (rho <= 0) return 0;
+    if (rho > 0.95) rho = 0.95;
+    return (uint32_t)(t->m->l2_load_clk * rho / (2 * (1 - rho)) + 0.5);
+}
+
 /* ---- caches ---- */
 
 static inline uint32_t set_of(uint64_t line, uint32_t sets)
@@ -194,6 +223,7 @@ static uint32_t lines_of(const uint64_t *ad, uint32_t n, uint32_t size, uint64_t
  * transfer after another once they are there. */
 static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t lat, double bytes, double miss)
 {
+    if (lat) lat += l2_load_wait(t, at);
     double q = (double)bw_take(&t->l2bw, at, bytes) - (double)at - bytes / t->l2bw.rate;
     if (miss > 0) {
         double h = (double)bw_take(&t->hbm, at, miss) - (double)at - miss / t->hbm.rate;

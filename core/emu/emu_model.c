@@ -21,6 +21,14 @@
  *         1755 MHz, i.e. 5120 bytes per cycle.
  *  [EST]  emu's estimate where no published figure was found: stated as such, to be re-fitted
  *         with scripts/device/microbench.lua on a GPU.
+ * Loaded latency: the papers' latencies are an idle GPU's (one pointer chase).  Under load an L2
+ * access also queues: emu adds an M/D/1 queue's mean wait, l2_load_clk x rho / (2 (1 - rho)), at
+ * the L2's utilisation rho of its bandwidth (emu_memtime.c).  No published loaded-latency curve of
+ * Hopper's L2 was found (the papers, Chips and Cheese's H100 articles), so l2_load_clk is [EST]:
+ * the round value that, of 0, 100, 150 and 300 cycles, best fits fast.cu's kernels 2-5 at 4096
+ * against their published H100 TFLOPS (mean error 7%; kernels 6-12 were not used to choose it:
+ * docs/results/emu-gemm-tflops.md).  It gives an L2 hit of 260 cycles idle, about 310 at half the
+ * L2's bandwidth, 410 at three quarters and 710 at 90%; a device run re-fits it.
  * The latencies are the papers' figures rounded to the cycle as emu's docs carried them (the
  * search corpus held the papers' text but not their tables' cells, so each is "about"); the
  * calibration test (tests/c/test_emu_clock.c) checks emu reproduces these within 15%. */
@@ -36,6 +44,7 @@
     .hbm_lat = 480,   /* [P24]/[P25]: global memory ~480 cycles */                                \
     .dsmem_lat = 180, /* [P24]: SM-to-SM network ~180 cycles */                                   \
     .tma_lat = 60,    /* [EST]: the TMA unit's own cost beyond the source's latency */            \
+    .l2_load_clk = 100, /* [EST] (M/D/1 service time): see "loaded latency" above */              \
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
     .l2_bytes_per_clk = 5120,          /* [TAB] */                                                \

@@ -21,6 +21,8 @@ typedef struct mh_emu_model {
     uint32_t hbm_lat;           /* ld.global missing L2 (the whole trip) */
     uint32_t dsmem_lat;         /* ld.shared::cluster of another block of the cluster */
     uint32_t tma_lat;           /* a TMA copy's fixed cost beyond its source's latency */
+    double l2_load_clk;         /* the L2's loaded latency: an access waits l2_load_clk x rho / (2 (1 - rho))
+                                 * more cycles at utilisation rho of the L2's bandwidth (M/D/1) */
     /* capacities */
     uint32_t l1_bytes;          /* L1 + shared memory per SM; L1 gets what the resident blocks' shared leaves */
     uint64_t l2_bytes;          /* the device's L2 */

@@ -7,7 +7,7 @@
 -- item 1's waits, as the corpus's xfails say), 10-12 ask for more shared memory than emu gives
 -- (the module's other kernel's static array): they are tried when named, and say so.
 -- At N = 4096 each fast.cu row also gives the worklog's published H100 figure and emu / published.
---   mgpu-harness scripts/bench/emu_gemm.lua [N] [MODEL] [KERNEL-NUMBERS, default 5,0]
+--   mgpu-harness scripts/bench/emu_gemm.lua [N] [MODEL] [KERNEL-NUMBERS, default 5,0] [check]
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/bench/[^/]*$") or "."
@@ -15,6 +15,7 @@ local N = tonumber(arg[1] or "4096")
 local model = arg[2] or "h100-sxm"
 local want = {}
 for k in (arg[3] or "5,0"):gmatch("%d+") do want[tonumber(k)] = true end
+local check = arg[4] == "check"
 local dev = mgpu.device("emu", { model = model })
 local S = 256 -- the recorded size
 
@@ -37,6 +38,81 @@ local function beside(num, tf)
   local p = N == 4096 and published[num]
   if not p then return "| | |" end
   return string.format("| %d | %.2f |", p, tf / p)
+end
+
+-- Kernels 11 and 12 read their tiles' order from an int array the host fills (fast.cu's
+-- createHilbert): per cluster of 2 blocks (64 of the 128 blocks' rows of 128 entries, the rest
+-- unused), the tiles (row << 16 | column, a tile BM x CLUSTER_M = 256 by BN = 256) along a Hilbert
+-- curve over the tile grid, dealt round-robin to the 64 clusters, then -1.  The recording holds the
+-- 256 x 256 schedule (one tile); at N it is made again here: the same curve, the same dealing.
+local function hilbert_xy(n, d) -- the d-th point of the Hilbert curve over an n x n grid (n a power of 2)
+  local x, y, t, s = 0, 0, d, 1
+  while s < n do
+    local rx = (t // 2) & 1
+    local ry = (t ~ rx) & 1
+    if ry == 0 then
+      if rx == 1 then x, y = s - 1 - x, s - 1 - y end
+      x, y = y, x
+    end
+    x, y, t, s = x + s * rx, y + s * ry, t // 4, s * 2
+  end
+  return x, y
+end
+
+local function hilbert_schedule(words, tiles_m, tiles_n, clusters, len)
+  local dim = 1
+  while dim < math.max(tiles_m, tiles_n) do dim = dim * 2 end
+  local pos = {}
+  for i = 1, clusters do pos[i] = {} end
+  local core = 1
+  for d = 0, dim * dim - 1 do
+    local x, y = hilbert_xy(dim, d)
+    if x < tiles_m and y < tiles_n then
+      local p = pos[core]
+      p[#p + 1] = (x << 16) | y
+      core = core % clusters + 1
+    end
+  end
+  for i = 1, clusters * len do words[i] = 0xffffffff end
+  for i = 1, clusters do
+    assert(#pos[i] <= len, "hilbert schedule: more tiles per cluster than the kernel's 128 entries")
+    for j, v in ipairs(pos[i]) do words[(i - 1) * len + j] = v end
+  end
+end
+
+-- With "check" (a 4th argument) A and B get values whose product is known, and C is compared in
+-- full: A[i][k] = a(i) s(k), B[j][k] = b(j) s(k) (both K-contiguous, as fast.cu keeps them; s = +-1
+-- in a pattern across and within K tiles, so a K tile paired with the wrong one changes the sum),
+-- hence C = K a(i) b(j), exact in bf16.  Slower (tables of N^2 values), same virtual time.
+local function a_of(i) return i % 4 + 1 end
+local function b_of(j) return (j % 3 + 1) * ((j // 7) % 2 == 0 and 1 or -1) end
+local function s_of(k) return (k * 7 + k // 64) % 3 == 0 and -1 or 1 end
+local function operand(arr, f)
+  local v, sk = {}, {}
+  for k = 0, N - 1 do sk[k] = s_of(k) end
+  for r = 0, N - 1 do
+    local fr, base = f(r), r * N
+    for k = 0, N - 1 do v[base + k + 1] = fr * sk[k] end
+  end
+  arr:write(v)
+end
+local function check_c(c)
+  local best
+  for _, layout in ipairs { "row-major", "column-major" } do
+    local e = {}
+    for i = 0, N - 1 do
+      local ai = N * a_of(i)
+      for j = 0, N - 1 do e[(layout == "row-major" and i * N + j or j * N + i) + 1] = ai * b_of(j) end
+    end
+    local ref = dev:array("bf16", N * N)
+    ref:write(e)
+    e = nil
+    local r = c:compare(ref)
+    if not best or r.mismatches < best.mismatches then best = { layout = layout, mismatches = r.mismatches } end
+    if r.mismatches == 0 then break end
+  end
+  return best.mismatches == 0 and ("C right (" .. best.layout .. ")")
+    or string.format("C WRONG: %d of %d elements differ (%s)", best.mismatches, N * N, best.layout)
 end
 
 local function fastcu(l, num)
@@ -65,18 +141,30 @@ local function fastcu(l, num)
   for _, r in ipairs(l.refs) do
     if r.where == "param" then args[r.at] = r.map and maps[r.map] or arrays[r.ptr]
     else
-      local bytes = maps[r.map]
+      local bytes = maps[r.map]:bytes() -- the map's 128 bytes
       for j = 0, #bytes // 4 - 1 do words[r.at][r.off // 4 + j + 1] = string.unpack("<I4", bytes, 4 * j + 1) end
+    end
+  end
+  if num == 11 or num == 12 then -- the tile schedule (clusters of 2 along M, tiles 256 x 256, 64 clusters)
+    for _, r in ipairs(l.refs) do
+      if r.ptr and words[r.ptr] then hilbert_schedule(words[r.ptr], N // 256, N // 256, 64, 128) end
     end
   end
   for id, w in pairs(words) do arrays[id]:write(w) end
   local grid = { l.grid[1], l.grid[2], l.grid[3] }
   if grid[1] ~= 128 then grid[1] = grid[1] * (N // S) * (N // S) end -- grid-tiled (kernels 2-5)
+  local data, cid = {}, nil
+  for id, a in pairs(l.allocs) do
+    if a.init == "data" then data[#data + 1] = id elseif a.init == "zeros" then cid = id end
+  end
+  table.sort(data)
+  if check then operand(arrays[data[1]], a_of); operand(arrays[data[2]], b_of); collectgarbage() end
   local t0 = os.clock()
   local run = k:launch { grid = grid, block = l.block, smem = l.smem, args = args, timeout_s = 3600 }
-  print(string.format("| fast.cu kernel %d | %d | %s | %s | %.1f | %.0f %s %.0f s |", num, N, model,
+  local cpu = os.clock() - t0
+  print(string.format("| fast.cu kernel %d | %d | %s | %s | %.1f | %.0f %s %.0f s |%s", num, N, model,
     tostring(run.blocks_per_sm or "?"), run.time_ns / 1e3, tflops(run.time_ns), beside(num, tflops(run.time_ns)),
-    os.clock() - t0))
+    cpu, check and (" " .. check_c(arrays[cid]) .. " |") or ""))
 end
 
 print("| kernel | N | model | blocks/SM | emu time (us) | emu TFLOPS | published TFLOPS (N = 4096) | emu / published | CPU |")

@@ -15,7 +15,7 @@ local model = arg[2] or "h200"
 local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
-local PUB = { l1 = 33, l2 = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048,
+local PUB = { l1 = 33, l2 = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048,
   gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
 
 -- every figure of one device: {key = value}
@@ -33,6 +33,22 @@ local function measure(d)
   r.l1 = chase(16 << 10, true)
   r.l2 = chase(8 << 20, true)
   r.hbm = chase(128 << 20, false)
+  -- the L2 under load (loaded_chase): one thread chases while 40 SMs read a 16 MiB buffer through
+  -- L2, once (the chase then runs on an idle L2) or 32 times (through the chase); the load's bytes
+  -- a cycle over the model's L2 bandwidth (5120, [TAB]) is rho; l2_load_clk is what
+  -- idle + l2_load_clk x rho / (2 (1 - rho)) = busy gives (emu_memtime.c's M/D/1 term)
+  local function loaded(passes)
+    local bytes, o = 16 << 20, d:array("u64", 4)
+    local buf = d:array("u8", bytes)
+    m:kernel("chase_init"):launch { grid = 132, block = 256, args = { buf, bytes // 128, 128 } }
+    m:kernel("loaded_chase"):launch { grid = 41, block = 1024,
+      args = { buf, bytes // 16, passes, 30000, 256, o, d:array("f32", 41 * 1024) } }
+    local v = o:read()
+    return v[1], passes * bytes / v[3] / 5120
+  end
+  r.l2idle = loaded(1)
+  r.l2busy, r.l2rho = loaded(32)
+  r.l2load = r.l2rho > 0 and (r.l2busy - r.l2idle) * 2 * (1 - r.l2rho) / r.l2rho or 0
   m:kernel("smem_chase"):launch { grid = 1, block = 32, args = { 2048, out } }
   r.smem = out:read()[1]
   m:kernel("dsmem_chase"):launch { grid = 2, block = 32, args = { 2048, out } }
@@ -67,6 +83,10 @@ local rows = {
   { "l1", "L1 hit latency, cycles (chase, 16 KiB)", "l1_lat" },
   { "l2", "L2 hit latency, cycles (chase, 8 MiB)", "l2_lat" },
   { "hbm", "HBM latency, cycles (chase, 128 MiB cold)", "hbm_lat" },
+  { "l2idle", "L2 hit latency after 40 SMs' load, cycles (loaded_chase)", "l2_lat" },
+  { "l2busy", "L2 hit latency under 40 SMs' load, cycles (loaded_chase)", "l2_lat, l2_load_clk" },
+  { "l2rho", "that load over 5120 B/cycle (the model's L2 bandwidth)", "l2_bytes_per_clk" },
+  { "l2load", "the M/D/1 service time those give, cycles", "l2_load_clk" },
   { "smem", "shared memory latency, cycles", "smem_lat" },
   { "dsmem", "distributed shared memory latency, cycles", "dsmem_lat" },
   { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },

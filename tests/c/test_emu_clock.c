@@ -85,6 +85,29 @@ static double stream(mh_emu *d, uint64_t bytes)
     return cy ? (double)bytes / ((double)cy / m->clock_ghz) : 0; /* bytes per ns = GB/s */
 }
 
+/* cycles a hop of a chase through L2 while `loaders` blocks of 1024 read a 16 MiB buffer (the
+ * ring's nodes among it) `passes` times: one pass brings it into L2 and ends before the chase
+ * starts (an idle L2), more keep the L2 busy through the chase; *rho: the load's bytes a cycle
+ * over the model's L2 bandwidth */
+static double loaded_chase(mh_emu *d, unsigned loaders, unsigned passes, double *rho)
+{
+    const mh_emu_model *m = mh_emu_model_of(d);
+    uint64_t bytes = 16u << 20;
+    uint64_t buf = emu_upload(d, NULL, bytes), out = emu_upload(d, NULL, 32);
+    uint64_t sink = emu_upload(d, NULL, (uint64_t)(loaders + 1) * 1024 * 4);
+    unsigned n = (unsigned)(bytes / 128), step = 128, n4 = (unsigned)(bytes / 16), delay = 30000, hops = 256;
+    mh_emu_arg ai[] = {ARG(buf), ARG(n), ARG(step)};
+    launch(d, "chase_init", 132, 256, 0, 0, ai, 3);
+    mh_emu_arg a[] = {ARG(buf), ARG(n4), ARG(passes), ARG(delay), ARG(hops), ARG(out), ARG(sink)};
+    launch(d, "loaded_chase", loaders + 1, 1024, 0, 0, a, 7);
+    long long v[3] = {0};
+    mh_error e;
+    CHECK(mh_emu_read(d, out, v, sizeof v, &e) == 0);
+    *rho = v[2] > 0 ? (double)passes * (double)bytes / (double)v[2] / m->l2_bytes_per_clk : 0;
+    mh_emu_free(d, buf, &e), mh_emu_free(d, out, &e), mh_emu_free(d, sink, &e);
+    return (double)v[0];
+}
+
 int main(int argc, char **argv)
 {
     if (parse_ptx_file(&mod, argc > 1 ? argv[1] : ".", "tests/ptx/microbench.ptx")) return 1;
@@ -108,6 +131,18 @@ int main(int argc, char **argv)
     CHECK(within("distributed shared memory latency", (double)read0(d, out), PUB_DSMEM_LAT));
 
     CHECK(within("HBM streaming read, GB/s", stream(d, 256u << 20), PUB_H200_GBS));
+
+    /* the L2's latency under load (no published curve: emu's own M/D/1 term, model.l2_load_clk
+     * [EST]): on an idle L2 the papers' figure; with 40 SMs reading through it, the idle figure
+     * plus l2_load_clk x rho / (2 (1 - rho)) at the load's utilisation rho */
+    double rho0, rho1;
+    double idle = loaded_chase(d, 40, 1, &rho0), busy = loaded_chase(d, 40, 32, &rho1);
+    CHECK(within("L2 hit latency after a load", idle, PUB_L2_LAT));
+    double mdl = PUB_L2_LAT + m->l2_load_clk * rho1 / (2 * (1 - rho1));
+    printf("  L2 under load: %.0f%% of its bandwidth (40 SMs reading), latency %.0f cycles\n", 100 * rho1, busy);
+    CHECK(rho1 > 0.2 && rho1 < 0.9);
+    CHECK(within("L2 hit latency under that load", busy, mdl));
+    CHECK(busy > idle * 1.1); /* (failed before: emu's L2 latency did not grow with its load) */
 
     /* one warpgroup's back-to-back m64n256k16: its 4 warps on the SM's 4 tensor cores */
     unsigned iters = 64;

@@ -79,6 +79,39 @@ extern "C" __global__ void stream_read(const float4 *a, float *sums, unsigned n4
     sums[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// the L2's latency under load: block 0's thread 0 waits `delay` cycles (the other blocks' first
+// pass brings the buffer, the ring's nodes among it, into L2), then chases `hops` nodes of the ring
+// laid in `buf` (out[0] cycles a hop); blocks 1.. read the whole buffer `passes` times, each a
+// slice a grid stride apart (more than an SM's L1, so they go to L2), and block 1 writes the
+// cycles its passes took to out[2] (the host turns them into the load's bytes a cycle)
+extern "C" __global__ void loaded_chase(unsigned char *buf, unsigned n4, unsigned passes, unsigned delay,
+                                        unsigned hops, long long *out, float *sink)
+{
+    if (blockIdx.x == 0) {
+        if (threadIdx.x) return;
+        long long t = clock64();
+        while (clock64() - t < delay) {}
+        unsigned char *p = buf;
+        long long t0 = clock64();
+        for (unsigned i = 0; i < hops; i++) p = *(unsigned char **)p;
+        long long t1 = clock64();
+        out[0] = (t1 - t0) / hops;
+        out[1] = (long long)p;
+        return;
+    }
+    const float4 *a = (const float4 *)buf;
+    float s = 0.0f;
+    long long t0 = clock64();
+    for (unsigned k = 0; k < passes; k++)
+        for (unsigned i = (blockIdx.x - 1) * blockDim.x + threadIdx.x; i < n4; i += (gridDim.x - 1) * blockDim.x) {
+            float4 v = a[i];
+            s += v.x + v.y + v.z + v.w;
+        }
+    __syncthreads();
+    if (blockIdx.x == 1 && threadIdx.x == 0) out[2] = clock64() - t0;
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
+}
+
 // an mbarrier's round trip: one thread arrives and waits for the phase, `iters` times
 extern "C" __global__ void mbar_roundtrip(unsigned iters, long long *out)
 {
