@@ -287,6 +287,8 @@ static int link_code(ctx *c, mh_error *e)
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
+    c->mma = m->mma;
+    c->mma_regs = m->mma_regs;
     if (emu_pack_registers(c) || emu_mma_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
@@ -478,6 +480,8 @@ done:
     for (uint32_t i = 0; i < c.ntiles; i++) free(c.tiles[i]);
     free(c.tiles);
     free(c.zero_rows);
+    free(c.own_mma);
+    free(c.own_mma_regs);
     free(c.insn_func);
     free(c.base);
     free(c.frame_off);

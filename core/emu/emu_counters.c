@@ -92,15 +92,28 @@ uint32_t mh_ct_wavefronts(const uint64_t *addr, const uint8_t *lane, uint32_t n,
     uint32_t per = size <= 4 ? 32 : size == 8 ? 16 : 8; /* lanes per 128-byte phase */
     uint32_t words = size <= 4 ? 1 : size / 4, total = 0;
     *phases = 0;
+    int all = n == 32 && lane[31] == 31; /* a whole warp (lanes come in increasing order): phase p is lanes p*per.. */
     for (uint32_t p = 0; p < 32 / per; p++) {
         uint64_t w[32 * 4];
         uint32_t k = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            if (lane[i] / per != p) continue;
+        for (uint32_t i = all ? p * per : 0; i < (all ? (p + 1) * per : n); i++) {
+            if (!all && lane[i] / per != p) continue;
             for (uint32_t j = 0; j < words; j++) w[k++] = addr[i] / 4 + j;
         }
         if (!k) continue;
         (*phases)++;
+        /* no two words in one bank (a conflict-free phase, the common case): one wavefront, without
+         * the distinct words' set (a word twice would be two in its bank) */
+        uint32_t seen = 0, clash = 0;
+        for (uint32_t i = 0; i < k; i++) {
+            uint32_t bit = 1u << (w[i] & 31);
+            clash |= seen & bit;
+            seen |= bit;
+        }
+        if (!clash) {
+            total += 1;
+            continue;
+        }
         /* the most distinct words any bank holds (the same word twice is a broadcast): distinct
          * words found through a small hash set, not a sort (k <= 128 words, a set of 256) */
         uint32_t bank[32] = {0}, most = 0;

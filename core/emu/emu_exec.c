@@ -506,6 +506,50 @@ static int fast_global(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad)
     return 1;
 }
 
+/* A converged warp's ld/st.shared at [register + offset] of its own block's shared memory, every
+ * lane aligned and inside it: one check for the warp, then the copy in the general path's lane
+ * order (a higher lane's store wins), instead of emu_mem a lane; what emu_mem counts (c->writes, a
+ * lane each) too.  0 (nothing touched) when it is not that case: the general path runs and faults. */
+static int fast_shared(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad, int store)
+{
+    const mh_ptx_opnd *ao = &in->o[store ? 0 : 1], *vo = &in->o[store ? 1 : 0];
+    if (in->space != MH_SP_SHARED || ao->kind != MH_OPK_ADDR || ao->reg == UINT32_MAX || ao->sym >= 0 || ao->param >= 0)
+        return 0;
+    mh_ptx_type t = (mh_ptx_type)in->type;
+    uint32_t eb = (uint32_t)elem_bytes(t), n = in->vec ? in->vec : 1, size = eb * n;
+    if (vo->kind == MH_OPK_VEC ? vo->n != (int)n : n != 1) return 0;
+    const uint64_t *base = &REG(w, ao->reg, 0);
+    uint64_t bad = 0, lim = c->shared_size >= size ? c->shared_size - size : 0;
+    for (int l = 0; l < WARP; l++) {
+        uint64_t a = base[l] + (uint64_t)ao->imm;
+        ad[l] = a;
+        bad |= (a > lim) | (c->shared_size < size) | ((a & (size - 1)) != 0);
+    }
+    if (bad) return 0;
+    unsigned char *sh = c->shared;
+    c->writes += store ? WARP : 0;
+    /* element by element of the vector, each a loop over the lanes (lanes' ranges are aligned to
+     * their size: they coincide or are disjoint, so the lane order within an element decides) */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t r = vo->kind == MH_OPK_VEC ? vo->vec[k] : vo->reg;
+        if (store) {
+            if (vo->kind != MH_OPK_VEC && !(vo->kind == MH_OPK_REG && !vo->neg)) { /* a scalar not a plain register */
+                for (int l = 0; l < WARP; l++) st_elem(sh + ad[l], val(c, w, vo, l), (int)eb);
+            } else if (r == UINT32_MAX || (vo->kind == MH_OPK_VEC && (r & MH_PTX_VEC_SREG))) {
+                for (int l = 0; l < WARP; l++)
+                    st_elem(sh + ad[l] + k * eb, r == UINT32_MAX ? 0 : emu_sreg(c, w, r & ~MH_PTX_VEC_SREG, l), (int)eb);
+            } else {
+                const uint64_t *row = &REG(w, r, 0);
+                for (int l = 0; l < WARP; l++) st_elem(sh + ad[l] + k * eb, row[l], (int)eb);
+            }
+        } else if (r != UINT32_MAX) {
+            uint64_t *row = &REG(w, r, 0);
+            for (int l = 0; l < WARP; l++) row[l] = reg_value(ld_elem(sh + ad[l] + k * eb, (int)eb), t);
+        }
+    }
+    return 1;
+}
+
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
 {
     uint64_t ad[WARP];
@@ -651,7 +695,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_CONST ? 8 : 0; /* the others' latency: access_cost (emu_memtime.c) */
-        if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
+        if (!(emask == 0xffffffffu && (fast_global(c, w, in, ad) || fast_shared(c, w, in, ad, 0)))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[1], (uint32_t)(eb * in->vec), 0)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[1], l), (uint32_t)(eb * in->vec), 0);
@@ -673,7 +717,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         int eb = elem_bytes(t);
         uint64_t ad[WARP];
         c->cost += in->space == MH_SP_PARAM ? 8 : 0; /* the others': access_cost */
-        if (!(emask == 0xffffffffu && fast_global(c, w, in, ad))) LANES {
+        if (!(emask == 0xffffffffu && (fast_global(c, w, in, ad) || fast_shared(c, w, in, ad, 1)))) LANES {
             unsigned char *p = in->space == MH_SP_PARAM
                                    ? param_ptr(c, w, l, &o[0], (uint32_t)(eb * in->vec), 1)
                                    : mem_fast(c, w, l, in->space, ad[l] = address(c, w, &o[0], l), (uint32_t)(eb * in->vec), 1);

@@ -150,7 +150,7 @@ static inline uint64_t bits_of(float f)
 /* x86-64: also compiled with FMA (and the AVX it implies), chosen at load time where the CPU has it
  * (the baseline x86-64 has no fused multiply-add instruction: fmaf would be a call per lane) */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("fma", "default")))
+__attribute__((target_clones("arch=x86-64-v4", "fma", "default")))
 #endif
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind)
 {

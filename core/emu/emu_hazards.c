@@ -363,7 +363,7 @@ int emu_hz_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
         return 0;
     }
     case MH_OP_MMA: {
-        const mh_ptx_mma *r = &c->m->mma[in->callee];
+        const mh_ptx_mma *r = &c->mma[in->callee];
         if (r->kind != MH_MMA_LDMATRIX && r->kind != MH_MMA_STMATRIX) return 0;
         write = r->kind == MH_MMA_STMATRIX;
         space = r->space;

@@ -152,6 +152,10 @@ struct blk {
     int done;               /* finished, its slot kept until every block of the cluster has */
     uint32_t cl_arrived;
     int cl_phase;
+    /* bulk copies' complete_tx in ctx.tma_q landing on this block's mbarriers, and the earliest one's
+     * due (emu_tma.c): an mbarrier operation with none due skips the queue */
+    uint32_t tma_n;
+    uint64_t tma_due;
 };
 
 #define SUBPARTS 4          /* sub-partitions of an SM, each issuing one warp instruction per cycle */
@@ -264,6 +268,12 @@ typedef struct {
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
     uint32_t *zero_rows, nzero_rows; /* and the rows a block starts with cleared (the others unread) */
+    /* the tensor-core records and their register lists the code's MMA instructions name: the module's,
+     * or the launch's copies renamed to rows when packing renamed the code (emu_regpack.c) */
+    const struct mh_ptx_mma *mma;
+    const uint32_t *mma_regs;
+    struct mh_ptx_mma *own_mma;
+    uint32_t *own_mma_regs;
     int calls;              /* the code calls a defined function (warps need call stacks) */
     uint32_t regs;          /* registers a thread gets at launch (ptxas's count; 0: not known, and
                              * setmaxnreg then checks only its rules, no pool) */
@@ -338,7 +348,7 @@ int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now);
 /* The earliest complete_tx still to land on block b's barriers (UINT64_MAX: none). */
 uint64_t emu_tma_next_due(const ctx *c, const blk *b);
 /* Drops what is still to land on block b (its slot gets another block). */
-void emu_tma_forget(ctx *c, const blk *b);
+void emu_tma_forget(ctx *c, blk *b);
 /* complete_tx of `bytes` on the mbarrier at shared::cluster address addr (lane l's) */
 int emu_mbar_tx(ctx *c, warp *w, int l, uint64_t addr, int64_t bytes);
 int emu_mbar_tx_host(ctx *c, warp *w, int l, unsigned char *p, int64_t bytes);

@@ -238,7 +238,7 @@ static uint32_t l2_load_wait(const struct emu_mt *t, uint64_t at)
 static inline uint32_t set_of(uint64_t line, uint32_t sets)
 {
     uint64_t h = line * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)((h >> 32) % sets);
+    return (uint32_t)(h >> 32) % sets; /* (a 32-bit division: the same set, cheaper) */
 }
 
 /* Looks `line` up in the ways of its set; a miss puts it in the least recently used way, its data
@@ -398,6 +398,20 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
     uint64_t line[4 * WARP];
     uint8_t sect[4 * WARP];
     uint32_t k = lines_of(ad, n, size > 16 ? 16 : size, line, sect);
+    /* the lines' sets fetched into the CPU's cache together (they are far apart in the model's
+     * arrays, and each lookup would otherwise wait for its own miss) */
+    for (uint32_t i = 0; i < k; i++) {
+        if (op == EMU_MT_LD && t->l1) {
+            const way *s1 = t->l1 + ((size_t)c->cs->id * t->l1_sets + set_of(line[i], t->l1_sets)) * L1_WAYS;
+            __builtin_prefetch(s1);
+            __builtin_prefetch(s1 + L1_WAYS - 1);
+        }
+        if (t->l2) {
+            const way *s2 = t->l2 + (size_t)set_of(line[i], t->l2_sets) * L2_WAYS;
+            for (uint32_t j = 0; j < L2_WAYS; j += 64 / sizeof(way)) __builtin_prefetch(s2 + j);
+            __builtin_prefetch(s2 + L2_WAYS - 1);
+        }
+    }
     uint64_t at = c->now + 1;
     uint32_t lat = 0;
     double bytes = 0, miss = 0;

@@ -67,7 +67,7 @@ static inline mh_ptx_opnd opnd(const ctx *c, const mh_ptx_opnd *o)
     return k;
 }
 
-static inline uint32_t list_reg(const ctx *c, const mh_mma_list *l, int k) { return c->m->mma_regs[l->off + (uint32_t)k]; }
+static inline uint32_t list_reg(const ctx *c, const mh_mma_list *l, int k) { return c->mma_regs[l->off + (uint32_t)k]; }
 
 static inline uint64_t get(const ctx *c, warp *w, const mh_mma_list *l, int k, int lane)
 {
@@ -87,19 +87,17 @@ static inline void set(const ctx *c, warp *w, const mh_mma_list *l, int k, int l
 /* Float tiles accumulate in f32, k in order (the PTX ISA leaves the order and the internal
  * precision to the implementation); f64 in double; integers in int32 (wrapping) or, with
  * .satfinite, exactly and clamped. */
-/* Compiled for AVX-512 and AVX2 too, chosen at load time: the same multiplies and adds in the same
- * order, each rounded to f32 (ISO C mode: no contraction into fused multiply-adds), so the same bits
- * on every CPU. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+/* Each element d = d + a*b rounded to f32 at every step, k ascending (ISO C mode: no contraction
+ * into fused multiply-adds), so the same bits on every CPU.  x86-64 with GCC: a register-blocked
+ * kernel for AVX-512 and one for AVX2 (4 rows x 2 vectors of columns held across the k loop: 8
+ * accumulators, each B row's vectors loaded once for the 4 rows), chosen at run time; the rows and
+ * columns left over, and other compilers, take the plain loop (64 columns held across k). */
+static void gemm_f_plain(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D,
+                         int i0, int jfrom)
 {
-    for (int i = 0; i < M; i++) {
+    for (int i = i0; i < M; i++) {
         float *d = D + (size_t)i * N;
-        int j0 = 0;
-        /* 64 columns at a time held in a local block across the whole k loop (registers), each
-         * element's adds still in k order */
+        int j0 = jfrom;
         for (; j0 + 64 <= N; j0 += 64) {
             float acc[64];
             memcpy(acc, d + j0, sizeof acc);
@@ -117,6 +115,70 @@ static void gemm_f(int M, int N, int K, const float *restrict A, const float *re
         }
     }
 }
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* The blocked kernel for vectors of VL floats (type V): rows in fours, 2 VL columns at a time;
+ * returns the first column it left (the plain loop takes the rest of every row, and the rows
+ * below the last four). */
+#define GEMM_BLOCKED(V, VL)                                                                             \
+    int jb = N / (2 * VL) * (2 * VL), mb = M / 4 * 4;                                                  \
+    for (int i = 0; i < mb; i += 4)                                                                     \
+        for (int j0 = 0; j0 < jb; j0 += 2 * VL) {                                                       \
+            V acc[4][2];                                                                                \
+            for (int r = 0; r < 4; r++)                                                                 \
+                for (int h = 0; h < 2; h++) memcpy(&acc[r][h], D + (size_t)(i + r) * N + j0 + h * VL, sizeof(V)); \
+            for (int k = 0; k < K; k++) {                                                               \
+                V b0, b1;                                                                               \
+                memcpy(&b0, B + (size_t)k * N + j0, sizeof b0);                                         \
+                memcpy(&b1, B + (size_t)k * N + j0 + VL, sizeof b1);                                    \
+                for (int r = 0; r < 4; r++) {                                                           \
+                    V a = (V){0} + A[(size_t)(i + r) * K + k];                                          \
+                    V p0 = a * b0, p1 = a * b1;                                                         \
+                    acc[r][0] = acc[r][0] + p0;                                                         \
+                    acc[r][1] = acc[r][1] + p1;                                                         \
+                }                                                                                       \
+            }                                                                                           \
+            for (int r = 0; r < 4; r++)                                                                 \
+                for (int h = 0; h < 2; h++) memcpy(D + (size_t)(i + r) * N + j0 + h * VL, &acc[r][h], sizeof(V)); \
+        }                                                                                               \
+    if (jb < N) /* the columns right of the blocks, for the blocked rows */                             \
+        for (int i = 0; i < mb; i++)                                                                    \
+            for (int k = 0; k < K; k++) {                                                               \
+                float a = A[(size_t)i * K + k], *d = D + (size_t)i * N;                                 \
+                const float *b = B + (size_t)k * N;                                                     \
+                for (int j = jb; j < N; j++) d[j] += a * b[j];                                          \
+            }                                                                                           \
+    gemm_f_plain(M, N, K, A, B, D, mb, 0);
+
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v8f __attribute__((vector_size(32)));
+
+__attribute__((target("avx512f"))) static void gemm_f_avx512(int M, int N, int K, const float *restrict A,
+                                                              const float *restrict B, float *restrict D)
+{
+    GEMM_BLOCKED(v16f, 16)
+}
+
+__attribute__((target("avx2"))) static void gemm_f_avx2(int M, int N, int K, const float *restrict A,
+                                                         const float *restrict B, float *restrict D)
+{
+    GEMM_BLOCKED(v8f, 8)
+}
+#undef GEMM_BLOCKED
+
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+{
+    /* (__builtin_cpu_supports reads the CPU's features libgcc found at load time: no state here) */
+    if (__builtin_cpu_supports("avx512f")) gemm_f_avx512(M, N, K, A, B, D);
+    else if (__builtin_cpu_supports("avx2")) gemm_f_avx2(M, N, K, A, B, D);
+    else gemm_f_plain(M, N, K, A, B, D, 0, 0);
+}
+#else
+static void gemm_f(int M, int N, int K, const float *restrict A, const float *restrict B, float *restrict D)
+{
+    gemm_f_plain(M, N, K, A, B, D, 0, 0);
+}
+#endif
 
 static void gemm_i(int M, int N, int K, const int32_t *A, const int32_t *B, int64_t *D)
 {
@@ -512,8 +574,8 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
          * same registers, else gathered from them (each element's register row once) */
         float *D = T->d;
         if (w->tile_live && (w->tile_N != N || w->tile_n != r->d.n || r->a_regs ||
-                             (w->tile_off != r->d.off && memcmp(c->m->mma_regs + w->tile_off, c->m->mma_regs + r->d.off,
-                                                                r->d.n * sizeof *c->m->mma_regs))))
+                             (w->tile_off != r->d.off && memcmp(c->mma_regs + w->tile_off, c->mma_regs + r->d.off,
+                                                                r->d.n * sizeof *c->mma_regs))))
             emu_acc_flush(c, w); /* another list of registers (each wgmma has its own record: compared by content) */
         if (c->acc_touch && !w->tile) {
             if (c->ntiles == c->cap_tiles) {
@@ -626,15 +688,15 @@ int emu_mma_plan(ctx *c)
     if (c->d->strict || c->calls) return 0;
     int any = 0;
     for (uint32_t pc = 0; pc < c->ncode && !any; pc++)
-        any = c->code[pc].op == MH_OP_MMA && c->m->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
+        any = c->code[pc].op == MH_OP_MMA && c->mma[c->code[pc].callee].kind == MH_MMA_WGMMA;
     if (!any) return 0;
     uint8_t *acc = calloc(c->nregs, 1);
     c->acc_touch = calloc(c->ncode ? c->ncode : 1, 1);
     if (!acc || !c->acc_touch) { free(acc); free(c->acc_touch); c->acc_touch = NULL; return -1; }
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
-        if (in->op != MH_OP_MMA || c->m->mma[in->callee].kind != MH_MMA_WGMMA) continue;
-        const mh_mma_list *d = &c->m->mma[in->callee].d;
+        if (in->op != MH_OP_MMA || c->mma[in->callee].kind != MH_MMA_WGMMA) continue;
+        const mh_mma_list *d = &c->mma[in->callee].d;
         for (int k = 0; k < d->n; k++) {
             uint32_t rg = list_reg(c, d, k);
             if (rg != UINT32_MAX && rg >= c->reg_lo && rg - c->reg_lo < c->nregs) acc[rg - c->reg_lo] = 1;
@@ -643,7 +705,7 @@ int emu_mma_plan(ctx *c)
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         if (in->op == MH_OP_MMA) {
-            int k = c->m->mma[in->callee].kind;
+            int k = c->mma[in->callee].kind;
             c->acc_touch[pc] = k != MH_MMA_WGMMA && k != MH_MMA_WG_FENCE && k != MH_MMA_WG_COMMIT && k != MH_MMA_WG_WAIT;
         } else {
             c->acc_touch[pc] = in->op == MH_OP_TMA || in->op == MH_OP_CALL || in->op == MH_OP_OPAQUE || names_any(c, in, acc);
@@ -909,7 +971,7 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
 
 int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t emask)
 {
-    const mh_ptx_mma *r = &c->m->mma[in->callee];
+    const mh_ptx_mma *r = &c->mma[in->callee];
     if (!emask) return 0;
     if (emask != 0xffffffffu || mask != emask)
         return emu_fault(c, w, __builtin_ctz(emask), "a .sync.aligned warp-collective instruction (%s) run by lanes "

@@ -6,9 +6,12 @@
  * declares: less memory, fewer cache misses and less clearing per block.  Each lane reads exactly
  * the values it read without packing, so results and traces are the same.
  *
+ * Tensor-core instructions name their registers in records (c->mma, lists in c->mma_regs): what
+ * each kind reads and writes is below (mma_regs_of); a packed launch renames copies of them.
+ *
  * Kernels it leaves alone (every register its own row, all cleared): strict mode (its checks and
  * messages name the module's registers), kernels that call functions, and instructions whose
- * registers are not all in o[], guard and dst2 (tensor cores, bulk copies, cp.async, opaque). */
+ * registers are not all in o[], guard, dst2 or a tensor-core record (bulk copies, cp.async, opaque). */
 #include "emu/emu_internal.h"
 #include "frontend/ptx_effects.h"
 
@@ -28,9 +31,12 @@ static inline int has_bit(const uint64_t *s, uint32_t r) { return (int)(s[r >> 6
 
 /* Calls f(r, dst, arg) for each register instruction `in` names (dst: it writes it); 0, or -1 when a
  * register is out of range. */
-static int each_reg(const pack *p, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg)
+static int mma_regs_of(const pack *p, const ctx *c, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg);
+
+static int each_reg(const pack *p, const ctx *c, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg)
 {
     int wd = mh_ptx_writes_dst(in);
+    if (in->op == MH_OP_MMA && mma_regs_of(p, c, in, f, arg)) return -1;
     if (in->guard >= 0) {
         if ((uint32_t)in->guard >= p->nregs) return -1;
         f((uint32_t)in->guard, 0, arg);
@@ -71,13 +77,115 @@ static void note_use_def(uint32_t r, int dst, void *arg)
     }
 }
 
-/* Whether pc's instruction is one packing understands (its registers all in o[], guard, dst2). */
+/* A record's register (module numbering; UINT32_MAX: "_") to f as the kernel's: 0, or -1 when out of range. */
+static int rec_reg(const pack *p, const ctx *c, uint32_t r, int dst, void (*f)(uint32_t, int, void *), void *arg)
+{
+    if (r == UINT32_MAX) return 0;
+    if (r < c->reg_lo || r - c->reg_lo >= p->nregs) return -1;
+    f(r - c->reg_lo, dst, arg);
+    return 0;
+}
+
+static int rec_list(const pack *p, const ctx *c, const mh_mma_list *l, int dst, void (*f)(uint32_t, int, void *),
+                    void *arg)
+{
+    for (uint32_t k = 0; k < l->n; k++)
+        if (rec_reg(p, c, c->mma_regs[l->off + k], dst, f, arg)) return -1;
+    return 0;
+}
+
+static int rec_opnd(const pack *p, const ctx *c, const mh_ptx_opnd *o, void (*f)(uint32_t, int, void *), void *arg)
+{
+    if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) return rec_reg(p, c, o->reg, 0, f, arg);
+    return o->kind == MH_OPK_VEC ? -1 : 0;
+}
+
+/* Calls f for each register a tensor-core instruction's record names (dst: it writes it, every lane:
+ * emu_mma.c runs them for whole warps only); 0, or -1 when one is out of range or of an unknown kind.
+ * A wgmma's accumulators are read and written (unless scale-d is 0: read taken as the worst case). */
+static int mma_regs_of(const pack *p, const ctx *c, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg)
+{
+    if (in->callee < 0 || (uint32_t)in->callee >= c->m->nmma) return -1;
+    const mh_ptx_mma *r = &c->mma[in->callee];
+    switch (r->kind) {
+    case MH_MMA_WG_FENCE: case MH_MMA_WG_COMMIT: case MH_MMA_WG_WAIT: case MH_MMA_SETMAXNREG: return 0;
+    case MH_MMA_WGMMA:
+        if (rec_list(p, c, &r->d, 0, f, arg) || rec_list(p, c, &r->d, 1, f, arg) || rec_opnd(p, c, &r->scale_d, f, arg) ||
+            rec_opnd(p, c, &r->desc_b, f, arg))
+            return -1;
+        return r->a_regs ? rec_list(p, c, &r->a, 0, f, arg) : rec_opnd(p, c, &r->desc_a, f, arg);
+    case MH_MMA_MMA: case MH_MMA_WMMA_MMA:
+        if (rec_list(p, c, &r->a, 0, f, arg) || rec_list(p, c, &r->b, 0, f, arg) || rec_list(p, c, &r->c, 0, f, arg))
+            return -1;
+        return rec_list(p, c, &r->d, 1, f, arg);
+    case MH_MMA_LDMATRIX: case MH_MMA_WMMA_LOAD:
+        if (rec_opnd(p, c, &r->addr, f, arg) || (r->has_stride && rec_opnd(p, c, &r->stride, f, arg))) return -1;
+        return rec_list(p, c, &r->d, 1, f, arg);
+    case MH_MMA_STMATRIX: case MH_MMA_WMMA_STORE: /* they store their d list */
+        if (rec_opnd(p, c, &r->addr, f, arg) || (r->has_stride && rec_opnd(p, c, &r->stride, f, arg))) return -1;
+        return rec_list(p, c, &r->d, 0, f, arg);
+    case MH_MMA_MOVMATRIX: return rec_list(p, c, &r->a, 0, f, arg) || rec_list(p, c, &r->d, 1, f, arg) ? -1 : 0;
+    default: return -1;
+    }
+}
+
+/* Whether pc's instruction is one packing understands (its registers all in o[], guard, dst2, or
+ * a tensor-core record). */
 static int packable(const mh_ptx_insn *in)
 {
     switch (in->op) {
-    case MH_OP_MMA: case MH_OP_TMA: case MH_OP_CALL: case MH_OP_CP_ASYNC: case MH_OP_OPAQUE: return 0;
+    case MH_OP_TMA: case MH_OP_CALL: case MH_OP_CP_ASYNC: case MH_OP_OPAQUE: return 0;
     default: return 1;
     }
+}
+
+static void rename_opnd(const ctx *c, mh_ptx_opnd *o, const uint32_t *color)
+{
+    if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) o->reg = c->reg_lo + color[o->reg - c->reg_lo];
+}
+
+/* The launch's copies of the tensor-core records and lists, their registers renamed to rows (as the
+ * module's numbers: reg_lo + row, what emu_mma.c reads them as); only the records the kernel's code
+ * names (the others are never read); -1 out of memory. */
+static int rename_mma(ctx *c, const pack *p, const uint32_t *color)
+{
+    const mh_ptx_module *m = c->m;
+    int any = 0;
+    for (uint32_t pc = p->lo; pc < p->hi && !any; pc++) any = c->code[pc].op == MH_OP_MMA;
+    if (!any) return 0;
+    c->own_mma = malloc((m->nmma ? m->nmma : 1) * sizeof *c->own_mma);
+    c->own_mma_regs = malloc((m->nmma_regs ? m->nmma_regs : 1) * sizeof *c->own_mma_regs);
+    uint8_t *done = calloc(m->nmma_regs ? m->nmma_regs : 1, 1);
+    if (!c->own_mma || !c->own_mma_regs || !done) { free(done); return -1; }
+    memcpy(c->own_mma, m->mma, m->nmma * sizeof *c->own_mma);
+    memcpy(c->own_mma_regs, m->mma_regs, m->nmma_regs * sizeof *c->own_mma_regs);
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op != MH_OP_MMA) continue;
+        mh_ptx_mma *r = &c->own_mma[in->callee];
+        const mh_mma_list *ls[4] = {&r->d, &r->a, &r->b, &r->c};
+        for (int i = 0; i < 4; i++)
+            for (uint32_t k = ls[i]->off; k < ls[i]->off + ls[i]->n; k++) {
+                uint32_t rg = m->mma_regs[k];
+                if (done[k] || rg == UINT32_MAX || rg < c->reg_lo || rg - c->reg_lo >= p->nregs) continue;
+                done[k] = 1; /* (lists may share entries: renamed once) */
+                c->own_mma_regs[k] = c->reg_lo + color[rg - c->reg_lo];
+            }
+        const mh_ptx_mma *orig = &m->mma[in->callee];
+        mh_ptx_opnd *os[5] = {&r->desc_a, &r->desc_b, &r->scale_d, &r->addr, &r->stride};
+        const mh_ptx_opnd *oo[5] = {&orig->desc_a, &orig->desc_b, &orig->scale_d, &orig->addr, &orig->stride};
+        for (int i = 0; i < 5; i++) {
+            *os[i] = *oo[i]; /* from the module's (a record named twice is renamed once) */
+            if ((os[i]->kind == MH_OPK_REG || (os[i]->kind == MH_OPK_ADDR && os[i]->reg != UINT32_MAX)) &&
+                (os[i]->reg < c->reg_lo || os[i]->reg - c->reg_lo >= p->nregs))
+                continue;
+            rename_opnd(c, os[i], color);
+        }
+    }
+    free(done);
+    c->mma = c->own_mma;
+    c->mma_regs = c->own_mma_regs;
+    return 0;
 }
 
 int emu_pack_registers(ctx *c)
@@ -106,7 +214,7 @@ int emu_pack_registers(ctx *c)
     for (uint32_t i = 0; ok && i < n; i++) {
         const mh_ptx_insn *in = &c->code[p.lo + i];
         use_def u = {use + (size_t)i * W, def + (size_t)i * W, src + (size_t)i * W};
-        if (each_reg(&p, in, note_use_def, &u)) { ok = 0; rc = 1; break; }
+        if (each_reg(&p, c, in, note_use_def, &u)) { ok = 0; rc = 1; break; }
         if (in->guard >= 0) /* a guarded write: a use too (the lanes it does not write keep their values) */
             for (uint32_t k = 0; k < W; k++) { u.use[k] |= u.def[k]; }
     }
@@ -197,6 +305,7 @@ int emu_pack_registers(ctx *c)
                         if (o->vec[j] != UINT32_MAX && !(o->vec[j] & MH_PTX_VEC_SREG)) o->vec[j] = color[o->vec[j]];
             }
         }
+        if (rename_mma(c, &p, color)) { rc = -1; goto done; }
         c->nregs = ncolors ? ncolors : 1;
         c->packed = 1;
     }

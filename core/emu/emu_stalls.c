@@ -32,7 +32,7 @@ static uint8_t cost_reason(const ctx *c, const mh_ptx_insn *in)
     case MH_OP_MEMBAR: return MH_CT_STALL_MEMBAR;
     case MH_OP_BRA: return MH_CT_STALL_BRANCH;
     case MH_OP_MMA: {
-        int k = c->m->mma[in->callee].kind;
+        int k = c->mma[in->callee].kind;
         if (k == MH_MMA_LDMATRIX || k == MH_MMA_WMMA_LOAD) return MH_CT_STALL_SHORT_SB;
         if (k == MH_MMA_STMATRIX || k == MH_MMA_WMMA_STORE) return MH_CT_STALL_MIO_THROTTLE;
         return k == MH_MMA_SETMAXNREG ? MH_CT_STALL_MISC : MH_CT_STALL_MATH;

@@ -140,6 +140,75 @@ static const char *aop_name(int op)
     return op >= 0 && op < 10 ? n[op] : "?";
 }
 
+/* A row of a tensor copy at once: elements e0 .. e0 + n0 - 1 of the box (shared offsets e * esz
+ * from smem, swizzled by 16-byte chunks, which the swizzle moves whole), dimension 0's element
+ * stride 1, the row's global elements contiguous from gb (in: the row's other indices are inside
+ * the tensor; dimension 0's from c00).  Only where the element-by-element copy would find every
+ * element's bytes: the shared bytes in the block's own memory or a live peer's, the global ones in
+ * one allocation, aligned; it then leaves what that copy would (the same bytes, fills, the lines the
+ * memory model records, c->writes).  1: done; 0: not that case, nothing touched (the caller goes
+ * element by element: the same faults at the same bytes). */
+static int row_copy(ctx *c, warp *w, uint64_t smem, uint64_t e0, uint32_t n0, int64_t c00, uint32_t es0,
+                    const mh_tensor_map_spec *s, int in, uint64_t gb, int load, uint64_t fill)
+{
+    uint32_t esz = s->elem_size, rows = swizzle_rows[s->swizzle & 3];
+    if (es0 != 1 || (uint64_t)n0 * esz > 4096) return 0;
+    uint64_t u0 = smem + e0 * esz, u1 = u0 + (uint64_t)n0 * esz;
+    uint64_t hi = u0 / EMU_DSMEM_RANK, hi128 = (((u1 - 1) % EMU_DSMEM_RANK) | 127) + 1; /* (a chunk stays in its 128 bytes) */
+    if ((u1 - 1) / EMU_DSMEM_RANK != hi || hi128 > c->shared_size || u0 % esz) return 0;
+    blk *b = w->b;
+    if (hi) {
+        if (hi - 1 >= emu_cluster_size(c)) return 0;
+        b = emu_cluster_size(c) == 1 ? w->b : w->b->peer[hi - 1];
+        if (!b || !b->live) return 0;
+    }
+    /* the row's elements inside the tensor: [jl, jh) */
+    uint32_t jl = 0, jh = 0;
+    if (in) {
+        int64_t a = c00 < 0 ? -c00 : 0, z = (int64_t)s->dims[0] - c00;
+        if (z > (int64_t)n0) z = n0;
+        if (a < z) jl = (uint32_t)a, jh = (uint32_t)z;
+    }
+    uint64_t ga = gb + (uint64_t)(c00 + (int64_t)jl) * esz, gbytes = (uint64_t)(jh - jl) * esz;
+    unsigned char *gp = NULL;
+    if (gbytes) {
+        if (ga % esz) return 0;
+        alloc *al = emu_find_alloc(c->d, ga, gbytes);
+        if (!al) return 0;
+        gp = al->host + (ga - al->addr);
+    }
+    unsigned char tmp[4096];
+    unsigned char *sh = b->shared;
+    uint64_t off0 = u0 % EMU_DSMEM_RANK, rb = (uint64_t)n0 * esz;
+    if (load) {
+        for (uint32_t j = 0; j < n0; j++)
+            if (j < jl || j >= jh) st_elem(tmp + (size_t)j * esz, fill, (int)esz);
+        if (gbytes) {
+            emu_mt_touch_range(c, ga, gbytes);
+            memcpy(tmp + (size_t)jl * esz, gp, gbytes);
+        }
+        for (uint64_t x = 0; x < rb;) { /* to shared memory by the pieces inside one 16-byte chunk */
+            uint64_t a = off0 + x, len = 16 - a % 16;
+            if (len > rb - x) len = rb - x;
+            memcpy(sh + emu_swizzle(a, rows, 0), tmp + x, len);
+            x += len;
+        }
+        c->writes += n0; /* a write a shared element, as emu_dsmem counts them */
+    } else {
+        if (!gbytes) return 1; /* a store skips the elements outside the tensor */
+        for (uint64_t x = (uint64_t)jl * esz; x < (uint64_t)jh * esz;) {
+            uint64_t a = off0 + x, len = 16 - a % 16;
+            if (len > (uint64_t)jh * esz - x) len = (uint64_t)jh * esz - x;
+            memcpy(tmp + x, sh + emu_swizzle(a, rows, 0), len);
+            x += len;
+        }
+        emu_mt_touch_range(c, ga, gbytes);
+        memcpy(gp, tmp + (size_t)jl * esz, gbytes);
+        c->writes += jh - jl; /* a write a global element, as emu_mem counts them */
+    }
+    return 1;
+}
+
 /* One tensor copy for lane l: the box at the coordinates, between the tensor and shared memory
  * at `smem` (a shared::cluster address); *bytes the box's bytes (what complete_tx counts). */
 static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t smem, uint64_t *bytes)
@@ -170,36 +239,42 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
     *bytes = total * esz;
     uint64_t nan = esz == 2 ? 0x7fffull : esz == 4 ? 0x7fffffffull : 0x7fffffffffffffffull;
     uint64_t fill = s.oob == MH_TMAP_OOB_NAN && is_float_type(s.data_type) ? nan : 0;
-    uint32_t k[MH_TMAP_MAX_RANK] = {0};
-    for (uint64_t e = 0; e < total; e++) {
-        /* k: the element's index in the box (k[0] fastest); its shared offset is e * esz */
+    uint32_t k[MH_TMAP_MAX_RANK] = {0}, rows = swizzle_rows[s.swizzle & 3];
+    for (uint64_t e0 = 0; e0 < total; e0 += n[0]) {
+        /* a row of the box: its n[0] elements along dimension 0, the other indices k[1..] */
         int in = 1;
-        uint64_t ga = s.address;
-        for (uint32_t i = 0; i < s.rank; i++) {
+        uint64_t gb = s.address;
+        for (uint32_t i = 1; i < s.rank; i++) {
             int64_t g = c0[i] + (int64_t)k[i] * es[i];
             if (g < 0 || (uint64_t)g >= s.dims[i]) in = 0;
-            else ga += (uint64_t)g * (i ? s.strides[i - 1] : esz);
+            else gb += (uint64_t)g * s.strides[i - 1];
         }
-        uint64_t sa = emu_swizzle(smem + e * esz, swizzle_rows[s.swizzle & 3], 0);
-        unsigned char *sp = emu_dsmem(c, w, l, sa, esz, load, NULL);
-        if (!sp) return -1;
-        if (load) {
-            if (in) {
+        int rc = red ? 0 : row_copy(c, w, smem, e0, n[0], c0[0], es[0], &s, in, gb, load, fill);
+        for (uint32_t j = 0; !rc && j < n[0]; j++) { /* element by element: reductions, and rows row_copy leaves */
+            int64_t g = c0[0] + (int64_t)j * es[0];
+            int ein = in && g >= 0 && (uint64_t)g < s.dims[0];
+            uint64_t ga = gb + (ein ? (uint64_t)g * esz : 0);
+            uint64_t sa = emu_swizzle(smem + (e0 + j) * esz, rows, 0);
+            unsigned char *sp = emu_dsmem(c, w, l, sa, esz, load, NULL);
+            if (!sp) return -1;
+            if (load) {
+                if (ein) {
+                    emu_mt_touch(c, ga);
+                    const unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 0);
+                    if (!gp) return -1;
+                    memcpy(sp, gp, esz);
+                } else {
+                    st_elem(sp, fill, (int)esz);
+                }
+            } else if (ein) { /* stores and reductions skip the elements outside the tensor */
                 emu_mt_touch(c, ga);
-                const unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 0);
+                unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 1);
                 if (!gp) return -1;
-                memcpy(sp, gp, esz);
-            } else {
-                st_elem(sp, fill, (int)esz);
+                if (red) emu_atomic((mh_ptx_aop)r->redop, t, gp, ld_elem(sp, (int)esz), 0);
+                else memcpy(gp, sp, esz);
             }
-        } else if (in) { /* stores and reductions skip the elements outside the tensor */
-            emu_mt_touch(c, ga);
-            unsigned char *gp = emu_mem(c, w, l, MH_SP_GLOBAL, ga, esz, 1);
-            if (!gp) return -1;
-            if (red) emu_atomic((mh_ptx_aop)r->redop, t, gp, ld_elem(sp, (int)esz), 0);
-            else memcpy(gp, sp, esz);
         }
-        for (uint32_t i = 0; i < MH_TMAP_MAX_RANK && ++k[i] == n[i]; i++) k[i] = 0;
+        for (uint32_t i = 1; i < MH_TMAP_MAX_RANK && ++k[i] == n[i]; i++) k[i] = 0;
     }
     return 0;
 }
@@ -276,40 +351,53 @@ static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, u
         c->tma_q = q;
         c->cap_tma_q = cap;
     }
+    if (!owner->tma_n++ || due < owner->tma_due) owner->tma_due = due;
     c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
                                        (uint32_t)(c->cur - c->code), need, {w->b->ctaid[0], w->b->ctaid[1], w->b->ctaid[2]},
                                        w->index * WARP + (uint32_t)l, w->b->sm->clock0 + c->now};
     return 0;
 }
 
+/* The copies of block b that have landed by `now`, in the queue's order (the same order whatever
+ * the index: the entries are scanned as they lie); b's count and earliest due let an operation
+ * with none due skip the scan. */
 int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
 {
+    if (!b->tma_n || b->tma_due > now) return 0;
+    uint64_t next = UINT64_MAX;
     for (uint32_t i = 0; i < c->ntma_q;) {
         tma_done d = c->tma_q[i];
-        if (d.b != b || d.due > now) { i++; continue; }
+        if (d.b != b) { i++; continue; }
+        if (d.due > now) {
+            if (d.due < next) next = d.due;
+            i++;
+            continue;
+        }
         c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
+        b->tma_n--;
         if (c->hz && emu_hz_land(c, w, &d, b->shared + d.off)) return -1; /* strict: more bytes than expected */
         if (c->flows) emu_flows_tma_source(c, &d);
         int rc = emu_mbar_tx_host(c, w, 0, b->shared + d.off, d.bytes);
         if (c->flows) emu_flows_tma_source(c, NULL);
         if (rc) return -1;
     }
+    b->tma_due = next;
     return 0;
 }
 
 uint64_t emu_tma_next_due(const ctx *c, const blk *b)
 {
-    uint64_t t = UINT64_MAX;
-    for (uint32_t i = 0; i < c->ntma_q; i++)
-        if (c->tma_q[i].b == b && c->tma_q[i].due < t) t = c->tma_q[i].due;
-    return t;
+    (void)c;
+    return b->tma_n ? b->tma_due : UINT64_MAX;
 }
 
-void emu_tma_forget(ctx *c, const blk *b)
+void emu_tma_forget(ctx *c, blk *b)
 {
     for (uint32_t i = 0; i < c->ntma_q;)
         if (c->tma_q[i].b == b) c->tma_q[i] = c->tma_q[--c->ntma_q];
         else i++;
+    b->tma_n = 0;
+    b->tma_due = UINT64_MAX;
 }
 
 /* cp.async.bulk.commit_group: the group's end (the last 8 per warp); wait_group N: the warp waits

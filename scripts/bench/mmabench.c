@@ -1,5 +1,6 @@
 /* mmabench.c - emu's tensor cores: a 512 x 512 x 512 GEMM run on emu with wgmma (the
- * warp-specialised bf16 kernel of tests/ptx/wgmma.cu), mma.sync + ldmatrix (bf16) and WMMA
+ * warp-specialised bf16 kernel of tests/ptx/wgmma.cu), TMA + wgmma (tests/ptx/hopper_gemm.cu's
+ * ws_gemm: tensor maps, mbarriers, a cluster of 2 with multicast, f32 out), mma.sync + ldmatrix (bf16) and WMMA
  * (f16) from tests/ptx/mma.cu; prints each one's wall time, GFLOP/s (2 M N K / time), emu's
  * virtual cycles, and its largest error against a double reference on sampled elements; and, in
  * the same run, single-thread OpenBLAS sgemm (libopenblas.so.0, loaded at run time: Debian's
@@ -17,6 +18,7 @@
 #include "bench_util.h"
 #include "base/fp16.h"
 #include "emu/emu.h"
+#include "emu/emu_tma.h"
 
 static double now(void) { return bench_seconds(CLOCK_THREAD_CPUTIME_ID); }
 
@@ -46,16 +48,28 @@ static double openblas_gflops(int S)
     return 2e-9 * S * S * (double)S / best;
 }
 
-typedef struct { const char *name, *file; int bf16, b_nk, bm, bn, threads, smem, out_bf16; } gemm;
+typedef struct { const char *name, *file; int bf16, b_nk, bm, bn, threads, smem, out_bf16, tma; } gemm;
+
+/* A 2d tensor map of rows x cols elements of esz bytes at addr, box bw x bh, the 128B swizzle or none. */
+static int tmap(uint64_t addr, int type, unsigned esz, uint64_t rows, uint64_t cols, uint32_t bw, uint32_t bh, int swz,
+                unsigned char out[MH_TMAP_BYTES], mh_error *e)
+{
+    mh_tensor_map_spec s = {.data_type = type, .elem_size = esz, .rank = 2, .address = addr, .bytes = rows * cols * esz,
+                            .dims = {cols, rows}, .strides = {cols * esz}, .box = {bw, bh}, .elem_strides = {1, 1},
+                            .swizzle = swz};
+    return mh_emu_tensor_map(&s, out, e);
+}
+
 
 int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : ".";
     int S = argc > 2 ? atoi(argv[2]) : 512;
     static const gemm g[] = {
-        {"wgmma_gemm", "tests/ptx/wgmma.ptx", 1, 1, 128, 128, 384, 65536, 1},
-        {"mma_gemm", "tests/ptx/mma.ptx", 1, 1, 64, 64, 128, 0, 0},
-        {"wmma_gemm", "tests/ptx/mma.ptx", 0, 0, 32, 32, 128, 0, 0},
+        {"wgmma_gemm", "tests/ptx/wgmma.ptx", 1, 1, 128, 128, 384, 65536, 1, 0},
+        {"ws_gemm", "tests/ptx/hopper_gemm.ptx", 1, 1, 64, 128, 384, 3 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 4, 0, 1},
+        {"mma_gemm", "tests/ptx/mma.ptx", 1, 1, 64, 64, 128, 0, 0, 0},
+        {"wmma_gemm", "tests/ptx/mma.ptx", 0, 0, 32, 32, 128, 0, 0, 0},
     };
     mh_error e;
     mh_emu *d = mh_emu_create(&(mh_emu_opts){0}, &e);
@@ -89,6 +103,20 @@ int main(int argc, char **argv)
         mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dC, 8}, {&mm, 4}, {&nn, 4}, {&kk, 4}};
         mh_emu_launch l = {{(uint32_t)(S / g[i].bn), (uint32_t)(S / g[i].bm), 1}, {(uint32_t)g[i].threads, 1, 1},
                            (uint32_t)g[i].smem, args, 6, 0};
+        /* the TMA GEMM (tests/ptx/hopper_gemm.cu): tensor maps of A, B (128B swizzle) and C, and K; a
+         * block computes 128 rows x 64 columns */
+        unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES], mc[MH_TMAP_BYTES];
+        mh_emu_arg targs[] = {{ma, MH_TMAP_BYTES}, {mb, MH_TMAP_BYTES}, {mc, MH_TMAP_BYTES}, {&kk, 4}};
+        if (g[i].tma) {
+            if (tmap(dA, MH_TMAP_BFLOAT16, 2, S, S, 64, 128, MH_TMAP_SWIZZLE_128B, ma, &e) ||
+                tmap(dB, MH_TMAP_BFLOAT16, 2, S, S, 64, 32, MH_TMAP_SWIZZLE_128B, mb, &e) ||
+                tmap(dC, MH_TMAP_FLOAT32, 4, S, S, 64, 128, MH_TMAP_SWIZZLE_NONE, mc, &e)) {
+                fprintf(stderr, "%s\n", e.message);
+                return 1;
+            }
+            l.args = targs;
+            l.nargs = 4;
+        }
         mh_emu_stats st;
         double t0 = now();
         if (mh_emu_run(d, &m, g[i].name, &l, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }

@@ -165,6 +165,57 @@ static void reduce_kernel(mh_emu *d)
     mh_ptx_free(&m);
 }
 
+/* A converged warp's ld/st.shared (emu_exec.c's fast_shared, one check for the warp): lanes storing
+ * to one address leave the highest lane's value, a load into its own address register reads with
+ * the old address, a signed load sign-extends; one lane out of range or misaligned faults as lane
+ * by lane, naming the lane's offset. */
+static void shared_warp_access(mh_emu *d)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry shf(.param .u64 out, .param .u32 bad)\n{\n"
+        ".reg .b32 %r<16>;\n.reg .b64 %rd<6>;\n.reg .pred %p<2>;\n.shared .align 16 .b8 buf[512];\n"
+        "ld.param.u64 %rd1, [out];\nld.param.u32 %r9, [bad];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, buf;\n"
+        "shl.b32 %r3, %r1, 2;\nadd.s32 %r4, %r2, %r3;\nst.shared.u32 [%r4], %r1;\n"
+        "and.b32 %r5, %r1, 3;\nshl.b32 %r5, %r5, 3;\nadd.s32 %r5, %r5, %r2;\nst.shared.v2.u32 [%r5+256], {%r1, %r3};\n"
+        "neg.s32 %r12, %r1;\nst.shared.u32 [%r4+384], %r12;\nbar.sync 0;\n"
+        "ld.shared.v2.u32 {%r6, %r7}, [%r5+256];\nld.shared.u32 %r4, [%r4];\n"
+        "ld.shared.s32 %rd4, [%r2+388];\n"
+        "mul.wide.u32 %rd2, %r1, 24;\nadd.s64 %rd3, %rd1, %rd2;\n"
+        "st.global.u32 [%rd3], %r4;\nst.global.u32 [%rd3+4], %r6;\nst.global.u32 [%rd3+8], %r7;\n"
+        "st.global.u64 [%rd3+16], %rd4;\n"
+        "setp.eq.u32 %p1, %r1, 5;\nselp.u32 %r10, %r9, 0, %p1;\nadd.s32 %r11, %r3, %r10;\nadd.s32 %r11, %r11, %r2;\n"
+        "st.shared.u32 [%r11], %r1;\nret;\n}\n";
+    mh_ptx_module m;
+    mh_error e;
+    if (mh_ptx_parse(&m, text, sizeof text - 1, "shf.ptx", &e)) { CHECK(0); return; }
+    uint64_t dout = emu_upload(d, NULL, 32 * 24);
+    uint32_t bad = 0;
+    mh_emu_arg args[] = {ARG(dout), ARG(bad)};
+    mh_emu_launch l = shape(1, 32, 0, args, 2);
+    RUN_OK(d, &m, "shf", &l, NULL);
+    unsigned char out[32 * 24];
+    mh_emu_read(d, dout, out, sizeof out, &e);
+    for (uint32_t t = 0; t < 32; t++) {
+        uint32_t v[3];
+        int64_t s;
+        memcpy(v, out + 24 * t, 12);
+        memcpy(&s, out + 24 * t + 16, 8);
+        CHECK(v[0] == t);
+        CHECK(v[1] == 28 + (t & 3) && v[2] == 4 * (28 + (t & 3)));
+        CHECK(s == -1);
+    }
+    bad = 4096; /* lane 5 past the 512 bytes */
+    CHECK(mh_emu_run(d, &m, "shf", &l, NULL, &e) == -1 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "out-of-range shared write of 4 bytes at offset 0x1014");
+    CHECK_CONTAINS(e.message, "thread (5,0,0)");
+    bad = 2;
+    CHECK(mh_emu_run(d, &m, "shf", &l, NULL, &e) == -1 && e.code == MH_E_KERNEL_FAULT);
+    CHECK_CONTAINS(e.message, "misaligned shared write of 4 bytes at 0x16");
+    mh_emu_free(d, dout, &e);
+    mh_ptx_free(&m);
+}
+
 static void tiled_kernel(mh_emu *d)
 {
     mh_ptx_module m;
@@ -523,6 +574,7 @@ static void strict_mode(void)
     mh_emu *d = mh_emu_create(&o, &e);
     copy_kernel(d);
     reduce_kernel(d);
+    shared_warp_access(d);
     tiled_kernel(d);
     persistent_kernel(d);
     calls_kernel(d);
