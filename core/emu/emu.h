@@ -29,6 +29,8 @@ typedef struct mh_emu_opts {
     const char *model;           /* the device model's name (emu_model.h; NULL: MH_EMU_DEFAULT_MODEL) */
     uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
     int strict;                  /* a read of a register no instruction wrote stops the launch */
+    uint32_t threads;            /* workers SMs run on within a quantum; 0: $MGPU_EMU_THREADS, else the machine's
+                                  * cores.  Results and traces do not depend on it (emu_workers.c) */
 } mh_emu_opts;
 
 typedef struct mh_emu_stats {
@@ -36,6 +38,9 @@ typedef struct mh_emu_stats {
     uint64_t thread_insns;       /* thread-instructions executed (lanes active) */
     uint64_t cycles;             /* virtual cycles of the longest SM */
     uint32_t blocks_per_sm;      /* blocks a virtual SM held at once */
+    uint32_t workers;            /* workers its SMs ran on (1: one after another) */
+    const char *serial;          /* why they ran one after another though the device has more (a static
+                                  * string: "a global atomic", ...), NULL: they did not */
     char *output;                /* mh_emu_run_ex: what the kernel printed (printf), in order; malloc'd (NULL: nothing) */
     size_t output_len;
     char *warnings;              /* mh_emu_run_ex: what the PTX leaves undefined and emu let happen (emu_warn), and
@@ -49,6 +54,9 @@ typedef struct mh_emu_stats {
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e);
 uint32_t mh_emu_num_sms(const mh_emu *d);
+#define MH_EMU_MAX_THREADS 1024u
+/* The workers its launches run SMs on (mh_emu_opts.threads resolved). */
+uint32_t mh_emu_threads(const mh_emu *d);
 /* The device model its virtual time comes from (emu_model.h). */
 const mh_emu_model *mh_emu_model_of(const mh_emu *d);
 void mh_emu_destroy(mh_emu *d);

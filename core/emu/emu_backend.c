@@ -229,6 +229,7 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     eo.num_sms = o->sms;
     eo.max_warp_insns = o->max_insns;
     eo.model = o->model;
+    eo.threads = o->threads;
     emu_dev *d = calloc(1, sizeof *d);
     if (!d) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     d->emu = mh_emu_create(&eo, e);

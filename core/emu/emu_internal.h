@@ -47,6 +47,7 @@ struct mh_emu {
     const mh_emu_model *model; /* every timing parameter (emu_model.c) */
     uint64_t max_warp_insns;
     int strict;
+    uint32_t threads;       /* workers a launch's SMs run on (emu_workers.c), >= 1 */
     uint64_t timer_ns;      /* %globaltimer at the next launch's start */
     /* slots' buffers of earlier launches, kept for the next (emu_pool_get/put) */
     struct { void *p; size_t bytes; } *pool;
@@ -178,6 +179,7 @@ struct vsm {
     uint64_t next;          /* the cycle of its next event (an issue or a dispatch), UINT64_MAX: idle */
     uint64_t lsu_free;      /* the first cycle its memory pipe (L1 and shared memory) takes a wavefront */
     uint64_t tma_free;      /* the first cycle its TMA unit starts another copy */
+    uint8_t held;           /* stopped before a strong operation, for the quantum's serial part */
 };
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
@@ -282,6 +284,12 @@ typedef struct {
     struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
     struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
+    uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
+    const char *serial;
+    uint8_t *strong;        /* with workers: per instruction, a strong operation (emu_workers.c) */
+    int hold;               /* a warp about to run a strong operation holds its SM (vsm.held) until the
+                             * quantum's serial part */
+    struct emu_par *par;    /* the SMs' workers (emu_workers.c), NULL: the SMs run one after another here */
 } ctx;
 
 static inline uint64_t align16(uint64_t v) { return (v + 15) & ~15ull; }
@@ -439,6 +447,20 @@ int emu_pack_registers(ctx *c);
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);
+/* Runs SM sm through the issue model until its next issue would pass `limit` or reach a vacancy. */
+int emu_run_sm(ctx *c, vsm *sm, uint64_t limit);
+
+/* ---- SMs in parallel (emu_workers.c) ---- */
+/* Why the launch's SMs must run one after another (a strong operation, clusters, ...), NULL: they
+ * may run on workers. */
+const char *emu_par_serial_reason(const ctx *c);
+/* Starts `threads` workers for the launch (c->par); -1 out of memory. */
+int emu_par_start(ctx *c, uint32_t threads);
+void emu_par_stop(ctx *c);
+uint32_t emu_par_workers(const ctx *c);
+/* The SMs run[0..nrun) (in SM order) through the quantum to `limit` on the workers, their results
+ * merged in SM order: 0, or -1 after the first fault in SM order (c->e). */
+int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit);
 /* Gives slot b's memory back (to the device's pool, for the next launch). */
 void emu_slot_release(ctx *c, blk *b);
 void emu_spin_observe(ctx *c, warp *w, uint32_t pc);

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <errno.h>
+#include <unistd.h>
 
 /* ---- device memory -------------------------------------------------------- */
 
@@ -16,6 +18,32 @@ static void release_host(alloc *al)
 {
     if (al->mapped) munmap(al->host, al->mapped);
     else free(al->host);
+}
+
+/* The workers a device's launches run SMs on: `asked`, else $MGPU_EMU_THREADS (an integer 1 to
+ * MH_EMU_MAX_THREADS), else the machine's cores. */
+static int emu_threads_of(uint32_t asked, uint32_t *out, mh_error *e)
+{
+    if (asked) {
+        if (asked > MH_EMU_MAX_THREADS)
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: threads = %u: at most %u", asked, MH_EMU_MAX_THREADS);
+        *out = asked;
+        return 0;
+    }
+    const char *env = getenv("MGPU_EMU_THREADS");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (*end || errno || v < 1 || v > MH_EMU_MAX_THREADS)
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "emu: MGPU_EMU_THREADS='%.40s': an integer from 1 to %u (the workers "
+                           "SMs run on)", env, MH_EMU_MAX_THREADS);
+        *out = (uint32_t)v;
+        return 0;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    *out = n < 1 ? 1 : n > MH_EMU_MAX_THREADS ? MH_EMU_MAX_THREADS : (uint32_t)n;
+    return 0;
 }
 
 mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
@@ -35,11 +63,17 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
     d->nsm = opts && opts->num_sms ? opts->num_sms : d->model->sms;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;
     d->strict = opts ? opts->strict : 0;
+    if (emu_threads_of(opts ? opts->threads : 0, &d->threads, e)) {
+        free(d);
+        return NULL;
+    }
     d->timer_ns = 1000000000ull; /* 1 s: far from 0, deterministic */
     return d;
 }
 
 uint32_t mh_emu_num_sms(const mh_emu *d) { return d->nsm; }
+
+uint32_t mh_emu_threads(const mh_emu *d) { return d->threads; }
 
 const mh_emu_model *mh_emu_model_of(const mh_emu *d) { return d->model; }
 

@@ -20,6 +20,11 @@
  * plus the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
  * warp's independent loads do not overlap); stores and cp.async only the queueing.
  *
+ * SMs in parallel (issue 33, threads = N): within a quantum each SM sees the L2's tags and the
+ * bandwidth windows as they were at the quantum's start plus its own changes (struct mt_view);
+ * the changes are applied at the quantum's end (emu_mt_quantum_end) SM by SM in SM number order,
+ * so the times do not depend on which SM ran first or on which worker.
+ *
  * Tensor cores: one per sub-partition (warp slot % 4), shared by the warps on it: an operation
  * starts when it is free and takes macs / (the model's rate for its type) cycles. */
 #include "emu/emu_memtime.h"
@@ -43,11 +48,28 @@ typedef struct {
     double used[RING];
 } bw_ring;
 
+typedef struct { uint64_t w; double bytes; } bw_add; /* a window's bytes an SM took this quantum */
 typedef struct { uint64_t line, used, ready; } way; /* line + 1 (0: empty), the access counter when last used,
                                                    * the cycle its data is there (a miss in flight until then) */
 
+/* One SM's changes to the shared state in the current quantum (applied at its end): its L2
+ * accesses in order, the lines among them (line + 1 -> the ready cycle it saw: a hash), and the
+ * bytes it took from each bandwidth's windows. */
+typedef struct {
+    struct { uint64_t line, ready; } *log;
+    uint32_t nlog, cap_log;
+    uint64_t *hkey, *hval;          /* line + 1 (0: empty), ready */
+    uint32_t hcap, hn;
+    bw_add *add[2];                 /* [0] the L2's bandwidth, [1] the HBM's */
+    uint32_t nadd[2], cap_add[2];
+    uint64_t l1tick;                /* its L1's LRU clock */
+    int oom;                        /* out of memory: its changes are dropped (timing only) */
+} mt_view;
+
 struct emu_mt {
     const mh_emu_model *m;
+    mt_view *views;                 /* per SM */
+    uint32_t nviews;
     bw_ring l2bw, hbm;
     way *l2;                        /* l2_sets x L2_WAYS, allocated at first use */
     uint32_t l2_sets;
@@ -71,12 +93,17 @@ int emu_mt_start(ctx *c)
     t->port_free = calloc(n, sizeof *t->port_free);
     t->dsm_free = calloc(n, sizeof *t->dsm_free);
     t->tc_free = calloc((size_t)n * SUBPARTS, sizeof *t->tc_free);
+    t->views = calloc(n, sizeof *t->views);
+    t->nviews = n;
     uint64_t smem = (uint64_t)c->resident * c->shared_size, l1 = t->m->l1_bytes > smem ? t->m->l1_bytes - smem : 0;
     t->l1_sets = (uint32_t)(l1 >> LINE_SHIFT) / L1_WAYS;
     t->l2_sets = (uint32_t)((t->m->l2_bytes >> LINE_SHIFT) / L2_WAYS);
+    /* allocated here, not at first use: SMs on other workers read them (pages given when touched) */
+    if (t->l2_sets && !(t->l2 = calloc((size_t)t->l2_sets * L2_WAYS, sizeof *t->l2))) t->l2_sets = 0;
+    if (t->l1_sets && !(t->l1 = calloc((size_t)n * t->l1_sets * L1_WAYS, sizeof *t->l1))) t->l1_sets = 0;
     c->mt = t;
     c->mt_last_line = UINT64_MAX;
-    if (!t->port_free || !t->dsm_free || !t->tc_free) return emu_mt_free(c), -1;
+    if (!t->port_free || !t->dsm_free || !t->tc_free || !t->views) return emu_mt_free(c), -1;
     return 0;
 }
 
@@ -84,6 +111,15 @@ void emu_mt_free(ctx *c)
 {
     struct emu_mt *t = c->mt;
     if (!t) return;
+    for (uint32_t i = 0; t->views && i < t->nviews; i++) {
+        mt_view *v = &t->views[i];
+        free(v->log);
+        free(v->hkey);
+        free(v->hval);
+        free(v->add[0]);
+        free(v->add[1]);
+    }
+    free(t->views);
     free(t->l2);
     free(t->l1);
     free(t->port_free);
@@ -95,29 +131,83 @@ void emu_mt_free(ctx *c)
 
 /* ---- bandwidth shared by the SMs: the windows ---- */
 
-/* `bytes` through b from cycle `at` on: the cycle its last byte is served. */
-static uint64_t bw_take(bw_ring *b, uint64_t at, double bytes)
+/* The bytes SM view v took this quantum from window w of ring k (a pointer to add to; NULL: none yet
+ * and `make` not asked, or out of memory). */
+static double *view_add(mt_view *v, int k, uint64_t w, int make)
+{
+    for (uint32_t i = v->nadd[k]; i-- > 0;)
+        if (v->add[k][i].w == w) return &v->add[k][i].bytes;
+    if (!make || v->oom) return NULL;
+    if (v->nadd[k] == v->cap_add[k]) {
+        uint32_t cap = v->cap_add[k] ? 2 * v->cap_add[k] : 16;
+        bw_add *a = realloc(v->add[k], cap * sizeof *a);
+        if (!a) return v->oom = 1, NULL;
+        v->add[k] = a;
+        v->cap_add[k] = cap;
+    }
+    v->add[k][v->nadd[k]] = (bw_add){w, 0};
+    return &v->add[k][v->nadd[k]++].bytes;
+}
+
+/* `bytes` through b (ring k) from cycle `at` on, as SM view v sees it (the windows at the quantum's
+ * start plus its own takes): the cycle its last byte is served. */
+static uint64_t bw_take(bw_ring *b, int k, mt_view *v, uint64_t at, double bytes)
 {
     double cap = b->rate * (double)(1u << WIN_SHIFT);
-    uint64_t w = at >> WIN_SHIFT, start = w;
-    if (w <= b->first_free && w + RING / 2 > b->first_free) start = w = b->first_free; /* the full ones skipped */
+    uint64_t w = at >> WIN_SHIFT;
+    if (w <= b->first_free && w + RING / 2 > b->first_free) w = b->first_free; /* the full ones skipped */
     for (uint32_t i = 0;; i++, w++) {
+        uint32_t s = (uint32_t)(w & (RING - 1));
+        double *own = view_add(v, k, w, 0), used = (b->tag[s] == w + 1 ? b->used[s] : 0) + (own ? *own : 0);
+        double room = cap - used;
+        if (room >= bytes || i >= RING / 2) {
+            if (!own) own = view_add(v, k, w, 1);
+            if (own) *own += bytes;
+            used += bytes;
+            uint64_t end = (w << WIN_SHIFT) + (uint64_t)(used / b->rate);
+            return end > at ? end : at;
+        }
+        if (room > 0) {
+            if (!own) own = view_add(v, k, w, 1);
+            if (own) *own += room;
+            bytes -= room;
+        }
+    }
+}
+
+/* The bytes an SM took in window w, added to the ring at the quantum's end: what does not fit
+ * (other SMs took the room in the same quantum) spills into the windows after it, so the ring
+ * serves no more than its bandwidth and later takes queue behind the excess. */
+static void bw_apply(bw_ring *b, uint64_t w, double bytes)
+{
+    double cap = b->rate * (double)(1u << WIN_SHIFT);
+    for (uint32_t i = 0; bytes > 0; i++, w++) {
         uint32_t s = (uint32_t)(w & (RING - 1));
         if (b->tag[s] != w + 1) b->tag[s] = w + 1, b->used[s] = 0;
         double room = cap - b->used[s];
         if (room >= bytes || i >= RING / 2) {
             b->used[s] += bytes;
-            if (start == b->first_free || start < b->first_free) b->first_free = b->used[s] >= cap ? w + 1 : w;
-            uint64_t end = (w << WIN_SHIFT) + (uint64_t)(b->used[s] / b->rate);
-            return end > at ? end : at;
+            return;
         }
         if (room > 0) b->used[s] = cap, bytes -= room;
     }
 }
 
+/* After the quantum's takes: every window from first_free on that is full is skipped by later takes. */
+static void bw_settle(bw_ring *b)
+{
+    double cap = b->rate * (double)(1u << WIN_SHIFT);
+    for (uint32_t i = 0; i < RING / 2; i++) {
+        uint32_t s = (uint32_t)(b->first_free & (RING - 1));
+        if (b->tag[s] != b->first_free + 1 || b->used[s] < cap) return;
+        b->first_free++;
+    }
+}
+
 /* The L2's utilisation over the LOAD_SPAN windows that end LOAD_LAG cycles before `at`: windows
  * every SM has passed (the scheduler keeps the SMs within a quantum, 256 cycles, of each other),
- * so no transfer will add to them and the figure does not depend on the order the SMs ran in. */
+ * so no transfer will add to them and the figure does not depend on the order the SMs ran in
+ * (read during a quantum they are the device's, before its start: final, not in any SM's view). */
 #define LOAD_LAG 512
 #define LOAD_SPAN 8
 static double l2_utilisation(const bw_ring *b, uint64_t at)
@@ -169,33 +259,98 @@ static way *cache_access(way *set, uint32_t ways, uint64_t line, uint64_t tick, 
     return NULL;
 }
 
-/* The L2's answer for `line` asked at cycle `at`: the latency to the SM (an L2 hit's, plus the wait
- * for a miss in flight; a miss's); *missed: it was not there. */
-static uint32_t l2_latency(struct emu_mt *t, uint64_t line, uint64_t at, int *missed)
+/* SM view v's entry for `line` among the lines it asked the L2 for this quantum (make: add it,
+ * ready `ready`); NULL: none. */
+static uint64_t *view_line(mt_view *v, uint64_t line, int make, uint64_t ready)
+{
+    if (v->hcap && !make) {
+        for (uint32_t h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);; h = (h + 1) & (v->hcap - 1)) {
+            if (v->hkey[h] == line + 1) return &v->hval[h];
+            if (!v->hkey[h]) return NULL;
+        }
+    }
+    if (!make || v->oom) return NULL;
+    if (2 * (v->hn + 1) > v->hcap) { /* grow (and rehash) */
+        uint32_t cap = v->hcap ? 2 * v->hcap : 256;
+        uint64_t *k = calloc(cap, sizeof *k), *x = calloc(cap, sizeof *x);
+        if (!k || !x) return free(k), free(x), v->oom = 1, NULL;
+        for (uint32_t i = 0; i < v->hcap; i++)
+            if (v->hkey[i]) {
+                uint32_t h = (uint32_t)(((v->hkey[i] - 1) * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+                while (k[h]) h = (h + 1) & (cap - 1);
+                k[h] = v->hkey[i];
+                x[h] = v->hval[i];
+            }
+        free(v->hkey);
+        free(v->hval);
+        v->hkey = k;
+        v->hval = x;
+        v->hcap = cap;
+    }
+    uint32_t h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);
+    while (v->hkey[h]) h = (h + 1) & (v->hcap - 1);
+    v->hkey[h] = line + 1;
+    v->hval[h] = ready;
+    v->hn++;
+    return &v->hval[h];
+}
+
+/* The L2's answer for `line` asked at cycle `at` by SM view v: the latency to the SM (an L2 hit's,
+ * plus the wait for a miss in flight; a miss's); *missed: it was not there.  The tags are read as
+ * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end. */
+static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, int *missed)
 {
     const mh_emu_model *m = t->m;
     *missed = 1;
     if (!t->l2_sets) return m->hbm_lat;
-    if (!t->l2 && !(t->l2 = calloc((size_t)t->l2_sets * L2_WAYS, sizeof *t->l2))) {
-        t->l2_sets = 0; /* out of memory: every access misses (timing only) */
-        return m->hbm_lat;
+    uint64_t *own = view_line(v, line, 0, 0), ready = 0;
+    int hit = own != NULL;
+    if (own) ready = *own;
+    else {
+        const way *set = t->l2 + (size_t)set_of(line, t->l2_sets) * L2_WAYS;
+        for (uint32_t i = 0; i < L2_WAYS && !hit; i++)
+            if (set[i].line == line + 1) hit = 1, ready = set[i].ready;
+        if (!hit) ready = at + m->hbm_lat - m->l2_lat;
+        view_line(v, line, 1, ready);
     }
-    way *h = cache_access(t->l2 + (size_t)set_of(line, t->l2_sets) * L2_WAYS, L2_WAYS, line, ++t->tick,
-                          at + m->hbm_lat - m->l2_lat);
-    if (!h) return m->hbm_lat;
+    if (!v->oom) {
+        if (v->nlog == v->cap_log) {
+            uint32_t cap = v->cap_log ? 2 * v->cap_log : 256;
+            void *p = realloc(v->log, cap * sizeof *v->log);
+            if (!p) v->oom = 1;
+            else v->log = p, v->cap_log = cap;
+        }
+        if (!v->oom) v->log[v->nlog].line = line, v->log[v->nlog++].ready = ready;
+    }
+    if (!hit) return m->hbm_lat;
     *missed = 0;
-    return m->l2_lat + (uint32_t)(h->ready > at ? h->ready - at : 0);
+    return m->l2_lat + (uint32_t)(ready > at ? ready - at : 0);
 }
 
 static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
 {
     if (!t->l1_sets) return 0;
-    if (!t->l1 && !(t->l1 = calloc((size_t)c->nsms * t->l1_sets * L1_WAYS, sizeof *t->l1))) {
-        t->l1_sets = 0;
-        return 0;
-    }
     way *sm = t->l1 + (size_t)c->cs->id * t->l1_sets * L1_WAYS;
-    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->tick, 0) != NULL;
+    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->views[c->cs->id].l1tick, 0) != NULL;
+}
+
+void emu_mt_quantum_end(ctx *c)
+{
+    struct emu_mt *t = c->mt;
+    if (!t) return;
+    for (uint32_t i = 0; i < t->nviews; i++) {
+        mt_view *v = &t->views[i];
+        for (uint32_t k = 0; k < v->nlog; k++)
+            cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS, v->log[k].line, ++t->tick,
+                         v->log[k].ready);
+        for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
+        for (uint32_t k = 0; k < v->nadd[1]; k++) bw_apply(&t->hbm, v->add[1][k].w, v->add[1][k].bytes);
+        if (v->hn) memset(v->hkey, 0, v->hcap * sizeof *v->hkey);
+        v->nlog = v->hn = v->nadd[0] = v->nadd[1] = 0;
+        v->oom = 0;
+    }
+    bw_settle(&t->l2bw);
+    bw_settle(&t->hbm);
 }
 
 /* ---- a warp's access ---- */
@@ -223,10 +378,11 @@ static uint32_t lines_of(const uint64_t *ad, uint32_t n, uint32_t size, uint64_t
  * transfer after another once they are there. */
 static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t lat, double bytes, double miss)
 {
+    mt_view *v = &t->views[sm];
     if (lat) lat += l2_load_wait(t, at);
-    double q = (double)bw_take(&t->l2bw, at, bytes) - (double)at - bytes / t->l2bw.rate;
+    double q = (double)bw_take(&t->l2bw, 0, v, at, bytes) - (double)at - bytes / t->l2bw.rate;
     if (miss > 0) {
-        double h = (double)bw_take(&t->hbm, at, miss) - (double)at - miss / t->hbm.rate;
+        double h = (double)bw_take(&t->hbm, 1, v, at, miss) - (double)at - miss / t->hbm.rate;
         if (h > q) q = h;
     }
     uint64_t there = at + lat + (q > 0 ? (uint64_t)q : 0);
@@ -267,7 +423,7 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
         }
         bytes += b;
         int missed;
-        uint32_t l = l2_latency(t, line[i], at, &missed);
+        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, &missed);
         if (missed || op == EMU_MT_ST) miss += b;
         if (l > lat) lat = l;
     }
@@ -336,7 +492,7 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
     double miss = 0, per = t->ntouch ? (double)bytes / t->ntouch : 0;
     for (uint32_t i = 0; i < t->ntouch; i++) {
         int missed;
-        uint32_t l = l2_latency(t, t->touch[i], start, &missed);
+        uint32_t l = l2_latency(t, &t->views[sm->id], t->touch[i], start, &missed);
         if (missed || kind == EMU_MT_TMA_STORE) miss += per;
         if (l > lat) lat = l;
     }

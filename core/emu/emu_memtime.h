@@ -13,6 +13,9 @@ enum { EMU_MT_TMA_LOAD, EMU_MT_TMA_STORE, EMU_MT_TMA_DSMEM };
 
 int emu_mt_start(ctx *c);   /* -1: out of memory */
 void emu_mt_free(ctx *c);
+/* The end of a quantum: each SM's changes to the L2's tags and the shared bandwidths (which it saw
+ * alone during the quantum) applied to the device's, in SM order. */
+void emu_mt_quantum_end(ctx *c);
 
 /* A warp's access of global memory at ad[0..n) (size bytes a lane), issued at c->now: the cycles
  * it keeps its warp beyond the issue and the L1 pipe (latency of the level that serves it and the

@@ -90,7 +90,7 @@ void emu_regions_marker(ctx *c, const warp *w, const mh_ptx_insn *in, uint32_t m
     if (p0 == UINT32_MAX) return;
     int writer = 0;
     for (int l = 0; l < WARP && !writer; l++) writer = (mask >> l & 1) && REG(w, p0, l) != 0;
-    c->regions->runs[pc][writer ? 0 : 1]++;
+    __atomic_fetch_add(&c->regions->runs[pc][writer ? 0 : 1], 1, __ATOMIC_RELAXED); /* SMs on workers (emu_workers.c) */
 }
 
 void emu_regions_warn(ctx *c)

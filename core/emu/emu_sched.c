@@ -5,6 +5,7 @@
  * check that turns a deadlock into a fault naming its lines. */
 #include "emu/emu_internal.h"
 #include "emu/emu_counters.h"
+#include "emu/emu_memtime.h"
 #include "frontend/ptx_source.h"
 
 #include <stdio.h>
@@ -421,7 +422,8 @@ static int settle(ctx *c, warp *w)
 }
 
 /* Issues warp w's next instruction: 1 when it did and the warp has active lanes left,
- * 2 when it did and has none, 0 when it had none to issue, -1 on a fault. */
+ * 2 when it did and has none, 0 when it had none to issue, 3 when it holds before a strong operation
+ * (c->hold: run it in the quantum's serial part, emu_workers.c), -1 on a fault. */
 /* Counting (launch{stats = true}) of an instruction the fast paths ran for a converged warp:
  * what emu_count_insn counts for an instruction without memory traffic, inline. */
 static inline void count_fast(ctx *c, uint32_t pc, uint32_t pred_on)
@@ -491,6 +493,7 @@ static int step_warp(ctx *c, warp *w)
             continue;
         }
         const mh_ptx_insn *in = &code[pc];
+        if (__builtin_expect(c->hold, 0) && c->strong[pc]) return 3; /* held: run in the quantum's serial part */
         c->cur = in;
         if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
         if (mask == 0xffffffffu && in->op == MH_OP_BRA && !w->written && !(in->mods & MH_MOD_MARKER)) {
@@ -719,7 +722,7 @@ static int dispatch(ctx *c, vsm *sm)
 
 /* Runs SM sm through the issue model until its next issue would pass `limit` or reach a
  * vacancy; sm->next is then its next event. */
-static int run_sm(ctx *c, vsm *sm, uint64_t limit)
+int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
 {
     for (;;) {
         /* the sub-partition that issues first, and its warp */
@@ -743,6 +746,11 @@ static int run_sm(ctx *c, vsm *sm, uint64_t limit)
         enter_block(c, b);
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
+        if (rc == 3) { /* a strong operation: the SM waits for the quantum's serial part (emu_workers.c) */
+            sm->held = 1;
+            sm->next = t;
+            return 0;
+        }
         if (rc) {
             s->free = t + 1;
             w->ready = t + c->cost;
@@ -879,7 +887,7 @@ static int deadlock(ctx *c, uint64_t now)
     return 1;
 }
 
-static int device_loop(ctx *c, uint32_t *heap);
+static int device_loop(ctx *c, uint32_t *run);
 
 /* Runs the whole grid: the first wave, then every SM in virtual-time order; the longest
  * SM's end in *longest. */
@@ -909,12 +917,31 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
     uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    /* a kernel that reads the grid workspace (cg::this_grid()): known from its code, not from which
+     * SM read it first, so that a trap's message does not depend on the order SMs ran in */
+    for (uint32_t pc = 0; pc < c->ncode && !c->envreg_read; pc++)
+        for (uint32_t k = 0; k < c->code[pc].nopnds; k++)
+            if (c->code[pc].o[k].kind == MH_OPK_SREG &&
+                (c->code[pc].o[k].reg == MH_SR_ENVREG0 + 1 || c->code[pc].o[k].reg == MH_SR_ENVREG0 + 2))
+                c->envreg_read = 1;
+    c->workers = 1;
+    c->serial = emu_par_serial_reason(c);
+    if (heap && !c->serial) {
+        if (emu_par_start(c, c->d->threads)) {
+            emu_par_stop(c);
+            free(heap);
+            heap = NULL;
+        } else
+            c->workers = emu_par_workers(c);
+    }
+    if (c->d->threads < 2) c->serial = NULL;
     if (!heap) {
         mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         c->faulted = 1;
         return -1;
     }
     int rc = device_loop(c, heap);
+    emu_par_stop(c);
     free(heap);
     if (rc) return -1;
     *longest = 0;
@@ -923,59 +950,45 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     return 0;
 }
 
-/* The SMs in a binary heap by (next event, SM number): the root is the SM a scan for the earliest
- * next event (the lower SM on a tie) would find, and the earlier of its children the next SM's time. */
-static inline int sm_before(const ctx *c, uint32_t i, uint32_t j)
-{
-    return c->sms[i].next < c->sms[j].next || (c->sms[i].next == c->sms[j].next && i < j);
-}
-
-static void heap_down(const ctx *c, uint32_t *h, uint32_t n, uint32_t k)
+/* Every SM in quanta until the grid is done (emu_run_grid's loop): 0, or -1.  The earliest event
+ * (the lower SM on a tie) is found; a vacancy is dispatched then (so blocks go to slots in the
+ * order their vacancies come, as before); an issue starts a quantum: every SM whose next event
+ * is at most QUANTUM cycles later runs to that cycle (or to its next vacancy), one after another in
+ * SM order or on the launch's workers (emu_workers.c), seeing the L2's and the bandwidths' state as
+ * it was at the quantum's start plus its own changes (emu_memtime.c).  Then those changes are
+ * applied in SM order and the grid-wide stall check looks. */
+static int device_loop(ctx *c, uint32_t *run)
 {
     for (;;) {
-        uint32_t l = 2 * k + 1, r = l + 1, m = k;
-        if (l < n && sm_before(c, h[l], h[m])) m = l;
-        if (r < n && sm_before(c, h[r], h[m])) m = r;
-        if (m == k) return;
-        uint32_t t = h[k];
-        h[k] = h[m];
-        h[m] = t;
-        k = m;
-    }
-}
-
-static void heap_build(const ctx *c, uint32_t *h)
-{
-    for (uint32_t i = 0; i < c->nsms; i++) h[i] = i;
-    for (uint32_t k = c->nsms / 2; k-- > 0;) heap_down(c, h, c->nsms, k);
-}
-
-/* Every SM in virtual-time order until the grid is done (emu_run_grid's loop): 0, or -1. */
-static int device_loop(ctx *c, uint32_t *heap)
-{
-    uint32_t n = c->nsms;
-    heap_build(c, heap);
-    for (;;) {
-        if (!n || c->sms[heap[0]].next == UINT64_MAX) break;
-        vsm *a = &c->sms[heap[0]];
-        uint64_t t1 = a->next, t2 = UINT64_MAX;
-        if (n > 1) t2 = c->sms[heap[1]].next;
-        if (n > 2 && c->sms[heap[2]].next < t2) t2 = c->sms[heap[2]].next;
+        vsm *a = NULL;
+        uint32_t busy = 0;
+        for (uint32_t i = 0; i < c->nsms; i++) {
+            vsm *sm = &c->sms[i];
+            if (sm->next == UINT64_MAX) continue;
+            busy++;
+            if (!a || sm->next < a->next) a = sm;
+        }
+        if (!a) break;
+        uint64_t t1 = a->next;
         if (a->vacant_at <= t1) {
             if (dispatch(c, a)) return -1;
-            if (c->cluster_n > 1) { /* a cluster may have started on other SMs too */
+            if (c->cluster_n > 1) /* a cluster may have started on other SMs too */
                 for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-                heap_build(c, heap);
-            } else {
+            else
                 a->next = sm_next_event(a);
-                heap_down(c, heap, n, 0);
-            }
             continue;
         }
         /* alone (one SM with work) it still comes back every LONE_QUANTUM cycles, so the stall
          * check below runs: a deadlock inside one SM is found too (issue 21's hostile round) */
-        int rc = run_sm(c, a, t2 == UINT64_MAX ? t1 + LONE_QUANTUM : t2 + QUANTUM);
-        heap_down(c, heap, n, 0); /* a->next moved on */
+        uint64_t limit = t1 + (busy == 1 ? LONE_QUANTUM : QUANTUM);
+        uint32_t nrun = 0;
+        for (uint32_t i = 0; i < c->nsms; i++)
+            if (c->sms[i].next <= limit && c->sms[i].next < c->sms[i].vacant_at) run[nrun++] = i;
+        int rc = 0;
+        if (c->par) rc = emu_par_quantum(c, run, nrun, limit);
+        else
+            for (uint32_t i = 0; i < nrun && !rc; i++) rc = emu_run_sm(c, &c->sms[run[i]], limit);
+        emu_mt_quantum_end(c);
         if (rc) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
@@ -1010,4 +1023,3 @@ static int device_loop(ctx *c, uint32_t *heap)
     }
     return 0;
 }
-

@@ -39,6 +39,7 @@ typedef struct mh_device_opts {
     uint32_t sms;            /* emu: virtual SMs, 0 = default */
     uint64_t max_insns;      /* emu: warp instructions a launch may run, 0 = no limit */
     const char *model;       /* emu: the device model (core/emu/emu_model.c), NULL = the default */
+    uint32_t threads;        /* emu: workers SMs run on, 0 = $MGPU_EMU_THREADS or the machine's cores */
 } mh_device_opts;
 
 /* A module as the front end parsed it, and how to build it. */

@@ -7,6 +7,7 @@
 #include "base/demangle.h"
 #include "launch/args.h"
 #include "launch/tensor_map.h"
+#include "emu/emu.h"
 #include "emu/emu_occupancy.h"
 #include "frontend/ptx_mma.h"
 
@@ -42,26 +43,28 @@ static const char *push_file(lua_State *L, const char *path, size_t *len)
     return lua_tolstring(L, -1, len);
 }
 
-/* core.device([kind [, {driver=, strict=, sms=, max_insns=, model=}]]) -> device.  kind: "auto"
+/* core.device([kind [, {driver=, strict=, sms=, max_insns=, model=, threads=}]]) -> device.  kind: "auto"
  * (default), "emu", "cuda", "cuda:N".  driver: another libcuda (tests use a fake one); strict (emu):
  * a read of a register nothing wrote stops the launch; sms (emu): virtual SMs (default: the
  * model's); max_insns (emu): the warp instructions one launch may run (a kernel_fault past them;
  * default: no limit); model (emu): the device model its virtual time comes from ("h200" by
- * default, "h100-sxm", "h100-pcie": core/emu/emu_model.c). */
+ * default, "h100-sxm", "h100-pcie": core/emu/emu_model.c); threads (emu): the workers a launch's SMs
+ * run on, 1 to 1024 (default: $MGPU_EMU_THREADS, else the machine's cores; results do not depend on it). */
 static int l_device_new(lua_State *L)
 {
     const char *kind = luaL_optstring(L, 1, "auto");
     mh_device_opts o;
     memset(&o, 0, sizeof o);
     if (!lua_isnoneornil(L, 2)) {
-        glue_check_table(L, 2, "device's options", "{driver=, strict=, sms=, max_insns=, model=}");
-        static const char *const keys[] = {"driver", "strict", "sms", "max_insns", "model", NULL};
+        glue_check_table(L, 2, "device's options", "{driver=, strict=, sms=, max_insns=, model=, threads=}");
+        static const char *const keys[] = {"driver", "strict", "sms", "max_insns", "model", "threads", NULL};
         glue_check_keys(L, 2, "device", keys);
         o.driver = glue_opt_string(L, 2, "device", "driver", NULL);
         o.strict = glue_opt_boolean(L, 2, "device", "strict", 0);
         o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 1, 100000); /* absent: the default */
         o.max_insns = (uint64_t)glue_opt_integer(L, 2, "device", "max_insns", 0, 0, LUA_MAXINTEGER);
         o.model = glue_opt_string(L, 2, "device", "model", NULL);
+        o.threads = (uint32_t)glue_opt_integer(L, 2, "device", "threads", 0, 1, MH_EMU_MAX_THREADS);
     }
     l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
     mh_error e;

@@ -99,12 +99,69 @@ static double rss_of(const char *self, const char *kernel, const char *dir)
     return v;
 }
 
+/* issue 33: the same launches on devices of 1 and 2 workers (mh_emu_opts.threads), the best of 2
+ * runs each after a warm-up; their cycles, instructions and outputs must be the same. */
+static int threads_bench(mh_emu *d1, const mh_ptx_module *sx, const mh_ptx_module *alu, uint64_t dx, uint64_t dy,
+                         uint64_t dres, double saxpy_floor)
+{
+    (void)d1;
+    mh_error e;
+    printf("threads = 1 vs 2 (wall time, the same launch on devices of 1 and 2 workers):\n");
+    for (int k = 0; k < 3; k++) {
+        const char *name = k == 0 ? "saxpy" : k == 1 ? "fma_loop" : "alu";
+        double best[2] = {1e30, 1e30};
+        uint64_t cyc[2] = {0, 0}, out[2] = {0, 0};
+        for (int th = 0; th < 2; th++) {
+            mh_emu_opts o = {.threads = (uint32_t)th + 1};
+            mh_emu *d = mh_emu_create(&o, &e);
+            if (!d) { fprintf(stderr, "%s\n", e.message); return -1; }
+            uint64_t x, y, r;
+            mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &x, &e);
+            mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &y, &e);
+            mh_emu_alloc(d, 264 * 256 * 4, &r, &e);
+            (void)dx, (void)dy, (void)dres;
+            for (int rep = 0; rep < 3; rep++) {
+                mh_emu_memset(d, x, 1, (uint64_t)SAXPY_N * 4, &e);
+                mh_emu_memset(d, y, 0, (uint64_t)SAXPY_N * 4, &e);
+                mh_emu_stats st;
+                double t0 = now();
+                if (k < 2) {
+                    if (run_saxpy(d, sx, name, x, y, &st, &e)) return -1;
+                } else {
+                    unsigned iters = 1000;
+                    mh_emu_arg a[] = {{&r, 8}, {&iters, 4}};
+                    mh_emu_launch l = {.grid = {264, 1, 1}, .block = {256, 1, 1}, .args = a, .nargs = 2};
+                    if (mh_emu_run(d, alu, "alu_loop", &l, &st, &e)) { fprintf(stderr, "%s\n", e.message); return -1; }
+                }
+                double t = now() - t0;
+                if (rep && t < best[th]) best[th] = t;
+                cyc[th] = st.cycles;
+                uint32_t v[64];
+                mh_emu_read(d, k < 2 ? y : r, v, sizeof v, &e);
+                out[th] = 1469598103934665603ull;
+                for (int i = 0; i < 64; i++) out[th] = (out[th] ^ v[i]) * 1099511628211ull;
+            }
+            mh_emu_destroy(d);
+        }
+        printf("%-8s threads=1 %8.3f s  threads=2 %8.3f s  speed-up %.2fx  cycles %llu / %llu  outputs %s\n", name,
+               best[0], best[1], best[0] / best[1], (unsigned long long)cyc[0], (unsigned long long)cyc[1],
+               cyc[0] == cyc[1] && out[0] == out[1] ? "the same" : "DIFFER");
+        if (cyc[0] != cyc[1] || out[0] != out[1]) return -1;
+        if (k == 0)
+            printf("saxpy against its scalar C: threads=1 %.1fx, threads=2 %.1fx\n", best[0] / saxpy_floor,
+                   best[1] / saxpy_floor);
+    }
+    printf("target (issue 33): >= 1.25x with 2 threads on a 2-vCPU machine\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? (uint32_t)atoi(argv[5]) : 132);
     const char *dir = argc > 1 ? argv[1] : ".";
     mh_error e;
-    mh_emu *d = mh_emu_create(NULL, &e);
+    mh_emu_opts one = {.threads = 1}; /* the figures below on one worker; threads = 2 against it at the end */
+    mh_emu *d = mh_emu_create(&one, &e);
     mh_ptx_module copy, alu;
     if (bench_load_ptx(&copy, dir, "ptx/copy.ptx") || bench_load_ptx(&alu, dir, "ptx/alu_loop.ptx")) return 1;
     printf("%-8s %14s %10s %16s %10s %9s\n", "kernel", "thread_insns", "emu_s", "thread_insns/s", "floor_s", "ratio");
@@ -208,7 +265,7 @@ int main(int argc, char **argv)
     }
     sink_f = hy[SAXPY_N / 2];
     report("saxpy", &st, t, ft);
-    double saxpy_ratio = t / ft;
+    double saxpy_ratio = t / ft, saxpy_floor = ft;
     t = ft = 1e30;
     for (int rep = 0; rep < 3; rep++) { /* a warm-up, then the best of 2 */
         t0 = now();
@@ -230,6 +287,7 @@ int main(int argc, char **argv)
     double fma_ratio = t / ft;
     free(hx);
     free(hy);
+    if (threads_bench(d, &sx, &alu, dx, dy, dres, saxpy_floor)) return 1;
     mh_ptx_free(&sx);
     double rs = rss_of(argv[0], "saxpy", dir), rf = rss_of(argv[0], "fma_loop", dir);
     printf("peak resident memory of a process running one launch on two 16 MiB arrays: saxpy %.1f MiB, "

@@ -1,0 +1,324 @@
+/* emu_workers.c - SMs in parallel within a quantum (issue 33, mgpu.device("emu", {threads = N})).
+ *
+ * The scheduler (emu_sched.c) advances the device in quanta; within one, every SM with work runs
+ * emu_run_sm to the quantum's end.  For a launch whose SMs can be kept apart within a quantum
+ * (emu_par_serial_reason: no mbarrier, cluster, bulk copy, wgmma, cooperative launch, strict mode
+ * or counting), they run on `threads` workers, each with its own copy of the launch's ctx (the
+ * running instruction's fields, the allocation cache, its error, printf and warning buffers).
+ * Each SM starts the quantum from the device's counters as they were at its start (instructions,
+ * writes, the warned lines) and leaves its own results in its sm_q; at the end they are merged in
+ * SM order: counters summed, printf output and warnings appended (a line warned about once, by the
+ * first SM in order), the fault of the first SM in order reported.  A warp about to run a strong
+ * operation (a global atomic, a fence, a .volatile/.relaxed/.acquire/.release global access) holds
+ * its SM; after the merge the held SMs go on one at a time in (time, SM) order to the quantum's
+ * end.  One worker runs the same steps in the same order, so any number gives the same results. */
+#include "emu/emu_internal.h"
+#include "emu/emu_memtime.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {                /* one SM's results of the quantum */
+    uint64_t insns, tinsns, progress, writes;
+    int fault;
+    mh_error err;
+    mh_outbuf out, warn;
+    uint32_t wl[EMU_WARN_LINES], nwl; /* the lines it warned about (in warn's order) */
+} sm_q;
+
+typedef struct emu_worker {
+    ctx c;                      /* its copy of the launch's ctx */
+    const alloc **icache;       /* its allocation cache, kept across quanta */
+    const alloc *last;
+    mh_error e;
+    pthread_t th;
+    int started;
+    struct emu_par *p;
+} emu_worker;
+
+struct emu_par {
+    uint32_t nworkers;
+    emu_worker *w;
+    sm_q *q;                    /* per SM */
+    const uint32_t *run;        /* the SMs of this quantum */
+    uint32_t nrun;
+    uint64_t limit;
+    ctx base;                   /* the launch's ctx at the quantum's start */
+    atomic_uint next;           /* the next of run[] a worker takes */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    uint64_t gen;               /* quanta started */
+    uint32_t busy;              /* workers still in this quantum */
+    int quit;
+};
+
+/* The statement's text holds `word`. */
+static int insn_says(const ctx *c, const mh_ptx_insn *in, const char *word)
+{
+    if (in->text_end <= in->text_off || !c->m->text) return 0;
+    size_t n = strlen(word), len = in->text_end - in->text_off;
+    const char *s = c->m->text + in->text_off;
+    for (size_t i = 0; i + n <= len; i++)
+        if (!memcmp(s + i, word, n)) return 1;
+    return 0;
+}
+
+/* Whether instruction `in` is a strong operation another SM may see within a quantum: a global (or
+ * generic) atomic or reduction, a fence wider than the block, a .volatile/.relaxed/.acquire/.release
+ * access outside shared and local memory. */
+static int strong_op(const ctx *c, const mh_ptx_insn *in)
+{
+    switch (in->op) {
+    case MH_OP_ATOM:
+    case MH_OP_RED: return in->space != MH_SP_SHARED || insn_says(c, in, "cluster");
+    case MH_OP_MEMBAR: return !insn_says(c, in, "cp.async") && !insn_says(c, in, ".cta");
+    case MH_OP_LD:
+    case MH_OP_ST:
+        return in->space != MH_SP_SHARED && in->space != MH_SP_LOCAL && in->space != MH_SP_PARAM &&
+               (insn_says(c, in, ".volatile") || insn_says(c, in, ".relaxed") || insn_says(c, in, ".acquire") ||
+                insn_says(c, in, ".release") || insn_says(c, in, ".mmio"));
+    default: return 0;
+    }
+}
+
+const char *emu_par_serial_reason(const ctx *c)
+{
+    if (c->slow) return "strict mode or counting";
+    if (c->hz) return "hazard checks"; /* (flows are recorded only at mbarriers, which run serially below;
+                                         * region checks count with atomic additions) */
+    if (c->cluster_n > 1) return "clusters";
+    if (c->grid_ws) return "a cooperative launch";
+    if (c->acc_touch) return "wgmma";
+    for (uint32_t pc = 0; pc < c->ncode; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        switch (in->op) {
+        case MH_OP_MBARRIER_INIT:
+        case MH_OP_MBARRIER: return "an mbarrier";
+        case MH_OP_CLUSTER: return "a cluster instruction";
+        case MH_OP_TMA: return "a bulk copy";
+        case MH_OP_OPAQUE: return "an undecoded instruction";
+        case MH_OP_MMA:
+            if (insn_says(c, in, "wgmma")) return "wgmma";
+            if (insn_says(c, in, "setmaxnreg")) return "setmaxnreg"; /* its waits park warps, as mbarriers' */
+            break;
+        default: break;
+        }
+    }
+    return NULL;
+}
+
+/* SM `sm` through the quantum on worker w, its results in its sm_q. */
+static void run_one(emu_worker *w, uint32_t sm)
+{
+    struct emu_par *p = w->p;
+    ctx *c = &w->c;
+    sm_q *q = &p->q[sm];
+    c->warp_insns = p->base.warp_insns;
+    c->thread_insns = 0;
+    c->progress = 0;
+    c->writes = p->base.writes;
+    c->cb = NULL;
+    c->faulted = 0;
+    c->out.n = 0;
+    c->out.dropped = 0;
+    c->warn.n = 0;
+    c->nwarn_lines = p->base.nwarn_lines;
+    memcpy(c->warn_lines, p->base.warn_lines, sizeof c->warn_lines);
+    mh_error_clear(c->e);
+    int rc = emu_run_sm(c, &c->sms[sm], p->limit);
+    q->insns = c->warp_insns - p->base.warp_insns;
+    q->tinsns = c->thread_insns;
+    q->progress = c->progress;
+    q->writes = c->writes - p->base.writes;
+    q->fault = rc != 0;
+    if (rc) q->err = *c->e;
+    q->out.n = q->warn.n = 0;
+    q->out.dropped = c->out.dropped;
+    if (c->out.n) mh_outbuf_add(&q->out, c->out.p, c->out.n);
+    if (c->warn.n) mh_outbuf_add(&q->warn, c->warn.p, c->warn.n);
+    q->nwl = 0;
+    for (uint32_t i = p->base.nwarn_lines; i < c->nwarn_lines; i++) q->wl[q->nwl++] = c->warn_lines[i];
+}
+
+/* Worker w's share of the quantum: SMs taken one at a time until none is left. */
+static void work(emu_worker *w)
+{
+    struct emu_par *p = w->p;
+    w->c = p->base;
+    w->c.icache = w->icache;
+    w->c.last = w->last;
+    w->c.e = &w->e;
+    w->c.out = (mh_outbuf){0};
+    w->c.warn = (mh_outbuf){0};
+    for (;;) {
+        uint32_t i = atomic_fetch_add(&p->next, 1);
+        if (i >= p->nrun) break;
+        run_one(w, p->run[i]);
+    }
+    w->last = w->c.last;
+    free(w->c.out.p);
+    free(w->c.warn.p);
+}
+
+static void *worker_main(void *arg)
+{
+    emu_worker *w = arg;
+    struct emu_par *p = w->p;
+    uint64_t seen = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->quit && p->gen == seen) pthread_cond_wait(&p->go, &p->mu);
+        if (p->quit) break;
+        seen = p->gen;
+        pthread_mutex_unlock(&p->mu);
+        work(w);
+        pthread_mutex_lock(&p->mu);
+        if (--p->busy == 0) pthread_cond_signal(&p->done);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+int emu_par_start(ctx *c, uint32_t threads)
+{
+    struct emu_par *p = calloc(1, sizeof *p);
+    if (!p) return -1;
+    c->par = p;
+    if (threads > c->nsms) threads = c->nsms ? c->nsms : 1;
+    p->nworkers = threads ? threads : 1;
+    p->w = calloc(p->nworkers, sizeof *p->w);
+    p->q = calloc(c->nsms ? c->nsms : 1, sizeof *p->q);
+    if (!p->w || !p->q) return -1;
+    /* strong operations: a warp reaching one holds its SM until the quantum's serial part (c->hold) */
+    if (!(c->strong = calloc(c->ncode ? c->ncode : 1, 1))) return -1;
+    for (uint32_t pc = 0; pc < c->ncode; pc++) c->strong[pc] = (uint8_t)strong_op(c, &c->code[pc]);
+    c->hold = 1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    for (uint32_t i = 0; i < p->nworkers; i++) {
+        emu_worker *w = &p->w[i];
+        w->p = p;
+        if (!(w->icache = calloc(c->ncode ? c->ncode : 1, sizeof *w->icache))) return -1;
+    }
+    for (uint32_t i = 1; i < p->nworkers; i++) { /* worker 0 is the launching thread */
+        if (pthread_create(&p->w[i].th, NULL, worker_main, &p->w[i])) {
+            p->nworkers = i; /* fewer workers: the same results */
+            break;
+        }
+        p->w[i].started = 1;
+    }
+    return 0;
+}
+
+uint32_t emu_par_workers(const ctx *c) { return c->par ? c->par->nworkers : 1; }
+
+void emu_par_stop(ctx *c)
+{
+    struct emu_par *p = c->par;
+    if (!p) return;
+    if (p->w) {
+        pthread_mutex_lock(&p->mu);
+        p->quit = 1;
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+        for (uint32_t i = 1; i < p->nworkers; i++)
+            if (p->w[i].started) pthread_join(p->w[i].th, NULL);
+        for (uint32_t i = 0; i < p->nworkers; i++) free(p->w[i].icache);
+        pthread_mutex_destroy(&p->mu);
+        pthread_cond_destroy(&p->go);
+        pthread_cond_destroy(&p->done);
+    }
+    for (uint32_t i = 0; p->q && i < c->nsms; i++) {
+        free(p->q[i].out.p);
+        free(p->q[i].warn.p);
+    }
+    free(p->q);
+    free(p->w);
+    free(p);
+    free(c->strong);
+    c->strong = NULL;
+    c->hold = 0;
+    c->par = NULL;
+}
+
+/* Appends SM q's warnings to the launch's, a source line once (the first SM's, in SM order). */
+static void merge_warnings(ctx *c, const sm_q *q)
+{
+    const char *s = q->warn.p;
+    for (uint32_t i = 0; i < q->nwl && s; i++) {
+        const char *e = memchr(s, '\n', q->warn.n - (size_t)(s - q->warn.p));
+        size_t n = e ? (size_t)(e - s) + 1 : q->warn.n - (size_t)(s - q->warn.p);
+        int seen = 0;
+        for (uint32_t k = 0; k < c->nwarn_lines; k++) seen |= c->warn_lines[k] == q->wl[i];
+        if (!seen && c->nwarn_lines < EMU_WARN_LINES) {
+            c->warn_lines[c->nwarn_lines++] = q->wl[i];
+            mh_outbuf_add(&c->warn, s, n);
+        }
+        s = e ? e + 1 : NULL;
+    }
+}
+
+int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
+{
+    struct emu_par *p = c->par;
+    p->base = *c;
+    p->run = run;
+    p->nrun = nrun;
+    p->limit = limit;
+    atomic_store(&p->next, 0);
+    uint32_t helpers = p->nworkers - 1;
+    if (helpers > nrun - 1) helpers = nrun ? nrun - 1 : 0; /* one SM needs no other worker */
+    if (helpers) {
+        pthread_mutex_lock(&p->mu);
+        p->busy = p->nworkers - 1;
+        p->gen++;
+        pthread_cond_broadcast(&p->go);
+        pthread_mutex_unlock(&p->mu);
+    }
+    work(&p->w[0]);
+    if (helpers) {
+        pthread_mutex_lock(&p->mu);
+        while (p->busy) pthread_cond_wait(&p->done, &p->mu);
+        pthread_mutex_unlock(&p->mu);
+    }
+    /* the SMs' results in SM order (run[] is in SM order) */
+    c->cb = NULL;
+    for (uint32_t i = 0; i < nrun; i++) {
+        sm_q *q = &p->q[run[i]];
+        c->warp_insns += q->insns;
+        c->thread_insns += q->tinsns;
+        c->progress += q->progress;
+        c->writes += q->writes;
+        if (q->out.n) mh_outbuf_add(&c->out, q->out.p, q->out.n);
+        if (q->out.dropped) c->out.dropped = 1;
+        if (q->nwl) merge_warnings(c, q);
+        if (q->fault) {
+            *c->e = q->err;
+            c->faulted = 1;
+            return -1;
+        }
+    }
+    /* the serial part: SMs held at a strong operation go on here, one at a time in (time, SM) order,
+     * each to the quantum's end (further strong operations included) */
+    for (;;) {
+        vsm *h = NULL;
+        for (uint32_t i = 0; i < nrun; i++) {
+            vsm *sm = &c->sms[run[i]];
+            if (sm->held && (!h || sm->next < h->next)) h = sm;
+        }
+        if (!h) break;
+        h->held = 0;
+        c->hold = 0;
+        int rc = emu_run_sm(c, h, limit);
+        c->hold = 1;
+        if (rc) {
+            for (uint32_t i = 0; i < nrun; i++) c->sms[run[i]].held = 0;
+            return -1;
+        }
+    }
+    c->cb = NULL;
+    return 0;
+}

@@ -1,0 +1,179 @@
+/* test_emu_threads.c - emu's SMs on workers (issue 33, mh_emu_opts.threads): the same launch on
+ * devices of 1, 2 and 3 workers gives the same outputs, cycles, instructions, printf output and
+ * fault, byte for byte, also where blocks talk through atomics and volatile flags (strong operations
+ * hold their SM for the quantum's serial part); a launch with an mbarrier runs its SMs one after
+ * another and says why;
+ * a bad thread count (the option or $MGPU_EMU_THREADS) is refused with a message naming it. */
+#include "check.h"
+#include "emu_util.h"
+
+static mh_ptx_module stats_ptx, time_ptx, side_ptx, grid_ptx, mbar_ptx;
+
+typedef struct {
+    int rc;
+    char msg[1024];
+    uint64_t cycles, warp_insns, thread_insns;
+    uint32_t workers;
+    const char *serial;
+    char *output;
+    size_t output_len;
+    unsigned char *out;         /* the output buffer read back */
+    size_t out_bytes;
+} result;
+
+/* kernel of m on a device of 8 SMs and `threads` workers: in (n floats, i * 0.5) and out (n floats). */
+static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, uint32_t grid, uint32_t block,
+                  int mode, int32_t k)
+{
+    result r;
+    memset(&r, 0, sizeof r);
+    mh_emu_opts o = {.num_sms = 8, .threads = threads};
+    mh_error e;
+    mh_emu *d = mh_emu_create(&o, &e);
+    CHECK(d != NULL);
+    if (!d) return r;
+    size_t n = (size_t)grid * block * 4;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i * 0.5f;
+    uint64_t dx = emu_upload(d, x, n * sizeof *x), dy = emu_upload(d, NULL, n * sizeof *x), dz = emu_upload(d, NULL, n * 8);
+    uint32_t u = (uint32_t)k, reps = 4;
+    float a = 1.5f;
+    int32_t cnt = (int32_t)n;
+    mh_emu_arg args[4];
+    uint32_t nargs;
+    if (mode == 5) { /* chained_scan(x, prefix, ready), lookback_scan(x, out, state) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(dz), nargs = 3;
+    } else if (mode == 6) { /* (out) */
+        args[0] = (mh_emu_arg)ARG(dy), nargs = 1;
+    } else if (mode == 4) { /* (in, out) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), nargs = 2;
+    } else if (mode == 0) { /* (in, out, stride) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(u), nargs = 3;
+    } else if (mode == 1) { /* mem_time strided(x, y, stride, reps) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(u);
+        args[3] = (mh_emu_arg)ARG(reps), nargs = 4;
+    } else if (mode == 2) { /* say(n, x) */
+        args[0] = (mh_emu_arg)ARG(k), args[1] = (mh_emu_arg)ARG(a), nargs = 2;
+    } else { /* atomic_sum(x, sum, n) */
+        args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(cnt), nargs = 3;
+    }
+    mh_emu_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}, .args = args, .nargs = nargs, .timeout_s = 60};
+    mh_emu_extra xx = {0};
+    mh_emu_stats st;
+    memset(&st, 0, sizeof st);
+    r.rc = mh_emu_run_ex(d, m, kernel, &l, &xx, &st, &e) ? (int)e.code : 0;
+    if (r.rc) snprintf(r.msg, sizeof r.msg, "%s", e.message);
+    r.cycles = st.cycles;
+    r.warp_insns = st.warp_insns;
+    r.thread_insns = st.thread_insns;
+    r.workers = st.workers;
+    r.serial = st.serial;
+    r.output = st.output;
+    r.output_len = st.output_len;
+    free(st.warnings);
+    r.out_bytes = n * sizeof *x;
+    r.out = malloc(r.out_bytes);
+    CHECK(mh_emu_read(d, dy, r.out, r.out_bytes, &e) == 0);
+    free(x);
+    mh_emu_destroy(d);
+    return r;
+}
+
+static void result_free(result *r)
+{
+    free(r->output);
+    free(r->out);
+}
+
+/* The launch on 1, 2 and 3 workers: everything the same; `workers2`: what the 2-worker run used. */
+static void same(const char *what, const mh_ptx_module *m, const char *kernel, uint32_t grid, uint32_t block, int mode,
+                 int32_t k, uint32_t workers2)
+{
+    result a = run(1, m, kernel, grid, block, mode, k);
+    for (uint32_t t = 2; t <= 3; t++) {
+        result b = run(t, m, kernel, grid, block, mode, k);
+        int ok = a.rc == b.rc && !strcmp(a.msg, b.msg) && a.cycles == b.cycles && a.warp_insns == b.warp_insns &&
+                 a.thread_insns == b.thread_insns && a.output_len == b.output_len &&
+                 (!a.output_len || !memcmp(a.output, b.output, a.output_len)) && !memcmp(a.out, b.out, a.out_bytes);
+        if (!ok)
+            fprintf(stderr, "  %s, threads %u: rc %d/%d cycles %llu/%llu insns %llu/%llu output %zu/%zu\n  %s\n  %s\n", what,
+                    t, a.rc, b.rc, (unsigned long long)a.cycles, (unsigned long long)b.cycles,
+                    (unsigned long long)a.warp_insns, (unsigned long long)b.warp_insns, a.output_len, b.output_len, a.msg,
+                    b.msg);
+        CHECK(ok);
+        if (t == 2) {
+            if (b.workers != workers2) fprintf(stderr, "  %s: %u workers, wanted %u\n", what, b.workers, workers2);
+            CHECK(b.workers == workers2);
+        }
+        result_free(&b);
+    }
+    CHECK(a.rc == 0 || a.rc == MH_E_KERNEL_FAULT);
+    CHECK(a.workers == 1 && a.serial == NULL);
+    result_free(&a);
+}
+
+static void options(void)
+{
+    mh_error e;
+    mh_emu_opts o = {.threads = 2000};
+    CHECK(mh_emu_create(&o, &e) == NULL);
+    CHECK(e.code == MH_E_BAD_ARGUMENT);
+    CHECK_CONTAINS(e.message, "threads = 2000");
+    const char *bad[] = {"0", "-2", "abc", "3x", "99999", "2.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("MGPU_EMU_THREADS", bad[i], 1);
+        mh_emu *d = mh_emu_create(NULL, &e);
+        CHECK(d == NULL);
+        if (d) mh_emu_destroy(d);
+        else CHECK_CONTAINS(e.message, "MGPU_EMU_THREADS");
+    }
+    setenv("MGPU_EMU_THREADS", "3", 1);
+    mh_emu *d = mh_emu_create(NULL, &e);
+    CHECK(d && mh_emu_threads(d) == 3);
+    mh_emu_destroy(d);
+    o.threads = 1; /* the option wins over the variable */
+    d = mh_emu_create(&o, &e);
+    CHECK(d && mh_emu_threads(d) == 1);
+    mh_emu_destroy(d);
+    unsetenv("MGPU_EMU_THREADS");
+    d = mh_emu_create(NULL, &e);
+    CHECK(d && mh_emu_threads(d) >= 1);
+    mh_emu_destroy(d);
+}
+
+int main(int argc, char **argv)
+{
+    const char *root = argc > 1 ? argv[1] : ".";
+    unsetenv("MGPU_EMU_THREADS");
+    if (parse_ptx_file(&stats_ptx, root, "tests/ptx/emu_stats.ptx") || parse_ptx_file(&time_ptx, root, "tests/ptx/mem_time.ptx") ||
+        parse_ptx_file(&side_ptx, root, "tests/ptx/side_effects.ptx") || parse_ptx_file(&grid_ptx, root, "tests/ptx/grid.ptx") ||
+        parse_ptx_file(&mbar_ptx, root, "tests/ptx/mbarrier.ptx"))
+        return 1;
+    options();
+    same("ld_stride", &stats_ptx, "ld_stride", 64, 128, 0, 1, 2);
+    same("ld_stride 4", &stats_ptx, "ld_stride", 64, 128, 0, 4, 2);
+    same("strided", &time_ptx, "strided", 40, 256, 1, 8, 2);
+    same("transpose32", &stats_ptx, "transpose32", 24, 1024, 4, 0, 2);
+    same("printf", &stats_ptx, "say", 40, 64, 2, 7, 2);
+    same("assert", &stats_ptx, "say", 40, 64, 2, 13, 2);      /* every block faults: the first in SM order is reported */
+    same("out of bounds", &stats_ptx, "ld_stride", 64, 128, 0, 1 << 20, 2);
+    /* strong operations hold their SM for the quantum's serial part: atomics into one word, blocks
+     * that wait for the block before them (volatile flags), a decoupled look-back */
+    same("atomic", &side_ptx, "atomic_sum", 32, 128, 3, 0, 2);
+    same("chained_scan", &grid_ptx, "chained_scan", 40, 64, 5, 0, 2);
+    same("lookback_scan", &grid_ptx, "lookback_scan", 40, 128, 5, 0, 2);
+    /* mbarriers: one after another, saying why */
+    same("mbarrier", &mbar_ptx, "mbar_phases", 16, 128, 6, 0, 1);
+    result r = run(2, &mbar_ptx, "mbar_phases", 16, 128, 6, 0);
+    CHECK(r.serial && strstr(r.serial, "mbarrier"));
+    result_free(&r);
+    result one = run(2, &stats_ptx, "ld_stride", 1, 128, 0, 1); /* one SM: one worker */
+    CHECK(one.workers == 1 && one.serial == NULL);
+    result_free(&one);
+    mh_ptx_free(&stats_ptx);
+    mh_ptx_free(&time_ptx);
+    mh_ptx_free(&side_ptx);
+    mh_ptx_free(&grid_ptx);
+    mh_ptx_free(&mbar_ptx);
+    return check_report("test_emu_threads");
+}
