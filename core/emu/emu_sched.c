@@ -221,7 +221,9 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
-        w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
+        w->mma.retired = w->mma.wgdone = w->mma.base = w->mma.ngroups; /* nothing of an earlier block's in flight */
+        w->mma.waits = 0;
+        w->mma.wgdone_at = 0;
         w->nreg = c->regs;
         w->nsetmax = w->nwgmma = 0;
         w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
@@ -334,7 +336,8 @@ static int block_stuck(ctx *c, blk *b)
                 for (int l = 0; l < WARP; l++)
                     if (b->warps[i].st[l] == LANE_YIELD)
                         return emu_fault(c, &b->warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
-                                     "completes, a setmaxnreg.inc for registers no warpgroup frees, or a bar.sync "
+                                     "completes, a setmaxnreg.inc for registers no warpgroup frees, a wgmma.wait_group for a "
+                                     "group another warp of the warpgroup never commits, or a bar.sync "
                                      "the waiting warps never reach)"), -1;
         }
         unpark(c, b, when);
