@@ -291,6 +291,8 @@ typedef struct {
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
     uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
     const char *serial;
+    int one_worker;         /* the launch runs on one worker whatever the threads (serial's reason, for any N):
+                             * each SM's L2 changes are applied after its turn, as before threads */
     uint8_t *strong;        /* with workers: per instruction, a strong operation (emu_workers.c) */
     int hold;               /* a warp about to run a strong operation holds its SM (vsm.held) until the
                              * quantum's serial part */

@@ -929,6 +929,7 @@ int emu_run_grid(ctx *c, uint64_t *longest)
                 c->envreg_read = 1;
     c->workers = 1;
     c->serial = emu_par_serial_reason(c);
+    c->one_worker = c->serial != NULL;
     if (heap && !c->serial) {
         if (emu_par_start(c, c->d->threads)) {
             emu_par_stop(c);
@@ -990,7 +991,13 @@ static int device_loop(ctx *c, uint32_t *run)
         int rc = 0;
         if (c->par) rc = emu_par_quantum(c, run, nrun, limit);
         else
-            for (uint32_t i = 0; i < nrun && !rc; i++) rc = emu_run_sm(c, &c->sms[run[i]], limit);
+            for (uint32_t i = 0; i < nrun && !rc; i++) {
+                rc = emu_run_sm(c, &c->sms[run[i]], limit);
+                /* a launch that never runs on workers: the SMs after it in this quantum see its L2
+                 * lines and bandwidth at once (a miss in flight is waited for, not fetched again),
+                 * as before threads; the same for any N, since it is on one worker for any N */
+                if (c->one_worker) emu_mt_sm_end(c, run[i]);
+            }
         emu_mt_quantum_end(c);
         if (rc) return -1;
         if (c->progress != c->seen_progress) {
