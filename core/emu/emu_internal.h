@@ -289,10 +289,10 @@ typedef struct {
     struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
     struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
-    uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
+    uint32_t workers;       /* workers the SMs ran on; serial: why the launch runs on one worker whatever the
+                             * threads (NULL: it may run on several); such a launch applies each SM's L2
+                             * changes after its turn (emu_mt_sm_end), as before threads */
     const char *serial;
-    int one_worker;         /* the launch runs on one worker whatever the threads (serial's reason, for any N):
-                             * each SM's L2 changes are applied after its turn, as before threads */
     uint8_t *strong;        /* with workers: per instruction, a strong operation (emu_workers.c) */
     int hold;               /* a warp about to run a strong operation holds its SM (vsm.held) until the
                              * quantum's serial part */

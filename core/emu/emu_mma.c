@@ -715,6 +715,16 @@ int emu_mma_plan(ctx *c)
     return 0;
 }
 
+/* The warp's instruction runs again later (every lane waits: its pcs advance after the
+ * instruction, so they go back one); it asks again after the block's next write. */
+static void ask_again(warp *w)
+{
+    for (int l = 0; l < WARP; l++) {
+        w->st[l] = LANE_YIELD;
+        w->pc[l]--;
+    }
+}
+
 /* wgmma.commit_group: the MMAs issued since the last commit are a group, ending at the last one's
  * end; wgmma.wait_group N: the warp waits until at most N groups are pending.  A wgmma is one
  * operation of its warpgroup's four warps (PTX ISA: warpgroup-level), so a group is complete when
@@ -735,32 +745,19 @@ static void wg_commit(ctx *c, warp *w)
         }
 }
 
-static int exited(const warp *w)
-{
-    for (int l = 0; l < WARP; l++)
-        if (w->st[l] != LANE_EXITED) return 0;
-    return 1;
-}
-
 static void wg_wait(ctx *c, warp *w, uint32_t n)
 {
-    if (w->mma.ngroups <= w->mma.base + n) { /* nothing of this block's pending beyond n */
-        if (w->mma.ngroups > n && w->mma.ngroups - n > w->mma.retired) w->mma.retired = w->mma.ngroups - n;
-        return;
-    }
+    if (w->mma.ngroups <= w->mma.base + n) return; /* nothing of this block's pending beyond n (retired >= base) */
     uint32_t g = w->mma.ngroups - n - w->mma.base; /* the block's groups 1..g must be complete */
     uint64_t end = n < 8 ? w->mma.group[(w->mma.ngroups - 1 - n) % 8] : 0; /* (8 or more back: taken as done) */
     uint32_t g0 = w->index & ~3u;
     for (uint32_t i = g0; i < g0 + 4 && i < c->nwarps; i++) {
         warp *s = &w->b->warps[i];
-        if (s == w || exited(s)) continue;
+        if (s == w || s->sched == W_DONE) continue;
         uint32_t sg = s->mma.ngroups - s->mma.base;
         if (sg < g) { /* not yet committed by this warp of the warpgroup: ask again after its commit */
             s->mma.waits = 1;
-            for (int l = 0; l < WARP; l++) {
-                w->st[l] = LANE_YIELD;
-                w->pc[l]--;
-            }
+            ask_again(w);
             return;
         }
         if (sg - g < 8) {
@@ -996,10 +993,7 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
                          "them", op, r->imm, w->nreg, op, r->inc ? "raise" : "lower"), -1;
     blk *b = w->b;
     if (c->regs && !c->setmaxnreg_off && r->inc && (int64_t)(r->imm - w->nreg) * WARP > b->reg_free) {
-        for (int l = 0; l < WARP; l++) { /* not yet: the warp asks again (its pcs advance after the instruction) */
-            w->st[l] = LANE_YIELD;
-            w->pc[l]--;
-        }
+        ask_again(w); /* not yet */
         return 0;
     }
     w->nsetmax++; /* done (an .inc that waits is counted when it goes on) */

@@ -919,7 +919,7 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-    uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    uint32_t *run = malloc((c->nsms ? c->nsms : 1) * sizeof *run);
     /* a kernel that reads the grid workspace (cg::this_grid()): known from its code, not from which
      * SM read it first, so that a trap's message does not depend on the order SMs ran in */
     for (uint32_t pc = 0; pc < c->ncode && !c->envreg_read; pc++)
@@ -929,24 +929,22 @@ int emu_run_grid(ctx *c, uint64_t *longest)
                 c->envreg_read = 1;
     c->workers = 1;
     c->serial = emu_par_serial_reason(c);
-    c->one_worker = c->serial != NULL;
-    if (heap && !c->serial) {
+    if (run && !c->serial) {
         if (emu_par_start(c, c->d->threads)) {
             emu_par_stop(c);
-            free(heap);
-            heap = NULL;
+            free(run);
+            run = NULL;
         } else
             c->workers = emu_par_workers(c);
     }
-    if (c->d->threads < 2) c->serial = NULL;
-    if (!heap) {
+    if (!run) {
         mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         c->faulted = 1;
         return -1;
     }
-    int rc = device_loop(c, heap);
+    int rc = device_loop(c, run);
     emu_par_stop(c);
-    free(heap);
+    free(run);
     if (rc) return -1;
     *longest = 0;
     for (uint32_t i = 0; i < c->nsms; i++)
@@ -996,7 +994,7 @@ static int device_loop(ctx *c, uint32_t *run)
                 /* a launch that never runs on workers: the SMs after it in this quantum see its L2
                  * lines and bandwidth at once (a miss in flight is waited for, not fetched again),
                  * as before threads; the same for any N, since it is on one worker for any N */
-                if (c->one_worker) emu_mt_sm_end(c, run[i]);
+                if (c->serial) emu_mt_sm_end(c, run[i]);
             }
         emu_mt_quantum_end(c);
         if (rc) return -1;
