@@ -386,6 +386,9 @@ int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
  * in ctx's kconst[pc]), and a mov of a special register a warp's lanes compute (%tid, %ctaid, ...). */
 #define EMU_FK_CONST 0x70u
 #define EMU_FK_SREG 0x71u
+/* An EMU_FK_CONST whose register every reader now has as an immediate (emu_regpack.c's fold): it
+ * issues and writes nothing on the fast path. */
+#define EMU_FK_DEAD 0x72u
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
 /* The launch-time kinds of the kernel's instructions (EMU_FK_CONST with its value in kconst[pc],

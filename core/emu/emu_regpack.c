@@ -139,6 +139,105 @@ static int packable(const mh_ptx_insn *in)
     }
 }
 
+/* ---- launch constants as immediates ----
+ * A register whose one write is an EMU_FK_CONST instruction (ld.param of a kernel parameter, mov of
+ * %ntid and the like: the same value in every thread) in the kernel's entry block (the straight
+ * code before any branch, branch target or other instruction the fast path does not run), and which
+ * no instruction reads before it, holds that value wherever it is read.  When every read is a plain
+ * source operand of a fast-path ALU instruction, the reads become immediates of the value (what
+ * the register would hold: val() reads an immediate's bits as it reads a register's) and the write
+ * a kind that issues as before but writes no row (EMU_FK_DEAD): a warp's ld.param and %ntid no
+ * longer write a row that its next instructions read back.  The instruction still issues and
+ * costs what it did; the general path (a divergent warp) still writes the register, whose row is
+ * live nowhere after it (packing sees the write). */
+
+typedef struct { uint32_t *ndef, *nread, *first_read; uint32_t pc; } reg_counts;
+
+static void count_reg(uint32_t r, int dst, void *arg)
+{
+    reg_counts *k = arg;
+    if (dst) {
+        k->ndef[r]++;
+    } else {
+        k->nread[r]++;
+        if (k->first_read[r] > k->pc) k->first_read[r] = k->pc;
+    }
+}
+
+/* The operands of an instruction at pc (a fast-path ALU kind) that are plain reads of a register
+ * in `cand` (the def's pc for each register, UINT32_MAX: none) become immediates of its value. */
+static void fold_insn(const ctx *c, mh_ptx_insn *in, const uint32_t *cand)
+{
+    for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        mh_ptx_opnd *o = &in->o[k];
+        if (o->kind != MH_OPK_REG || o->neg || cand[o->reg] == UINT32_MAX) continue;
+        o->imm = (int64_t)c->kconst[cand[o->reg]];
+        o->kind = MH_OPK_IMM;
+        o->fimm = 0;
+    }
+}
+
+/* 0, or -1 out of memory (nothing changed then). */
+static int fold_consts(ctx *c, const pack *p)
+{
+    uint32_t n = p->nregs;
+    uint32_t *ndef = calloc(n, sizeof *ndef), *nread = calloc(n, sizeof *nread), *nok = calloc(n, sizeof *nok);
+    uint32_t *first = malloc(n * sizeof *first), *cand = malloc(n * sizeof *cand);
+    int rc = ndef && nread && nok && first && cand ? 0 : -1;
+    if (rc) goto done;
+    for (uint32_t r = 0; r < n; r++) first[r] = cand[r] = UINT32_MAX;
+    /* the entry block's end: the first branch target, or the first instruction that is not a
+     * fast-path ALU kind (a branch, an exit, a barrier, memory, ...) */
+    uint32_t end = p->hi;
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (in->op == MH_OP_BRA && in->o[0].reg < end) end = in->o[0].reg;
+        if (pc < end && (!c->fast[pc] || c->fast[pc] >= EMU_FK_MEM || (in->mods & MH_MOD_MARKER))) end = pc;
+        reg_counts k = {ndef, nread, first, pc};
+        if (each_reg(p, c, in, count_reg, &k)) goto done; /* (packing says why) */
+    }
+    /* the reads a fold can take: plain sources of fast-path ALU instructions */
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST) continue;
+        for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++)
+            if (in->o[k].kind == MH_OPK_REG && !in->o[k].neg && in->o[k].reg < n) nok[in->o[k].reg]++;
+    }
+    int any = 0;
+    for (uint32_t pc = p->lo; pc < end; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        uint32_t r = in->o[0].reg;
+        if (c->fast[pc] != EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG || r >= n) continue;
+        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc) cand[r] = pc, any = 1;
+    }
+    /* an instruction whose kind would change with immediates keeps its registers (and so do their
+     * other reads: a register is folded everywhere or nowhere) */
+    for (int changed = any; changed;) {
+        changed = 0;
+        for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+            mh_ptx_insn t = c->code[pc];
+            if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST) continue;
+            fold_insn(c, &t, cand);
+            if (emu_fast_kind(&t) == c->fast[pc]) continue;
+            for (int k = 1; k < t.nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+                const mh_ptx_opnd *o = &c->code[pc].o[k];
+                if (o->kind == MH_OPK_REG && o->reg < n && cand[o->reg] != UINT32_MAX) cand[o->reg] = UINT32_MAX, changed = 1;
+            }
+        }
+    }
+    for (uint32_t pc = p->lo; pc < p->hi; pc++)
+        if (c->fast[pc] && c->fast[pc] < EMU_FK_CONST) fold_insn(c, &c->code[pc], cand);
+    for (uint32_t r = 0; r < n; r++)
+        if (cand[r] != UINT32_MAX) c->fast[cand[r]] = EMU_FK_DEAD;
+done:
+    free(ndef);
+    free(nread);
+    free(nok);
+    free(first);
+    free(cand);
+    return rc;
+}
+
 static void rename_opnd(const ctx *c, mh_ptx_opnd *o, const uint32_t *color)
 {
     if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) o->reg = c->reg_lo + color[o->reg - c->reg_lo];
@@ -204,6 +303,7 @@ int emu_pack_registers(ctx *c)
         if (!packable(in)) return 0;
         if (in->op == MH_OP_BRA && (in->o[0].reg < p.lo || in->o[0].reg >= p.hi)) return 0;
     }
+    if (fold_consts(c, &p)) return -1;
     /* per instruction: use, def (a full write), src (read), and its live-in set */
     uint64_t *use = calloc((size_t)n * W, 8), *def = calloc((size_t)n * W, 8), *src = calloc((size_t)n * W, 8);
     uint64_t *live = calloc((size_t)n * W, 8), *out = calloc(W, 8);
