@@ -141,9 +141,9 @@ static int packable(const mh_ptx_insn *in)
 
 /* ---- launch constants as immediates ----
  * A register whose one write is an EMU_FK_CONST instruction (ld.param of a kernel parameter, mov of
- * %ntid and the like: the same value in every thread) in the kernel's entry block (the straight
- * code before any branch, branch target or other instruction the fast path does not run), and which
- * no instruction reads before it, holds that value wherever it is read.  When every read is a plain
+ * %ntid and the like: the same value in every thread), and which is read only after it in the same
+ * straight stretch of code (no branch, exit or call between, no branch target after it up to the
+ * read), holds that value wherever it is read.  When every read is a plain
  * source operand of a fast-path ALU instruction, the reads become immediates of the value (what
  * the register would hold: val() reads an immediate's bits as it reads a register's) and the write
  * a kind that issues as before but writes no row (EMU_FK_DEAD): a warp's ld.param and %ntid no
@@ -151,17 +151,46 @@ static int packable(const mh_ptx_insn *in)
  * costs what it did; the general path (a divergent warp) still writes the register, whose row is
  * live nowhere after it (packing sees the write). */
 
-typedef struct { uint32_t *ndef, *nread, *first_read; uint32_t pc; } reg_counts;
+/* per register: writes, reads, the first read's pc and the stretches of the first and last read
+ * (UINT32_MAX: none yet) */
+typedef struct { uint32_t *ndef, *nread, *first_read, *lo_st, *hi_st; uint32_t pc, stretch; } reg_counts;
 
 static void count_reg(uint32_t r, int dst, void *arg)
 {
     reg_counts *k = arg;
     if (dst) {
         k->ndef[r]++;
-    } else {
-        k->nread[r]++;
-        if (k->first_read[r] > k->pc) k->first_read[r] = k->pc;
+        return;
     }
+    k->nread[r]++;
+    if (k->first_read[r] > k->pc) k->first_read[r] = k->pc;
+    if (k->lo_st[r] == UINT32_MAX || k->lo_st[r] > k->stretch) k->lo_st[r] = k->stretch;
+    if (k->hi_st[r] == UINT32_MAX || k->hi_st[r] < k->stretch) k->hi_st[r] = k->stretch;
+}
+
+static int ends_stretch(const mh_ptx_insn *in)
+{
+    return in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP ||
+           in->op == MH_OP_CALL;
+}
+
+/* A fast-path ALU instruction whose sources are all immediates (after a fold) sets its register to
+ * a launch constant: computed here by emu_fast_exec itself (so the bits are the fast path's), it
+ * becomes an EMU_FK_CONST.  1 when it did. */
+static int to_const(ctx *c, uint32_t pc)
+{
+    const mh_ptx_insn *in = &c->code[pc];
+    if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG) return 0;
+    for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++)
+        if (in->o[k].kind != MH_OPK_IMM) return 0;
+    uint64_t row[WARP] = {0};
+    mh_ptx_insn t = *in;
+    t.o[0].reg = 0;
+    warp fw = {.r = row};
+    emu_fast_exec(&fw, &t, c->fast[pc]);
+    c->kconst[pc] = row[0];
+    c->fast[pc] = EMU_FK_CONST;
+    return 1;
 }
 
 /* The operands of an instruction at pc (a fast-path ALU kind) that are plain reads of a register
@@ -177,24 +206,28 @@ static void fold_insn(const ctx *c, mh_ptx_insn *in, const uint32_t *cand)
     }
 }
 
-/* 0, or -1 out of memory (nothing changed then). */
-static int fold_consts(ctx *c, const pack *p)
+/* One round of the fold: 1 when it folded something, 0 when not, -1 out of memory. */
+static int fold_round(ctx *c, const pack *p)
 {
-    uint32_t n = p->nregs;
+    uint32_t n = p->nregs, ncode = p->hi - p->lo;
     uint32_t *ndef = calloc(n, sizeof *ndef), *nread = calloc(n, sizeof *nread), *nok = calloc(n, sizeof *nok);
     uint32_t *first = malloc(n * sizeof *first), *cand = malloc(n * sizeof *cand);
-    int rc = ndef && nread && nok && first && cand ? 0 : -1;
+    uint32_t *lo_st = malloc(n * sizeof *lo_st), *hi_st = malloc(n * sizeof *hi_st);
+    uint32_t *stretch = malloc(ncode * sizeof *stretch);
+    uint8_t *target = calloc(ncode, 1);
+    int rc = ndef && nread && nok && first && cand && lo_st && hi_st && stretch && target ? 0 : -1, any = 0;
     if (rc) goto done;
-    for (uint32_t r = 0; r < n; r++) first[r] = cand[r] = UINT32_MAX;
-    /* the entry block's end: the first branch target, or the first instruction that is not a
-     * fast-path ALU kind (a branch, an exit, a barrier, memory, ...) */
-    uint32_t end = p->hi;
+    for (uint32_t r = 0; r < n; r++) first[r] = cand[r] = lo_st[r] = hi_st[r] = UINT32_MAX;
+    /* straight stretches: a new one after a branch, exit or call and at each branch target */
+    for (uint32_t pc = p->lo; pc < p->hi; pc++)
+        if (c->code[pc].op == MH_OP_BRA) target[c->code[pc].o[0].reg - p->lo] = 1; /* (inside: packing checked) */
+    for (uint32_t i = 0, st = 0; i < ncode; i++) {
+        if (target[i] || (i && ends_stretch(&c->code[p->lo + i - 1]))) st++;
+        stretch[i] = st;
+    }
     for (uint32_t pc = p->lo; pc < p->hi; pc++) {
-        const mh_ptx_insn *in = &c->code[pc];
-        if (in->op == MH_OP_BRA && in->o[0].reg < end) end = in->o[0].reg;
-        if (pc < end && (!c->fast[pc] || c->fast[pc] >= EMU_FK_MEM || (in->mods & MH_MOD_MARKER))) end = pc;
-        reg_counts k = {ndef, nread, first, pc};
-        if (each_reg(p, c, in, count_reg, &k)) goto done; /* (packing says why) */
+        reg_counts k = {ndef, nread, first, lo_st, hi_st, pc, stretch[pc - p->lo]};
+        if (each_reg(p, c, &c->code[pc], count_reg, &k)) goto done; /* (packing says why) */
     }
     /* the reads a fold can take: plain sources of fast-path ALU instructions */
     for (uint32_t pc = p->lo; pc < p->hi; pc++) {
@@ -203,12 +236,12 @@ static int fold_consts(ctx *c, const pack *p)
         for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++)
             if (in->o[k].kind == MH_OPK_REG && !in->o[k].neg && in->o[k].reg < n) nok[in->o[k].reg]++;
     }
-    int any = 0;
-    for (uint32_t pc = p->lo; pc < end; pc++) {
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
-        uint32_t r = in->o[0].reg;
+        uint32_t r = in->o[0].reg, st = stretch[pc - p->lo];
         if (c->fast[pc] != EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG || r >= n) continue;
-        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc) cand[r] = pc, any = 1;
+        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc && (!nread[r] || (lo_st[r] == st && hi_st[r] == st)))
+            cand[r] = pc, any = 1;
     }
     /* an instruction whose kind would change with immediates keeps its registers (and so do their
      * other reads: a register is folded everywhere or nowhere) */
@@ -225,17 +258,34 @@ static int fold_consts(ctx *c, const pack *p)
             }
         }
     }
+    any = 0;
     for (uint32_t pc = p->lo; pc < p->hi; pc++)
         if (c->fast[pc] && c->fast[pc] < EMU_FK_CONST) fold_insn(c, &c->code[pc], cand);
     for (uint32_t r = 0; r < n; r++)
-        if (cand[r] != UINT32_MAX) c->fast[cand[r]] = EMU_FK_DEAD;
+        if (cand[r] != UINT32_MAX) c->fast[cand[r]] = EMU_FK_DEAD, any = 1;
+    /* what the fold made constant (a cvta or add of folded values) is folded in the next round */
+    for (uint32_t pc = p->lo; any && pc < p->hi; pc++) to_const(c, pc);
 done:
     free(ndef);
     free(nread);
     free(nok);
     free(first);
     free(cand);
-    return rc;
+    free(lo_st);
+    free(hi_st);
+    free(stretch);
+    free(target);
+    return rc ? rc : any;
+}
+
+/* 0, or -1 out of memory. */
+static int fold_consts(ctx *c, const pack *p)
+{
+    for (int round = 0; round < 8; round++) {
+        int rc = fold_round(c, p);
+        if (rc <= 0) return rc;
+    }
+    return 0;
 }
 
 static void rename_opnd(const ctx *c, mh_ptx_opnd *o, const uint32_t *color)
