@@ -141,9 +141,10 @@ static int packable(const mh_ptx_insn *in)
 
 /* ---- launch constants as immediates ----
  * A register whose one write is an EMU_FK_CONST instruction (ld.param of a kernel parameter, mov of
- * %ntid and the like: the same value in every thread), and which is read only after it in the same
- * straight stretch of code (no branch, exit or call between, no branch target after it up to the
- * read), holds that value wherever it is read.  When every read is a plain
+ * %ntid and the like: the same value in every thread), and which is read only after it, either
+ * in the kernel's entry stretch (the straight code before any branch, exit, call or branch target:
+ * it runs once, before anything else) or in the same straight stretch as it, holds that value
+ * wherever it is read.  When every read is a plain
  * source operand of a fast-path ALU instruction, the reads become immediates of the value (what
  * the register would hold: val() reads an immediate's bits as it reads a register's) and the write
  * a kind that issues as before but writes no row (EMU_FK_DEAD): a warp's ld.param and %ntid no
@@ -240,7 +241,11 @@ static int fold_round(ctx *c, const pack *p)
         const mh_ptx_insn *in = &c->code[pc];
         uint32_t r = in->o[0].reg, st = stretch[pc - p->lo];
         if (c->fast[pc] != EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG || r >= n) continue;
-        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc && (!nread[r] || (lo_st[r] == st && hi_st[r] == st)))
+        /* the entry stretch (no branch comes back to it) runs once before anything else: it
+         * dominates every later read; another stretch only the reads after it within itself */
+        int entry = st == 0 && !target[0];
+        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc &&
+            (!nread[r] || entry || (lo_st[r] == st && hi_st[r] == st)))
             cand[r] = pc, any = 1;
     }
     /* an instruction whose kind would change with immediates keeps its registers (and so do their
