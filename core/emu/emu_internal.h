@@ -180,7 +180,8 @@ typedef struct {
 
 /* A virtual SM: its sub-partitions and resident slots. */
 struct vsm {
-    subpart sps[SUBPARTS];
+    subpart *sps;           /* its SUBPARTS sub-partitions (ctx.sps_mem): kept out of vsm so that the
+                             * device loop's scan of every SM's next event reads a small, dense array */
     blk *blks;              /* `resident` slots, their memory allocated on first use */
     uint32_t id;
     uint64_t clock0;        /* its %clock at the launch's start */
@@ -231,6 +232,7 @@ typedef struct {
     int released;           /* a counted barrier completed: warps of the block may go on */
     /* the device: every SM, run in virtual-time order (the scheduler below) */
     vsm *sms;
+    subpart *sps_mem;       /* the SMs' sub-partitions, SUBPARTS an SM */
     uint32_t nsms;          /* SMs that get blocks: min(SMs, blocks of the grid) */
     vsm *cs;                /* the SM running */
     uint32_t resident;      /* blocks an SM holds at once */
