@@ -155,6 +155,11 @@ cudaError_t cudaStreamSetAttribute(cudaStream_t s, int id, const void *value)
 CR_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t s, int id, void *value);
 cudaError_t cudaStreamGetAttribute(cudaStream_t s, int id, void *value) { CR_API(stream_attr(s, id, value, 0)); }
 
+/* cudaCtxResetPersistingL2Cache: emu's L2 keeps no persisting lines (the windows above are not acted
+ * on), so there is nothing to reset */
+CR_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void);
+cudaError_t cudaCtxResetPersistingL2Cache(void) { CR_API(cudaSuccess); }
+
 CR_EXPORT cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceSynchronize(void) { CR_API(cudaSuccess); }
 CR_EXPORT cudaError_t cudaThreadSynchronize(void);

@@ -66,6 +66,7 @@ int main()
     CHECK(cudaStreamGetAttribute(s[1], cudaStreamAttributeAccessPolicyWindow, &back));
     EXPECT(back.accessPolicyWindow.base_ptr == d && back.accessPolicyWindow.hitRatio == 0.6f &&
                back.accessPolicyWindow.hitProp == cudaAccessPropertyPersisting, "the window given back");
+    CHECK(cudaCtxResetPersistingL2Cache());
     CHECK(cudaStreamGetAttribute(s[0], cudaStreamAttributeAccessPolicyWindow, &back));
     EXPECT(back.accessPolicyWindow.base_ptr == nullptr, "another stream's window is its own");
     cudaStreamAttrValue pr = {};
