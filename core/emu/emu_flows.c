@@ -3,7 +3,8 @@
  * that barrier had found its phase incomplete and now finds it complete gets a flow from it (one
  * per warp and release; a wait that passes at once released nothing).  A TMA completion's flow
  * starts where the copy was issued (the thread that issued it, at its issue): the landing has no
- * thread.  The dump draws them as Chrome trace flow events (core/trace/flows.h). */
+ * thread.  The dump draws them as Chrome trace flow events (core/trace/flows.h).  Kept per SM
+ * and gathered in SM order at each quantum's end, so SMs on several workers record the same list. */
 #include "emu/emu_internal.h"
 
 #include <stdlib.h>
@@ -13,19 +14,71 @@ typedef struct {
     mh_trace_flow src;       /* its last completion: the src_* half */
 } last_done;
 
-struct emu_flows {
+/* One SM's (a non-cluster mbarrier is in its block's shared memory, so its completions and waits
+ * are on one SM; a cluster launch, run serially, keeps everything in the first): its barriers'
+ * last completions and the flows of this quantum, appended to the launch's in SM order at the
+ * quantum's end (emu_flows_quantum_end), so the list is the same on any number of workers. */
+typedef struct {
     last_done *last;
     uint32_t nlast, cap_last;
     mh_trace_flow *v;
     uint32_t n, cap;
     int has_src;             /* a TMA landing is completing: its issue is the source */
     mh_trace_flow src;
+} fsm;
+
+struct emu_flows {
+    fsm *s;                  /* per SM (emu_flows_sms) */
+    uint32_t ns;
+    mh_trace_flow *v;
+    uint32_t n, cap;
 };
 
 int emu_flows_start(ctx *c)
 {
     c->flows = calloc(1, sizeof *c->flows);
     return c->flows ? 0 : -1;
+}
+
+int emu_flows_sms(ctx *c)
+{
+    if (!c->flows) return 0;
+    c->flows->ns = c->nsms ? c->nsms : 1;
+    c->flows->s = calloc(c->flows->ns, sizeof *c->flows->s);
+    return c->flows->s ? 0 : -1;
+}
+
+static fsm *here(ctx *c)
+{
+    struct emu_flows *f = c->flows;
+    uint32_t i = c->cluster_n > 1 || !c->cs ? 0 : c->cs->id;
+    return &f->s[i < f->ns ? i : 0];
+}
+
+int emu_flows_quantum_end(ctx *c)
+{
+    struct emu_flows *f = c->flows;
+    if (!f || !f->s) return 0;
+    for (uint32_t i = 0; i < f->ns; i++) {
+        fsm *s = &f->s[i];
+        if (!s->n) continue;
+        if (f->n + s->n > f->cap) {
+            uint32_t cap = f->cap ? f->cap : 64;
+            while (cap < f->n + s->n) cap *= 2;
+            mh_trace_flow *n = realloc(f->v, cap * sizeof *n);
+            if (!n) {
+                mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the trace's flows");
+                c->faulted = 1;
+                return -1;
+            }
+            f->v = n;
+            f->cap = cap;
+        }
+        memcpy(f->v + f->n, s->v, s->n * sizeof *s->v);
+        f->n += s->n;
+        s->n = 0;
+    }
+    return 0;
 }
 
 void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n)
@@ -41,7 +94,11 @@ void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n)
 void emu_flows_free(ctx *c)
 {
     if (!c->flows) return;
-    free(c->flows->last);
+    for (uint32_t i = 0; c->flows->s && i < c->flows->ns; i++) {
+        free(c->flows->s[i].last);
+        free(c->flows->s[i].v);
+    }
+    free(c->flows->s);
     free(c->flows->v);
     free(c->flows);
     c->flows = NULL;
@@ -56,7 +113,7 @@ static void *oom(ctx *c)
 
 void emu_flows_tma_source(ctx *c, const tma_done *d)
 {
-    struct emu_flows *f = c->flows;
+    fsm *f = here(c);
     f->has_src = d != NULL;
     if (!d) return;
     f->src.kind = MH_FLOW_TMA;
@@ -67,7 +124,7 @@ void emu_flows_tma_source(ctx *c, const tma_done *d)
 
 void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p)
 {
-    struct emu_flows *f = c->flows;
+    fsm *f = here(c);
     mh_trace_flow s;
     if (f->has_src) {
         s = f->src;
@@ -95,7 +152,7 @@ void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p)
 
 void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done)
 {
-    struct emu_flows *f = c->flows;
+    fsm *f = here(c);
     if (!done) {
         w->fl_wait = p;
         return;

@@ -340,19 +340,20 @@ static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, u
 {
     blk *owner = NULL;
     if (!emu_dsmem(c, w, l, addr, 8, 0, &owner)) return -1;
-    if (c->ntma_q == c->cap_tma_q) {
-        uint32_t cap = c->cap_tma_q ? 2 * c->cap_tma_q : 64;
-        tma_done *q = realloc(c->tma_q, cap * sizeof *q);
+    vsm *sm = owner->sm; /* the queue of the SM whose block's mbarrier it lands on */
+    if (sm->ntma_q == sm->cap_tma_q) {
+        uint32_t cap = sm->cap_tma_q ? 2 * sm->cap_tma_q : 64;
+        tma_done *q = realloc(sm->tma_q, cap * sizeof *q);
         if (!q) {
             mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for bulk copies in flight");
             c->faulted = 1;
             return -1;
         }
-        c->tma_q = q;
-        c->cap_tma_q = cap;
+        sm->tma_q = q;
+        sm->cap_tma_q = cap;
     }
     if (!owner->tma_n++ || due < owner->tma_due) owner->tma_due = due;
-    c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
+    sm->tma_q[sm->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
                                        (uint32_t)(c->cur - c->code), need, {w->b->ctaid[0], w->b->ctaid[1], w->b->ctaid[2]},
                                        w->index * WARP + (uint32_t)l, w->b->sm->clock0 + c->now};
     return 0;
@@ -365,15 +366,16 @@ int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
 {
     if (!b->tma_n || b->tma_due > now) return 0;
     uint64_t next = UINT64_MAX;
-    for (uint32_t i = 0; i < c->ntma_q;) {
-        tma_done d = c->tma_q[i];
+    vsm *sm = b->sm;
+    for (uint32_t i = 0; i < sm->ntma_q;) {
+        tma_done d = sm->tma_q[i];
         if (d.b != b) { i++; continue; }
         if (d.due > now) {
             if (d.due < next) next = d.due;
             i++;
             continue;
         }
-        c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
+        sm->tma_q[i] = sm->tma_q[--sm->ntma_q]; /* in no order: the last one takes its place */
         b->tma_n--;
         if (c->hz && emu_hz_land(c, w, &d, b->shared + d.off)) return -1; /* strict: more bytes than expected */
         if (c->flows) emu_flows_tma_source(c, &d);
@@ -393,8 +395,10 @@ uint64_t emu_tma_next_due(const ctx *c, const blk *b)
 
 void emu_tma_forget(ctx *c, blk *b)
 {
-    for (uint32_t i = 0; i < c->ntma_q;)
-        if (c->tma_q[i].b == b) c->tma_q[i] = c->tma_q[--c->ntma_q];
+    (void)c;
+    vsm *sm = b->sm;
+    for (uint32_t i = 0; i < sm->ntma_q;)
+        if (sm->tma_q[i].b == b) sm->tma_q[i] = sm->tma_q[--sm->ntma_q];
         else i++;
     b->tma_n = 0;
     b->tma_due = UINT64_MAX;

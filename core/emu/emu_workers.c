@@ -2,14 +2,16 @@
  *
  * The scheduler (emu_sched.c) advances the device in quanta; within one, every SM with work runs
  * emu_run_sm to the quantum's end.  For a launch whose SMs can be kept apart within a quantum
- * (emu_par_serial_reason: no mbarrier, cluster, bulk copy, wgmma, cooperative launch, strict mode
- * or counting), they run on `threads` workers, each with its own copy of the launch's ctx (the
- * running instruction's fields, the allocation cache, its error, printf and warning buffers).
+ * (emu_par_serial_reason: no cluster, cooperative launch, strict mode or counting), they run on
+ * `threads` workers, each with its own copy of the launch's ctx (the running instruction's fields,
+ * the allocation cache, wgmma's B cache, its error, printf and warning buffers); an SM's copy queue,
+ * accumulator tiles, stall counters and flows are its own (vsm, emu_flows.c).
  * Each SM starts the quantum from the device's counters as they were at its start (instructions,
  * writes, the warned lines) and leaves its own results in its sm_q; at the end they are merged in
  * SM order: counters summed, printf output and warnings appended (a line warned about once, by the
  * first SM in order), the fault of the first SM in order reported.  A warp about to run a strong
- * operation (a global atomic, a fence, a .volatile/.relaxed/.acquire/.release global access) holds
+ * operation (a global atomic or bulk reduction, a fence, a .volatile/.relaxed/.acquire/.release
+ * global access) holds
  * its SM; after the merge the held SMs go on one at a time in (time, SM) order to the quantum's
  * end.  One worker runs the same steps in the same order, so any number gives the same results. */
 #include "emu/emu_internal.h"
@@ -22,6 +24,7 @@
 
 typedef struct {                /* one SM's results of the quantum */
     uint64_t insns, tinsns, progress, writes;
+    uint64_t quiet_rounds;      /* the deadlock check's rounds it added since its last write (or since the start) */
     int fault;
     mh_error err;
     mh_outbuf out, warn;
@@ -32,6 +35,7 @@ typedef struct emu_worker {
     ctx c;                      /* its copy of the launch's ctx */
     const alloc **icache;       /* its allocation cache, kept across quanta */
     const alloc *last;
+    struct emu_wg_b *wgb;       /* its wgmma B cache (emu_mma.c), kept across quanta */
     mh_error e;
     pthread_t th;
     int started;
@@ -73,7 +77,12 @@ static int strong_op(const ctx *c, const mh_ptx_insn *in)
     switch (in->op) {
     case MH_OP_ATOM:
     case MH_OP_RED: return in->space != MH_SP_SHARED || insn_says(c, in, "cluster");
-    case MH_OP_MEMBAR: return !insn_says(c, in, "cp.async") && !insn_says(c, in, ".cta");
+    case MH_OP_MEMBAR: /* a proxy fence or mbarrier_init's orders the thread's own accesses (emu's copies are made
+                        * at issue), so neither is seen by another SM */
+        return !insn_says(c, in, "cp.async") && !insn_says(c, in, ".cta") && !insn_says(c, in, ".proxy") &&
+               !insn_says(c, in, "mbarrier_init");
+    case MH_OP_TMA: /* a bulk reduction into global memory: atomic additions other SMs may make too */
+        return insn_says(c, in, "reduce") && insn_says(c, in, ".global");
     case MH_OP_LD:
     case MH_OP_ST:
         return in->space != MH_SP_SHARED && in->space != MH_SP_LOCAL && in->space != MH_SP_PARAM &&
@@ -86,23 +95,18 @@ static int strong_op(const ctx *c, const mh_ptx_insn *in)
 const char *emu_par_serial_reason(const ctx *c)
 {
     if (c->slow) return "strict mode or counting";
-    if (c->hz) return "hazard checks"; /* (flows are recorded only at mbarriers, which run serially below;
-                                         * region checks count with atomic additions) */
-    if (c->cluster_n > 1) return "clusters";
+    if (c->hz) return "hazard checks"; /* (flows are kept per SM: emu_flows.c; region checks count with
+                                         * atomic additions) */
+    if (c->cluster_n > 1) return "clusters"; /* (a peer's shared memory, mbarriers and copy queue) */
     if (c->grid_ws) return "a cooperative launch";
-    if (c->acc_touch) return "wgmma";
+    /* mbarriers, bulk copies and TMA, wgmma and setmaxnreg run on workers: without clusters what they
+     * write is the block's own shared memory, its SM's copy queue and tiles, global memory by plain
+     * stores (a bulk reduction into global memory is a strong operation), and a worker's B cache */
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         switch (in->op) {
-        case MH_OP_MBARRIER_INIT:
-        case MH_OP_MBARRIER: return "an mbarrier";
         case MH_OP_CLUSTER: return "a cluster instruction";
-        case MH_OP_TMA: return "a bulk copy";
         case MH_OP_OPAQUE: return "an undecoded instruction";
-        case MH_OP_MMA:
-            if (insn_says(c, in, "wgmma")) return "wgmma";
-            if (insn_says(c, in, "setmaxnreg")) return "setmaxnreg"; /* its waits park warps, as mbarriers' */
-            break;
         default: break;
         }
     }
@@ -119,6 +123,8 @@ static void run_one(emu_worker *w, uint32_t sm)
     c->thread_insns = 0;
     c->progress = 0;
     c->writes = p->base.writes;
+    c->quiet_writes = p->base.quiet_writes;
+    c->quiet_rounds = p->base.quiet_rounds;
     c->cb = NULL;
     c->faulted = 0;
     c->out.n = 0;
@@ -132,6 +138,7 @@ static void run_one(emu_worker *w, uint32_t sm)
     q->tinsns = c->thread_insns;
     q->progress = c->progress;
     q->writes = c->writes - p->base.writes;
+    q->quiet_rounds = q->writes ? 0 : c->quiet_writes != p->base.quiet_writes ? c->quiet_rounds : c->quiet_rounds - p->base.quiet_rounds;
     q->fault = rc != 0;
     if (rc) q->err = *c->e;
     q->out.n = q->warn.n = 0;
@@ -149,6 +156,7 @@ static void work(emu_worker *w)
     w->c = p->base;
     w->c.icache = w->icache;
     w->c.last = w->last;
+    w->c.wgb = w->wgb;
     w->c.e = &w->e;
     w->c.out = (mh_outbuf){0};
     w->c.warn = (mh_outbuf){0};
@@ -158,6 +166,7 @@ static void work(emu_worker *w)
         run_one(w, p->run[i]);
     }
     w->last = w->c.last;
+    w->wgb = w->c.wgb;
     free(w->c.out.p);
     free(w->c.warn.p);
 }
@@ -226,7 +235,10 @@ void emu_par_stop(ctx *c)
         pthread_mutex_unlock(&p->mu);
         for (uint32_t i = 1; i < p->nworkers; i++)
             if (p->w[i].started) pthread_join(p->w[i].th, NULL);
-        for (uint32_t i = 0; i < p->nworkers; i++) free(p->w[i].icache);
+        for (uint32_t i = 0; i < p->nworkers; i++) {
+            free(p->w[i].icache);
+            free(p->w[i].wgb);
+        }
         pthread_mutex_destroy(&p->mu);
         pthread_cond_destroy(&p->go);
         pthread_cond_destroy(&p->done);
@@ -284,8 +296,11 @@ int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
         while (p->busy) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
-    /* the SMs' results in SM order (run[] is in SM order) */
+    /* the SMs' results in SM order (run[] is in SM order); the deadlock check's quiet rounds: the
+     * SMs' added to the device's while nothing was written, else none (a write anywhere resets them) */
     c->cb = NULL;
+    uint64_t quiet = 0;
+    for (uint32_t i = 0; i < nrun; i++) quiet += p->q[run[i]].quiet_rounds;
     for (uint32_t i = 0; i < nrun; i++) {
         sm_q *q = &p->q[run[i]];
         c->warp_insns += q->insns;
@@ -301,6 +316,11 @@ int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
             return -1;
         }
     }
+    if (c->writes != p->base.writes) {
+        c->quiet_writes = c->writes;
+        c->quiet_rounds = 0;
+    } else
+        c->quiet_rounds += quiet;
     /* the serial part: SMs held at a strong operation go on here, one at a time in (time, SM) order,
      * each to the quantum's end (further strong operations included) */
     for (;;) {
