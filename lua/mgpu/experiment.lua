@@ -862,6 +862,10 @@ run_workers = function(ctx, w, record)
         local d = w.slots.devices[(slot - 1) % #w.slots.devices + 1]
         env.CUDA_VISIBLE_DEVICES = tostring(d) -- the worker sees its GPU as device 0
         backend = "cuda:0"
+      elseif not os.getenv("MGPU_EMU_THREADS") then
+        -- emu workers share the machine's cores: each runs its SMs on its share of them (at least
+        -- one), not on all of them (N processes x all cores oversubscribed the machine)
+        env.MGPU_EMU_THREADS = tostring(math.max(1, math.floor(core.cpus() / w.n)))
       end
       return core.spawn { argv = { exe, w.script, "--worker", w.dir, "--backend", backend }, env = env }
     end,

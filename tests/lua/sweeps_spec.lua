@@ -66,6 +66,29 @@ describe("sweeps", function()
     assert.equal(2, man.workers)
   end)
 
+  it("give emu workers their share of the cores (MGPU_EMU_THREADS), or what the user set", function()
+    -- each point writes the MGPU_EMU_THREADS its worker process sees (before: unset, so every
+    -- worker's emu ran its SMs on all the machine's cores: N x cores threads)
+    local exp = write_exp(dir, { setup = string.format([[
+    local f = io.open(%q .. "/env-" .. p.tiles .. "-" .. p.alpha, "w")
+    f:write(tostring(os.getenv("MGPU_EMU_THREADS"))); f:close()]], dir) })
+    local function seen()
+      local v = {}
+      for _, t in ipairs({ 1, 2, 3, 4 }) do
+        for _, a in ipairs({ "1.0", "2.0" }) do
+          local f = assert(io.open(string.format("%s/env-%d-%s", dir, t, a)))
+          v[f:read("*a")] = true
+          f:close()
+        end
+      end
+      return v
+    end
+    assert.equal(0, (h.run_env("-u MGPU_EMU_THREADS", exp, "--out", dir .. "/a", "--workers", "2", "--quiet")))
+    assert.same({ [tostring(math.max(1, math.floor(core.cpus() / 2)))] = true }, seen())
+    assert.equal(0, (h.run_env("MGPU_EMU_THREADS=3", exp, "--out", dir .. "/b", "--workers", "2", "--quiet")))
+    assert.same({ ["3"] = true }, seen())
+  end)
+
   it("replace a worker killed mid-point and run its point again", function()
     local exp = write_exp(dir, { setup = string.format([[
     if p.tiles == 3 and p.alpha == 2.0 and not io.open(%q) then
