@@ -2,18 +2,19 @@
  *
  * The scheduler (emu_sched.c) advances the device in quanta; within one, every SM with work runs
  * emu_run_sm to the quantum's end.  For a launch whose SMs can be kept apart within a quantum
- * (emu_par_serial_reason: no cluster, cooperative launch, strict mode or counting), they run on
- * `threads` workers, each with its own copy of the launch's ctx (the running instruction's fields,
- * the allocation cache, wgmma's B cache, its error, printf and warning buffers); an SM's copy queue,
- * accumulator tiles, stall counters and flows are its own (vsm, emu_flows.c).
+ * (emu_par_serial_reason: no mbarrier, bulk copy, cluster, cooperative launch, strict mode or
+ * counting; wgmma and setmaxnreg are fine), they run on `threads` workers, each with its own copy
+ * of the launch's ctx (the running instruction's fields, the allocation cache, wgmma's B cache,
+ * its error, printf and warning buffers); an SM's copy queue, accumulator tiles and flows are its
+ * own (vsm, emu_flows.c), the deadlock check's quiet rounds summed at the quantum's end.
  * Each SM starts the quantum from the device's counters as they were at its start (instructions,
  * writes, the warned lines) and leaves its own results in its sm_q; at the end they are merged in
  * SM order: counters summed, printf output and warnings appended (a line warned about once, by the
  * first SM in order), the fault of the first SM in order reported.  A warp about to run a strong
  * operation (a global atomic or bulk reduction, a fence, a .volatile/.relaxed/.acquire/.release
- * global access) holds
- * its SM; after the merge the held SMs go on one at a time in (time, SM) order to the quantum's
- * end.  One worker runs the same steps in the same order, so any number gives the same results. */
+ * global access) holds its SM; after the merge the held SMs go on one at a time in (time, SM)
+ * order to the quantum's end.  One worker runs the same steps in the same order, so any number
+ * gives the same results. */
 #include "emu/emu_internal.h"
 #include "emu/emu_memtime.h"
 
@@ -99,13 +100,16 @@ const char *emu_par_serial_reason(const ctx *c)
                                          * atomic additions) */
     if (c->cluster_n > 1) return "clusters"; /* (a peer's shared memory, mbarriers and copy queue) */
     if (c->grid_ws) return "a cooperative launch";
-    /* mbarriers, bulk copies and TMA, wgmma and setmaxnreg run on workers: without clusters what they
-     * write is the block's own shared memory, its SM's copy queue and tiles, global memory by plain
-     * stores (a bulk reduction into global memory is a strong operation), and a worker's B cache */
+    /* wgmma and setmaxnreg run on workers (tiles per SM, the B cache per worker, the pool per block);
+     * mbarriers and bulk copies do not yet: with them the results of 1 and 2 workers still differed (a trace's flows,
+     * now and then the cycles; docs/DESIGN.md "Hopper kernels on several cores") */
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         switch (in->op) {
+        case MH_OP_MBARRIER_INIT:
+        case MH_OP_MBARRIER: return "an mbarrier";
         case MH_OP_CLUSTER: return "a cluster instruction";
+        case MH_OP_TMA: return "a bulk copy";
         case MH_OP_OPAQUE: return "an undecoded instruction";
         default: break;
         }
