@@ -143,7 +143,7 @@ static int scan_events(dump_ctx *c, uint64_t t, const uint32_t *w, uint64_t n, u
         uint32_t tag = w[3 + 2 * k], time = w[4 + 2 * k];
         uint32_t id = tag & MH_NAME_ID_MASK;
         const mh_name *nm = mh_names_get(c->names, id);
-        if (!nm) return bad_trace(c, t, "event %llu has unknown name id %u (not in the meta's names)",
+        if (!nm) return bad_trace(c, t, "event %llu has unknown name id %u (not in the meta's names or roles)",
                                   (unsigned long long)k, id);
         if (k) {
             uint32_t d = time - w[2 + 2 * k];

@@ -72,12 +72,13 @@ char *mh_json_quote(const char *s, size_t *len_out)
     return out;
 }
 
-int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e)
+/* Adds name (a region's; a role's when role) with id. */
+static int add(mh_names *t, const char *name, uint64_t id, int role, mh_error *e)
 {
     if (id > MH_NAME_ID_MAX)
         return mh_fail(e, MH_E_BAD_META,
-                       "name \"%s\" has id %llu: ids must be below 2^31 (bit 31 of a tag marks an end event)",
-                       name, (unsigned long long)id);
+                       "%s \"%s\" has id %llu: ids must be below 2^31 (bit 31 of a tag marks an end event)",
+                       role ? "role" : "name", name, (unsigned long long)id);
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 16;
         mh_name *v = realloc(t->v, cap * sizeof *v);
@@ -89,7 +90,7 @@ int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e)
     m->id = (uint32_t)id;
     m->name = strdup(name);
     m->json = mh_json_quote(name, &m->json_len);
-    m->role = 0;
+    m->role = role;
     if (!m->name || !m->json) {
         free(m->name);
         free(m->json);
@@ -99,14 +100,14 @@ int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e)
     return 0;
 }
 
+int mh_names_add(mh_names *t, const char *name, uint64_t id, mh_error *e) { return add(t, name, id, 0, e); }
+
 int mh_names_add_role(mh_names *t, const char *name, uint64_t id, mh_error *e)
 {
     if (!mh_role_name_ok(name, strlen(name)))
         return mh_fail(e, MH_E_BAD_META, "bad role name \"%.80s\": a role is one word of letters, digits, '_', '-' "
                        "and '.', at most %d characters (\"producer\", \"consumer-1\")", name, MH_ROLE_MAX);
-    if (mh_names_add(t, name, id, e)) return -1;
-    t->v[t->n - 1].role = 1;
-    return 0;
+    return add(t, name, id, 1, e);
 }
 
 int mh_role_name_ok(const char *s, size_t len)
@@ -130,8 +131,9 @@ int mh_names_finish(mh_names *t, mh_error *e)
     if (t->n > 1) qsort(t->v, t->n, sizeof *t->v, by_id);
     for (size_t i = 1; i < t->n; i++)
         if (t->v[i].id == t->v[i - 1].id)
-            return mh_fail(e, MH_E_BAD_META, "names \"%s\" and \"%s\" share id %u",
-                           t->v[i - 1].name, t->v[i].name, t->v[i].id);
+            return mh_fail(e, MH_E_BAD_META, "%s \"%s\" and %s \"%s\" share id %u (names and roles: one id each)",
+                           t->v[i - 1].role ? "role" : "name", t->v[i - 1].name, t->v[i].role ? "role" : "name",
+                           t->v[i].name, t->v[i].id);
     free(t->dense);
     t->dense = NULL;
     t->dense_len = 0;

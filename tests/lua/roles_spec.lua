@@ -131,6 +131,24 @@ describe("lanes named by role", function()
     st, _, stderr = h.run("dump", dir .. "/b.bin", "--meta", dir .. "/m.json", "-o", dir .. "/o.json")
     assert.is_not.equal(0, st)
     assert.matches('field "roles" must be an object', stderr)
+    -- a role's id: said to be a role's, not a name's, when it is out of range or shared
+    h.write(dir .. "/m.json", '{"grid": [1,1,1], "block": [32,1,1], "entries_per_warpgroup": 5, "trace_scope": "warp", '
+      .. '"names": {"a": 0}, "roles": {"x": 0}}')
+    st, _, stderr = h.run("dump", dir .. "/b.bin", "--meta", dir .. "/m.json", "-o", dir .. "/o.json")
+    assert.is_not.equal(0, st)
+    assert.matches('name "a" and role "x" share id 0', stderr, 1, true)
+    h.write(dir .. "/m.json", '{"grid": [1,1,1], "block": [32,1,1], "entries_per_warpgroup": 5, "trace_scope": "warp", '
+      .. '"names": {"a": 0}, "roles": {"x": 2147483648}}')
+    st, _, stderr = h.run("dump", dir .. "/b.bin", "--meta", dir .. "/m.json", "-o", dir .. "/o.json")
+    assert.is_not.equal(0, st)
+    assert.matches('role "x" has id 2147483648', stderr, 1, true)
+    -- a role's event in a buffer whose meta has no roles (one from before roles, or hand-made)
+    h.write_words(dir .. "/r.bin", { 1000, 0, 2, 7, 100 })
+    h.write(dir .. "/m.json", '{"grid": [1,1,1], "block": [32,1,1], "entries_per_warpgroup": 5, "trace_scope": "warp", '
+      .. '"names": {"a": 0}}')
+    st, _, stderr = h.run("dump", dir .. "/r.bin", "--meta", dir .. "/m.json", "-o", dir .. "/o.json", "--clock-ghz", "1")
+    assert.is_not.equal(0, st)
+    assert.matches("unknown name id 7 (not in the meta's names or roles)", stderr, 1, true)
   end)
 end)
 

@@ -48,7 +48,7 @@ ws_gemm(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensor
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&full[s])));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;" ::"r"(sa(&empty[s]))); // 2 consumers x 2 blocks
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 16;" ::"r"(sa(&empty[s]))); // 8 consumer warps x 2 blocks
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -95,7 +95,10 @@ ws_gemm(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUtensor
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
             MGPU_END("mma");
-            if (t == 0) { // the stage is free again, for the producers of both blocks
+            // the stage is free again, for the producers of both blocks: each warp says so after its
+            // own wgmma.wait_group (one thread of the warpgroup saying it for all four would rely on
+            // the other warps' wgmmas having read it too, which their wait alone guarantees)
+            if (t % 32 == 0) {
                 for (unsigned r = 0; r < 2; r++) {
                     uint32_t e;
                     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(e) : "r"(sa(&empty[s])), "r"(r));

@@ -39,7 +39,7 @@ ws_gemm_st(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUten
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; s++) {
             asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&full[s])));
-            asm volatile("mbarrier.init.shared::cta.b64 [%0], 4;" ::"r"(sa(&empty[s]))); // 2 consumers x 2 blocks
+            asm volatile("mbarrier.init.shared::cta.b64 [%0], 16;" ::"r"(sa(&empty[s]))); // 8 consumer warps x 2 blocks
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
@@ -85,7 +85,9 @@ ws_gemm_st(const __grid_constant__ CUtensorMap ma, const __grid_constant__ CUten
             }
             asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
             asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-            if (t == 0) { // the stage is free again, for the producers of both blocks
+            // the stage is free again, for the producers of both blocks: each warp says so after its own
+            // wgmma.wait_group (as in hopper_gemm.cu)
+            if (t % 32 == 0) {
                 for (unsigned r = 0; r < 2; r++) {
                     uint32_t e;
                     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(e) : "r"(sa(&empty[s])), "r"(r));
