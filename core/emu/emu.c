@@ -440,7 +440,7 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
         st->cycles = longest;
         st->blocks_per_sm = c.resident;
         st->workers = c.workers;
-        st->serial = c.serial;
+        st->serial = d->threads < 2 ? NULL : c.serial; /* (why not more workers: said when there are more) */
         if (!rc && c.counts) rc = mh_ct_build(m, c.code, c.ncode, c.counts, &st->counts, e);
         if (!rc) emu_flows_take(&c, &st->flows, &st->nflows);
     }

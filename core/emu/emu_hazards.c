@@ -195,6 +195,20 @@ static int check_access(ctx *c, const warp *w, int lane, blk *b, uint64_t off, u
     return 0;
 }
 
+/* (b): whether the wgmma read of word x is over for a copy warp w issues now: the reading warp
+ * waited for its group, or another warp of its warpgroup did and that wait has ended (a wgmma is
+ * the warpgroup's), unless w is itself of that warpgroup: then w must have waited for the group in
+ * its own program order (issuing the copy between its commit and its wait is the race, whatever
+ * the other warps did meanwhile). */
+static int read_over(const ctx *c, const warp *w, const blk *b, const hz_word *x)
+{
+    const warp *r = &b->warps[x->rwarp];
+    if (x->rgroup <= r->mma.retired) return 1;
+    if (x->rgroup > r->mma.wgdone || c->now < r->mma.wgdone_at) return 0;
+    if (w->b == b && w->index >> 2 == x->rwarp >> 2) return w->mma.base + (x->rgroup - r->mma.base) <= w->mma.retired;
+    return 1;
+}
+
 int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t bar, uint32_t *need)
 {
     uint32_t off, boff;
@@ -211,7 +225,7 @@ int emu_hz_copy(ctx *c, warp *w, int lane, uint64_t dst, uint64_t n, uint64_t ba
     }
     for (uint64_t k = off / 4; k < (off + n + 3) / 4 && k < c->hz->nwords; k++) {
         hz_word *x = &s->w[k];
-        if (x->rpc && x->rwarp < c->nwarps && x->rgroup > b->warps[x->rwarp].mma.retired) {
+        if (x->rpc && x->rwarp < c->nwarps && !read_over(c, w, b, x)) {
             char wg[400];
             uint32_t t[3];
             thread_of(c, &b->warps[x->rwarp], 0, t);

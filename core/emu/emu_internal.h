@@ -95,7 +95,12 @@ typedef struct {
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
     /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
-    struct { uint64_t busy, pending, group[8]; uint32_t ngroups, retired; } mma; /* retired: groups waited for */
+    struct { uint64_t busy, pending, group[8], wgdone_at; uint32_t ngroups, retired, base, wgdone; uint8_t waits; } mma;
+    /* retired: groups this warp waited for; base: ngroups when the block started (a group's number
+     * in the block is ngroups - base, the same in the four warps of a warpgroup); wgdone: groups
+     * some warp of the warpgroup waited for (their shared-memory reads are over from wgdone_at, the
+     * cycle that wait ends); waits: it waits
+     * at wgmma.wait_group for a warp of its warpgroup to commit */
     uint32_t nreg;          /* setmaxnreg: the registers a thread of this warp holds (ctx.regs at start;
                              * 0: not known yet) */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
@@ -287,7 +292,9 @@ typedef struct {
     struct emu_flows *flows;  /* a launch with a trace: what released each mbarrier wait (emu_flows.c), else NULL */
     struct emu_mt *mt;      /* the memory hierarchy's and tensor cores' time (emu_memtime.c) */
     uint64_t mt_last_line;  /* emu_mt_touch: the 128-byte line recorded last (UINT64_MAX: not recording) */
-    uint32_t workers;       /* workers the SMs ran on; serial: why not on the device's threads (NULL: they did) */
+    uint32_t workers;       /* workers the SMs ran on; serial: why the launch runs on one worker whatever the
+                             * threads (NULL: it may run on several); such a launch applies each SM's L2
+                             * changes after its turn (emu_mt_sm_end), as before threads */
     const char *serial;
     uint8_t *strong;        /* with workers: per instruction, a strong operation (emu_workers.c) */
     int hold;               /* a warp about to run a strong operation holds its SM (vsm.held) until the

@@ -334,21 +334,32 @@ static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
     return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->views[c->cs->id].l1tick, 0) != NULL;
 }
 
+static void view_apply(struct emu_mt *t, mt_view *v)
+{
+    for (uint32_t k = 0; k < v->nlog; k++)
+        cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS, v->log[k].line, ++t->tick,
+                     v->log[k].ready);
+    for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
+    for (uint32_t k = 0; k < v->nadd[1]; k++) bw_apply(&t->hbm, v->add[1][k].w, v->add[1][k].bytes);
+    if (v->hn) memset(v->hkey, 0, v->hcap * sizeof *v->hkey);
+    v->nlog = v->hn = v->nadd[0] = v->nadd[1] = 0;
+    v->oom = 0;
+}
+
 void emu_mt_quantum_end(ctx *c)
 {
     struct emu_mt *t = c->mt;
     if (!t) return;
-    for (uint32_t i = 0; i < t->nviews; i++) {
-        mt_view *v = &t->views[i];
-        for (uint32_t k = 0; k < v->nlog; k++)
-            cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS, v->log[k].line, ++t->tick,
-                         v->log[k].ready);
-        for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
-        for (uint32_t k = 0; k < v->nadd[1]; k++) bw_apply(&t->hbm, v->add[1][k].w, v->add[1][k].bytes);
-        if (v->hn) memset(v->hkey, 0, v->hcap * sizeof *v->hkey);
-        v->nlog = v->hn = v->nadd[0] = v->nadd[1] = 0;
-        v->oom = 0;
-    }
+    for (uint32_t i = 0; i < t->nviews; i++) view_apply(t, &t->views[i]);
+    bw_settle(&t->l2bw);
+    bw_settle(&t->hbm);
+}
+
+void emu_mt_sm_end(ctx *c, uint32_t sm)
+{
+    struct emu_mt *t = c->mt;
+    if (!t || sm >= t->nviews) return;
+    view_apply(t, &t->views[sm]);
     bw_settle(&t->l2bw);
     bw_settle(&t->hbm);
 }

@@ -16,6 +16,9 @@ void emu_mt_free(ctx *c);
 /* The end of a quantum: each SM's changes to the L2's tags and the shared bandwidths (which it saw
  * alone during the quantum) applied to the device's, in SM order. */
 void emu_mt_quantum_end(ctx *c);
+/* One SM's changes applied at once, after its turn: for launches that always run on one worker
+ * (emu_par_serial_reason), where the next SM may see them without depending on the workers. */
+void emu_mt_sm_end(ctx *c, uint32_t sm);
 
 /* A warp's access of global memory at ad[0..n) (size bytes a lane), issued at c->now: the cycles
  * it keeps its warp beyond the issue and the L1 pipe (latency of the level that serves it and the

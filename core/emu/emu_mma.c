@@ -716,19 +716,61 @@ int emu_mma_plan(ctx *c)
     return 0;
 }
 
+/* The warp's instruction runs again later (every lane waits: its pcs advance after the
+ * instruction, so they go back one); it asks again after the block's next write. */
+static void ask_again(warp *w)
+{
+    for (int l = 0; l < WARP; l++) {
+        w->st[l] = LANE_YIELD;
+        w->pc[l]--;
+    }
+}
+
 /* wgmma.commit_group: the MMAs issued since the last commit are a group, ending at the last one's
- * end; wgmma.wait_group N: the warp waits until at most N groups are pending. */
-static void wg_commit(warp *w)
+ * end; wgmma.wait_group N: the warp waits until at most N groups are pending.  A wgmma is one
+ * operation of its warpgroup's four warps (PTX ISA: warpgroup-level), so a group is complete when
+ * each warp's part of it is: a warp's wait also waits for the other warps of its warpgroup to
+ * commit the group (it asks again when one commits) and for the latest of their ends, and then
+ * their shared-memory reads of it are over (wgdone: what a producer may overwrite once one warp
+ * of the consumers waited, as CUTLASS's pipelines do).  A warp of the warpgroup that has exited
+ * is not waited for (the block's end names a wgmma not run by every warp). */
+static void wg_commit(ctx *c, warp *w)
 {
     w->mma.group[w->mma.ngroups % 8] = w->mma.pending;
     w->mma.ngroups++;
+    uint32_t g0 = w->index & ~3u;
+    for (uint32_t i = g0; i < g0 + 4 && i < c->nwarps; i++)
+        if (w->b->warps[i].mma.waits) {
+            w->b->warps[i].mma.waits = 0;
+            c->writes++; /* parked warps look again (a sibling waits for this commit) */
+        }
 }
 
 static void wg_wait(ctx *c, warp *w, uint32_t n)
 {
-    if (w->mma.ngroups > n && w->mma.ngroups - n > w->mma.retired) w->mma.retired = w->mma.ngroups - n;
-    if (w->mma.ngroups <= n || n >= 8) return; /* (a group 8 or more back: not kept, taken as done) */
-    uint64_t end = w->mma.group[(w->mma.ngroups - 1 - n) % 8];
+    if (w->mma.ngroups <= w->mma.base + n) return; /* nothing of this block's pending beyond n (retired >= base) */
+    uint32_t g = w->mma.ngroups - n - w->mma.base; /* the block's groups 1..g must be complete */
+    uint64_t end = n < 8 ? w->mma.group[(w->mma.ngroups - 1 - n) % 8] : 0; /* (8 or more back: taken as done) */
+    uint32_t g0 = w->index & ~3u;
+    for (uint32_t i = g0; i < g0 + 4 && i < c->nwarps; i++) {
+        warp *s = &w->b->warps[i];
+        if (s == w || s->sched == W_DONE) continue;
+        uint32_t sg = s->mma.ngroups - s->mma.base;
+        if (sg < g) { /* not yet committed by this warp of the warpgroup: ask again after its commit */
+            s->mma.waits = 1;
+            ask_again(w);
+            return;
+        }
+        if (sg - g < 8) {
+            uint64_t e = s->mma.group[(s->mma.base + g - 1) % 8];
+            if (e > end) end = e;
+        }
+    }
+    w->mma.retired = w->mma.ngroups - n;
+    for (uint32_t i = g0; i < g0 + 4 && i < c->nwarps; i++) {
+        warp *s = &w->b->warps[i];
+        if (s->mma.base + g > s->mma.wgdone) s->mma.wgdone = s->mma.base + g, s->mma.wgdone_at = end;
+    }
     if (end > c->now + c->cost) c->cost = end - c->now;
 }
 
@@ -952,10 +994,7 @@ static int setmaxnreg(ctx *c, warp *w, const mh_ptx_mma *r)
                          "them", op, r->imm, w->nreg, op, r->inc ? "raise" : "lower"), -1;
     blk *b = w->b;
     if (c->regs && !c->setmaxnreg_off && r->inc && (int64_t)(r->imm - w->nreg) * WARP > b->reg_free) {
-        for (int l = 0; l < WARP; l++) { /* not yet: the warp asks again (its pcs advance after the instruction) */
-            w->st[l] = LANE_YIELD;
-            w->pc[l]--;
-        }
+        ask_again(w); /* not yet */
         return 0;
     }
     w->nsetmax++; /* done (an .inc that waits is counted when it goes on) */
@@ -982,7 +1021,7 @@ int emu_mma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_t
     switch (r->kind) {
     /* wgmma.mma_async computes its values at issue; the groups and the waits are its time only */
     case MH_MMA_WG_FENCE: return 0;
-    case MH_MMA_WG_COMMIT: wg_commit(w); return 0;
+    case MH_MMA_WG_COMMIT: wg_commit(c, w); return 0;
     case MH_MMA_WG_WAIT: wg_wait(c, w, r->imm); return 0;
     case MH_MMA_WGMMA:
         w->nwgmma++; /* every warp of the warpgroup runs it (checked when the block ends) */

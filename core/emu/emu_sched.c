@@ -221,7 +221,9 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
-        w->mma.retired = w->mma.ngroups; /* nothing of an earlier block's in flight */
+        w->mma.retired = w->mma.wgdone = w->mma.base = w->mma.ngroups; /* nothing of an earlier block's in flight */
+        w->mma.waits = 0;
+        w->mma.wgdone_at = 0;
         w->nreg = c->regs;
         w->nsetmax = w->nwgmma = 0;
         w->tile_live = 0; /* (its tile, if any, kept for the slot's next blocks) */
@@ -334,7 +336,8 @@ static int block_stuck(ctx *c, blk *b)
                 for (int l = 0; l < WARP; l++)
                     if (b->warps[i].st[l] == LANE_YIELD)
                         return emu_fault(c, &b->warps[i], l, "deadlock: every warp waits (mbarrier phases that nothing "
-                                     "completes, a setmaxnreg.inc for registers no warpgroup frees, or a bar.sync "
+                                     "completes, a setmaxnreg.inc for registers no warpgroup frees, a wgmma.wait_group for a "
+                                     "group another warp of the warpgroup never commits, or a bar.sync "
                                      "the waiting warps never reach)"), -1;
         }
         unpark(c, b, when);
@@ -916,7 +919,7 @@ int emu_run_grid(ctx *c, uint64_t *longest)
     c->next_block = first;
     c->epoch = 1;
     for (uint32_t i = 0; i < c->nsms; i++) c->sms[i].next = sm_next_event(&c->sms[i]);
-    uint32_t *heap = malloc((c->nsms ? c->nsms : 1) * sizeof *heap);
+    uint32_t *run = malloc((c->nsms ? c->nsms : 1) * sizeof *run);
     /* a kernel that reads the grid workspace (cg::this_grid()): known from its code, not from which
      * SM read it first, so that a trap's message does not depend on the order SMs ran in */
     for (uint32_t pc = 0; pc < c->ncode && !c->envreg_read; pc++)
@@ -930,23 +933,22 @@ int emu_run_grid(ctx *c, uint64_t *longest)
         heap = NULL;
     }
     c->serial = emu_par_serial_reason(c);
-    if (heap && !c->serial) {
+    if (run && !c->serial) {
         if (emu_par_start(c, c->d->threads)) {
             emu_par_stop(c);
-            free(heap);
-            heap = NULL;
+            free(run);
+            run = NULL;
         } else
             c->workers = emu_par_workers(c);
     }
-    if (c->d->threads < 2) c->serial = NULL;
-    if (!heap) {
+    if (!run) {
         mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for the launch");
         c->faulted = 1;
         return -1;
     }
-    int rc = device_loop(c, heap);
+    int rc = device_loop(c, run);
     emu_par_stop(c);
-    free(heap);
+    free(run);
     if (rc) return -1;
     *longest = 0;
     for (uint32_t i = 0; i < c->nsms; i++)
@@ -991,7 +993,13 @@ static int device_loop(ctx *c, uint32_t *run)
         int rc = 0;
         if (c->par) rc = emu_par_quantum(c, run, nrun, limit);
         else
-            for (uint32_t i = 0; i < nrun && !rc; i++) rc = emu_run_sm(c, &c->sms[run[i]], limit);
+            for (uint32_t i = 0; i < nrun && !rc; i++) {
+                rc = emu_run_sm(c, &c->sms[run[i]], limit);
+                /* a launch that never runs on workers: the SMs after it in this quantum see its L2
+                 * lines and bandwidth at once (a miss in flight is waited for, not fetched again),
+                 * as before threads; the same for any N, since it is on one worker for any N */
+                if (c->serial) emu_mt_sm_end(c, run[i]);
+            }
         emu_mt_quantum_end(c);
         if (rc || emu_flows_quantum_end(c)) return -1;
         if (c->progress != c->seen_progress) {

@@ -561,6 +561,17 @@ static int64_t flow_ts(const dump_ctx *c, const live_trace *l, uint64_t clock)
     return d >= 0 ? base + (int64_t)cycles_to_units(c->ghz, (uint64_t)d) : base - (int64_t)cycles_to_units(c->ghz, (uint64_t)-(int64_t)d);
 }
 
+/* an event's end: its time and its place (the SM's process, the trace's thread) */
+static void ts_place(mh_out *o, int64_t ts, const live_trace *l)
+{
+    mh_out_milli3(o, ts);
+    mh_out_lit(o, ",\"pid\":");
+    mh_out_u64(o, (uint64_t)l->smid + 1);
+    mh_out_lit(o, ",\"tid\":");
+    mh_out_u64(o, l->trace + 1);
+    mh_out_lit(o, "}");
+}
+
 static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, int64_t ts, const live_trace *l)
 {
     mh_out *o = c->out;
@@ -569,12 +580,7 @@ static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, i
     mh_out_lit(o, ",\n{\"name\":\"");
     mh_out_str(o, finish ? "mbarrier wait" : name);
     mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"i\",\"s\":\"t\",\"ts\":");
-    mh_out_milli3(o, ts);
-    mh_out_lit(o, ",\"pid\":");
-    mh_out_u64(o, (uint64_t)l->smid + 1);
-    mh_out_lit(o, ",\"tid\":");
-    mh_out_u64(o, l->trace + 1);
-    mh_out_lit(o, "}");
+    ts_place(o, ts, l);
     mh_out_lit(o, ",\n{\"name\":\"");
     mh_out_str(o, name);
     mh_out_lit(o, "\",\"cat\":\"mbarrier\",\"ph\":\"");
@@ -582,12 +588,7 @@ static void flow_event(dump_ctx *c, const char *name, int finish, uint64_t id, i
     mh_out_lit(o, "\",\"id\":");
     mh_out_u64(o, id);
     mh_out_lit(o, ",\"ts\":");
-    mh_out_milli3(o, ts);
-    mh_out_lit(o, ",\"pid\":");
-    mh_out_u64(o, (uint64_t)l->smid + 1);
-    mh_out_lit(o, ",\"tid\":");
-    mh_out_u64(o, l->trace + 1);
-    mh_out_lit(o, "}");
+    ts_place(o, ts, l);
 }
 
 /* Default mode with flows: each one an "s" on its source's trace and an "f" bound to the enclosing

@@ -45,6 +45,23 @@ static int read_dims(json_t *root, const char *key, uint64_t out[3], mh_error *e
     return 0;
 }
 
+/* The object v of field "names" (or "roles" when role): {"NAME": id, ...}, each added to m->names. */
+static int read_ids(mh_meta *m, json_t *v, int role, mh_error *e)
+{
+    const char *field = role ? "roles" : "names", *item = role ? "role" : "name";
+    if (!json_is_object(v))
+        return mh_fail(e, MH_E_BAD_META, "field \"%s\" must be an object {\"%s\": id, ...}", field, item);
+    const char *key;
+    json_t *id;
+    json_object_foreach(v, key, id) {
+        if (!json_is_integer(id) || json_integer_value(id) < 0)
+            return mh_fail(e, MH_E_BAD_META, "%s[\"%s\"] must be a non-negative integer id", field, key);
+        uint64_t n = (uint64_t)json_integer_value(id);
+        if (role ? mh_names_add_role(&m->names, key, n, e) : mh_names_add(&m->names, key, n, e)) return -1;
+    }
+    return 0;
+}
+
 static int parse_root(mh_meta *m, json_t *root, mh_error *e)
 {
     json_t *v;
@@ -83,24 +100,10 @@ static int parse_root(mh_meta *m, json_t *root, mh_error *e)
 
     v = json_object_get(root, "names");
     if (!v) return mh_fail(e, MH_E_BAD_META, "field \"names\" is missing");
-    if (!json_is_object(v))
-        return mh_fail(e, MH_E_BAD_META, "field \"names\" must be an object {\"name\": id, ...}");
-    const char *key;
-    json_t *id;
-    json_object_foreach(v, key, id) {
-        if (!json_is_integer(id) || json_integer_value(id) < 0)
-            return mh_fail(e, MH_E_BAD_META, "names[\"%s\"] must be a non-negative integer id", key);
-        if (mh_names_add(&m->names, key, (uint64_t)json_integer_value(id), e)) return -1;
-    }
+    if (read_ids(m, v, 0, e)) return -1;
     /* the lanes' roles (an instrumented kernel's "// @mgpu role NAME"): ids beside the names' */
     v = json_object_get(root, "roles");
-    if (v && !json_is_object(v))
-        return mh_fail(e, MH_E_BAD_META, "field \"roles\" must be an object {\"role\": id, ...}");
-    json_object_foreach(v, key, id) {
-        if (!json_is_integer(id) || json_integer_value(id) < 0)
-            return mh_fail(e, MH_E_BAD_META, "roles[\"%s\"] must be a non-negative integer id", key);
-        if (mh_names_add_role(&m->names, key, (uint64_t)json_integer_value(id), e)) return -1;
-    }
+    if (v && read_ids(m, v, 1, e)) return -1;
     if (mh_names_finish(&m->names, e)) return -1;
     if (mh_spec_validate(&m->spec, e)) {
         e->code = MH_E_BAD_META;

@@ -14,7 +14,7 @@
 #include "frontend/ptx.h"
 #include "base/fp16.h"
 
-static mh_ptx_module mma_ptx, wgmma_ptx, wgmma_n_ptx;
+static mh_ptx_module mma_ptx, wgmma_ptx, wgmma_n_ptx, wgmma_lag_ptx;
 static mh_emu *dev;
 
 /* Runs kernel of m with up to 8 pointer/u32 arguments; 0 or the error code (message printed). */
@@ -465,6 +465,43 @@ static void wgmma_base_offset(void)
     mh_emu_free(dev, dA, &e), mh_emu_free(dev, dB, &e), mh_emu_free(dev, dC, &e), mh_emu_free(dev, dD, &e);
 }
 
+/* A wgmma is one operation of its warpgroup (tests/ptx/wgmma_lag.cu): warps 1-3 lag (an ALU loop)
+ * before it, warp 0 overwrites B right after its own wgmma.wait_group 0.  Its wait ends only when
+ * every warp's part is complete, so all 64 rows are the product (before: warp 0's wait ended with
+ * its own part, and the lagging warps' 48 rows read the zeroed B; in strict mode, no hazard either:
+ * the group's reads were over). */
+static void wgmma_lagging_warp(int strict)
+{
+    mh_error e;
+    mh_emu_opts o = {.num_sms = 1, .strict = strict};
+    mh_emu *d = mh_emu_create(&o, &e);
+    CHECK(d != NULL);
+    if (!d) return;
+    uint32_t A[64 * 16], B[32 * 16], D[64 * 32];
+    int a[64 * 16], b[32 * 16];
+    unsigned s = 41;
+    for (int i = 0; i < 64 * 16; i++) a[i] = rnd_int(T_BF16, &s), A[i] = enc(T_BF16, a[i]);
+    for (int i = 0; i < 32 * 16; i++) b[i] = rnd_int(T_BF16, &s), B[i] = enc(T_BF16, b[i]);
+    uint64_t dA = emu_upload(d, A, sizeof A), dB = emu_upload(d, B, sizeof B), dD = emu_upload(d, NULL, sizeof D);
+    int32_t spin = 2000;
+    mh_emu_arg args[] = {{&dA, 8}, {&dB, 8}, {&dD, 8}, {&spin, 4}};
+    mh_emu *keep = dev;
+    dev = d;
+    CHECK(run(&wgmma_lag_ptx, "wg_lagging_warp", 1, 1, 128, 0, args, 4, &e) == 0);
+    dev = keep;
+    CHECK(mh_emu_read(d, dD, D, sizeof D, &e) == 0);
+    int bad = 0;
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < 32; j++) {
+            int want = 0;
+            for (int k = 0; k < 16; k++) want += a[i * 16 + k] * b[j * 16 + k];
+            bad += mh_f32_from_bits(D[i * 32 + j]) != (float)want;
+        }
+    if (bad) fprintf(stderr, "  wg_lagging_warp (strict %d): %d of 2048 values differ from the product\n", strict, bad);
+    CHECK(bad == 0);
+    mh_emu_destroy(d);
+}
+
 /* the warp-specialised GEMM: setmaxnreg, 128B-swizzled tiles, stmatrix epilogue, bf16 out */
 static long peak_kib(void);
 
@@ -778,9 +815,12 @@ int main(int argc, char **argv)
 {
     const char *root = argc > 1 ? argv[1] : ".";
     if (parse_ptx_file(&mma_ptx, root, "tests/ptx/mma.ptx") || parse_ptx_file(&wgmma_ptx, root, "tests/ptx/wgmma.ptx") ||
-        parse_ptx_file(&wgmma_n_ptx, root, "tests/ptx/wgmma_n.ptx"))
+        parse_ptx_file(&wgmma_n_ptx, root, "tests/ptx/wgmma_n.ptx") ||
+        parse_ptx_file(&wgmma_lag_ptx, root, "tests/ptx/wgmma_lag.ptx"))
         return 1;
     packed_tensor_cores();
+    wgmma_lagging_warp(0);
+    wgmma_lagging_warp(1);
     mh_emu_opts o = {.num_sms = 8, .max_warp_insns = 0, .strict = 1};
     mh_error e;
     dev = mh_emu_create(&o, &e);
@@ -804,5 +844,6 @@ int main(int argc, char **argv)
     mh_ptx_free(&mma_ptx);
     mh_ptx_free(&wgmma_ptx);
     mh_ptx_free(&wgmma_n_ptx);
+    mh_ptx_free(&wgmma_lag_ptx);
     return check_report("test_emu_mma");
 }
