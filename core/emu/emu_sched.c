@@ -929,8 +929,8 @@ int emu_run_grid(ctx *c, uint64_t *longest)
                 c->envreg_read = 1;
     c->workers = 1;
     if (emu_flows_sms(c)) {
-        free(heap);
-        heap = NULL;
+        free(run);
+        run = NULL;
     }
     c->serial = emu_par_serial_reason(c);
     if (run && !c->serial) {
