@@ -63,6 +63,8 @@ typedef struct {
     bw_add *add[2];                 /* [0] the L2's bandwidth, [1] the HBM's */
     uint32_t nadd[2], cap_add[2];
     uint64_t l1tick;                /* its L1's LRU clock */
+    uint64_t *touch;                /* the lines of the TMA copy it is issuing (MAX_TOUCH, at its first copy) */
+    uint32_t ntouch;
     int oom;                        /* out of memory: its changes are dropped (timing only) */
 } mt_view;
 
@@ -78,8 +80,6 @@ struct emu_mt {
     uint64_t tick;
     uint64_t *port_free, *dsm_free; /* per SM: its path to L2, to other SMs' shared memory */
     uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
-    uint64_t touch[MAX_TOUCH];      /* a TMA copy's lines */
-    uint32_t ntouch;
 };
 
 int emu_mt_start(ctx *c)
@@ -118,6 +118,7 @@ void emu_mt_free(ctx *c)
         free(v->hval);
         free(v->add[0]);
         free(v->add[1]);
+        free(v->touch);
     }
     free(t->views);
     free(t->l2);
@@ -465,22 +466,27 @@ uint64_t emu_mt_shared(ctx *c, const uint64_t *sa, uint32_t n, uint32_t size, in
 
 /* ---- TMA ---- */
 
+/* The lines of a TMA copy are recorded in the issuing SM's view (SMs on other workers issue theirs
+ * at the same time); the recording is on between emu_mt_tma_begin and emu_mt_tma_end, one copy of
+ * the running warp (c->mt_last_line is the worker's). */
 void emu_mt_tma_begin(ctx *c)
 {
     if (!c->mt) return;
-    c->mt->ntouch = 0;
+    mt_view *v = &c->mt->views[c->cs->id];
+    if (!v->touch) v->touch = malloc(MAX_TOUCH * sizeof *v->touch); /* (none: no line recorded, timing only) */
+    v->ntouch = 0;
     c->mt_last_line = UINT64_MAX - 1; /* recording (no line is this) */
 }
 
 void emu_mt_touch_slow(ctx *c, uint64_t ga)
 {
-    struct emu_mt *t = c->mt;
     if (c->mt_last_line == UINT64_MAX) return; /* not recording */
+    mt_view *v = &c->mt->views[c->cs->id];
     uint64_t l = ga >> LINE_SHIFT;
     c->mt_last_line = l;
-    for (uint32_t i = t->ntouch > 8 ? t->ntouch - 8 : 0; i < t->ntouch; i++) /* rows revisit recent lines */
-        if (t->touch[i] == l) return;
-    if (t->ntouch < MAX_TOUCH) t->touch[t->ntouch++] = l;
+    for (uint32_t i = v->ntouch > 8 ? v->ntouch - 8 : 0; i < v->ntouch; i++) /* rows revisit recent lines */
+        if (v->touch[i] == l) return;
+    if (v->touch && v->ntouch < MAX_TOUCH) v->touch[v->ntouch++] = l;
 }
 
 void emu_mt_touch_range(ctx *c, uint64_t ga, uint64_t bytes)
@@ -500,10 +506,11 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
         return sm->tma_free + t->m->dsmem_lat;
     }
     uint32_t lat = 0;
-    double miss = 0, per = t->ntouch ? (double)bytes / t->ntouch : 0;
-    for (uint32_t i = 0; i < t->ntouch; i++) {
+    mt_view *v = &t->views[sm->id];
+    double miss = 0, per = v->ntouch ? (double)bytes / v->ntouch : 0;
+    for (uint32_t i = 0; i < v->ntouch; i++) {
         int missed;
-        uint32_t l = l2_latency(t, &t->views[sm->id], t->touch[i], start, &missed);
+        uint32_t l = l2_latency(t, v, v->touch[i], start, &missed);
         if (missed || kind == EMU_MT_TMA_STORE) miss += per;
         if (l > lat) lat = l;
     }

@@ -203,8 +203,7 @@ static int row_copy(ctx *c, warp *w, uint64_t smem, uint64_t e0, uint32_t n0, in
             x += len;
         }
         emu_mt_touch_range(c, ga, gbytes);
-        memcpy(gp, tmp + (size_t)jl * esz, gbytes);
-        c->writes += jh - jl; /* a write a global element, as emu_mem counts them */
+        memcpy(gp, tmp + (size_t)jl * esz, gbytes); /* (global writes are not counted: emu_mem) */
     }
     return 1;
 }
@@ -282,8 +281,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
 /* `size` bytes of global memory at addr (16-byte aligned), inside one allocation. */
 static unsigned char *bulk_global(ctx *c, warp *w, int l, uint64_t addr, uint64_t size, int write)
 {
-    c->writes += (uint64_t)write;
-    alloc *al = emu_find_alloc(c->d, addr, size);
+    alloc *al = emu_find_alloc(c->d, addr, size); /* (global writes are not counted in c->writes: emu_mem) */
     if (al) return al->host + (addr - al->addr);
     if (!emu_mem(c, w, l, MH_SP_GLOBAL, addr, 16, write)) return NULL; /* names the nearest allocation */
     return emu_fault(c, w, l, "cp.async.bulk of %llu bytes at 0x%llx runs past the end of its allocation",

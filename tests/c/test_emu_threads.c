@@ -229,15 +229,16 @@ int main(int argc, char **argv)
     same("atomic", &side_ptx, "atomic_sum", 32, 128, 3, 0, 2);
     same("chained_scan", &grid_ptx, "chained_scan", 40, 64, 5, 0, 2);
     same("lookback_scan", &grid_ptx, "lookback_scan", 40, 128, 5, 0, 2);
-    /* wgmma on workers (issue 33); mbarriers and TMA one after another, saying why; the trace's flows the same */
-    same("mbarrier", &mbar_ptx, "mbar_phases", 16, 128, 6, 0, 1);
-    same("tma + mbarrier + wgmma", &dyn_ptx, "dyn_tma_wgmma", 24, 128, 7, 0, 1);
+    /* mbarriers, TMA and wgmma on workers (issue 33), the trace's flows the same; the TMA kernel a few
+     * times more (SMs issuing copies on two workers at once once shared the list of a copy's lines) */
+    same("mbarrier", &mbar_ptx, "mbar_phases", 16, 128, 6, 0, 2);
+    for (int i = 0; i < 4; i++) same("tma + mbarrier + wgmma", &dyn_ptx, "dyn_tma_wgmma", 24, 128, 7, 0, 2);
     same("wgmma_gemm", &wg_ptx, "wgmma_gemm", 6, 384, 8, 0, 2);
     result g = run(2, &wg_ptx, "wgmma_gemm", 6, 384, 8, 0);
     CHECK(g.workers == 2 && g.serial == NULL && g.nflows == 0);
     result_free(&g);
     result r = run(2, &mbar_ptx, "mbar_phases", 16, 128, 6, 0);
-    CHECK(r.serial && strstr(r.serial, "mbarrier"));
+    CHECK(r.workers == 2 && r.serial == NULL && r.nflows > 0);
     result_free(&r);
     r = run(2, &clu_ptx, "clustered", 4, 128, 6, 0); /* clusters: one after another, saying why */
     CHECK(r.serial && strstr(r.serial, "cluster"));
