@@ -53,10 +53,10 @@ typedef struct { uint64_t line, used, ready; } way; /* line + 1 (0: empty), the 
                                                    * the cycle its data is there (a miss in flight until then) */
 
 /* One SM's changes to the shared state in the current quantum (applied at its end): its L2
- * accesses in order, the lines among them (line + 1 -> the ready cycle it saw: a hash), and the
- * bytes it took from each bandwidth's windows. */
+ * accesses in order (a read miss with the HBM bytes it took and when), the lines among them
+ * (line + 1 -> the ready cycle it saw: a hash), and the bytes it took from each bandwidth's windows. */
 typedef struct {
-    struct { uint64_t line, ready; } *log;
+    struct { uint64_t line, ready, at; double fetched; } *log;
     uint32_t nlog, cap_log;
     uint64_t *hkey, *hval;          /* line + 1 (0: empty), ready */
     uint32_t hcap, hn;
@@ -298,8 +298,9 @@ static uint64_t *view_line(mt_view *v, uint64_t line, int make, uint64_t ready)
 
 /* The L2's answer for `line` asked at cycle `at` by SM view v: the latency to the SM (an L2 hit's,
  * plus the wait for a miss in flight; a miss's); *missed: it was not there.  The tags are read as
- * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end. */
-static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, int *missed)
+ * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end,
+ * a miss with the `fetch` bytes it reads from HBM (0 for a store's: written through, not merged). */
+static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, double fetch, int *missed)
 {
     const mh_emu_model *m = t->m;
     *missed = 1;
@@ -321,7 +322,8 @@ static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t
             if (!p) v->oom = 1;
             else v->log = p, v->cap_log = cap;
         }
-        if (!v->oom) v->log[v->nlog].line = line, v->log[v->nlog++].ready = ready;
+        if (!v->oom)
+            v->log[v->nlog++] = (__typeof__(*v->log)){line, ready, at, hit ? 0 : fetch};
     }
     if (!hit) return m->hbm_lat;
     *missed = 0;
@@ -335,11 +337,33 @@ static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
     return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->views[c->cs->id].l1tick, 0) != NULL;
 }
 
+/* The merge of misses in flight: SM view v read `bytes` of a line from HBM from cycle `at` on that a
+ * lower SM missed in the same quantum (seen when the logs are replayed in SM order); the line came
+ * once, so those bytes are taken back from v's HBM windows (the earliest from at's on), and later
+ * quanta queue behind one fetch, not several.  (Its latency stays: the SM ran the quantum already.) */
+static void refund(mt_view *v, uint64_t at, double bytes)
+{
+    uint64_t w0 = at >> WIN_SHIFT;
+    while (bytes > 0) {
+        bw_add *e = NULL;
+        for (uint32_t i = 0; i < v->nadd[1]; i++) {
+            bw_add *a = &v->add[1][i];
+            if (a->w >= w0 && a->bytes > 0 && (!e || a->w < e->w)) e = a;
+        }
+        if (!e) return;
+        double d = e->bytes < bytes ? e->bytes : bytes;
+        e->bytes -= d;
+        bytes -= d;
+    }
+}
+
 static void view_apply(struct emu_mt *t, mt_view *v)
 {
-    for (uint32_t k = 0; k < v->nlog; k++)
-        cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS, v->log[k].line, ++t->tick,
-                     v->log[k].ready);
+    for (uint32_t k = 0; k < v->nlog; k++) {
+        const way *hit = cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS,
+                                      v->log[k].line, ++t->tick, v->log[k].ready);
+        if (hit && v->log[k].fetched > 0) refund(v, v->log[k].at, v->log[k].fetched); /* (it missed at the start) */
+    }
     for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
     for (uint32_t k = 0; k < v->nadd[1]; k++) bw_apply(&t->hbm, v->add[1][k].w, v->add[1][k].bytes);
     if (v->hn) memset(v->hkey, 0, v->hcap * sizeof *v->hkey);
@@ -435,7 +459,7 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
         }
         bytes += b;
         int missed;
-        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, &missed);
+        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, op == EMU_MT_ST ? 0 : b, &missed);
         if (missed || op == EMU_MT_ST) miss += b;
         if (l > lat) lat = l;
     }
@@ -510,7 +534,7 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
     double miss = 0, per = v->ntouch ? (double)bytes / v->ntouch : 0;
     for (uint32_t i = 0; i < v->ntouch; i++) {
         int missed;
-        uint32_t l = l2_latency(t, v, v->touch[i], start, &missed);
+        uint32_t l = l2_latency(t, v, v->touch[i], start, kind == EMU_MT_TMA_STORE ? 0 : per, &missed);
         if (missed || kind == EMU_MT_TMA_STORE) miss += per;
         if (l > lat) lat = l;
     }

@@ -106,7 +106,6 @@ const char *emu_par_serial_reason(const ctx *c)
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         switch (in->op) {
-        case MH_OP_CLUSTER: return "a cluster instruction";
         case MH_OP_OPAQUE: return "an undecoded instruction";
         default: break;
         }
