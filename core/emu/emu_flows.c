@@ -4,7 +4,10 @@
  * per warp and release; a wait that passes at once released nothing).  A TMA completion's flow
  * starts where the copy was issued (the thread that issued it, at its issue): the landing has no
  * thread.  The dump draws them as Chrome trace flow events (core/trace/flows.h).  Kept per SM
- * and gathered in SM order at each quantum's end, so SMs on several workers record the same list. */
+ * and gathered in SM order at each quantum's end, so SMs on several workers record the same list:
+ * a barrier's last completion in the record of the SM whose block holds it (a cluster peer's
+ * arrive writes there: the peers' SMs run on one worker, emu_workers.c), the flows in the record
+ * of the waiting warp's SM. */
 #include "emu/emu_internal.h"
 
 #include <stdlib.h>
@@ -14,10 +17,9 @@ typedef struct {
     mh_trace_flow src;       /* its last completion: the src_* half */
 } last_done;
 
-/* One SM's (a non-cluster mbarrier is in its block's shared memory, so its completions and waits
- * are on one SM; a cluster launch, run serially, keeps everything in the first): its barriers'
- * last completions and the flows of this quantum, appended to the launch's in SM order at the
- * quantum's end (emu_flows_quantum_end), so the list is the same on any number of workers. */
+/* One SM's: the last completions of the barriers in its blocks' shared memory and the flows its
+ * warps' waits took this quantum, appended to the launch's in SM order at the quantum's end
+ * (emu_flows_quantum_end), so the list is the same on any number of workers. */
 typedef struct {
     last_done *last;
     uint32_t nlast, cap_last;
@@ -51,8 +53,23 @@ int emu_flows_sms(ctx *c)
 static fsm *here(ctx *c)
 {
     struct emu_flows *f = c->flows;
-    uint32_t i = c->cluster_n > 1 || !c->cs ? 0 : c->cs->id;
+    uint32_t i = !c->cs ? 0 : c->cs->id;
     return &f->s[i < f->ns ? i : 0];
+}
+
+/* The record of the SM whose block holds the mbarrier at p: warp w's block's, or a cluster peer's. */
+static fsm *holder(ctx *c, const warp *w, const unsigned char *p)
+{
+    struct emu_flows *f = c->flows;
+    const blk *b = w->b;
+    for (uint32_t r = 0; r < c->cluster_n && r < MH_EMU_MAX_CLUSTER; r++) {
+        const blk *x = b->peer[r];
+        if (x && x->shared && p >= x->shared && p < x->shared + c->shared_size) {
+            b = x;
+            break;
+        }
+    }
+    return &f->s[b->sm->id < f->ns ? b->sm->id : 0];
 }
 
 int emu_flows_quantum_end(ctx *c)
@@ -124,10 +141,10 @@ void emu_flows_tma_source(ctx *c, const tma_done *d)
 
 void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p)
 {
-    fsm *f = here(c);
+    fsm *run = here(c), *f = holder(c, w, p);
     mh_trace_flow s;
-    if (f->has_src) {
-        s = f->src;
+    if (run->has_src) {
+        s = run->src;
     } else {
         memset(&s, 0, sizeof s);
         s.kind = MH_FLOW_ARRIVE;
@@ -152,15 +169,15 @@ void emu_flows_complete(ctx *c, const warp *w, int lane, const unsigned char *p)
 
 void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done)
 {
-    fsm *f = here(c);
+    fsm *f = here(c), *h = holder(c, w, p);
     if (!done) {
         w->fl_wait = p;
         return;
     }
     if (w->fl_wait != p) return; /* passed at once, or another lane of the warp took the flow */
     w->fl_wait = NULL;
-    for (uint32_t i = 0; i < f->nlast; i++) {
-        if (f->last[i].p != p) continue;
+    for (uint32_t i = 0; i < h->nlast; i++) {
+        if (h->last[i].p != p) continue;
         if (f->n == f->cap) {
             uint32_t cap = f->cap ? 2 * f->cap : 64;
             mh_trace_flow *n = realloc(f->v, cap * sizeof *n);
@@ -168,7 +185,7 @@ void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done)
             f->v = n;
             f->cap = cap;
         }
-        mh_trace_flow x = f->last[i].src;
+        mh_trace_flow x = h->last[i].src;
         memcpy(x.dst_block, w->b->ctaid, sizeof x.dst_block);
         x.dst_thread = w->index * WARP + (uint32_t)lane;
         x.dst_clock = w->b->sm->clock0 + c->now;

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {                /* one SM's results of the quantum */
+typedef struct {                /* one unit's results of the quantum (an SM, or the SMs a cluster links) */
     uint64_t insns, tinsns, progress, writes;
     uint64_t quiet_rounds;      /* the deadlock check's rounds it added since its last write (or since the start) */
     int fault;
@@ -46,12 +46,15 @@ typedef struct emu_worker {
 struct emu_par {
     uint32_t nworkers;
     emu_worker *w;
-    sm_q *q;                    /* per SM */
-    const uint32_t *run;        /* the SMs of this quantum */
-    uint32_t nrun;
+    sm_q *q;                    /* per unit */
+    uint32_t *order;            /* the SMs of this quantum by unit, each unit's in SM order */
+    uint32_t *ustart;           /* unit k's SMs: order[ustart[k] .. ustart[k + 1]) (units by their first SM) */
+    uint32_t *link;             /* per SM: union-find parent (SMs holding blocks of one cluster; the lowest is the root) */
+    uint8_t *seen;              /* per SM: a root whose unit is made (make_units) */
+    uint32_t nunits;
     uint64_t limit;
     ctx base;                   /* the launch's ctx at the quantum's start */
-    atomic_uint next;           /* the next of run[] a worker takes */
+    atomic_uint next;           /* the next unit a worker takes */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
     uint64_t gen;               /* quanta started */
@@ -98,11 +101,10 @@ const char *emu_par_serial_reason(const ctx *c)
     if (c->slow) return "strict mode or counting";
     if (c->hz) return "hazard checks"; /* (flows are kept per SM: emu_flows.c; region checks count with
                                          * atomic additions) */
-    if (c->cluster_n > 1) return "clusters"; /* (a peer's shared memory, mbarriers and copy queue) */
     if (c->grid_ws) return "a cooperative launch";
-    /* wgmma and setmaxnreg run on workers (tiles per SM, the B cache per worker, the pool per block);
-     * mbarriers and bulk copies do not yet: with them the results of 1 and 2 workers still differed (a trace's flows,
-     * now and then the cycles; docs/DESIGN.md "Hopper kernels on several cores") */
+    /* wgmma and setmaxnreg (tiles per SM, the B cache per worker, the pool per block), mbarriers and
+     * bulk copies (copy queues, TMA line lists and flows per SM) and clusters (the SMs holding a
+     * cluster's blocks run as one unit, emu_par_quantum) run on workers */
     for (uint32_t pc = 0; pc < c->ncode; pc++) {
         const mh_ptx_insn *in = &c->code[pc];
         switch (in->op) {
@@ -113,12 +115,13 @@ const char *emu_par_serial_reason(const ctx *c)
     return NULL;
 }
 
-/* SM `sm` through the quantum on worker w, its results in its sm_q. */
-static void run_one(emu_worker *w, uint32_t sm)
+/* Unit u's SMs through the quantum on worker w, one after another in SM order (a cluster's peers see
+ * each other's writes and counters as one worker running them in turn would), its results in its sm_q. */
+static void run_one(emu_worker *w, uint32_t u)
 {
     struct emu_par *p = w->p;
     ctx *c = &w->c;
-    sm_q *q = &p->q[sm];
+    sm_q *q = &p->q[u];
     c->warp_insns = p->base.warp_insns;
     c->thread_insns = 0;
     c->progress = 0;
@@ -133,7 +136,11 @@ static void run_one(emu_worker *w, uint32_t sm)
     c->nwarn_lines = p->base.nwarn_lines;
     memcpy(c->warn_lines, p->base.warn_lines, sizeof c->warn_lines);
     mh_error_clear(c->e);
-    int rc = emu_run_sm(c, &c->sms[sm], p->limit);
+    int rc = 0;
+    for (uint32_t i = p->ustart[u]; i < p->ustart[u + 1] && !rc; i++) {
+        c->cb = NULL;
+        rc = emu_run_sm(c, &c->sms[p->order[i]], p->limit);
+    }
     q->insns = c->warp_insns - p->base.warp_insns;
     q->tinsns = c->thread_insns;
     q->progress = c->progress;
@@ -162,8 +169,8 @@ static void work(emu_worker *w)
     w->c.warn = (mh_outbuf){0};
     for (;;) {
         uint32_t i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->nrun) break;
-        run_one(w, p->run[i]);
+        if (i >= p->nunits) break;
+        run_one(w, i);
     }
     w->last = w->c.last;
     w->wgb = w->c.wgb;
@@ -198,8 +205,13 @@ int emu_par_start(ctx *c, uint32_t threads)
     if (threads > c->nsms) threads = c->nsms ? c->nsms : 1;
     p->nworkers = threads ? threads : 1;
     p->w = calloc(p->nworkers, sizeof *p->w);
-    p->q = calloc(c->nsms ? c->nsms : 1, sizeof *p->q);
-    if (!p->w || !p->q) return -1;
+    uint32_t n = c->nsms ? c->nsms : 1;
+    p->q = calloc(n, sizeof *p->q);
+    p->order = calloc(n, sizeof *p->order);
+    p->ustart = calloc(n + 1, sizeof *p->ustart);
+    p->link = calloc(n, sizeof *p->link);
+    p->seen = calloc(n, 1);
+    if (!p->w || !p->q || !p->order || !p->ustart || !p->link || !p->seen) return -1;
     /* strong operations: a warp reaching one holds its SM until the quantum's serial part (c->hold) */
     if (!(c->strong = calloc(c->ncode ? c->ncode : 1, 1))) return -1;
     for (uint32_t pc = 0; pc < c->ncode; pc++) c->strong[pc] = (uint8_t)strong_op(c, &c->code[pc]);
@@ -243,11 +255,15 @@ void emu_par_stop(ctx *c)
         pthread_cond_destroy(&p->go);
         pthread_cond_destroy(&p->done);
     }
-    for (uint32_t i = 0; p->q && i < c->nsms; i++) {
+    for (uint32_t i = 0; p->q && i < (c->nsms ? c->nsms : 1); i++) {
         free(p->q[i].out.p);
         free(p->q[i].warn.p);
     }
     free(p->q);
+    free(p->order);
+    free(p->ustart);
+    free(p->link);
+    free(p->seen);
     free(p->w);
     free(p);
     free(c->strong);
@@ -273,16 +289,58 @@ static void merge_warnings(ctx *c, const sm_q *q)
     }
 }
 
+static uint32_t root(uint32_t *link, uint32_t i)
+{
+    while (link[i] != i) i = link[i] = link[link[i]];
+    return i;
+}
+
+/* The quantum's units: without clusters each SM of run[] alone; with them, the SMs that hold blocks of
+ * one cluster (linked through the blocks resident now: a peer's shared memory, mbarriers, copy queue,
+ * cluster barrier and slots) together, so that what one writes into another is never written while
+ * the other runs on another worker.  Units in the order of their first SM, each's SMs in SM order. */
+static void make_units(ctx *c, struct emu_par *p, const uint32_t *run, uint32_t nrun)
+{
+    p->nunits = 0;
+    if (c->cluster_n <= 1) {
+        for (uint32_t i = 0; i < nrun; i++) p->order[i] = run[i], p->ustart[i] = i;
+        p->nunits = nrun;
+        p->ustart[nrun] = nrun;
+        return;
+    }
+    for (uint32_t i = 0; i < c->nsms; i++) p->link[i] = i;
+    for (uint32_t i = 0; i < c->nsms; i++)
+        for (uint32_t s = 0; s < c->resident; s++) {
+            const blk *b = &c->sms[i].blks[s];
+            if (!b->busy) continue;
+            for (uint32_t r = 0; r < c->cluster_n; r++) {
+                uint32_t x = root(p->link, i), y = root(p->link, b->peer[r]->sm->id);
+                if (x != y) p->link[x > y ? x : y] = x < y ? x : y; /* the lower SM is the root */
+            }
+        }
+    /* run[] is in SM order: a unit's first SM in run[] starts it */
+    memset(p->seen, 0, c->nsms);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < nrun; i++) {
+        uint32_t r = root(p->link, run[i]);
+        if (p->seen[r]) continue;
+        p->seen[r] = 1;
+        p->ustart[p->nunits++] = k;
+        for (uint32_t j = i; j < nrun; j++)
+            if (root(p->link, run[j]) == r) p->order[k++] = run[j];
+    }
+    p->ustart[p->nunits] = k;
+}
+
 int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
 {
     struct emu_par *p = c->par;
     p->base = *c;
-    p->run = run;
-    p->nrun = nrun;
+    make_units(c, p, run, nrun);
     p->limit = limit;
     atomic_store(&p->next, 0);
-    uint32_t helpers = p->nworkers - 1;
-    if (helpers > nrun - 1) helpers = nrun ? nrun - 1 : 0; /* one SM needs no other worker */
+    uint32_t helpers = p->nworkers - 1, nunits = p->nunits;
+    if (helpers > nunits - 1) helpers = nunits ? nunits - 1 : 0; /* one unit needs no other worker */
     if (helpers) {
         pthread_mutex_lock(&p->mu);
         p->busy = p->nworkers - 1;
@@ -296,13 +354,13 @@ int emu_par_quantum(ctx *c, const uint32_t *run, uint32_t nrun, uint64_t limit)
         while (p->busy) pthread_cond_wait(&p->done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
-    /* the SMs' results in SM order (run[] is in SM order); the deadlock check's quiet rounds: the
-     * SMs' added to the device's while nothing was written, else none (a write anywhere resets them) */
+    /* the units' results in their order; the deadlock check's quiet rounds: the units' added to the
+     * device's while nothing was written, else none (a write anywhere resets them) */
     c->cb = NULL;
     uint64_t quiet = 0;
-    for (uint32_t i = 0; i < nrun; i++) quiet += p->q[run[i]].quiet_rounds;
-    for (uint32_t i = 0; i < nrun; i++) {
-        sm_q *q = &p->q[run[i]];
+    for (uint32_t i = 0; i < nunits; i++) quiet += p->q[i].quiet_rounds;
+    for (uint32_t i = 0; i < nunits; i++) {
+        sm_q *q = &p->q[i];
         c->warp_insns += q->insns;
         c->thread_insns += q->tinsns;
         c->progress += q->progress;

@@ -9,7 +9,7 @@
 #include "base/fp16.h"
 #include "emu/emu_tma.h"
 
-static mh_ptx_module stats_ptx, time_ptx, side_ptx, grid_ptx, mbar_ptx, dyn_ptx, wg_ptx, clu_ptx;
+static mh_ptx_module stats_ptx, time_ptx, side_ptx, grid_ptx, mbar_ptx, dyn_ptx, wg_ptx, clu_ptx, cl2_ptx, ws_ptx;
 
 typedef struct {
     int rc;
@@ -25,23 +25,29 @@ typedef struct {
     uint32_t nflows;
 } result;
 
-/* A tensor map of a rows x cols bf16 matrix at addr, boxes of 64 x box_rows, the 128-byte swizzle. */
-static void tmap(uint64_t addr, uint64_t rows, uint64_t cols, uint32_t box_rows, unsigned char *map)
+/* A tensor map of a rows x cols matrix at addr (bf16 with the 128-byte swizzle, or f32 without), boxes of
+ * 64 x box_rows. */
+static void tmap_of(uint64_t addr, uint64_t rows, uint64_t cols, uint32_t box_rows, int f32, unsigned char *map)
 {
     mh_tensor_map_spec s;
     memset(&s, 0, sizeof s);
-    s.data_type = MH_TMAP_BFLOAT16;
-    s.elem_size = 2;
+    s.data_type = f32 ? MH_TMAP_FLOAT32 : MH_TMAP_BFLOAT16;
+    s.elem_size = f32 ? 4 : 2;
     s.rank = 2;
     s.address = addr;
-    s.bytes = rows * cols * 2;
+    s.bytes = rows * cols * s.elem_size;
     s.dims[0] = cols, s.dims[1] = rows;
     s.box[0] = 64, s.box[1] = box_rows;
     s.elem_strides[0] = s.elem_strides[1] = 1;
-    s.swizzle = MH_TMAP_SWIZZLE_128B;
+    s.swizzle = f32 ? MH_TMAP_SWIZZLE_NONE : MH_TMAP_SWIZZLE_128B;
     mh_tensor_map_contiguous(&s);
     mh_error e;
     CHECK(mh_emu_tensor_map(&s, map, &e) == 0);
+}
+
+static void tmap(uint64_t addr, uint64_t rows, uint64_t cols, uint32_t box_rows, unsigned char *map)
+{
+    tmap_of(addr, rows, cols, box_rows, 0, map);
 }
 
 /* kernel of m on a device of 8 SMs and `threads` workers: in (n floats, i * 0.5) and out (n floats). */
@@ -66,14 +72,23 @@ static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, 
     uint32_t nargs, smem = 0;
     uint64_t dout = dy;
     /* the Hopper kernels' operands: small integers in bf16 (exact products) */
-    size_t nh = (size_t)(grid + 1) * 128 * 256;
+    size_t nh = (size_t)(grid + 2) * 128 * 256; /* (ws_gemm's A and B: (grid x 128 + 256) x 256) */
     uint16_t *h = malloc(nh * 2);
     unsigned seed = 5;
     for (size_t i = 0; i < nh; i++) seed = seed * 1103515245u + 12345u, h[i] = mh_float_to_bf16((float)((int)(seed >> 16) % 9 - 4));
-    uint64_t dh = mode >= 7 ? emu_upload(d, h, nh * 2) : 0;
-    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES];
-    uint32_t mm = 128, nn = 128 * grid, kk = 256;
-    if (mode == 7) { /* dyn_tma_wgmma(map A, map B, D, offsets): TMA, an mbarrier, wgmma, every block the same D */
+    uint64_t dh = mode >= 7 && mode <= 9 ? emu_upload(d, h, nh * 2) : 0;
+    unsigned char ma[MH_TMAP_BYTES], mb[MH_TMAP_BYTES], mc[MH_TMAP_BYTES];
+    uint32_t mm = 128, nn = 128 * grid, kk = 256, gy = 1;
+    if (mode == 9) { /* ws_gemm(map A, map B, map C, K) in clusters of 2: C (grid x 128 by 256, f32) = A B^T */
+        mm = 128 * grid, nn = 256, gy = nn / 64;
+        tmap(dh, mm, kk, 128, ma);
+        tmap(dh + (uint64_t)mm * kk * 2, nn, kk, 32, mb);
+        dout = emu_upload(d, NULL, (size_t)mm * nn * 4);
+        tmap_of(dout, mm, nn, 128, 1, mc);
+        args[0] = (mh_emu_arg){ma, MH_TMAP_BYTES}, args[1] = (mh_emu_arg){mb, MH_TMAP_BYTES};
+        args[2] = (mh_emu_arg){mc, MH_TMAP_BYTES}, args[3] = (mh_emu_arg)ARG(kk), nargs = 4;
+        smem = 3 * (128 * 64 * 2 + 64 * 64 * 2) + 128 * 64 * 4;
+    } else if (mode == 7) { /* dyn_tma_wgmma(map A, map B, D, offsets): TMA, an mbarrier, wgmma, every block the same D */
         tmap(dh, 64, 64, 64, ma);
         tmap(dh + 64 * 64 * 2, 64, 64, 64, mb);
         args[0] = (mh_emu_arg){ma, MH_TMAP_BYTES}, args[1] = (mh_emu_arg){mb, MH_TMAP_BYTES};
@@ -87,6 +102,9 @@ static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, 
         smem = 65536;
     } else if (mode == 5) { /* chained_scan(x, prefix, ready), lookback_scan(x, out, state) */
         args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(dz), nargs = 3;
+    } else if (mode == 10) { /* (in and out) */
+        args[0] = (mh_emu_arg)ARG(dx), nargs = 1;
+        dout = dx;
     } else if (mode == 6) { /* (out) */
         args[0] = (mh_emu_arg)ARG(dy), nargs = 1;
     } else if (mode == 4) { /* (in, out) */
@@ -101,7 +119,7 @@ static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, 
     } else { /* atomic_sum(x, sum, n) */
         args[0] = (mh_emu_arg)ARG(dx), args[1] = (mh_emu_arg)ARG(dy), args[2] = (mh_emu_arg)ARG(cnt), nargs = 3;
     }
-    mh_emu_launch l = {.grid = {grid, 1, 1}, .block = {block, 1, 1}, .dynamic_smem = smem, .args = args, .nargs = nargs,
+    mh_emu_launch l = {.grid = {grid, gy, 1}, .block = {block, 1, 1}, .dynamic_smem = smem, .args = args, .nargs = nargs,
                        .timeout_s = 60};
     mh_emu_extra xx = {.flows = 1};
     mh_emu_stats st;
@@ -118,7 +136,7 @@ static result run(uint32_t threads, const mh_ptx_module *m, const char *kernel, 
     r.flows = st.flows;
     r.nflows = st.nflows;
     free(st.warnings);
-    r.out_bytes = mode == 8 ? (size_t)mm * nn * 2 : n * sizeof *x;
+    r.out_bytes = mode == 8 ? (size_t)mm * nn * 2 : mode == 9 ? (size_t)mm * nn * 4 : n * sizeof *x;
     r.out = malloc(r.out_bytes);
     CHECK(mh_emu_read(d, dout, r.out, r.out_bytes, &e) == 0);
     free(x);
@@ -214,7 +232,8 @@ int main(int argc, char **argv)
         parse_ptx_file(&side_ptx, root, "tests/ptx/side_effects.ptx") || parse_ptx_file(&grid_ptx, root, "tests/ptx/grid.ptx") ||
         parse_ptx_file(&mbar_ptx, root, "tests/ptx/mbarrier.ptx") || parse_ptx_file(&dyn_ptx, root, "tests/ptx/hopper_dynsmem.ptx") ||
         parse_ptx_file(&wg_ptx, root, "tests/ptx/wgmma.ptx") ||
-        parse_ptx_file(&clu_ptx, root, "tests/ptx/hopper.ptx"))
+        parse_ptx_file(&clu_ptx, root, "tests/ptx/hopper.ptx") || parse_ptx_file(&cl2_ptx, root, "tests/ptx/hopper_cluster.ptx") ||
+        parse_ptx_file(&ws_ptx, root, "tests/ptx/hopper_gemm.ptx"))
         return 1;
     options();
     same("ld_stride", &stats_ptx, "ld_stride", 64, 128, 0, 1, 2);
@@ -240,8 +259,20 @@ int main(int argc, char **argv)
     result r = run(2, &mbar_ptx, "mbar_phases", 16, 128, 6, 0);
     CHECK(r.workers == 2 && r.serial == NULL && r.nflows > 0);
     result_free(&r);
-    r = run(2, &clu_ptx, "clustered", 4, 128, 6, 0); /* clusters: one after another, saying why */
-    CHECK(r.serial && strstr(r.serial, "cluster"));
+    /* clusters: the SMs holding a cluster's blocks run as one unit (distributed shared memory, a peer's
+     * mbarriers, cluster barriers, TMA multicast); blocks of later clusters go to whichever slots free */
+    same("clustered", &clu_ptx, "clustered", 24, 128, 10, 0, 2);
+    same("dsmem", &cl2_ptx, "dsmem", 32, 64, 6, 0, 2);
+    same("ws_gemm (clusters of 2)", &ws_ptx, "ws_gemm", 4, 384, 9, 0, 2);
+    r = run(2, &ws_ptx, "ws_gemm", 4, 384, 9, 0);
+    CHECK(r.rc == 0 && r.workers == 2 && r.serial == NULL && r.nflows > 0);
+    size_t nonzero = 0; /* C holds the products (small integers: most are not 0) */
+    for (size_t i = 0; i < r.out_bytes / 4; i++) {
+        float v;
+        memcpy(&v, r.out + 4 * i, 4);
+        nonzero += v != 0;
+    }
+    CHECK(nonzero > r.out_bytes / 8);
     result_free(&r);
     result one = run(2, &stats_ptx, "ld_stride", 1, 128, 0, 1); /* one SM: one worker */
     CHECK(one.workers == 1 && one.serial == NULL);
@@ -254,5 +285,7 @@ int main(int argc, char **argv)
     mh_ptx_free(&dyn_ptx);
     mh_ptx_free(&wg_ptx);
     mh_ptx_free(&clu_ptx);
+    mh_ptx_free(&cl2_ptx);
+    mh_ptx_free(&ws_ptx);
     return check_report("test_emu_threads");
 }
