@@ -2,15 +2,17 @@
  *
  * The scheduler (emu_sched.c) advances the device in quanta; within one, every SM with work runs
  * emu_run_sm to the quantum's end.  For a launch whose SMs can be kept apart within a quantum
- * (emu_par_serial_reason: no mbarrier, bulk copy, cluster, cooperative launch, strict mode or
- * counting; wgmma and setmaxnreg are fine), they run on `threads` workers, each with its own copy
+ * (emu_par_serial_reason: no cooperative launch, strict mode or counting; mbarriers, bulk copies,
+ * wgmma, setmaxnreg and clusters are fine), they run on `threads` workers, each with its own copy
  * of the launch's ctx (the running instruction's fields, the allocation cache, wgmma's B cache,
- * its error, printf and warning buffers); an SM's copy queue, accumulator tiles and flows are its
- * own (vsm, emu_flows.c), the deadlock check's quiet rounds summed at the quantum's end.
- * Each SM starts the quantum from the device's counters as they were at its start (instructions,
+ * its error, printf and warning buffers); an SM's copy queue, accumulator tiles, TMA line list and
+ * flows are its own (vsm, emu_memtime.c, emu_flows.c), the deadlock check's quiet rounds summed at
+ * the quantum's end.  The SMs go to workers by units: an SM alone, or with clusters the SMs holding
+ * one cluster's blocks, run one after another in SM order (make_units).
+ * Each unit starts the quantum from the device's counters as they were at its start (instructions,
  * writes, the warned lines) and leaves its own results in its sm_q; at the end they are merged in
- * SM order: counters summed, printf output and warnings appended (a line warned about once, by the
- * first SM in order), the fault of the first SM in order reported.  A warp about to run a strong
+ * unit order: counters summed, printf output and warnings appended (a line warned about once, by
+ * the first unit in order), the fault of the first unit in order reported.  A warp about to run a strong
  * operation (a global atomic or bulk reduction, a fence, a .volatile/.relaxed/.acquire/.release
  * global access) holds its SM; after the merge the held SMs go on one at a time in (time, SM)
  * order to the quantum's end.  One worker runs the same steps in the same order, so any number
