@@ -35,7 +35,7 @@ int cr_module_parse(cr_module *m)
     if (m->parsed) return m->parsed > 0 ? 0 : -1;
     if (cr_module_ptx(m)) return -1;
     char path[64];
-    snprintf(path, sizeof path, "fatbin%d.%s.ptx", m->index, m->arch);
+    snprintf(path, sizeof path, "%s%d.%s.ptx", m->wrapper ? "fatbin" : "module", m->index, m->arch); /* module: the Driver API's */
     if (mh_ptx_parse(&m->ptxm, m->ptx, m->ptx_len, path, &m->err)) {
         m->parsed = -1;
         return -1;

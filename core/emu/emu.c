@@ -471,18 +471,18 @@ done:
             emu_slot_release(&c, &c.sms[i].blks[s]);
         }
         free(c.sms[i].blks);
+        free(c.sms[i].tma_q);
+        for (uint32_t k = 0; k < c.sms[i].ntiles; k++) free(c.sms[i].tiles[k]);
+        free(c.sms[i].tiles);
     }
     free(c.sms);
     free(c.sps_mem);
     free(c.icache);
-    free(c.tma_q);
     free(c.code);
     free(c.fast);
     free(c.kconst);
     free(c.wgb);
     free(c.acc_touch);
-    for (uint32_t i = 0; i < c.ntiles; i++) free(c.tiles[i]);
-    free(c.tiles);
     free(c.zero_rows);
     free(c.own_mma);
     free(c.own_mma_regs);

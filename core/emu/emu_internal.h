@@ -158,7 +158,7 @@ struct blk {
     int done;               /* finished, its slot kept until every block of the cluster has */
     uint32_t cl_arrived;
     int cl_phase;
-    /* bulk copies' complete_tx in ctx.tma_q landing on this block's mbarriers, and the earliest one's
+    /* bulk copies' complete_tx in its SM's tma_q landing on this block's mbarriers, and the earliest one's
      * due (emu_tma.c): an mbarrier operation with none due skips the queue */
     uint32_t tma_n;
     uint64_t tma_due;
@@ -178,6 +178,15 @@ typedef struct {
     uint8_t pf;             /* the registers best's next instruction reads were prefetched */
 } subpart;
 
+/* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
+ * their transaction bytes arrive on the barrier at `due`. */
+typedef struct {
+    uint64_t due; blk *b; uint32_t off, bytes;
+    uint32_t pc, need;              /* the copy's pc; the phase count it is for (strict mode: emu_hazards.c) */
+    uint32_t ictaid[3], ithread;    /* who issued it, and when (%clock64): a flow's source (emu_flows.c) */
+    uint64_t iclock;
+} tma_done;
+
 /* A virtual SM: its sub-partitions and resident slots. */
 struct vsm {
     subpart *sps;           /* its SUBPARTS sub-partitions (ctx.sps_mem): kept out of vsm so that the
@@ -191,16 +200,13 @@ struct vsm {
     uint64_t lsu_free;      /* the first cycle its memory pipe (L1 and shared memory) takes a wavefront */
     uint64_t tma_free;      /* the first cycle its TMA unit starts another copy */
     uint8_t held;           /* stopped before a strong operation, for the quantum's serial part */
+    /* kept per SM so that SMs on different workers share nothing (emu_workers.c): */
+    tma_done *tma_q;        /* complete_tx still to land on its blocks' mbarriers, in no order */
+    uint32_t ntma_q, cap_tma_q;
+    float **tiles;          /* its warps' wgmma accumulator tiles, freed at the launch's end */
+    uint32_t ntiles, cap_tiles;
 };
 
-/* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
- * their transaction bytes arrive on the barrier at `due`. */
-typedef struct {
-    uint64_t due; blk *b; uint32_t off, bytes;
-    uint32_t pc, need;              /* the copy's pc; the phase count it is for (strict mode: emu_hazards.c) */
-    uint32_t ictaid[3], ithread;    /* who issued it, and when (%clock64): a flow's source (emu_flows.c) */
-    uint64_t iclock;
-} tma_done;
 
 typedef struct {
     mh_emu *d;
@@ -223,7 +229,8 @@ typedef struct {
     double deadline;        /* CLOCK_MONOTONIC seconds the launch must end by, 0: none */
     uint64_t warp_insns, thread_insns;
     uint64_t writes;          /* memory writes so far: a round of mbarrier waits without one made no progress */
-    uint64_t quiet_writes, quiet_rounds; /* rounds of mbarrier waits (any block's) since writes was quiet_writes */
+    uint64_t quiet_writes, quiet_rounds; /* rounds of mbarrier waits (any block's) since writes was quiet_writes
+                                          * (on workers: summed over the SMs at each quantum's end) */
     const mh_ptx_insn *cur;    /* for fault messages */
     blk *cb;                /* the block of the instruction running; its memory and warps: */
     unsigned char *shared, *local, *frames;
@@ -249,8 +256,6 @@ typedef struct {
     uint32_t cluster[3], cluster_n; /* the cluster's shape and blocks (1x1x1: none) */
     int cluster_explicit;   /* launched with a cluster (%is_explicit_cluster) */
     uint32_t cluster_waiting; /* slots whose vacancy waits for the others of a whole cluster */
-    tma_done *tma_q;        /* complete_tx still to land, in no order */
-    uint32_t ntma_q, cap_tma_q;
     uint64_t grid_ws;       /* cooperative launch: the grid workspace's address (%envreg1/2), 0: none */
     int envreg_read;        /* the kernel read %envreg1/2 (a trap then likely means: not cooperative) */
     int slow;               /* strict mode or counting: the checks around each instruction */
@@ -274,8 +279,6 @@ typedef struct {
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
     uint8_t *acc_touch;     /* per instruction: it may name a wgmma accumulator register (NULL: no tiles kept) */
-    float **tiles;          /* the warps' accumulator tiles, freed at the launch's end */
-    uint32_t ntiles, cap_tiles;
     struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
     int packed;             /* registers packed by live range (emu_regpack.c): nregs rows a warp, */
@@ -453,6 +456,8 @@ void emu_regions_warn(ctx *c);
 
 /* ---- flows: what released a wait (emu_flows.c; c->flows NULL unless asked) ---- */
 int emu_flows_start(ctx *c);    /* -1: out of memory */
+int emu_flows_sms(ctx *c);      /* the per-SM records, once c->nsms is known; -1: out of memory */
+int emu_flows_quantum_end(ctx *c); /* the SMs' flows of the quantum appended in SM order; -1: out of memory */
 void emu_flows_free(ctx *c);
 /* The flows recorded (the caller's, malloc'd), taken from c. */
 void emu_flows_take(ctx *c, mh_trace_flow **v, uint32_t *n);

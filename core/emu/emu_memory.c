@@ -280,7 +280,6 @@ const char *emu_space_name(int s)
 unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr, uint32_t size, int write)
 {
     const char *verb = write ? "write" : "read";
-    c->writes += (uint64_t)write;
     if (size > 1 && (addr & (size - 1)))
         return emu_fault(c, w, lane, "misaligned %s %s of %u bytes at 0x%llx", emu_space_name(space), verb, size,
                      (unsigned long long)addr);
@@ -297,6 +296,11 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
             addr %= c->local_stride ? c->local_stride : 1;
         } else space = MH_SP_GLOBAL;
     }
+    /* c->writes counts the writes a waiting warp may wait for (shared and local memory; an mbarrier
+     * is in shared memory), not global ones: the fast paths do not count those, and which path runs
+     * depends on the allocation caches (per worker), so counting them would make the writes, and the
+     * moments parked warps look again, depend on the SMs' order on the workers */
+    c->writes += (uint64_t)(write && space != MH_SP_GLOBAL);
     switch (space) {
     case MH_SP_GLOBAL: {
         const alloc *al = c->last;

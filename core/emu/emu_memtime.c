@@ -57,16 +57,18 @@ typedef struct { uint64_t w; double bytes; } bw_add; /* a window's bytes an SM t
 #define L2_SET (3 * L2_WAYS)        /* of an L2 set: tags, used, ready */
 
 /* One SM's changes to the shared state in the current quantum (applied at its end): its L2
- * accesses in order, the lines among them (line + 1 -> the ready cycle it saw: a hash), and the
- * bytes it took from each bandwidth's windows. */
+ * accesses in order (a read miss with the HBM bytes it took and when), the lines among them
+ * (line + 1 -> the ready cycle it saw: a hash), and the bytes it took from each bandwidth's windows. */
 typedef struct {
-    struct { uint64_t line, ready; } *log;
+    struct { uint64_t line, ready, at; double fetched; } *log;
     uint32_t nlog, cap_log;
     uint64_t *hkey, *hval;          /* line + 1 (0: empty), ready */
     uint32_t hcap, hn;
     bw_add *add[2];                 /* [0] the L2's bandwidth, [1] the HBM's */
     uint32_t nadd[2], cap_add[2];
     uint64_t l1tick;                /* its L1's LRU clock */
+    uint64_t *touch;                /* the lines of the TMA copy it is issuing (MAX_TOUCH, at its first copy) */
+    uint32_t ntouch;
     int oom;                        /* out of memory: its changes are dropped (timing only) */
 } mt_view;
 
@@ -82,8 +84,6 @@ struct emu_mt {
     uint64_t tick;
     uint64_t *port_free, *dsm_free; /* per SM: its path to L2, to other SMs' shared memory */
     uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
-    uint64_t touch[MAX_TOUCH];      /* a TMA copy's lines */
-    uint32_t ntouch;
 };
 
 /* n zeroed words from a 64-byte boundary (*mem: what to free) */
@@ -130,6 +130,7 @@ void emu_mt_free(ctx *c)
         free(v->hval);
         free(v->add[0]);
         free(v->add[1]);
+        free(v->touch);
     }
     free(t->views);
     free(t->l2_mem);
@@ -311,8 +312,9 @@ static uint64_t *view_line(mt_view *v, uint64_t line, int make, uint64_t ready)
 
 /* The L2's answer for `line` asked at cycle `at` by SM view v: the latency to the SM (an L2 hit's,
  * plus the wait for a miss in flight; a miss's); *missed: it was not there.  The tags are read as
- * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end. */
-static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, int *missed)
+ * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end,
+ * a miss with the `fetch` bytes it reads from HBM (0 for a store's: written through, not merged). */
+static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, double fetch, int *missed)
 {
     const mh_emu_model *m = t->m;
     *missed = 1;
@@ -334,7 +336,8 @@ static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t
             if (!p) v->oom = 1;
             else v->log = p, v->cap_log = cap;
         }
-        if (!v->oom) v->log[v->nlog].line = line, v->log[v->nlog++].ready = ready;
+        if (!v->oom)
+            v->log[v->nlog++] = (__typeof__(*v->log)){line, ready, at, hit ? 0 : fetch};
     }
     if (!hit) return m->hbm_lat;
     *missed = 0;
@@ -348,11 +351,33 @@ static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
     return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_SET, L1_WAYS, 0, line, ++t->views[c->cs->id].l1tick, 0);
 }
 
+/* The merge of misses in flight: SM view v read `bytes` of a line from HBM from cycle `at` on that a
+ * lower SM missed in the same quantum (seen when the logs are replayed in SM order); the line came
+ * once, so those bytes are taken back from v's HBM windows (the earliest from at's on), and later
+ * quanta queue behind one fetch, not several.  (Its latency stays: the SM ran the quantum already.) */
+static void refund(mt_view *v, uint64_t at, double bytes)
+{
+    uint64_t w0 = at >> WIN_SHIFT;
+    while (bytes > 0) {
+        bw_add *e = NULL;
+        for (uint32_t i = 0; i < v->nadd[1]; i++) {
+            bw_add *a = &v->add[1][i];
+            if (a->w >= w0 && a->bytes > 0 && (!e || a->w < e->w)) e = a;
+        }
+        if (!e) return;
+        double d = e->bytes < bytes ? e->bytes : bytes;
+        e->bytes -= d;
+        bytes -= d;
+    }
+}
+
 static void view_apply(struct emu_mt *t, mt_view *v)
 {
-    for (uint32_t k = 0; k < v->nlog; k++)
-        cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_SET, L2_WAYS, 1, v->log[k].line, ++t->tick,
-                     v->log[k].ready);
+    for (uint32_t k = 0; k < v->nlog; k++) {
+        int hit = cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_SET, L2_WAYS, 1, v->log[k].line,
+                               ++t->tick, v->log[k].ready);
+        if (hit && v->log[k].fetched > 0) refund(v, v->log[k].at, v->log[k].fetched); /* (it missed at the start) */
+    }
     for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
     for (uint32_t k = 0; k < v->nadd[1]; k++) bw_apply(&t->hbm, v->add[1][k].w, v->add[1][k].bytes);
     if (v->hn) memset(v->hkey, 0, v->hcap * sizeof *v->hkey);
@@ -445,7 +470,7 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
         }
         bytes += b;
         int missed;
-        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, &missed);
+        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, op == EMU_MT_ST ? 0 : b, &missed);
         if (missed || op == EMU_MT_ST) miss += b;
         if (l > lat) lat = l;
     }
@@ -476,22 +501,27 @@ uint64_t emu_mt_shared(ctx *c, const uint64_t *sa, uint32_t n, uint32_t size, in
 
 /* ---- TMA ---- */
 
+/* The lines of a TMA copy are recorded in the issuing SM's view (SMs on other workers issue theirs
+ * at the same time); the recording is on between emu_mt_tma_begin and emu_mt_tma_end, one copy of
+ * the running warp (c->mt_last_line is the worker's). */
 void emu_mt_tma_begin(ctx *c)
 {
     if (!c->mt) return;
-    c->mt->ntouch = 0;
+    mt_view *v = &c->mt->views[c->cs->id];
+    if (!v->touch) v->touch = malloc(MAX_TOUCH * sizeof *v->touch); /* (none: no line recorded, timing only) */
+    v->ntouch = 0;
     c->mt_last_line = UINT64_MAX - 1; /* recording (no line is this) */
 }
 
 void emu_mt_touch_slow(ctx *c, uint64_t ga)
 {
-    struct emu_mt *t = c->mt;
     if (c->mt_last_line == UINT64_MAX) return; /* not recording */
+    mt_view *v = &c->mt->views[c->cs->id];
     uint64_t l = ga >> LINE_SHIFT;
     c->mt_last_line = l;
-    for (uint32_t i = t->ntouch > 8 ? t->ntouch - 8 : 0; i < t->ntouch; i++) /* rows revisit recent lines */
-        if (t->touch[i] == l) return;
-    if (t->ntouch < MAX_TOUCH) t->touch[t->ntouch++] = l;
+    for (uint32_t i = v->ntouch > 8 ? v->ntouch - 8 : 0; i < v->ntouch; i++) /* rows revisit recent lines */
+        if (v->touch[i] == l) return;
+    if (v->touch && v->ntouch < MAX_TOUCH) v->touch[v->ntouch++] = l;
 }
 
 void emu_mt_touch_range(ctx *c, uint64_t ga, uint64_t bytes)
@@ -511,10 +541,11 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
         return sm->tma_free + t->m->dsmem_lat;
     }
     uint32_t lat = 0;
-    double miss = 0, per = t->ntouch ? (double)bytes / t->ntouch : 0;
-    for (uint32_t i = 0; i < t->ntouch; i++) {
+    mt_view *v = &t->views[sm->id];
+    double miss = 0, per = v->ntouch ? (double)bytes / v->ntouch : 0;
+    for (uint32_t i = 0; i < v->ntouch; i++) {
         int missed;
-        uint32_t l = l2_latency(t, &t->views[sm->id], t->touch[i], start, &missed);
+        uint32_t l = l2_latency(t, v, v->touch[i], start, kind == EMU_MT_TMA_STORE ? 0 : per, &missed);
         if (missed || kind == EMU_MT_TMA_STORE) miss += per;
         if (l > lat) lat = l;
     }

@@ -578,12 +578,13 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
                                                                 r->d.n * sizeof *c->mma_regs))))
             emu_acc_flush(c, w); /* another list of registers (each wgmma has its own record: compared by content) */
         if (c->acc_touch && !w->tile) {
-            if (c->ntiles == c->cap_tiles) {
-                uint32_t n = c->cap_tiles ? 2 * c->cap_tiles : 64;
-                float **nt = realloc(c->tiles, n * sizeof *nt);
-                if (nt) { c->tiles = nt; c->cap_tiles = n; }
+            vsm *sm = w->b->sm; /* per SM: SMs on different workers share nothing */
+            if (sm->ntiles == sm->cap_tiles) {
+                uint32_t n = sm->cap_tiles ? 2 * sm->cap_tiles : 64;
+                float **nt = realloc(sm->tiles, n * sizeof *nt);
+                if (nt) { sm->tiles = nt; sm->cap_tiles = n; }
             }
-            if (c->ntiles < c->cap_tiles && (w->tile = malloc(16 * 256 * sizeof(float)))) c->tiles[c->ntiles++] = w->tile;
+            if (sm->ntiles < sm->cap_tiles && (w->tile = malloc(16 * 256 * sizeof(float)))) sm->tiles[sm->ntiles++] = w->tile;
         }
         int keep = c->acc_touch && w->tile;
         if (keep) D = w->tile;

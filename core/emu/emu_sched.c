@@ -228,7 +228,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     b->running = b->live = c->nwarps;
     b->parked = 0;
     b->done = 0;
-    if (c->ntma_q) emu_tma_forget(c, b);
+    if (b->tma_n) emu_tma_forget(c, b);
     b->cl_arrived = 0;
     b->cl_phase = 0;
     b->reg_free = 0; /* every warp holds its launch count */
@@ -345,7 +345,7 @@ static int block_stuck(ctx *c, blk *b)
         /* lanes that found an mbarrier phase incomplete try again first; a bar.sync
          * opens only when no lane can go on otherwise (every live lane is at it) */
         b->stalled = c->writes == b->round_writes && !peer_runs(c, b) ? b->stalled + 1 : 0;
-        uint64_t due = c->ntma_q ? emu_tma_next_due(c, b) : UINT64_MAX;
+        uint64_t due = emu_tma_next_due(c, b);
         if (due != UINT64_MAX) { /* a bulk copy still to land: the waits look again when it has */
             b->stalled = 0;
             if (due > when) when = due;
@@ -961,6 +961,10 @@ int emu_run_grid(ctx *c, uint64_t *longest)
                 (c->code[pc].o[k].reg == MH_SR_ENVREG0 + 1 || c->code[pc].o[k].reg == MH_SR_ENVREG0 + 2))
                 c->envreg_read = 1;
     c->workers = 1;
+    if (emu_flows_sms(c)) {
+        free(run);
+        run = NULL;
+    }
     c->serial = emu_par_serial_reason(c);
     if (run && !c->serial) {
         if (emu_par_start(c, c->d->threads)) {
@@ -1030,7 +1034,7 @@ static int device_loop(ctx *c, uint32_t *run)
                 if (c->serial) emu_mt_sm_end(c, run[i]);
             }
         emu_mt_quantum_end(c);
-        if (rc) return -1;
+        if (rc || emu_flows_quantum_end(c)) return -1;
         if (c->progress != c->seen_progress) {
             c->seen_progress = c->progress;
             c->epoch++;

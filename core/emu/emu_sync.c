@@ -85,7 +85,7 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     const mh_ptx_opnd *o = in->o;
     int k = in->cmp, ai = mh_mb_addr_opnd(k);
     c->cost += 2;
-    if (c->ntma_q && emu_tma_settle(c, w, w->b, c->now)) return -1; /* bulk copies that ended by now */
+    if (emu_tma_settle(c, w, w->b, c->now)) return -1; /* bulk copies that ended by now */
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;
         if (ai < 0) { /* pending_count d, state */

@@ -203,8 +203,7 @@ static int row_copy(ctx *c, warp *w, uint64_t smem, uint64_t e0, uint32_t n0, in
             x += len;
         }
         emu_mt_touch_range(c, ga, gbytes);
-        memcpy(gp, tmp + (size_t)jl * esz, gbytes);
-        c->writes += jh - jl; /* a write a global element, as emu_mem counts them */
+        memcpy(gp, tmp + (size_t)jl * esz, gbytes); /* (global writes are not counted: emu_mem) */
     }
     return 1;
 }
@@ -282,8 +281,7 @@ static int tensor_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r, uint64_t sme
 /* `size` bytes of global memory at addr (16-byte aligned), inside one allocation. */
 static unsigned char *bulk_global(ctx *c, warp *w, int l, uint64_t addr, uint64_t size, int write)
 {
-    c->writes += (uint64_t)write;
-    alloc *al = emu_find_alloc(c->d, addr, size);
+    alloc *al = emu_find_alloc(c->d, addr, size); /* (global writes are not counted in c->writes: emu_mem) */
     if (al) return al->host + (addr - al->addr);
     if (!emu_mem(c, w, l, MH_SP_GLOBAL, addr, 16, write)) return NULL; /* names the nearest allocation */
     return emu_fault(c, w, l, "cp.async.bulk of %llu bytes at 0x%llx runs past the end of its allocation",
@@ -340,19 +338,20 @@ static int tma_complete(ctx *c, warp *w, int l, uint64_t addr, uint64_t bytes, u
 {
     blk *owner = NULL;
     if (!emu_dsmem(c, w, l, addr, 8, 0, &owner)) return -1;
-    if (c->ntma_q == c->cap_tma_q) {
-        uint32_t cap = c->cap_tma_q ? 2 * c->cap_tma_q : 64;
-        tma_done *q = realloc(c->tma_q, cap * sizeof *q);
+    vsm *sm = owner->sm; /* the queue of the SM whose block's mbarrier it lands on */
+    if (sm->ntma_q == sm->cap_tma_q) {
+        uint32_t cap = sm->cap_tma_q ? 2 * sm->cap_tma_q : 64;
+        tma_done *q = realloc(sm->tma_q, cap * sizeof *q);
         if (!q) {
             mh_fail(c->e, MH_E_NO_MEMORY, "emu: out of memory for bulk copies in flight");
             c->faulted = 1;
             return -1;
         }
-        c->tma_q = q;
-        c->cap_tma_q = cap;
+        sm->tma_q = q;
+        sm->cap_tma_q = cap;
     }
     if (!owner->tma_n++ || due < owner->tma_due) owner->tma_due = due;
-    c->tma_q[c->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
+    sm->tma_q[sm->ntma_q++] = (tma_done){due, owner, (uint32_t)(addr % EMU_DSMEM_RANK), (uint32_t)bytes,
                                        (uint32_t)(c->cur - c->code), need, {w->b->ctaid[0], w->b->ctaid[1], w->b->ctaid[2]},
                                        w->index * WARP + (uint32_t)l, w->b->sm->clock0 + c->now};
     return 0;
@@ -365,15 +364,16 @@ int emu_tma_settle(ctx *c, warp *w, blk *b, uint64_t now)
 {
     if (!b->tma_n || b->tma_due > now) return 0;
     uint64_t next = UINT64_MAX;
-    for (uint32_t i = 0; i < c->ntma_q;) {
-        tma_done d = c->tma_q[i];
+    vsm *sm = b->sm;
+    for (uint32_t i = 0; i < sm->ntma_q;) {
+        tma_done d = sm->tma_q[i];
         if (d.b != b) { i++; continue; }
         if (d.due > now) {
             if (d.due < next) next = d.due;
             i++;
             continue;
         }
-        c->tma_q[i] = c->tma_q[--c->ntma_q]; /* in no order: the last one takes its place */
+        sm->tma_q[i] = sm->tma_q[--sm->ntma_q]; /* in no order: the last one takes its place */
         b->tma_n--;
         if (c->hz && emu_hz_land(c, w, &d, b->shared + d.off)) return -1; /* strict: more bytes than expected */
         if (c->flows) emu_flows_tma_source(c, &d);
@@ -393,8 +393,10 @@ uint64_t emu_tma_next_due(const ctx *c, const blk *b)
 
 void emu_tma_forget(ctx *c, blk *b)
 {
-    for (uint32_t i = 0; i < c->ntma_q;)
-        if (c->tma_q[i].b == b) c->tma_q[i] = c->tma_q[--c->ntma_q];
+    (void)c;
+    vsm *sm = b->sm;
+    for (uint32_t i = 0; i < sm->ntma_q;)
+        if (sm->tma_q[i].b == b) sm->tma_q[i] = sm->tma_q[--sm->ntma_q];
         else i++;
     b->tma_n = 0;
     b->tma_due = UINT64_MAX;

@@ -259,6 +259,9 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
             compress_given = 1;
         if (!strcmp(a, "-cudart") || !strcmp(a, "--cudart")) { i++; continue; } /* ours replaces it */
         if (!strncmp(a, "-cudart=", 8) || !strncmp(a, "--cudart=", 9)) continue;
+        /* the Driver API is the stand-in's too (driver_api.c): NVIDIA's libcuda would find no GPU */
+        if (!strcmp(a, "-lcuda") || !strcmp(a, "--library=cuda")) continue;
+        if ((!strcmp(a, "-l") || !strcmp(a, "--library")) && i + 1 < n && !strcmp(args[i + 1], "cuda")) { i++; continue; }
         argv[k++] = (char *)a;
     }
     if (!plain) {

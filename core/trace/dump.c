@@ -607,8 +607,12 @@ static int emit_flows(dump_ctx *c)
         if (!a || !b) continue;
         const char *name = f->kind == MH_FLOW_TMA ? "TMA complete_tx" : "mbarrier arrive";
         id++;
-        flow_event(c, name, 0, id, flow_ts(c, a, f->src_clock), a);
-        flow_event(c, name, 1, id, flow_ts(c, b, f->dst_clock), b);
+        /* an end that rounds to its start's nanosecond (a release a cycle after the arrive) is written a
+         * nanosecond later: Chrome DevTools drops a flow whose two ends have the same time */
+        int64_t ta = flow_ts(c, a, f->src_clock), tb = flow_ts(c, b, f->dst_clock);
+        if (tb == ta && f->dst_clock != f->src_clock) tb++;
+        flow_event(c, name, 0, id, ta, a);
+        flow_event(c, name, 1, id, tb, b);
     }
     free(at);
     return 0;

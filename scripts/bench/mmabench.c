@@ -6,7 +6,8 @@
  * the same run, single-thread OpenBLAS sgemm (libopenblas.so.0, loaded at run time: Debian's
  * libopenblas0-pthread; skipped, saying so, where it is absent) on the same size, with each
  * kernel's GFLOP/s as a fraction of it (issue 33's target: wgmma >= 0.25x at 2048^3).  Times are
- * CPU time of this thread (emu and OpenBLAS run on it; wall time on a shared machine moves by 2x).
+ * CPU time of this thread (emu and OpenBLAS run on it; wall time on a shared machine moves by 2x);
+ * with SMs on several workers ($MGPU_EMU_THREADS) the wall time and the workers used say the speed-up.
  * usage: mmabench SOURCE_DIR [SIZE [KERNEL [SMS]]] (SMS: a device of that many SMs, for a profile) */
 #define _GNU_SOURCE
 #include <math.h>
@@ -118,9 +119,9 @@ int main(int argc, char **argv)
             l.nargs = 4;
         }
         mh_emu_stats st;
-        double t0 = now();
+        double t0 = now(), w0 = bench_seconds(CLOCK_MONOTONIC);
         if (mh_emu_run(d, &m, g[i].name, &l, &st, &e)) { fprintf(stderr, "%s\n", e.message); return 1; }
-        double t = now() - t0;
+        double t = now() - t0, wall = bench_seconds(CLOCK_MONOTONIC) - w0;
         mh_emu_read(d, dC, C, (g[i].out_bf16 ? 2 : 4) * (uint64_t)S * S, &e);
         double worst = 0;
         for (int q = 0; q < 256; q++) {
@@ -142,8 +143,10 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < (g[i].out_bf16 ? 2 : 4) * (size_t)S * S; k++) hash = (hash ^ cb[k]) * 1099511628211ull;
         char ratio[32] = "";
         if (blas > 0) snprintf(ratio, sizeof ratio, " (%.3fx openblas)", 2e-9 * S * S * (double)S / t / blas);
-        printf("  %-10s %6.3f s  %7.2f GFLOP/s%s  %9llu virtual cycles  %9llu warp instructions  max error %.1e%s  output %016llx\n",
-               g[i].name, t, 2e-9 * S * S * (double)S / t, ratio, (unsigned long long)st.cycles,
+        printf("  %-10s %6.3f s  %7.2f GFLOP/s%s  wall %6.3f s on %u worker%s%s%s  %9llu virtual cycles  %9llu warp instructions  "
+               "max error %.1e%s  output %016llx\n",
+               g[i].name, t, 2e-9 * S * S * (double)S / t, ratio, wall, st.workers, st.workers == 1 ? "" : "s",
+               st.serial ? ", serial: " : "", st.serial ? st.serial : "", (unsigned long long)st.cycles,
                (unsigned long long)st.warp_insns, worst, g[i].out_bf16 ? " (bf16 out)" : "", (unsigned long long)hash);
         mh_ptx_free(&m);
     }
