@@ -1,7 +1,8 @@
 /* emu_memtime.c - the memory hierarchy and the tensor cores in virtual time.
  *
  * Caches: an L1 per SM (4-way, 128-byte lines; what the resident blocks' shared memory leaves
- * of the model's L1 + shared bytes) for loads, and the device's L2 (16-way, 128-byte lines,
+ * of the model's L1 + shared bytes) for loads but ld.cg's (the PTX ISA's "cache at global level":
+ * L2 only, EMU_MT_LD_CG), and the device's L2 (16-way, 128-byte lines,
  * the model's size, sets picked by a hash of the line as a GPU's slices are) for everything.
  * Both start empty at each launch (deterministic; a GPU's L2 may still hold an earlier
  * launch's data: emu's "hot" equals "cold").  Stores allocate in L2, not in L1; the HBM is
@@ -515,16 +516,16 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
 
 /* ---- tensor cores ---- */
 
-uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs)
+uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs, uint32_t fetch)
 {
     const mh_emu_model *m = c->d->model;
     uint64_t rate = atype == MH_MT_TF32 ? m->mma_tf32 : atype == MH_MT_F64 ? m->mma_f64
                   : mh_mma_type_bits(atype) == 8 ? m->mma_8bit : m->mma_f16;
     uint64_t cy = (macs + rate - 1) / rate;
     if (!cy) cy = 1;
-    if (!c->mt) return c->now + cy;
+    if (!c->mt) return c->now + fetch + cy;
     uint64_t *tc = &c->mt->tc_free[(size_t)w->b->sm->id * SUBPARTS + w->sp];
-    uint64_t start = *tc > c->now ? *tc : c->now;
+    uint64_t start = *tc > c->now + fetch ? *tc : c->now + fetch; /* its operands read while the core is busy */
     *tc = start + cy;
     return *tc;
 }
