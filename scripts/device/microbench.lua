@@ -66,6 +66,11 @@ local function measure(d)
   local cycles = out:read()[1]
   r.wgmma = 64 * 256 * 16 * iters / cycles
   r.clock = cycles / run.time_ns -- GHz; the launch's own overhead makes it a little low
+  -- one wgmma alone, issue to wait_group 0: its rate's 128 cycles (16 x 256 x 16 a warp at 512 a
+  -- cycle) plus what it takes beyond them (operands from shared memory, results back): emu charges
+  -- smem_lat; a GPU's figure is what a completion latency would be fitted to (fast.cu kernels 5-7)
+  m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { 1, out, sink } }
+  r.wgmma1 = out:read()[1]
   -- the pipes (emu_model.c's pipe_rate): one block of 1024 threads, 8 independent chains each
   local piters = d.backend == "emu" and 8 or 4096
   local psink = d:array("f32", 1024)
@@ -102,6 +107,7 @@ local rows = {
   { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },
   { "wgmma", "wgmma m64n256k16 bf16, MACs/cycle/SM", "mma_f16 (x4)" },
   { "clock", "SM clock under tensor load, GHz", "clock_ghz" },
+  { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "smem_lat (no completion latency)" },
   { "fma", "f32 fma, results/cycle/SM (fma_rate)", "pipe_rate[FMA]" },
   { "ex2", "ex2.approx.f32, results/cycle/SM (ex2_rate)", "pipe_rate[MUFU]" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },

@@ -159,6 +159,15 @@ int main(int argc, char **argv)
     launch(d, "wgmma_rate", 1, 128, 0, 0, aw, 3);
     double macs = 64.0 * 256 * 16 * iters / (double)read0(d, out);
     CHECK(within("wgmma m64n256k16 bf16, MACs/cycle/SM", macs, PUB_WGMMA_MACS));
+    /* one wgmma alone, issue to wait_group 0 (nvcc puts the accumulators' zeroing moves inside
+     * the timed region too): the rate's 128 cycles a warp and its operands' shared-memory latency
+     * before the tensor core starts, at least (no published figure: printed) */
+    unsigned one = 1;
+    mh_emu_arg a1[] = {ARG(one), ARG(out), ARG(sink)};
+    launch(d, "wgmma_rate", 1, 128, 0, 0, a1, 3);
+    long long w1 = read0(d, out);
+    printf("  one wgmma m64n256k16, issue to wait_group 0: %lld cycles\n", w1);
+    CHECK(w1 >= 128 + (long long)m->smem_lat);
     /* two warpgroups on one SM share its tensor cores: the SM's rate stays (issue 32: one tensor
      * core per sub-partition; before it each warp had its own and two doubled the rate) */
     launch(d, "wgmma_rate", 1, 256, 0, 0, aw, 3);
