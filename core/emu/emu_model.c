@@ -62,7 +62,8 @@
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
     .l2_bytes_per_clk = 5120,          /* [TAB] */                                                \
-    .sm_port_bytes_per_clk = 64,       /* [EST] an SM's L1 fill path (Ampere's 64 B/clk/SM) */    \
+    .sm_port_bytes_per_clk = 64,       /* [EST] an SM's L1 fill path (Ampere's 64 B/clk/SM); */   \
+                                       /* its way out (stores) a link of its own at that rate [EST] */ \
     .dsmem_bytes_per_clk = 32,         /* [P24] order of the per-SM SM-to-SM throughput */        \
     .mma_f16 = 512, .mma_tf32 = 256, .mma_8bit = 1024, .mma_f64 = 32, /* [WP] */                \
     .pipe_rate = {[MH_PIPE_FMA] = 128, [MH_PIPE_FP16] = 128, [MH_PIPE_FP64] = 64,               \

@@ -46,7 +46,8 @@ typedef struct mh_emu_model {
     uint64_t l2_bytes;          /* the device's L2 */
     /* bandwidths */
     double l2_bytes_per_clk;    /* L2 to all SMs together, bytes per SM cycle */
-    double sm_port_bytes_per_clk; /* one SM's path to and from L2 (loads, stores, TMA), bytes per cycle */
+    double sm_port_bytes_per_clk; /* one SM's path from L2 (loads, TMA loads) and, apart, to L2 (stores, TMA
+                                   * stores), bytes per cycle each way */
     double hbm_gbs;             /* HBM, GB/s (converted at the clock into bytes per cycle) */
     double dsmem_bytes_per_clk; /* one SM's path to other SMs' shared memory, bytes per cycle */
     /* tensor cores: multiply-adds per cycle of one sub-partition's tensor core (4 an SM, dense) */

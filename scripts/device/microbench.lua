@@ -78,6 +78,18 @@ local function measure(d)
     m:kernel(k .. "_rate"):launch { grid = 1, block = 1024, args = { piters, out, psink } }
     r[k] = 1024 * 8 * 16 * piters / out:read()[1]
   end
+  -- one SM reading 4 MiB from L2 (ld.cg), then reading and storing it: the copy over the read
+  -- (about 1 when the SM's ways in and out are apart, as emu's model has them [EST])
+  do
+    local pa, pb, n4 = d:array("f32", 1 << 20), d:array("f32", 1 << 20), (4 << 20) // 16
+    local pk = m:kernel("port_copy")
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 0, out } }
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 0, out } }
+    local tr = out:read()[1]
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 1, out } }
+    r.portread = (4 << 20) / tr
+    r.portcopy = out:read()[1] / tr
+  end
   m:kernel("mbar_roundtrip"):launch { grid = 1, block = 32, args = { 256, out } }
   r.mbar = out:read()[1]
   m:kernel("tma_bulk"):launch { grid = 1, block = 32, smem = 16384, args = { d:array("u8", 1 << 20), 16384, out } }
@@ -110,6 +122,8 @@ local rows = {
   { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "smem_lat (no completion latency)" },
   { "fma", "f32 fma, results/cycle/SM (fma_rate)", "pipe_rate[FMA]" },
   { "ex2", "ex2.approx.f32, results/cycle/SM (ex2_rate)", "pipe_rate[MUFU]" },
+  { "portread", "one SM reading 4 MiB from L2, B/cycle (port_copy)", "sm_port_bytes_per_clk, l2_lat" },
+  { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
   { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
 }

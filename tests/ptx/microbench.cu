@@ -241,3 +241,31 @@ extern "C" __global__ void __launch_bounds__(1024, 1) ex2_rate(unsigned iters, l
     for (int j = 0; j < 8; j++) s += x[j];
     sink[threadIdx.x] = s;
 }
+
+// one SM's way from L2 and its way to L2 (emu_model.c's sm_port_bytes_per_clk, each way): one
+// block of 1024 threads reads n4 float4 (through L2: ld.cg) and, with `write`, stores each to b;
+// out[0] its cycles.  Reads and writes travel on links of their own: the copy takes about what the
+// read alone takes, not the sum
+extern "C" __global__ void __launch_bounds__(1024, 1) port_copy(const float4 *a, float4 *b, unsigned n4, unsigned write,
+                                                                long long *out)
+{
+    float s = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (unsigned i = threadIdx.x; i + 3 * 1024 < n4; i += 4 * 1024) {
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) v[u] = __ldcg(a + i + u * 1024);
+        if (write) {
+#pragma unroll
+            for (int u = 0; u < 4; u++) b[i + u * 1024] = v[u];
+        } else {
+#pragma unroll
+            for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    if (s == 1234.5f) b[threadIdx.x] = make_float4(s, s, s, s); // keeps the read alive
+}
