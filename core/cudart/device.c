@@ -383,3 +383,13 @@ CR_EXPORT cudaError_t cudaProfilerStart(void);
 cudaError_t cudaProfilerStart(void) { CR_API(cudaSuccess); }
 CR_EXPORT cudaError_t cudaProfilerStop(void);
 cudaError_t cudaProfilerStop(void) { CR_API(cudaSuccess); }
+
+/* cudaCreateChannelDesc: a texture or surface format as a struct (channel_descriptor.h's templates
+ * call it); it touches no device state, so it is served even though arrays and textures are not
+ * (cudaMallocArray, cudaCreateTextureObject: cudaErrorNotSupported with their names). */
+struct cr_channel_desc { int x, y, z, w; int f; };
+CR_EXPORT struct cr_channel_desc cudaCreateChannelDesc(int x, int y, int z, int w, int f);
+struct cr_channel_desc cudaCreateChannelDesc(int x, int y, int z, int w, int f)
+{
+    return (struct cr_channel_desc){x, y, z, w, f};
+}

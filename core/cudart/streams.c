@@ -7,11 +7,14 @@
 #include "cudart/cudart.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define STREAM_MAGIC 0x5354524dU
 #define EVENT_MAGIC 0x4556544eU
 
-struct CUstream_st { unsigned magic; unsigned flags; int priority; };
+/* attr: the values cudaStreamSetAttribute stored, by attribute id (cudaLaunchAttributeValue: 64 bytes) */
+#define STREAM_ATTRS 17
+struct CUstream_st { unsigned magic; unsigned flags; int priority; unsigned char attr[STREAM_ATTRS][64]; };
 struct CUevent_st { unsigned magic; unsigned flags; int recorded; double t_ns; };
 
 /* The handles made and not yet destroyed: a handle is checked against these, never dereferenced
@@ -44,7 +47,9 @@ static cudaError_t stream_create(cudaStream_t *out, unsigned flags, int priority
     if (!out) return cr_set(cudaErrorInvalidValue, "%s: the pointer to the stream is NULL", call);
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
-    *s = (struct CUstream_st){STREAM_MAGIC, flags, priority};
+    s->magic = STREAM_MAGIC;
+    s->flags = flags;
+    s->priority = priority;
     if (cr_push(&handles, &nhandles, &cap_handles, s)) {
         free(s);
         return cr_set(cudaErrorMemoryAllocation, "%s: out of memory", call);
@@ -115,6 +120,45 @@ static cudaError_t stream_flags(cudaStream_t s, unsigned *f)
 }
 CR_EXPORT cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned *f);
 cudaError_t cudaStreamGetFlags(cudaStream_t s, unsigned *f) { CR_API(stream_flags(s, f)); }
+
+/* cudaStreamSet/GetAttribute: the ids valid for streams (cuda 13's driver_types.h: access policy window,
+ * synchronization policy, priority, memory sync domain and map, NVLink scheduling hint) are kept and
+ * given back; they are hints emu's model does not act on (its L2 has no persisting lines), and the
+ * priority is the stream's (cudaStreamGetPriority). */
+static unsigned char default_attr[3][STREAM_ATTRS][64]; /* the streams 0, cudaStreamLegacy, cudaStreamPerThread */
+static cudaError_t stream_attr(cudaStream_t s, int id, void *value, int set)
+{
+    const char *call = set ? "cudaStreamSetAttribute" : "cudaStreamGetAttribute";
+    cudaError_t err = stream_check(s, call);
+    if (err) return err;
+    if (!value) return cr_set(cudaErrorInvalidValue, "%s: the value pointer is NULL", call);
+    if (id != 1 && id != 3 && id != 8 && id != 9 && id != 10 && id != 16)
+        return cr_set(cudaErrorInvalidValue, "%s: attribute %d is not one of a stream's (1, 3, 8, 9, 10, 16)", call, id);
+    int dflt = (uintptr_t)s <= 2;
+    unsigned char *slot = dflt ? default_attr[(uintptr_t)s][id] : s->attr[id];
+    if (id == 8) { /* the priority: the stream's own */
+        int *pr = dflt ? NULL : &s->priority, p0 = 0;
+        if (set && pr) memcpy(pr, value, sizeof *pr);
+        memset(slot, 0, 64);
+        memcpy(slot, pr ? pr : &p0, sizeof p0);
+    } else if (set) {
+        memcpy(slot, value, 64);
+    }
+    if (!set) memcpy(value, slot, 64);
+    return cudaSuccess;
+}
+CR_EXPORT cudaError_t cudaStreamSetAttribute(cudaStream_t s, int id, const void *value);
+cudaError_t cudaStreamSetAttribute(cudaStream_t s, int id, const void *value)
+{
+    CR_API(stream_attr(s, id, (void *)(uintptr_t)value, 1));
+}
+CR_EXPORT cudaError_t cudaStreamGetAttribute(cudaStream_t s, int id, void *value);
+cudaError_t cudaStreamGetAttribute(cudaStream_t s, int id, void *value) { CR_API(stream_attr(s, id, value, 0)); }
+
+/* cudaCtxResetPersistingL2Cache: emu's L2 keeps no persisting lines (the windows above are not acted
+ * on), so there is nothing to reset */
+CR_EXPORT cudaError_t cudaCtxResetPersistingL2Cache(void);
+cudaError_t cudaCtxResetPersistingL2Cache(void) { CR_API(cudaSuccess); }
 
 CR_EXPORT cudaError_t cudaDeviceSynchronize(void);
 cudaError_t cudaDeviceSynchronize(void) { CR_API(cudaSuccess); }
@@ -245,8 +289,10 @@ CR_ALIAS(cudaLaunchHostFunc_ptsz, cudaLaunchHostFunc)
 CR_ALIAS(cudaStreamAddCallback_ptsz, cudaStreamAddCallback)
 CR_ALIAS(cudaStreamAttachMemAsync_ptsz, cudaStreamAttachMemAsync)
 CR_ALIAS(cudaStreamGetFlags_ptsz, cudaStreamGetFlags)
+CR_ALIAS(cudaStreamGetAttribute_ptsz, cudaStreamGetAttribute)
 CR_ALIAS(cudaStreamGetPriority_ptsz, cudaStreamGetPriority)
 CR_ALIAS(cudaStreamIsCapturing_ptsz, cudaStreamIsCapturing)
 CR_ALIAS(cudaStreamQuery_ptsz, cudaStreamQuery)
+CR_ALIAS(cudaStreamSetAttribute_ptsz, cudaStreamSetAttribute)
 CR_ALIAS(cudaStreamSynchronize_ptsz, cudaStreamSynchronize)
 CR_ALIAS(cudaStreamWaitEvent_ptsz, cudaStreamWaitEvent)

@@ -224,7 +224,7 @@ int cr_trace_launch(cr_kernel *k, const mh_emu_launch *el, const mh_emu_extra *x
         spec.block[i] = el->block[i];
     }
     spec.scope = MH_SCOPE_WARP;
-    spec.partial = 1;
+    spec.partial = (uint64_t)el->block[0] * el->block[1] * el->block[2] % MH_SCOPE_WARP != 0; /* a last, partial warp */
     spec.entries = mh_instrumented_entries(&t->r, 3 + 2 * events);
     mh_error ve = {0};
     if (mh_spec_validate(&spec, &ve)) {

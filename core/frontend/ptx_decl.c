@@ -144,12 +144,12 @@ static int parse_align(parser *P, uint32_t *out)
 }
 
 /* [.extern|.visible] .shared/.global/.const/.local [.align N] .TYPE name[[N]] [= init]; */
-int parse_var(parser *P, int is_extern)
+int parse_var(parser *P, int linkage)
 {
     mh_ptx_var v;
     memset(&v, 0, sizeof v);
     v.func = P->func;
-    v.is_extern = is_extern;
+    v.is_extern = linkage == PTX_LINK_EXTERN;
     v.line = TOK->line;
     v.align = 0;
     mh_ptx_type t = MH_PT_NONE;
@@ -216,6 +216,12 @@ int parse_var(parser *P, int is_extern)
     /* local to its block (a function's) or the module's; two of a name in one scope are refused as
      * ptxas refuses them, but for .extern declarations of a module variable */
     int32_t scope = P->func >= 0 ? P->block_base + P->block : -1, old = index_get(&P->vars, name_tok.s, name_tok.len, scope);
+    if (old >= 0 && P->func < 0 && P->m->vars[old].is_extern && linkage == PTX_LINK_STATIC) { /* as ptxas */
+        free(v.name);
+        free(v.init);
+        return perr(P, v.line, MH_E_PTX_SYNTAX, "'%.*s' was declared .extern (line %u): its definition must be .visible "
+                    "(or .weak), not static", (int)(name_tok.len < 64 ? name_tok.len : 64), name_tok.s, P->m->vars[old].line);
+    }
     if (!(old >= 0 && P->func < 0 && (v.is_extern || P->m->vars[old].is_extern)) &&
         check_new_name(P, name_tok.s, name_tok.len, "variable", v.line, 0)) {
         free(v.name);

@@ -787,10 +787,10 @@ static int parse_block(parser *P)
                 if (parse_reg_decl(P)) return -1;
             } else if (mh_ptx_tok_is(TOK, ".shared") || mh_ptx_tok_is(TOK, ".local") || mh_ptx_tok_is(TOK, ".global") ||
                        mh_ptx_tok_is(TOK, ".const")) {
-                if (parse_var(P, 0)) return -1;
+                if (parse_var(P, PTX_LINK_STATIC)) return -1;
             } else if (mh_ptx_tok_is(TOK, ".param")) {
                 /* a call sequence's argument or return variable */
-                if (parse_var(P, 0)) return -1;
+                if (parse_var(P, PTX_LINK_STATIC)) return -1;
             } else if (mh_ptx_tok_is(TOK, ".loc")) { /* debug info: no ';' ends it */
                 if (skip_loc(P)) return -1;
             } else if (mh_ptx_tok_is(TOK, ".pragma") || mh_ptx_tok_is(TOK, ".maxnreg") || mh_ptx_tok_is(TOK, ".file")) {

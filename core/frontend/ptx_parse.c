@@ -362,12 +362,12 @@ int mh_ptx_parse(mh_ptx_module *m, const char *text, size_t len, const char *pat
             int vis = mh_ptx_tok_is(TOK, ".visible"), ext = mh_ptx_tok_is(TOK, ".extern");
             NEXT();
             if (mh_ptx_tok_is(TOK, ".entry") || mh_ptx_tok_is(TOK, ".func")) rc = parse_function(P, vis);
-            else if (TOK->kind == MH_TK_IDENT && space_of(TOK->s + 1, TOK->len - 1) >= 0) rc = parse_var(P, ext);
+            else if (TOK->kind == MH_TK_IDENT && space_of(TOK->s + 1, TOK->len - 1) >= 0) rc = parse_var(P, ext ? PTX_LINK_EXTERN : PTX_LINK_VISIBLE);
             else rc = perr(P, TOK->line, MH_E_PTX_SYNTAX, "unexpected '%.*s'", (int)TOK->len, TOK->s);
         } else if (mh_ptx_tok_is(TOK, ".entry") || mh_ptx_tok_is(TOK, ".func")) {
             rc = parse_function(P, 0);
         } else if (mh_ptx_tok_is(TOK, ".global") || mh_ptx_tok_is(TOK, ".const") || mh_ptx_tok_is(TOK, ".shared")) {
-            rc = parse_var(P, 0);
+            rc = parse_var(P, PTX_LINK_STATIC);
         } else {
             rc = perr(P, TOK->line, MH_E_PTX_UNSUPPORTED, "module directive '%.*s' is not supported", (int)TOK->len, TOK->s);
         }

@@ -120,7 +120,9 @@ int layout_shared(mh_ptx_module *m);
 
 /* ptx_decl.c: .reg declarations, variables, parameter lists */
 int parse_reg_decl(parser *P);
-int parse_var(parser *P, int is_extern);
+/* a variable's linkage: static (no directive), .extern, or .visible/.weak/.common */
+enum { PTX_LINK_STATIC, PTX_LINK_EXTERN, PTX_LINK_VISIBLE };
+int parse_var(parser *P, int linkage);
 int parse_param_list(parser *P, mh_ptx_param **out, uint32_t *n, uint32_t *bytes);
 
 /* ptx_insn.c: a function body (its instructions and nested blocks), its labels, its pointer

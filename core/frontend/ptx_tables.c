@@ -172,8 +172,8 @@ int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *ou
 }
 
 /* The register a name means: the latest declaration in scope that covers it, a single
- * one of that name or a range "prefix<N>" with the name's number below N (the number
- * without leading zeros).  Through the index: the single name, and each way of splitting
+ * one of that name or a range "prefix<N>" with the name's number below N (leading zeros
+ * and all, as ptxas reads it).  Through the index: the single name, and each way of splitting
  * the name's trailing digits off as a range's number, walking the hidden declarations
  * of a prefix (at most one per enclosing scope) until one covers the number. */
 static int32_t lookup_decl(parser *P, const char *s, size_t n, uint32_t *out)
@@ -183,7 +183,7 @@ static int32_t lookup_decl(parser *P, const char *s, size_t n, uint32_t *out)
     size_t k = n;
     while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') k--;
     for (size_t p = k; p < n; p++) { /* the prefix s[0, p), the number s[p, n) */
-        if ((s[p] == '0' && n - p > 1) || n - p > 10) continue;
+        if (n - p > 10) continue; /* leading zeros are the number's: ptxas takes %r01 as %r1 of %r<20> */
         uint64_t v = 0;
         for (size_t q = p; q < n; q++) v = v * 10 + (uint64_t)(s[q] - '0');
         for (int32_t d = index_get(&P->regs, s, p, 1); d > best; d = P->decls[d].prev)
@@ -202,13 +202,17 @@ int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
     return lookup_decl(P, s, n, out) >= 0 ? 0 : -1;
 }
 
-/* 1 when the register name s is the range d's prefix followed by a number below its count
- * (without leading zeros), as lookup_decl reads it. */
+/* 1 when the register name s is the range d's prefix followed by a number below its count, as
+ * lookup_decl reads it; leading zeros are part of the number (ptxas: %r007 is %r7 of %r<20>, a second
+ * definition of it). */
 static int range_covers(const reg_decl *d, const char *s, size_t n)
 {
-    if (n <= d->len || n - d->len > 10 || memcmp(s, d->name, d->len) || (s[d->len] == '0' && n - d->len > 1)) return 0;
+    if (n <= d->len || memcmp(s, d->name, d->len)) return 0;
+    size_t z = d->len;
+    while (z + 1 < n && s[z] == '0') z++; /* the zeros before the number's digits */
+    if (n - z > 10) return 0;
     uint64_t v = 0;
-    for (size_t q = d->len; q < n; q++) {
+    for (size_t q = z; q < n; q++) {
         if (s[q] < '0' || s[q] > '9') return 0;
         v = v * 10 + (uint64_t)(s[q] - '0');
     }

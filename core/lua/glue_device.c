@@ -139,15 +139,16 @@ const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t 
                  who, keys_n, len);
     mh_probe *p = lua_newuserdatauv(L, (len ? len : 1) * sizeof *p, 0);
     for (size_t i = 0; i < len; i++) {
-        char what[40];
+        char what[40], full[300]; /* full: what with who before it, for the option readers' own messages */
         snprintf(what, sizeof what, "probes[%zu]", i + 1);
+        snprintf(full, sizeof full, "%s: %s", who, what);
         lua_rawgeti(L, t, (lua_Integer)i + 1);
         int q = lua_gettop(L);
         if (!lua_istable(L, q)) glue_bad(L, "%s: %s must be a table {name =, ...}", who, what);
-        glue_check_keys(L, q, what, keys);
+        glue_check_keys(L, q, full, keys);
         memset(&p[i], 0, sizeof p[i]);
-        p[i].name = glue_opt_string(L, q, what, "name", NULL);
-        const char *role = glue_opt_string(L, q, what, "role", NULL);
+        p[i].name = glue_opt_string(L, q, full, "name", NULL);
+        const char *role = glue_opt_string(L, q, full, "role", NULL);
         if (role && p[i].name) glue_bad(L, "%s: %s has a name and a role: a probe is a region (name =) or a role (role =)", who, what);
         if (role && !mh_role_name_ok(role, strlen(role)))
             glue_bad(L, "%s: %s.role: bad role name \"%.80s\": a role is one word of letters, digits, '_', '-' and '.', at "
@@ -165,17 +166,17 @@ const mh_probe *glue_read_probes(lua_State *L, int t, const char *who, uint32_t 
         if (lua_type(L, -1) == LUA_TSTRING) p[i].kind = MH_PROBE_LOOP, p[i].loop = lua_tostring(L, -1), kinds++;
         else if (lua_toboolean(L, -1)) p[i].kind = MH_PROBE_LOOP, kinds++;
         lua_pop(L, 2);
-        const char *per = glue_opt_string(L, q, what, "per", NULL);
+        const char *per = glue_opt_string(L, q, full, "per", NULL);
         if (per && strcmp(per, "loop") && strcmp(per, "iteration")) glue_bad(L, "%s: %s.per must be \"loop\" or \"iteration\"", who, what);
         p[i].per_loop = per && !strcmp(per, "loop");
-        if ((p[i].around = glue_opt_string(L, q, what, "around", NULL))) p[i].kind = MH_PROBE_AROUND, kinds++;
+        if ((p[i].around = glue_opt_string(L, q, full, "around", NULL))) p[i].kind = MH_PROBE_AROUND, kinds++;
         for (int k = 0; k < 2; k++) {
             lua_getfield(L, q, k ? "to" : "from");
             if (lua_type(L, -1) == LUA_TNUMBER) {
                 lua_Integer v = lua_tointeger(L, -1);
                 if (v < 1 || v > UINT32_MAX) glue_bad(L, "%s: %s.%s must be a label or a line number", who, what, k ? "to" : "from");
                 *(k ? &p[i].to_line : &p[i].from_line) = (uint32_t)v;
-            } else if (!lua_isnil(L, -1)) *(k ? &p[i].to : &p[i].from) = glue_opt_string(L, q, what, k ? "to" : "from", NULL);
+            } else if (!lua_isnil(L, -1)) *(k ? &p[i].to : &p[i].from) = glue_opt_string(L, q, full, k ? "to" : "from", NULL);
             lua_pop(L, 1);
         }
         int range = p[i].from || p[i].from_line || p[i].to || p[i].to_line;

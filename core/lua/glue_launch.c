@@ -161,7 +161,9 @@ static void prepare_trace(lua_State *L, launch_state *s)
         tr->spec.block[i] = s->desc.block[i];
     }
     tr->spec.scope = s->m->scope;
-    tr->spec.partial = 1; /* the instrumented code traces a last, partial warp or warpgroup too */
+    /* the instrumented code traces a last, partial warp or warpgroup too; said only where a block
+     * has one, so a whole block's meta is Mosaic's (no "partial") */
+    tr->spec.partial = (uint64_t)s->desc.block[0] * s->desc.block[1] * s->desc.block[2] % (uint64_t)tr->spec.scope != 0;
     tr->spec.entries = 3 + 2 * 128;
     if (has_profile) {
         static const char *const keys[] = {"entries", "retry", "reset", "restore", NULL};

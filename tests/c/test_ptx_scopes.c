@@ -264,6 +264,8 @@ static void refused(const char *root)
         {"bad_variable_twice.ptx", 10, "variable 's' is defined twice in one scope (first at line 9)"},
         {"bad_module_variable_twice.ptx", 6, "variable 'g' is defined twice in one scope (first at line 5)"},
         {"bad_register_in_range.ptx", 10, "register '%q1' is defined twice in one scope (first at line 9)"},
+        {"bad_extern_static.ptx", 8, "'g' was declared .extern (line 6): its definition must be .visible (or .weak), not static"},
+        {"bad_register_leading_zero.ptx", 9, "register '%r007' is defined twice in one scope (first at line 8)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[512];

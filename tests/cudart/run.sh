@@ -31,6 +31,10 @@ elif [ "$MODE" = shared ]; then
 else
   "$H" nvcc $FLAGS $EXTRA -o "$D/prog" "$SRC/$NAME.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
 fi
+if [ "$MODE" = driver ] && command -v nm >/dev/null; then # the stand-in libcuda.so.1 shows the Driver API's names only
+  OTHER=$(nm -D --defined-only "$(dirname "$H")/cudart/lib/libcuda.so.1" | awk 'NF == 3 && $2 != "A" {print $3}' | grep -v '^cu' | head -3)
+  [ -z "$OTHER" ] || { echo "FAIL: libcuda.so.1 exports names of its own: $OTHER"; exit 1; }
+fi
 echo "== exec"
 "$H" exec -- "$D/prog" || { echo "FAIL: $NAME under exec (status $?)"; exit 1; }
 if grep -q MGPU_BEGIN "$SRC/$NAME.cu"; then

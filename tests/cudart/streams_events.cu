@@ -1,6 +1,8 @@
 // streams_events.cu - pinned memory (cudaMallocHost, cudaHostAlloc), two streams with
 // asynchronous copies and kernels, events between them (cudaEventElapsedTime: emu's virtual
-// time, more than zero for a launch, zero for none), queries, callbacks and stream waits.
+// time, more than zero for a launch, zero for none), queries, callbacks and stream waits; a
+// stream's attributes (an L2 access policy window, as cuda-samples' simpleAttributes sets one; the
+// priority) kept and given back; a channel format made while textures are not served.
 #include "check.h"
 
 __global__ void scale(float *x, int n, float f)
@@ -54,6 +56,32 @@ int main()
     EXPECT(none == 0, "nothing ran between start and mid, yet %g ms", none);
     EXPECT(cudaEventElapsedTime(&ms, start, other) == cudaErrorInvalidResourceHandle, "an event without timing");
     EXPECT(cudaStreamDestroy((cudaStream_t)&ms) == cudaErrorInvalidResourceHandle, "not a stream");
+    cudaStreamAttrValue win = {}, back = {};
+    win.accessPolicyWindow.base_ptr = d;
+    win.accessPolicyWindow.num_bytes = n * sizeof(float);
+    win.accessPolicyWindow.hitRatio = 0.6f;
+    win.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    win.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    CHECK(cudaStreamSetAttribute(s[1], cudaStreamAttributeAccessPolicyWindow, &win));
+    CHECK(cudaStreamGetAttribute(s[1], cudaStreamAttributeAccessPolicyWindow, &back));
+    EXPECT(back.accessPolicyWindow.base_ptr == d && back.accessPolicyWindow.hitRatio == 0.6f &&
+               back.accessPolicyWindow.hitProp == cudaAccessPropertyPersisting, "the window given back");
+    CHECK(cudaCtxResetPersistingL2Cache());
+    CHECK(cudaStreamGetAttribute(s[0], cudaStreamAttributeAccessPolicyWindow, &back));
+    EXPECT(back.accessPolicyWindow.base_ptr == nullptr, "another stream's window is its own");
+    cudaStreamAttrValue pr = {};
+    pr.priority = -1;
+    CHECK(cudaStreamSetAttribute(s[0], cudaStreamAttributePriority, &pr));
+    int prio = 0;
+    CHECK(cudaStreamGetPriority(s[0], &prio));
+    EXPECT(prio == -1, "the priority set as an attribute, got %d", prio);
+    EXPECT(cudaStreamSetAttribute(s[0], cudaLaunchAttributeCooperative, &pr) == cudaErrorInvalidValue,
+           "a launch's attribute on a stream");
+    cudaChannelFormatDesc fmt = cudaCreateChannelDesc<float4>();
+    EXPECT(fmt.x == 32 && fmt.w == 32 && fmt.f == cudaChannelFormatKindFloat, "float4's channel format");
+    cudaArray_t arr;
+    EXPECT(cudaMallocArray(&arr, &fmt, 16, 16) == cudaErrorNotSupported, "arrays are not served");
+    cudaGetLastError();
     for (int i = 0; i < 2; i++) CHECK(cudaStreamDestroy(s[i]));
     CHECK(cudaEventDestroy(start));
     CHECK(cudaEventDestroy(mid));

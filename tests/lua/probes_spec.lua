@@ -100,6 +100,19 @@ describe("probes", function()
     assert.matches(":6: the region name of this marker is not valid UTF-8", err.message, 1, true)
   end)
 
+  it("name the load in the option readers' own messages about a probe (load: probes[1]...)", function()
+    for _, case in ipairs {
+      { { role = 3, around = "ld" }, "load: probes[1].role must be a string, got number" },
+      { { name = "a", kernel = true, colour = "red" }, "load: probes[1]" },
+      { { name = "a", per = 1, loop = true }, "load: probes[1].per must be a string, got number" },
+    } do
+      local ok, err = pcall(function() return dev:load(triton, { instrument = "warp", probes = { case[1] } }) end)
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches(case[2], err.message, 1, true)
+    end
+  end)
+
   it("show the waves of a grid larger than one wave with the default kernel probe", function()
     -- 100 KB of shared memory a block: at most 2 blocks on each of emu's 132 SMs at once, so 1200
     -- blocks run in waves, one after another: the traces in flight stay below 264 and the

@@ -176,6 +176,7 @@ describe("a block that is not a whole number of warps", function()
     assert.equal(0, b:compare(a).mismatches)
     local dir = h.tmpdir()
     local files = run.trace:save(dir .. "/t")
+    assert.truthy(h.read(files.meta):find('"partial": true', 1, true)) -- the last warp of 4 threads has a trace
     local d = core.dump { buffer = files.buffer, meta = files.meta, out = dir .. "/t.json", summary = true }
     assert.equal(8, d.traces) -- 2 blocks x (3 warps + the last 4 threads)
     assert.equal(8, d.summary[1].count)
