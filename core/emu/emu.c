@@ -284,6 +284,12 @@ static int link_code(ctx *c, mh_error *e)
     c->fast = malloc(n ? n : 1);
     if (!c->fast) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     for (uint32_t i = 0; i < n; i++) c->fast[i] = emu_fast_kind(&c->code[i]);
+    c->pipe = malloc((n ? n : 1) * sizeof *c->pipe);
+    if (!c->pipe) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++) { /* the issue model's pipe of each instruction (emu_model.c) */
+        unsigned units, p = (unsigned)mh_emu_pipe_of(&c->code[i], &units), cy = mh_emu_pipe_cycles(c->d->model, (int)p, units);
+        c->pipe[i] = (uint16_t)(cy ? p << 8 | (cy < 255 ? cy : 255) : 0);
+    }
     c->kconst = calloc(n ? n : 1, sizeof *c->kconst);
     if (!c->kconst) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     emu_fast_consts(c);
@@ -480,6 +486,7 @@ done:
     free(c.icache);
     free(c.code);
     free(c.fast);
+    free(c.pipe);
     free(c.kconst);
     free(c.wgb);
     free(c.acc_touch);

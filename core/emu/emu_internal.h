@@ -8,6 +8,7 @@
 
 #include "emu/emu.h"
 #include "emu/emu_printf.h"
+#include "emu/emu_model.h"
 #include "base/fp16.h"
 
 #include <stdint.h>
@@ -173,6 +174,7 @@ typedef struct {
     uint16_t slot[SM_MAX_WARPS];
     uint32_t n;
     uint64_t free;          /* the first cycle it can issue again */
+    uint64_t pipe_free[MH_PIPE_N]; /* the first cycle each execution pipe takes another instruction */
     warp *best;             /* the one it issues next (NULL: to be found) */
     uint8_t bi;             /* best's index in w[] */
     uint8_t pf;             /* the registers best's next instruction reads were prefetched */
@@ -278,6 +280,7 @@ typedef struct {
     /* registers: the kernel's and its callees' [reg_lo, reg_lo + nregs) of the module's, renumbered from 0 */
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
+    uint16_t *pipe;         /* per instruction: its pipe (MH_PIPE_*) << 8 | the cycles it holds it (emu_model.c) */
     uint8_t *acc_touch;     /* per instruction: it may name a wgmma accumulator register (NULL: no tiles kept) */
     struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */

@@ -1,7 +1,8 @@
 /* emu_memtime.c - the memory hierarchy and the tensor cores in virtual time.
  *
  * Caches: an L1 per SM (4-way, 128-byte lines; what the resident blocks' shared memory leaves
- * of the model's L1 + shared bytes) for loads, and the device's L2 (16-way, 128-byte lines,
+ * of the model's L1 + shared bytes) for loads but ld.cg's (the PTX ISA's "cache at global level":
+ * L2 only, EMU_MT_LD_CG), and the device's L2 (16-way, 128-byte lines,
  * the model's size, sets picked by a hash of the line as a GPU's slices are) for everything.
  * Both start empty at each launch (deterministic; a GPU's L2 may still hold an earlier
  * launch's data: emu's "hot" equals "cold").  Stores allocate in L2, not in L1; the HBM is
@@ -82,7 +83,7 @@ struct emu_mt {
     uint64_t *l1, *l1_mem;          /* nsms x l1_sets x L1_SET words */
     uint32_t l1_sets;
     uint64_t tick;
-    uint64_t *port_free, *dsm_free; /* per SM: its path to L2, to other SMs' shared memory */
+    uint64_t *port_free, *dsm_free; /* per SM: its paths to L2 (2 a SM: data in, data out), to other SMs' shared memory */
     uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
 };
 
@@ -102,7 +103,7 @@ int emu_mt_start(ctx *c)
     t->l2bw.rate = t->m->l2_bytes_per_clk;
     t->hbm.rate = mh_emu_model_hbm_bpc(t->m);
     uint32_t n = c->nsms ? c->nsms : 1;
-    t->port_free = calloc(n, sizeof *t->port_free);
+    t->port_free = calloc(2 * (size_t)n, sizeof *t->port_free);
     t->dsm_free = calloc(n, sizeof *t->dsm_free);
     t->tc_free = calloc((size_t)n * SUBPARTS, sizeof *t->tc_free);
     t->views = calloc(n, sizeof *t->views);
@@ -426,7 +427,7 @@ static uint32_t lines_of(const uint64_t *ad, uint32_t n, uint32_t size, uint64_t
  * farthest line answering after `lat` cycles: the cycle the last byte has crossed the SM's port.
  * The shared bandwidths add their queueing to the latency; the port takes the bytes one
  * transfer after another once they are there. */
-static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t lat, double bytes, double miss)
+static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t lat, double bytes, double miss, int out)
 {
     mt_view *v = &t->views[sm];
     if (lat) lat += l2_load_wait(t, at);
@@ -436,9 +437,10 @@ static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t la
         if (h > q) q = h;
     }
     uint64_t there = at + lat + (q > 0 ? (uint64_t)q : 0);
-    uint64_t ps = t->port_free[sm] > there ? t->port_free[sm] : there;
-    t->port_free[sm] = ps + (uint64_t)(bytes / t->m->sm_port_bytes_per_clk + 0.5);
-    return t->port_free[sm];
+    uint64_t *pf = &t->port_free[2 * (size_t)sm + (out != 0)];
+    uint64_t ps = *pf > there ? *pf : there;
+    *pf = ps + (uint64_t)(bytes / t->m->sm_port_bytes_per_clk + 0.5);
+    return *pf;
 }
 
 uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, int op)
@@ -477,7 +479,7 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
     if (op == EMU_MT_ATOM && lat < t->m->l2_lat) lat = t->m->l2_lat; /* atomics are done at the L2 */
     if (op == EMU_MT_ST || op == EMU_MT_ASYNC) lat = 0;               /* the warp does not wait for them */
     uint64_t end = at + lat;
-    if (bytes > 0) end = transfer(t, c->cs->id, at, lat, bytes, miss);
+    if (bytes > 0) end = transfer(t, c->cs->id, at, lat, bytes, miss, op == EMU_MT_ST);
     return end - at - (lat && end > at ? 1 : 0); /* (the issue cycle is the warp's 1) */
 }
 
@@ -550,23 +552,23 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
         if (l > lat) lat = l;
     }
     if (kind == EMU_MT_TMA_STORE) lat = t->m->l2_lat; /* written into the L2, acknowledged */
-    uint64_t end = transfer(t, sm->id, start, lat, (double)bytes, miss);
+    uint64_t end = transfer(t, sm->id, start, lat, (double)bytes, miss, kind == EMU_MT_TMA_STORE);
     sm->tma_free = start + 1; /* the unit takes the next copy's requests; the port orders the bytes */
     return end + t->m->tma_lat;
 }
 
 /* ---- tensor cores ---- */
 
-uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs)
+uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs, uint32_t fetch)
 {
     const mh_emu_model *m = c->d->model;
     uint64_t rate = atype == MH_MT_TF32 ? m->mma_tf32 : atype == MH_MT_F64 ? m->mma_f64
                   : mh_mma_type_bits(atype) == 8 ? m->mma_8bit : m->mma_f16;
     uint64_t cy = (macs + rate - 1) / rate;
     if (!cy) cy = 1;
-    if (!c->mt) return c->now + cy;
+    if (!c->mt) return c->now + fetch + cy;
     uint64_t *tc = &c->mt->tc_free[(size_t)w->b->sm->id * SUBPARTS + w->sp];
-    uint64_t start = *tc > c->now ? *tc : c->now;
+    uint64_t start = *tc > c->now + fetch ? *tc : c->now + fetch; /* its operands read while the core is busy */
     *tc = start + cy;
     return *tc;
 }

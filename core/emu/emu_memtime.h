@@ -8,7 +8,9 @@
 
 #include "emu/emu_internal.h"
 
-enum { EMU_MT_LD, EMU_MT_ST, EMU_MT_ATOM, EMU_MT_ASYNC }; /* ASYNC: cp.async (no latency to the warp) */
+/* ASYNC: cp.async (no latency to the warp); LD_CG: a load of ld.cg, cached in L2 only (the PTX ISA's
+ * "cache at global level": not looked up in, nor allocated in, the SM's L1) */
+enum { EMU_MT_LD, EMU_MT_ST, EMU_MT_ATOM, EMU_MT_ASYNC, EMU_MT_LD_CG };
 enum { EMU_MT_TMA_LOAD, EMU_MT_TMA_STORE, EMU_MT_TMA_DSMEM };
 
 int emu_mt_start(ctx *c);   /* -1: out of memory */
@@ -41,7 +43,8 @@ void emu_mt_touch_range(ctx *c, uint64_t ga, uint64_t bytes);
 uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind);
 
 /* A tensor-core operation of `macs` multiply-adds of type atype on warp w's sub-partition, issued
- * at c->now: the cycle it ends (it starts when that tensor core is free). */
-uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs);
+ * at c->now: the cycle it ends (it starts when that tensor core is free and its operands are there,
+ * `fetch` cycles after issue: a wgmma reads them from shared memory, the model's smem_lat). */
+uint64_t emu_mt_mma(ctx *c, const warp *w, int atype, uint64_t macs, uint32_t fetch);
 
 #endif

@@ -270,7 +270,7 @@ static void acc_store(const ctx *c, warp *w, const mh_mma_list *li, int t, int i
  * and the operation at the device model's rate for its type (emu_memtime.c, emu_model.c). */
 static uint64_t mma_cycles(ctx *c, const warp *w, int atype, uint64_t macs)
 {
-    return emu_mt_mma(c, w, atype, macs) - c->now;
+    return emu_mt_mma(c, w, atype, macs, 0) - c->now; /* operands in registers */
 }
 
 /* The tiles of one instruction (the largest: wgmma's B at n256 and a warp's 16 rows of D; WMMA's
@@ -623,7 +623,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             }
         }
         /* the sub-partition's tensor core, shared with the other warps on it (emu_memtime.c) */
-        w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
+        w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, c->d->model->smem_lat);
         return 0;
     }
     /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
@@ -645,7 +645,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     /* asynchronous: the warp's sub-partition's tensor core (shared with the other warps on it)
      * works from when it is free, the warp goes on; the group's end is what wgmma.wait_group
      * waits for */
-    w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K);
+    w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, c->d->model->smem_lat);
     return 0;
 }
 

@@ -19,6 +19,14 @@
  *         throughput per shape and type, TMA and distributed shared memory.
  *  [TAB]  Hardware table of PMC article PMC10448217 (table 3): H100 L2 bandwidth 8986 GB/s at
  *         1755 MHz, i.e. 5120 bytes per cycle.
+ *  [PG]   CUDA C++ Programming Guide, "Arithmetic Instructions", the throughput table (results a
+ *         clock cycle an SM) for compute capability 9.0: 32-bit floating-point add, multiply,
+ *         multiply-add 128; 16-bit 256 (two a lane: a .f16x2 instruction, so 128 lanes); 64-bit 64;
+ *         32-bit integer add, multiply, shift, compare, min, max, bitwise 64; reciprocal,
+ *         reciprocal square root, log2, exp2, sine, cosine 16; count of leading zeros, population
+ *         count 16; warp shuffle 32; type conversions 16 (from and to 64-bit types, and the
+ *         others).  The whitepaper's SM diagram [WP] agrees: per sub-partition 32 FP32, 16 INT32,
+ *         16 FP64 lanes and 4 special-function units.
  *  [EST]  emu's estimate where no published figure was found: stated as such, to be re-fitted
  *         with scripts/device/microbench.lua on a GPU.
  * Loaded latency: the papers' latencies are an idle GPU's (one pointer chase).  Under load an L2
@@ -29,10 +37,16 @@
  * against their published H100 TFLOPS (mean error 7%; kernels 6-12 were not used to choose it:
  * docs/results/emu-gemm-tflops.md).  It gives an L2 hit of 260 cycles idle, about 310 at half the
  * L2's bandwidth, 410 at three quarters and 710 at 90%; a device run re-fits it.
+ * Pipes: a warp instruction holds its sub-partition's pipe 128 / rate cycles (an ex2 8, an integer
+ * add 2, an f32 fma 1: the sub-partition's issue rate), so a warp behind another on the same pipe
+ * waits (Nsight's math pipe throttle) while other pipes' instructions issue.  The map from PTX to
+ * pipes (mh_emu_pipe_of) is the table's rows; ptxas may fuse or split instructions (an integer
+ * division is a sequence, two cvt to bf16 may become one packing instruction): emu counts PTX.
  * The latencies are the papers' figures rounded to the cycle as emu's docs carried them (the
  * search corpus held the papers' text but not their tables' cells, so each is "about"); the
  * calibration test (tests/c/test_emu_clock.c) checks emu reproduces these within 15%. */
 #include "emu/emu_model.h"
+#include "frontend/ptx.h"
 
 #include <string.h>
 
@@ -48,9 +62,13 @@
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
     .l2_bytes_per_clk = 5120,          /* [TAB] */                                                \
-    .sm_port_bytes_per_clk = 64,       /* [EST] an SM's L1 fill path (Ampere's 64 B/clk/SM) */    \
+    .sm_port_bytes_per_clk = 64,       /* [EST] an SM's L1 fill path (Ampere's 64 B/clk/SM); */   \
+                                       /* its way out (stores) a link of its own at that rate [EST] */ \
     .dsmem_bytes_per_clk = 32,         /* [P24] order of the per-SM SM-to-SM throughput */        \
-    .mma_f16 = 512, .mma_tf32 = 256, .mma_8bit = 1024, .mma_f64 = 32 /* [WP] */
+    .mma_f16 = 512, .mma_tf32 = 256, .mma_8bit = 1024, .mma_f64 = 32, /* [WP] */                \
+    .pipe_rate = {[MH_PIPE_FMA] = 128, [MH_PIPE_FP16] = 128, [MH_PIPE_FP64] = 64,               \
+                  [MH_PIPE_ALU] = 64, [MH_PIPE_MUFU] = 16, [MH_PIPE_BITS] = 16,                  \
+                  [MH_PIPE_CVT] = 16, [MH_PIPE_SHFL] = 32} /* [PG], [WP] */
 
 static const mh_emu_model models[] = {
     {.name = "h200", .desc = "H200 SXM (141 GB HBM3e)", .sms = 132,
@@ -76,3 +94,41 @@ const mh_emu_model *mh_emu_model_find(const char *name)
 }
 
 const char *mh_emu_model_names(void) { return "h200, h100-sxm, h100-pcie"; }
+
+int mh_emu_pipe_of(const mh_ptx_insn *in, unsigned *units)
+{
+    mh_ptx_type t = (mh_ptx_type)in->type;
+    int fl = mh_ptx_type_is_float(t);
+    *units = 1;
+    switch (in->op) {
+    case MH_OP_ADD: case MH_OP_SUB: case MH_OP_MUL: case MH_OP_MAD: case MH_OP_FMA: case MH_OP_ABS: case MH_OP_NEG:
+        if (fl) return t == MH_PT_F32 ? MH_PIPE_FMA : t == MH_PT_F64 ? MH_PIPE_FP64 : MH_PIPE_FP16;
+        break;
+    case MH_OP_MIN: case MH_OP_MAX: case MH_OP_SETP: case MH_OP_SET:
+        if (t == MH_PT_F64) return MH_PIPE_FP64;
+        if (fl && t != MH_PT_F32) return MH_PIPE_FP16;
+        break; /* integer and f32 compare, min, max: 64 a cycle [PG] */
+    case MH_OP_AND: case MH_OP_OR: case MH_OP_XOR: case MH_OP_NOT: case MH_OP_CNOT: case MH_OP_SHL: case MH_OP_SHR:
+    case MH_OP_SELP: case MH_OP_LOP3: case MH_OP_PRMT: case MH_OP_BFE: case MH_OP_BFI: case MH_OP_MUL24:
+    case MH_OP_MAD24: case MH_OP_SAD: case MH_OP_COPYSIGN: case MH_OP_TESTP: case MH_OP_VOTE:
+        break;
+    case MH_OP_DIV: case MH_OP_REM: /* f32: a reciprocal (and refinement); f64 and integers: sequences */
+        if (t == MH_PT_F32) return MH_PIPE_MUFU;
+        if (t == MH_PT_F64) return MH_PIPE_FP64;
+        break;
+    case MH_OP_SQRT: case MH_OP_RSQRT: case MH_OP_RCP: case MH_OP_EX2: case MH_OP_LG2: case MH_OP_SIN: case MH_OP_COS:
+    case MH_OP_TANH:
+        return MH_PIPE_MUFU;
+    case MH_OP_CLZ: case MH_OP_POPC: case MH_OP_BREV:
+        return MH_PIPE_BITS;
+    case MH_OP_CVT: /* to or from a floating-point type; integer to integer is a move or an ALU op */
+        if (fl || mh_ptx_type_is_float((mh_ptx_type)in->type2)) return MH_PIPE_CVT;
+        return MH_PIPE_ALU;
+    case MH_OP_SHFL:
+        return MH_PIPE_SHFL;
+    default:
+        return MH_PIPE_NONE;
+    }
+    if (mh_ptx_type_bits(t) == 64) *units = 2; /* a 64-bit integer operation: its two halves */
+    return MH_PIPE_ALU;
+}

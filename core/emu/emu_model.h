@@ -9,6 +9,24 @@
 
 #define MH_EMU_DEFAULT_MODEL "h200"
 
+struct mh_ptx_insn;
+
+/* The issue model's execution pipes of a sub-partition (emu_model.c's table gives each a rate):
+ * an instruction of a warp holds its sub-partition's pipe 4 x 32 / rate cycles (rate: results a
+ * cycle an SM), so a warp behind it on the same pipe waits; instructions of other pipes issue. */
+enum {
+    MH_PIPE_NONE = 0, /* not modelled: moves, branches, memory, tensor cores (their own costs) */
+    MH_PIPE_FMA,      /* f32 add, mul, fma */
+    MH_PIPE_FP16,     /* f16/bf16 add, mul, fma (a .x2 instruction counts once) */
+    MH_PIPE_FP64,     /* f64 arithmetic */
+    MH_PIPE_ALU,      /* 32-bit integer arithmetic, logic, shifts; compare, min, max, select */
+    MH_PIPE_MUFU,     /* the special-function unit: rcp, rsqrt, sqrt, ex2, lg2, sin, cos, tanh (approx f32) */
+    MH_PIPE_BITS,     /* clz, popc, brev, bfind */
+    MH_PIPE_CVT,      /* conversions to or from a floating-point type */
+    MH_PIPE_SHFL,     /* warp shuffle */
+    MH_PIPE_N
+};
+
 typedef struct mh_emu_model {
     const char *name;           /* "h200", "h100-sxm", "h100-pcie" */
     const char *desc;
@@ -28,7 +46,8 @@ typedef struct mh_emu_model {
     uint64_t l2_bytes;          /* the device's L2 */
     /* bandwidths */
     double l2_bytes_per_clk;    /* L2 to all SMs together, bytes per SM cycle */
-    double sm_port_bytes_per_clk; /* one SM's path to and from L2 (loads, stores, TMA), bytes per cycle */
+    double sm_port_bytes_per_clk; /* one SM's path from L2 (loads, TMA loads) and, apart, to L2 (stores, TMA
+                                   * stores), bytes per cycle each way */
     double hbm_gbs;             /* HBM, GB/s (converted at the clock into bytes per cycle) */
     double dsmem_bytes_per_clk; /* one SM's path to other SMs' shared memory, bytes per cycle */
     /* tensor cores: multiply-adds per cycle of one sub-partition's tensor core (4 an SM, dense) */
@@ -36,12 +55,22 @@ typedef struct mh_emu_model {
     uint32_t mma_tf32;
     uint32_t mma_8bit;          /* e4m3/e5m2, s8/u8 */
     uint32_t mma_f64;
+    /* the other pipes: results a cycle an SM (MH_PIPE_*; 0 for MH_PIPE_NONE) */
+    uint16_t pipe_rate[MH_PIPE_N];
 } mh_emu_model;
 
 /* The model called `name` (NULL or "": the default), or NULL when none is. */
 const mh_emu_model *mh_emu_model_find(const char *name);
 /* The models' names, comma-separated (for error messages). */
 const char *mh_emu_model_names(void);
+/* The pipe instruction `in` runs on (MH_PIPE_*), and *units how many of that pipe's instructions
+ * it takes (2 for a 64-bit integer operation: two 32-bit halves); MH_PIPE_NONE: not modelled. */
+int mh_emu_pipe_of(const struct mh_ptx_insn *in, unsigned *units);
+/* Cycles one warp instruction of `units` holds its sub-partition's pipe p (0: none). */
+static inline unsigned mh_emu_pipe_cycles(const mh_emu_model *m, int p, unsigned units)
+{
+    return p && m->pipe_rate[p] ? (units * 4u * 32u + m->pipe_rate[p] - 1) / m->pipe_rate[p] : 0;
+}
 /* HBM bytes a cycle at the model's clock. */
 static inline double mh_emu_model_hbm_bpc(const mh_emu_model *m) { return m->hbm_gbs / m->clock_ghz; }
 

@@ -788,8 +788,19 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
             return 0;
         }
         if (rc) {
+            uint64_t go = t; /* its pipe takes it (emu_model.c's rates): a warp behind another on it waits */
+            uint16_t pp = c->pipe[c->cur - c->code];
+            if (pp) {
+                uint64_t *pf = &s->pipe_free[pp >> 8];
+                if (*pf > go) go = *pf;
+                *pf = go + (pp & 0xff);
+                if (__builtin_expect(c->counts != NULL, 0) && go > t) { /* counted as Nsight's math pipe throttle */
+                    w->st_end += go - t;
+                    w->st_cost_why = MH_CT_STALL_MATH;
+                }
+            }
             s->free = t + 1;
-            w->ready = s->ready[w->spi] = t + c->cost;
+            w->ready = s->ready[w->spi] = go + c->cost;
             s->best = NULL;
         }
         if (c->released) {

@@ -73,6 +73,7 @@ enum {
     MH_MOD_MARKER = 1 << 11, /* MH_OP_NOP standing for a "// @mgpu" marker comment (text_off = the comment) */
     MH_MOD_PARITY = 1 << 13,  /* mbarrier.test_wait/try_wait.parity */
     MH_MOD_NOINC = 1 << 14,   /* cp.async.mbarrier.arrive.noinc */
+    MH_MOD_CG = 1 << 15,      /* ld.cg: cached in L2, not in L1 (emu's time model skips the SM's L1) */
     MH_MOD_OPAQUE_CALL = 1 << 12, /* MH_OP_OPAQUE that is a call: through a register (callee -1: any function
                                 * may run) or with more parameters than an instruction holds (callee known) */
 };

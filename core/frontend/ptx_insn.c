@@ -351,6 +351,7 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 6 && !memcmp(q, "arrive", 6)) in->cmp = MH_CL_ARRIVE;
         else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 4 && !memcmp(q, "wait", 4)) in->cmp = MH_CL_WAIT;
         else if (op == MH_OP_MBARRIER && n == 5 && !memcmp(q, "noinc", 5)) in->mods |= MH_MOD_NOINC;
+        else if (op == MH_OP_LD && n == 2 && !memcmp(q, "cg", 2)) in->mods |= MH_MOD_CG; /* cache global: L2 only */
         else if (word_in(q, n, ignorable) >= 0 || (n > 4 && (!memcmp(q, "L1::", 4) || !memcmp(q, "L2::", 4))))
             ;
         else if (op == MH_OP_BRA || op == MH_OP_RET || op == MH_OP_EXIT || op == MH_OP_CALL || op == MH_OP_TRAP)

@@ -2,10 +2,10 @@
 -- (issue 32): fast.cu's kernels as tests/corpus/fastcu/launches.lua recorded them at 256 x 256 x
 -- 256, re-launched at N x N x N (their M, N, K, tensor maps, arrays and, for grid-tiled kernels,
 -- grids scaled; persistent kernels keep their grid), and the project's tests/ptx/hopper_gemm.cu.
--- The inputs are zeros: only the virtual time is read.  0 names hopper_gemm.cu's ws_gemm.  Kernels
--- 6-9 do not run right on emu yet at 512 and up (exited cluster peers, writes outside C: issue 30
--- item 1's waits, as the corpus's xfails say), 10-12 ask for more shared memory than emu gives
--- (the module's other kernel's static array): they are tried when named, and say so.
+-- The inputs are zeros (with "check": known values, C compared): only the virtual time is read.
+-- 0 names hopper_gemm.cu's ws_gemm.  Kernels 6-12 need M / 128 a multiple of 16 and N / 256 of 8
+-- (their tile groups): they run right from 2048 on (docs/results/emu-gemm-tflops.md).  Kernel 3's
+-- second recording (the debug variant) takes an argument the record lacks: it says so.
 -- At N = 4096 each fast.cu row also gives the worklog's published H100 figure and emu / published.
 --   mgpu-harness scripts/bench/emu_gemm.lua [N] [MODEL] [KERNEL-NUMBERS, default 5,0] [check]
 local mgpu = require "mgpu"

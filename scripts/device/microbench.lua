@@ -1,5 +1,6 @@
 -- microbench.lua: the quantities emu's device model holds (core/emu/emu_model.c), measured by
--- the kernels of tests/ptx/microbench.cu on this backend, beside emu's figures for the same
+-- the kernels of tests/ptx/microbench.cu on this backend (latencies, bandwidths, wgmma's and the
+-- fma and special-function pipes' rates), beside emu's figures for the same
 -- kernels and the published ones (issue 32).  On a GPU the table is what re-fits the model:
 -- each row names the parameter it measures.  The SM clock under tensor load is measured too
 -- (wgmma_rate's %clock64 cycles over the launch's event time).
@@ -15,7 +16,7 @@ local model = arg[2] or "h200"
 local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
-local PUB = { l1 = 33, l2 = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048,
+local PUB = { l1 = 33, l2 = 260, l2cg = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048, fma = 128, ex2 = 16,
   gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
 
 -- every figure of one device: {key = value}
@@ -23,16 +24,17 @@ local function measure(d)
   local m = d:load(ptx)
   local out = d:array("u64", 2)
   local r = {}
-  local function chase(bytes, warm)
+  local function chase(bytes, warm, k)
     local ring = d:array("u8", bytes)
     local n = bytes // 128
     m:kernel("chase_init"):launch { grid = 132, block = 256, args = { ring, n, 128 } }
-    m:kernel("chase"):launch { grid = 1, block = 1, args = { ring, warm and n or 0, math.min(n, 4096), out } }
+    m:kernel(k or "chase"):launch { grid = 1, block = 1, args = { ring, warm and n or 0, math.min(n, 4096), out } }
     return out:read()[1]
   end
   r.l1 = chase(16 << 10, true)
   r.l2 = chase(8 << 20, true)
   r.hbm = chase(128 << 20, false)
+  r.l2cg = chase(16 << 10, true, "chase_cg") -- ld.cg: L2 only, the L1-sized ring at L2's latency
   -- the L2 under load (loaded_chase): one thread chases while 40 SMs read a 16 MiB buffer through
   -- L2, once (the chase then runs on an idle L2) or 32 times (through the chase); the load's bytes
   -- a cycle over the model's L2 bandwidth (5120, [TAB]) is rho; l2_load_clk is what
@@ -64,6 +66,30 @@ local function measure(d)
   local cycles = out:read()[1]
   r.wgmma = 64 * 256 * 16 * iters / cycles
   r.clock = cycles / run.time_ns -- GHz; the launch's own overhead makes it a little low
+  -- one wgmma alone, issue to wait_group 0: its rate's 128 cycles (16 x 256 x 16 a warp at 512 a
+  -- cycle) plus what it takes beyond them (operands from shared memory, results back): emu charges
+  -- smem_lat; a GPU's figure is what a completion latency would be fitted to (fast.cu kernels 5-7)
+  m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { 1, out, sink } }
+  r.wgmma1 = out:read()[1]
+  -- the pipes (emu_model.c's pipe_rate): one block of 1024 threads, 8 independent chains each
+  local piters = d.backend == "emu" and 8 or 4096
+  local psink = d:array("f32", 1024)
+  for _, k in ipairs { "fma", "ex2" } do
+    m:kernel(k .. "_rate"):launch { grid = 1, block = 1024, args = { piters, out, psink } }
+    r[k] = 1024 * 8 * 16 * piters / out:read()[1]
+  end
+  -- one SM reading 4 MiB from L2 (ld.cg), then reading and storing it: the copy over the read
+  -- (about 1 when the SM's ways in and out are apart, as emu's model has them [EST])
+  do
+    local pa, pb, n4 = d:array("f32", 1 << 20), d:array("f32", 1 << 20), (4 << 20) // 16
+    local pk = m:kernel("port_copy")
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 0, out } }
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 0, out } }
+    local tr = out:read()[1]
+    pk:launch { grid = 1, block = 1024, args = { pa, pb, n4, 1, out } }
+    r.portread = (4 << 20) / tr
+    r.portcopy = out:read()[1] / tr
+  end
   m:kernel("mbar_roundtrip"):launch { grid = 1, block = 32, args = { 256, out } }
   r.mbar = out:read()[1]
   m:kernel("tma_bulk"):launch { grid = 1, block = 32, smem = 16384, args = { d:array("u8", 1 << 20), 16384, out } }
@@ -83,6 +109,7 @@ local rows = {
   { "l1", "L1 hit latency, cycles (chase, 16 KiB)", "l1_lat" },
   { "l2", "L2 hit latency, cycles (chase, 8 MiB)", "l2_lat" },
   { "hbm", "HBM latency, cycles (chase, 128 MiB cold)", "hbm_lat" },
+  { "l2cg", "ld.cg latency, cycles (chase_cg, 16 KiB: L2 only)", "l2_lat (ld.cg skips L1)" },
   { "l2idle", "L2 hit latency after 40 SMs' load, cycles (loaded_chase)", "l2_lat" },
   { "l2busy", "L2 hit latency under 40 SMs' load, cycles (loaded_chase)", "l2_lat, l2_load_clk" },
   { "l2rho", "that load over 5120 B/cycle (the model's L2 bandwidth)", "l2_bytes_per_clk" },
@@ -92,6 +119,11 @@ local rows = {
   { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },
   { "wgmma", "wgmma m64n256k16 bf16, MACs/cycle/SM", "mma_f16 (x4)" },
   { "clock", "SM clock under tensor load, GHz", "clock_ghz" },
+  { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "smem_lat (no completion latency)" },
+  { "fma", "f32 fma, results/cycle/SM (fma_rate)", "pipe_rate[FMA]" },
+  { "ex2", "ex2.approx.f32, results/cycle/SM (ex2_rate)", "pipe_rate[MUFU]" },
+  { "portread", "one SM reading 4 MiB from L2, B/cycle (port_copy)", "sm_port_bytes_per_clk, l2_lat" },
+  { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
   { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
 }

@@ -107,7 +107,7 @@ describe("a Hopper GEMM on emu", function()
     -- each step's MMAs start after the producer issued that step's two loads (before issue 32 the
     -- first 4 steps' MMAs also lay inside the producer's waits; with the memory hierarchy's latency
     -- the instrumentation's own atomics now pace the producer, so it rarely waits for a stage)
-    local loads, mmas, ordered, loads_during_mma = {}, {}, 0, 0
+    local loads, mmas, ordered = {}, {}, 0
     for _, p in ipairs(iv) do
       if p.name == "load" then loads[p.block] = loads[p.block] or {}; table.insert(loads[p.block], p.e) end
       if p.name == "mma" then
@@ -124,16 +124,30 @@ describe("a Hopper GEMM on emu", function()
       end
     end
     assert.equal(4 * 2 * 8, ordered)
-    for _, q in ipairs(iv) do
-      if q.name == "mma" then
-        for _, p in ipairs(iv) do
-          if p.wg == 0 and p.block == q.block and p.name == "load" and p.b < q.e and q.b < p.e then
-            loads_during_mma = loads_during_mma + 1
-          end
+    -- a stage comes back to the producer only when the MMAs that read it are done: step k's loads
+    -- (k > 4 stages) start after every consumer warpgroup of the block has ended its MMA wait of
+    -- step k - 4.  (This used to assert that no load overlapped any MMA wait: true on emu only while
+    -- the probes' own stores queued behind the TMA's bytes on one SM port; with the SM's way to L2
+    -- apart from its fills, issue 32, the producer runs ahead into the next steps' MMAs, as the
+    -- ring of 4 stages lets it.)
+    local ends = {}
+    for _, p in ipairs(iv) do
+      if p.name == "mma" then
+        ends[p.block] = ends[p.block] or {}
+        ends[p.block][p.wg] = ends[p.block][p.wg] or {}
+        table.insert(ends[p.block][p.wg], p.e)
+      end
+    end
+    local released = 0
+    for blk, l in pairs(loads) do
+      for _, e in pairs(ends[blk]) do
+        table.sort(e)
+        for k = 5, #e do
+          if l[2 * k - 1] >= e[k - 4] then released = released + 1 end
         end
       end
     end
-    assert.equal(0, loads_during_mma) -- each step's loads wait for the MMAs that free their stage
+    assert.equal(4 * 2 * 4, released)
   end)
 
   it("lets an access to an exited cluster peer land with a warning per line; strict mode faults", function()

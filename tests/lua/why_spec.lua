@@ -146,6 +146,14 @@ describe("stall reasons per line (stats = true)", function()
     assert.is_nil(run.stats.total[P .. "selected"])
   end)
 
+  it("32 warps of ex2 on one SM wait for the special-function pipe: math_pipe_throttle", function()
+    -- (issue 32: emu_model.c's pipe rates; before them an ex2 issued a cycle a sub-partition)
+    local dev = mgpu.device("emu")
+    local k = dev:load(h.src .. "/tests/ptx/microbench.ptx"):kernel("ex2_rate")
+    local run = k:launch { grid = 1, block = 1024, args = { 2, dev:array("u64", 2), dev:array("f32", 1024) }, stats = true }
+    assert.equal(P .. "math_pipe_throttle", (top(run.stats.stalls)))
+  end)
+
   it("the __syncthreads of a block whose warp 0 works alone is dominated by barrier", function()
     local dev = mgpu.device("emu")
     local k = dev:load(ptx):kernel("why_imbalance")

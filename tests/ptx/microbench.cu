@@ -30,6 +30,19 @@ extern "C" __global__ void chase(unsigned char *ring, unsigned warm, unsigned ho
     out[1] = (long long)p;
 }
 
+// the same chase with ld.global.cg (__ldcg: "cache at global level", L2 only): a ring that fits
+// in L1 still takes the L2's latency a hop
+extern "C" __global__ void chase_cg(unsigned char *ring, unsigned warm, unsigned hops, long long *out)
+{
+    unsigned char *p = ring;
+    for (unsigned i = 0; i < warm; i++) p = (unsigned char *)__ldcg((const unsigned long long *)p);
+    long long t0 = clock64();
+    for (unsigned i = 0; i < hops; i++) p = (unsigned char *)__ldcg((const unsigned long long *)p);
+    long long t1 = clock64();
+    out[0] = (t1 - t0) / hops;
+    out[1] = (long long)p;
+}
+
 // shared memory's latency: a chase through 1024 words of shared memory
 extern "C" __global__ void smem_chase(unsigned hops, long long *out)
 {
@@ -182,4 +195,77 @@ extern "C" __global__ void __launch_bounds__(256, 1) wgmma_rate(unsigned iters, 
     float s = 0.0f;
     for (int i = 0; i < 128; i++) s += d[i];
     sink[threadIdx.x] = s;
+}
+
+// the issue model's pipes (emu_model.c's pipe_rate): a block of 1024 threads (8 warps a
+// sub-partition) runs `iters` rounds of 8 independent chains of one operation; out[0] the
+// cycles thread 0 saw from before the first round to after the block's last (a __syncthreads
+// each side), so the SM's rate is 1024 x 8 x 16 x iters over it.  FP32 fma: 128 a cycle an SM
+// (CUDA C++ Programming Guide, cc 9.0); ex2.approx (the special-function unit): 16.
+extern "C" __global__ void __launch_bounds__(1024, 1) fma_rate(unsigned iters, long long *out, float *sink)
+{
+    float x[8];
+    for (int j = 0; j < 8; j++) x[j] = threadIdx.x * 1e-3f + j;
+    __syncthreads();
+    long long t0 = clock64();
+    for (unsigned it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 16; u++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) x[j] = fmaf(x[j], 0.999f, 1e-3f);
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    float s = 0.0f;
+    for (int j = 0; j < 8; j++) s += x[j];
+    sink[threadIdx.x] = s;
+}
+
+extern "C" __global__ void __launch_bounds__(1024, 1) ex2_rate(unsigned iters, long long *out, float *sink)
+{
+    float x[8];
+    for (int j = 0; j < 8; j++) x[j] = -(threadIdx.x * 1e-4f + j * 1e-2f);
+    __syncthreads();
+    long long t0 = clock64();
+    for (unsigned it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 16; u++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) asm("ex2.approx.ftz.f32 %0, %0;" : "+f"(x[j]));
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    float s = 0.0f;
+    for (int j = 0; j < 8; j++) s += x[j];
+    sink[threadIdx.x] = s;
+}
+
+// one SM's way from L2 and its way to L2 (emu_model.c's sm_port_bytes_per_clk, each way): one
+// block of 1024 threads reads n4 float4 (through L2: ld.cg) and, with `write`, stores each to b;
+// out[0] its cycles.  Reads and writes travel on links of their own: the copy takes about what the
+// read alone takes, not the sum
+extern "C" __global__ void __launch_bounds__(1024, 1) port_copy(const float4 *a, float4 *b, unsigned n4, unsigned write,
+                                                                long long *out)
+{
+    float s = 0.0f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (unsigned i = threadIdx.x; i + 3 * 1024 < n4; i += 4 * 1024) {
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) v[u] = __ldcg(a + i + u * 1024);
+        if (write) {
+#pragma unroll
+            for (int u = 0; u < 4; u++) b[i + u * 1024] = v[u];
+        } else {
+#pragma unroll
+            for (int u = 0; u < 4; u++) s += v[u].x + v[u].y + v[u].z + v[u].w;
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    if (s == 1234.5f) b[threadIdx.x] = make_float4(s, s, s, s); // keeps the read alive
 }
