@@ -429,9 +429,12 @@ int mh_emu_run_ex(mh_emu *d, const mh_ptx_module *m, const char *name, const mh_
     c.icache = calloc(c.ncode ? c.ncode : 1, sizeof *c.icache);
     c.nsms = c.nblocks < d->nsm ? (uint32_t)c.nblocks : d->nsm;
     c.sms = calloc(c.nsms ? c.nsms : 1, sizeof *c.sms);
-    int slots_ok = c.sms != NULL;
-    for (uint32_t i = 0; c.sms && i < c.nsms; i++)
+    c.sps_mem = calloc((size_t)(c.nsms ? c.nsms : 1) * SUBPARTS, sizeof *c.sps_mem);
+    int slots_ok = c.sms != NULL && c.sps_mem != NULL;
+    for (uint32_t i = 0; slots_ok && i < c.nsms; i++) {
+        c.sms[i].sps = c.sps_mem + (size_t)i * SUBPARTS;
         if (!(c.sms[i].blks = calloc(c.resident, sizeof *c.sms[i].blks))) slots_ok = 0;
+    }
     if (x->stats) c.counts = calloc((size_t)(c.ncode ? c.ncode : 1) * MH_CT_COUNT, sizeof *c.counts);
     if (!c.icache || !slots_ok || (x->stats && !c.counts)) { rc = mh_fail(e, MH_E_NO_MEMORY, "emu: out of memory for the launch"); goto done; }
     c.slow = d->strict || c.counts;
@@ -479,6 +482,7 @@ done:
         free(c.sms[i].tiles);
     }
     free(c.sms);
+    free(c.sps_mem);
     free(c.icache);
     free(c.code);
     free(c.fast);

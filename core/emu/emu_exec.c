@@ -550,6 +550,26 @@ static int fast_shared(ctx *c, warp *w, const mh_ptx_insn *in, uint64_t *ad, int
     return 1;
 }
 
+int emu_fast_shared(ctx *c, warp *w, const mh_ptx_insn *in)
+{
+    uint64_t ad[WARP];
+    int store = in->op == MH_OP_ST;
+    if (!fast_shared(c, w, in, ad, store)) return 0;
+    /* what emu_exec_insn's MH_OP_LD / MH_OP_ST add for a converged, unguarded warp, in its order */
+    uint32_t size = (uint32_t)(elem_bytes((mh_ptx_type)in->type) * in->vec);
+    c->warp_insns++;
+    c->thread_insns += WARP;
+    c->cost = 1;
+    if (store) {
+        c->progress++;
+        c->cost += access_cost(c, MH_SP_SHARED, ad, 0xffffffffu, size, EMU_MT_ST);
+    } else {
+        note_load(c, w, MH_SP_SHARED, ad[0]);
+        c->cost += access_cost(c, MH_SP_SHARED, ad, 0xffffffffu, size, in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD);
+    }
+    return 1;
+}
+
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
 {
     uint64_t ad[WARP];

@@ -290,6 +290,7 @@ void emu_fast_consts(ctx *c)
 
 void emu_fast_const(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t pc)
 {
+    if (c->fast[pc] == EMU_FK_DEAD) return; /* every reader has the value as an immediate */
     uint64_t *r = &REG(w, in->o[0].reg, 0), v;
     mh_ptx_type t = (mh_ptx_type)in->type;
     if (c->fast[pc] == EMU_FK_CONST) {

@@ -71,14 +71,7 @@ typedef struct {
     uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
     uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
                              * whose accumulator or A fragment it is; pending while above mma.retired */
-    uint32_t pc[WARP];
-    uint8_t st[WARP];
-    uint8_t depth[WARP];    /* call depth per lane */
-    uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
-    call_frame (*stack)[MAX_CALL_DEPTH]; /* per lane; NULL when the kernel calls no defined function
-                                          * (12 KiB a warp that a launch would otherwise allocate and zero) */
-    uint32_t index;         /* warp index in the block */
-    /* the issue model (emu_sched below) */
+    /* the issue model (emu_sched below): what every issue reads, in the first 64 bytes with r */
     blk *b;                 /* its block */
     uint64_t ready;         /* the first cycle it may issue its next instruction */
     uint32_t kpc, kmask;    /* known: every active lane is at kpc, kmask is them */
@@ -88,6 +81,15 @@ typedef struct {
     uint8_t sched;          /* W_RUN, W_WAIT, W_PARK, W_DONE */
     uint8_t sp;             /* its sub-partition */
     uint16_t slot;          /* its warp slot on the SM (ties between equally ready warps) */
+    uint8_t spi;            /* while it can issue: its index in its sub-partition's w[] */
+    uint8_t tile_live;      /* see tile below */
+    uint32_t pc[WARP];
+    uint8_t st[WARP];
+    uint8_t depth[WARP];    /* call depth per lane */
+    uint8_t bar[WARP];      /* LANE_NBARRIER: the barrier waited at */
+    call_frame (*stack)[MAX_CALL_DEPTH]; /* per lane; NULL when the kernel calls no defined function
+                                          * (12 KiB a warp that a launch would otherwise allocate and zero) */
+    uint32_t index;         /* warp index in the block */
     /* the grid-wide stall check: the addresses its loads touched since the last progress */
     uint64_t ld_lo, ld_hi;
     uint32_t ld_epoch;      /* the epoch ld_lo/ld_hi belong to (0: no load yet) */
@@ -122,7 +124,6 @@ typedef struct {
     float *tile;
     uint32_t tile_off;
     uint16_t tile_n, tile_N;
-    uint8_t tile_live;
 } warp;
 #define EMU_NO_PC UINT32_MAX
 
@@ -169,10 +170,14 @@ struct blk {
 
 typedef struct {
     warp *w[SM_MAX_WARPS];  /* its warps that can issue */
+    uint64_t ready[SM_MAX_WARPS]; /* their ready and slot, side by side (a scan touches no warp) */
+    uint16_t slot[SM_MAX_WARPS];
     uint32_t n;
     uint64_t free;          /* the first cycle it can issue again */
     uint64_t pipe_free[MH_PIPE_N]; /* the first cycle each execution pipe takes another instruction */
     warp *best;             /* the one it issues next (NULL: to be found) */
+    uint8_t bi;             /* best's index in w[] */
+    uint8_t pf;             /* the registers best's next instruction reads were prefetched */
 } subpart;
 
 /* A bulk copy's complete_tx still to land on an mbarrier (emu_tma.c): copies are made at issue,
@@ -186,7 +191,8 @@ typedef struct {
 
 /* A virtual SM: its sub-partitions and resident slots. */
 struct vsm {
-    subpart sps[SUBPARTS];
+    subpart *sps;           /* its SUBPARTS sub-partitions (ctx.sps_mem): kept out of vsm so that the
+                             * device loop's scan of every SM's next event reads a small, dense array */
     blk *blks;              /* `resident` slots, their memory allocated on first use */
     uint32_t id;
     uint64_t clock0;        /* its %clock at the launch's start */
@@ -235,6 +241,7 @@ typedef struct {
     int released;           /* a counted barrier completed: warps of the block may go on */
     /* the device: every SM, run in virtual-time order (the scheduler below) */
     vsm *sms;
+    subpart *sps_mem;       /* the SMs' sub-partitions, SUBPARTS an SM */
     uint32_t nsms;          /* SMs that get blocks: min(SMs, blocks of the grid) */
     vsm *cs;                /* the SM running */
     uint32_t resident;      /* blocks an SM holds at once */
@@ -335,6 +342,7 @@ void emu_pool_put(mh_emu *d, void *p, size_t bytes);
 #define MH_EMU_MAX_LOCAL (512u * 1024u) /* local memory a thread may have (CUDA's limit since sm_20) */
 /* A slot's local memory: reserved, its pages given (zeroed) when first touched. */
 unsigned char *emu_local_alloc(uint64_t bytes);
+void emu_huge(void *p, size_t bytes);   /* 2 MiB pages over a big buffer read at random: a hint */
 void emu_local_free(unsigned char *p, uint64_t bytes);
 alloc *emu_find_alloc(mh_emu *d, uint64_t a, uint64_t n);
 const char *emu_space_name(int s);
@@ -386,6 +394,9 @@ int emu_cluster_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask);
  * in ctx's kconst[pc]), and a mov of a special register a warp's lanes compute (%tid, %ctaid, ...). */
 #define EMU_FK_CONST 0x70u
 #define EMU_FK_SREG 0x71u
+/* An EMU_FK_CONST whose register every reader now has as an immediate (emu_regpack.c's fold): it
+ * issues and writes nothing on the fast path. */
+#define EMU_FK_DEAD 0x72u
 uint8_t emu_fast_kind(const mh_ptx_insn *in);
 void emu_fast_exec(warp *w, const mh_ptx_insn *in, uint8_t kind);
 /* The launch-time kinds of the kernel's instructions (EMU_FK_CONST with its value in kconst[pc],
@@ -398,6 +409,11 @@ void emu_fast_const(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t pc);
  * run it (an address outside the allocation the instruction touched last, misaligned, or none yet),
  * without having touched anything. */
 int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind);
+/* A converged, unguarded warp's ld/st.shared at [register + offset] of its block's shared memory
+ * (emu_exec.c's fast_shared: every lane inside and aligned), outside strict mode and counting:
+ * 1 when it ran (c->cost its cycles, as the general path's), 0 when the general path must run it,
+ * nothing touched. */
+int emu_fast_shared(ctx *c, warp *w, const mh_ptx_insn *in);
 
 /* ---- strict mode and counting (emu_slowpath.c) ---- */
 int emu_strict_sources(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);

@@ -163,6 +163,7 @@ int mh_emu_alloc_mapped(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
             d->next_addr = at + len + ALLOC_GAP + skip;
             continue;
         }
+        emu_huge(h, len);
         alloc *al = &d->a[d->n++];
         al->addr = at;
         al->size = bytes;
@@ -338,6 +339,21 @@ unsigned char *emu_mem(ctx *c, const warp *w, int lane, int space, uint64_t addr
 }
 
 
+
+/* Asks the kernel for 2 MiB pages over [p, p + bytes) (the whole 2 MiB pages inside it), for
+ * buffers of several MiB that emu reads at random (device memory, the cache model's tags): each
+ * access would otherwise miss the CPU's TLB as well as its cache.  A hint: no effect where
+ * transparent huge pages are off. */
+void emu_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    uintptr_t lo = ((uintptr_t)p + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1), hi = ((uintptr_t)p + bytes) & ~(uintptr_t)((2u << 20) - 1);
+    if (bytes >= (4u << 20) && hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
 
 /* Local memory is sized for every thread of a slot but most kernels touch little of it: an
  * anonymous mapping without reserve, so a kernel's 512 KiB .local a thread costs only the

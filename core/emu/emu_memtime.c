@@ -50,8 +50,12 @@ typedef struct {
 } bw_ring;
 
 typedef struct { uint64_t w; double bytes; } bw_add; /* a window's bytes an SM took this quantum */
-typedef struct { uint64_t line, used, ready; } way; /* line + 1 (0: empty), the access counter when last used,
-                                                   * the cycle its data is there (a miss in flight until then) */
+/* A set of W ways, field by field (a lookup reads only the tags: 2 CPU cache lines of an L2 set,
+ * 1 of an L1 set, instead of 6 and 2 as an array of ways): the tags (line + 1, 0: empty), then the
+ * access counter when each was last used, then (L2 only) the cycle its data is there (a miss in
+ * flight until then).  Sets start on 64-byte boundaries. */
+#define L1_SET (2 * L1_WAYS)        /* uint64_t words of an L1 set: tags, used */
+#define L2_SET (3 * L2_WAYS)        /* of an L2 set: tags, used, ready */
 
 /* One SM's changes to the shared state in the current quantum (applied at its end): its L2
  * accesses in order (a read miss with the HBM bytes it took and when), the lines among them
@@ -74,14 +78,22 @@ struct emu_mt {
     mt_view *views;                 /* per SM */
     uint32_t nviews;
     bw_ring l2bw, hbm;
-    way *l2;                        /* l2_sets x L2_WAYS, allocated at first use */
+    uint64_t *l2, *l2_mem;          /* l2_sets x L2_SET words (l2_mem: as allocated) */
     uint32_t l2_sets;
-    way *l1;                        /* nsms x l1_sets x L1_WAYS */
+    uint64_t *l1, *l1_mem;          /* nsms x l1_sets x L1_SET words */
     uint32_t l1_sets;
     uint64_t tick;
     uint64_t *port_free, *dsm_free; /* per SM: its paths to L2 (2 a SM: data in, data out), to other SMs' shared memory */
     uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
 };
+
+/* n zeroed words from a 64-byte boundary (*mem: what to free) */
+static uint64_t *sets_alloc(size_t n, uint64_t **mem)
+{
+    if (!(*mem = calloc(n + 8, sizeof **mem))) return NULL;
+    emu_huge(*mem, (n + 8) * sizeof **mem);
+    return (uint64_t *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
+}
 
 int emu_mt_start(ctx *c)
 {
@@ -100,8 +112,8 @@ int emu_mt_start(ctx *c)
     t->l1_sets = (uint32_t)(l1 >> LINE_SHIFT) / L1_WAYS;
     t->l2_sets = (uint32_t)((t->m->l2_bytes >> LINE_SHIFT) / L2_WAYS);
     /* allocated here, not at first use: SMs on other workers read them (pages given when touched) */
-    if (t->l2_sets && !(t->l2 = calloc((size_t)t->l2_sets * L2_WAYS, sizeof *t->l2))) t->l2_sets = 0;
-    if (t->l1_sets && !(t->l1 = calloc((size_t)n * t->l1_sets * L1_WAYS, sizeof *t->l1))) t->l1_sets = 0;
+    if (t->l2_sets && !(t->l2 = sets_alloc((size_t)t->l2_sets * L2_SET, &t->l2_mem))) t->l2_sets = 0;
+    if (t->l1_sets && !(t->l1 = sets_alloc((size_t)n * t->l1_sets * L1_SET, &t->l1_mem))) t->l1_sets = 0;
     c->mt = t;
     c->mt_last_line = UINT64_MAX;
     if (!t->port_free || !t->dsm_free || !t->tc_free || !t->views) return emu_mt_free(c), -1;
@@ -122,8 +134,8 @@ void emu_mt_free(ctx *c)
         free(v->touch);
     }
     free(t->views);
-    free(t->l2);
-    free(t->l1);
+    free(t->l2_mem);
+    free(t->l1_mem);
     free(t->port_free);
     free(t->dsm_free);
     free(t->tc_free);
@@ -243,22 +255,24 @@ static inline uint32_t set_of(uint64_t line, uint32_t sets)
     return (uint32_t)(h >> 32) % sets; /* (a 32-bit division: the same set, cheaper) */
 }
 
-/* Looks `line` up in the ways of its set; a miss puts it in the least recently used way, its data
- * there at `ready`.  Returns the way hit (its ready: when a miss in flight brings the data), or NULL. */
-static way *cache_access(way *set, uint32_t ways, uint64_t line, uint64_t tick, uint64_t ready)
+/* Looks `line` up in the ways of its set (L1_SET or L2_SET words; with_ready: an L2 set); a miss
+ * puts it in the least recently used way (the first of equals), its data there at `ready`.
+ * Returns whether it hit. */
+static int cache_access(uint64_t *set, uint32_t ways, int with_ready, uint64_t line, uint64_t tick, uint64_t ready)
 {
-    way *lru = set;
+    uint64_t *used = set + ways;
+    uint32_t lru = 0;
     for (uint32_t i = 0; i < ways; i++) {
-        if (set[i].line == line + 1) {
-            set[i].used = tick;
-            return &set[i];
+        if (set[i] == line + 1) {
+            used[i] = tick;
+            return 1;
         }
-        if (set[i].used < lru->used) lru = &set[i];
+        if (used[i] < used[lru]) lru = i;
     }
-    lru->line = line + 1;
-    lru->used = tick;
-    lru->ready = ready;
-    return NULL;
+    set[lru] = line + 1;
+    used[lru] = tick;
+    if (with_ready) set[2 * ways + lru] = ready;
+    return 0;
 }
 
 /* SM view v's entry for `line` among the lines it asked the L2 for this quantum (make: add it,
@@ -310,9 +324,9 @@ static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t
     int hit = own != NULL;
     if (own) ready = *own;
     else {
-        const way *set = t->l2 + (size_t)set_of(line, t->l2_sets) * L2_WAYS;
+        const uint64_t *set = t->l2 + (size_t)set_of(line, t->l2_sets) * L2_SET;
         for (uint32_t i = 0; i < L2_WAYS && !hit; i++)
-            if (set[i].line == line + 1) hit = 1, ready = set[i].ready;
+            if (set[i] == line + 1) hit = 1, ready = set[2 * L2_WAYS + i];
         if (!hit) ready = at + m->hbm_lat - m->l2_lat;
         view_line(v, line, 1, ready);
     }
@@ -334,8 +348,8 @@ static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t
 static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
 {
     if (!t->l1_sets) return 0;
-    way *sm = t->l1 + (size_t)c->cs->id * t->l1_sets * L1_WAYS;
-    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_WAYS, L1_WAYS, line, ++t->views[c->cs->id].l1tick, 0) != NULL;
+    uint64_t *sm = t->l1 + (size_t)c->cs->id * t->l1_sets * L1_SET;
+    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_SET, L1_WAYS, 0, line, ++t->views[c->cs->id].l1tick, 0);
 }
 
 /* The merge of misses in flight: SM view v read `bytes` of a line from HBM from cycle `at` on that a
@@ -361,8 +375,8 @@ static void refund(mt_view *v, uint64_t at, double bytes)
 static void view_apply(struct emu_mt *t, mt_view *v)
 {
     for (uint32_t k = 0; k < v->nlog; k++) {
-        const way *hit = cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_WAYS, L2_WAYS,
-                                      v->log[k].line, ++t->tick, v->log[k].ready);
+        int hit = cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_SET, L2_WAYS, 1, v->log[k].line,
+                               ++t->tick, v->log[k].ready);
         if (hit && v->log[k].fetched > 0) refund(v, v->log[k].at, v->log[k].fetched); /* (it missed at the start) */
     }
     for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
@@ -440,14 +454,11 @@ uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, in
      * arrays, and each lookup would otherwise wait for its own miss) */
     for (uint32_t i = 0; i < k; i++) {
         if (op == EMU_MT_LD && t->l1) {
-            const way *s1 = t->l1 + ((size_t)c->cs->id * t->l1_sets + set_of(line[i], t->l1_sets)) * L1_WAYS;
-            __builtin_prefetch(s1);
-            __builtin_prefetch(s1 + L1_WAYS - 1);
+            __builtin_prefetch(t->l1 + ((size_t)c->cs->id * t->l1_sets + set_of(line[i], t->l1_sets)) * L1_SET);
         }
         if (t->l2) {
-            const way *s2 = t->l2 + (size_t)set_of(line[i], t->l2_sets) * L2_WAYS;
-            for (uint32_t j = 0; j < L2_WAYS; j += 64 / sizeof(way)) __builtin_prefetch(s2 + j);
-            __builtin_prefetch(s2 + L2_WAYS - 1);
+            const uint64_t *s2 = t->l2 + (size_t)set_of(line[i], t->l2_sets) * L2_SET;
+            for (uint32_t j = 0; j < L2_WAYS; j += 8) __builtin_prefetch(s2 + j); /* the tags */
         }
     }
     uint64_t at = c->now + 1;

@@ -139,6 +139,160 @@ static int packable(const mh_ptx_insn *in)
     }
 }
 
+/* ---- launch constants as immediates ----
+ * A register whose one write is an EMU_FK_CONST instruction (ld.param of a kernel parameter, mov of
+ * %ntid and the like: the same value in every thread), and which is read only after it, either
+ * in the kernel's entry stretch (the straight code before any branch, exit, call or branch target:
+ * it runs once, before anything else) or in the same straight stretch as it, holds that value
+ * wherever it is read.  When every read is a plain
+ * source operand of a fast-path ALU instruction, the reads become immediates of the value (what
+ * the register would hold: val() reads an immediate's bits as it reads a register's) and the write
+ * a kind that issues as before but writes no row (EMU_FK_DEAD): a warp's ld.param and %ntid no
+ * longer write a row that its next instructions read back.  The instruction still issues and
+ * costs what it did; the general path (a divergent warp) still writes the register, whose row is
+ * live nowhere after it (packing sees the write). */
+
+/* per register: writes, reads, the first read's pc and the stretches of the first and last read
+ * (UINT32_MAX: none yet) */
+typedef struct { uint32_t *ndef, *nread, *first_read, *lo_st, *hi_st; uint32_t pc, stretch; } reg_counts;
+
+static void count_reg(uint32_t r, int dst, void *arg)
+{
+    reg_counts *k = arg;
+    if (dst) {
+        k->ndef[r]++;
+        return;
+    }
+    k->nread[r]++;
+    if (k->first_read[r] > k->pc) k->first_read[r] = k->pc;
+    if (k->lo_st[r] == UINT32_MAX || k->lo_st[r] > k->stretch) k->lo_st[r] = k->stretch;
+    if (k->hi_st[r] == UINT32_MAX || k->hi_st[r] < k->stretch) k->hi_st[r] = k->stretch;
+}
+
+static int ends_stretch(const mh_ptx_insn *in)
+{
+    return in->op == MH_OP_BRA || in->op == MH_OP_RET || in->op == MH_OP_EXIT || in->op == MH_OP_TRAP ||
+           in->op == MH_OP_CALL;
+}
+
+/* A fast-path ALU instruction whose sources are all immediates (after a fold) sets its register to
+ * a launch constant: computed here by emu_fast_exec itself (so the bits are the fast path's), it
+ * becomes an EMU_FK_CONST.  1 when it did. */
+static int to_const(ctx *c, uint32_t pc)
+{
+    const mh_ptx_insn *in = &c->code[pc];
+    if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG) return 0;
+    for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++)
+        if (in->o[k].kind != MH_OPK_IMM) return 0;
+    uint64_t row[WARP] = {0};
+    mh_ptx_insn t = *in;
+    t.o[0].reg = 0;
+    warp fw = {.r = row};
+    emu_fast_exec(&fw, &t, c->fast[pc]);
+    c->kconst[pc] = row[0];
+    c->fast[pc] = EMU_FK_CONST;
+    return 1;
+}
+
+/* The operands of an instruction at pc (a fast-path ALU kind) that are plain reads of a register
+ * in `cand` (the def's pc for each register, UINT32_MAX: none) become immediates of its value. */
+static void fold_insn(const ctx *c, mh_ptx_insn *in, const uint32_t *cand)
+{
+    for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+        mh_ptx_opnd *o = &in->o[k];
+        if (o->kind != MH_OPK_REG || o->neg || cand[o->reg] == UINT32_MAX) continue;
+        o->imm = (int64_t)c->kconst[cand[o->reg]];
+        o->kind = MH_OPK_IMM;
+        o->fimm = 0;
+    }
+}
+
+/* One round of the fold: 1 when it folded something, 0 when not, -1 out of memory. */
+static int fold_round(ctx *c, const pack *p)
+{
+    uint32_t n = p->nregs, ncode = p->hi - p->lo;
+    uint32_t *ndef = calloc(n, sizeof *ndef), *nread = calloc(n, sizeof *nread), *nok = calloc(n, sizeof *nok);
+    uint32_t *first = malloc(n * sizeof *first), *cand = malloc(n * sizeof *cand);
+    uint32_t *lo_st = malloc(n * sizeof *lo_st), *hi_st = malloc(n * sizeof *hi_st);
+    uint32_t *stretch = malloc(ncode * sizeof *stretch);
+    uint8_t *target = calloc(ncode, 1);
+    int rc = ndef && nread && nok && first && cand && lo_st && hi_st && stretch && target ? 0 : -1, any = 0;
+    if (rc) goto done;
+    for (uint32_t r = 0; r < n; r++) first[r] = cand[r] = lo_st[r] = hi_st[r] = UINT32_MAX;
+    /* straight stretches: a new one after a branch, exit or call and at each branch target */
+    for (uint32_t pc = p->lo; pc < p->hi; pc++)
+        if (c->code[pc].op == MH_OP_BRA) target[c->code[pc].o[0].reg - p->lo] = 1; /* (inside: packing checked) */
+    for (uint32_t i = 0, st = 0; i < ncode; i++) {
+        if (target[i] || (i && ends_stretch(&c->code[p->lo + i - 1]))) st++;
+        stretch[i] = st;
+    }
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        reg_counts k = {ndef, nread, first, lo_st, hi_st, pc, stretch[pc - p->lo]};
+        if (each_reg(p, c, &c->code[pc], count_reg, &k)) goto done; /* (packing says why) */
+    }
+    /* the reads a fold can take: plain sources of fast-path ALU instructions */
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST) continue;
+        for (int k = 1; k < in->nopnds && k < MH_PTX_MAX_OPNDS; k++)
+            if (in->o[k].kind == MH_OPK_REG && !in->o[k].neg && in->o[k].reg < n) nok[in->o[k].reg]++;
+    }
+    for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+        const mh_ptx_insn *in = &c->code[pc];
+        uint32_t r = in->o[0].reg, st = stretch[pc - p->lo];
+        if (c->fast[pc] != EMU_FK_CONST || in->guard >= 0 || in->o[0].kind != MH_OPK_REG || r >= n) continue;
+        /* the entry stretch (no branch comes back to it) runs once before anything else: it
+         * dominates every later read; another stretch only the reads after it within itself */
+        int entry = st == 0 && !target[0];
+        if (ndef[r] == 1 && nread[r] == nok[r] && first[r] > pc &&
+            (!nread[r] || entry || (lo_st[r] == st && hi_st[r] == st)))
+            cand[r] = pc, any = 1;
+    }
+    /* an instruction whose kind would change with immediates keeps its registers (and so do their
+     * other reads: a register is folded everywhere or nowhere) */
+    for (int changed = any; changed;) {
+        changed = 0;
+        for (uint32_t pc = p->lo; pc < p->hi; pc++) {
+            mh_ptx_insn t = c->code[pc];
+            if (!c->fast[pc] || c->fast[pc] >= EMU_FK_CONST) continue;
+            fold_insn(c, &t, cand);
+            if (emu_fast_kind(&t) == c->fast[pc]) continue;
+            for (int k = 1; k < t.nopnds && k < MH_PTX_MAX_OPNDS; k++) {
+                const mh_ptx_opnd *o = &c->code[pc].o[k];
+                if (o->kind == MH_OPK_REG && o->reg < n && cand[o->reg] != UINT32_MAX) cand[o->reg] = UINT32_MAX, changed = 1;
+            }
+        }
+    }
+    any = 0;
+    for (uint32_t pc = p->lo; pc < p->hi; pc++)
+        if (c->fast[pc] && c->fast[pc] < EMU_FK_CONST) fold_insn(c, &c->code[pc], cand);
+    for (uint32_t r = 0; r < n; r++)
+        if (cand[r] != UINT32_MAX) c->fast[cand[r]] = EMU_FK_DEAD, any = 1;
+    /* what the fold made constant (a cvta or add of folded values) is folded in the next round */
+    for (uint32_t pc = p->lo; any && pc < p->hi; pc++) to_const(c, pc);
+done:
+    free(ndef);
+    free(nread);
+    free(nok);
+    free(first);
+    free(cand);
+    free(lo_st);
+    free(hi_st);
+    free(stretch);
+    free(target);
+    return rc ? rc : any;
+}
+
+/* 0, or -1 out of memory. */
+static int fold_consts(ctx *c, const pack *p)
+{
+    for (int round = 0; round < 8; round++) {
+        int rc = fold_round(c, p);
+        if (rc <= 0) return rc;
+    }
+    return 0;
+}
+
 static void rename_opnd(const ctx *c, mh_ptx_opnd *o, const uint32_t *color)
 {
     if (o->kind == MH_OPK_REG || (o->kind == MH_OPK_ADDR && o->reg != UINT32_MAX)) o->reg = c->reg_lo + color[o->reg - c->reg_lo];
@@ -204,6 +358,7 @@ int emu_pack_registers(ctx *c)
         if (!packable(in)) return 0;
         if (in->op == MH_OP_BRA && (in->o[0].reg < p.lo || in->o[0].reg >= p.hi)) return 0;
     }
+    if (fold_consts(c, &p)) return -1;
     /* per instruction: use, def (a full write), src (read), and its live-in set */
     uint64_t *use = calloc((size_t)n * W, 8), *def = calloc((size_t)n * W, 8), *src = calloc((size_t)n * W, 8);
     uint64_t *live = calloc((size_t)n * W, 8), *out = calloc(W, 8);

@@ -49,6 +49,9 @@ static void sp_add(ctx *c, warp *w)
 {
     (void)c;
     subpart *s = &w->b->sm->sps[w->sp];
+    w->spi = (uint8_t)s->n;
+    s->ready[s->n] = w->ready;
+    s->slot[s->n] = w->slot;
     s->w[s->n++] = w;
     s->best = NULL;
 }
@@ -57,23 +60,45 @@ static void sp_remove(ctx *c, warp *w)
 {
     (void)c;
     subpart *s = &w->b->sm->sps[w->sp];
-    for (uint32_t i = 0; i < s->n; i++)
-        if (s->w[i] == w) {
-            s->w[i] = s->w[--s->n];
-            break;
-        }
+    uint32_t i = w->spi, last = --s->n;
+    if (i != last) {
+        s->w[i] = s->w[last];
+        s->ready[i] = s->ready[last];
+        s->slot[i] = s->slot[last];
+        s->w[i]->spi = (uint8_t)i;
+    }
     s->best = NULL;
 }
 
-/* The warp that has waited longest (the earliest ready; the lower slot on a tie). */
+/* The warp that has waited longest (the earliest ready; the lower slot on a tie), from the
+ * sub-partition's own copies of its warps' ready and slot. */
 static warp *sp_find(subpart *s)
 {
-    warp *best = s->w[0];
-    for (uint32_t i = 1; i < s->n; i++) {
-        warp *w = s->w[i];
-        if (w->ready < best->ready || (w->ready == best->ready && w->slot < best->slot)) best = w;
+    uint32_t b = 0;
+    for (uint32_t i = 1; i < s->n; i++)
+        if (s->ready[i] < s->ready[b] || (s->ready[i] == s->ready[b] && s->slot[i] < s->slot[b])) b = i;
+    s->bi = (uint8_t)b;
+    s->pf = 0;
+    __builtin_prefetch(s->w[b]); /* its issue fields (the first 64 bytes), wanted soon */
+    return s->best = s->w[b];
+}
+
+/* The CPU's cache asked for the register rows warp w's next instruction names (w's first line
+ * was prefetched when it became its sub-partition's next): a cache hint, nothing else. */
+static void prefetch_rows(const ctx *c, const warp *w)
+{
+    if (!w->known || w->kpc >= c->ncode) return;
+    const mh_ptx_insn *in = &c->code[w->kpc];
+    for (int k = 0; k < in->nopnds && k < 4; k++) {
+        const mh_ptx_opnd *o = &in->o[k];
+        if ((o->kind != MH_OPK_REG && o->kind != MH_OPK_ADDR) || o->reg >= c->nregs) continue;
+        const char *row = (const char *)&REG(w, o->reg, 0);
+        for (int j = 0; j < WARP * 8; j += 64) __builtin_prefetch(row + j);
     }
-    return s->best = best;
+    if (in->guard >= 0 && (uint32_t)in->guard < c->nregs) {
+        const char *row = (const char *)&REG(w, (uint32_t)in->guard, 0);
+        for (int j = 0; j < WARP * 8; j += 64) __builtin_prefetch(row + j);
+    }
 }
 
 static void wake(ctx *c, warp *w, uint64_t when)
@@ -540,6 +565,9 @@ static int step_warp(ctx *c, warp *w)
             else emu_fast_exec(w, in, c->fast[pc]);
             return fast_done(c, w, pc + 1);
         }
+        if (mask == 0xffffffffu && (in->op == MH_OP_LD || in->op == MH_OP_ST) && in->space == MH_SP_SHARED &&
+            in->guard < 0 && !c->slow && !w->written && emu_fast_shared(c, w, in)) /* emu_exec.c */
+            return fast_done(c, w, pc + 1);
         emu_sync_pcs(w); /* the general path reads and moves pc[] */
         if (in->mods & MH_MOD_MARKER) { /* a marker comment: not an instruction, free */
             if (__builtin_expect(c->regions != NULL, 0)) emu_regions_marker(c, w, in, mask); /* who enters it */
@@ -734,8 +762,13 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
         for (int i = 0; i < SUBPARTS; i++) {
             subpart *p = &sm->sps[i];
             if (!p->n) continue;
-            warp *w = p->best ? p->best : sp_find(p);
-            uint64_t ti = w->ready > p->free ? w->ready : p->free;
+            if (!p->best) sp_find(p);
+            else if (!p->pf) { /* found at an earlier issue: its first line should be here by now */
+                prefetch_rows(c, p->best);
+                p->pf = 1;
+            }
+            uint64_t ready = p->ready[p->bi];
+            uint64_t ti = ready > p->free ? ready : p->free;
             if (ti < t) { t = ti; s = p; }
         }
         if (!s || t >= sm->vacant_at || t > limit) {
@@ -767,7 +800,7 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
                 }
             }
             s->free = t + 1;
-            w->ready = go + c->cost;
+            w->ready = s->ready[w->spi] = go + c->cost;
             s->best = NULL;
         }
         if (c->released) {

@@ -63,15 +63,15 @@ static int run_saxpy(mh_emu *d, const mh_ptx_module *m, const char *kernel, uint
     return 0;
 }
 
-/* emubench --rss KERNEL DIR [REPEATS [SMS]]: this process only runs KERNEL (once, or REPEATS times:
- * a profiler's run; on a device of SMS SMs, default 132) on two 16 MiB arrays and prints its peak
- * resident memory. */
-static int rss_main(const char *kernel, const char *dir, int repeats, uint32_t sms)
+/* emubench --rss KERNEL DIR [REPEATS [SMS [THREADS]]]: this process only runs KERNEL (once, or REPEATS
+ * times: a profiler's run; on a device of SMS SMs, default 132, and THREADS workers, default the
+ * machine's cores) on two 16 MiB arrays and prints its peak resident memory. */
+static int rss_main(const char *kernel, const char *dir, int repeats, uint32_t sms, uint32_t threads)
 {
     mh_error e;
     mh_ptx_module m;
     if (bench_load_ptx(&m, dir, "scripts/bench/ptx/saxpy.ptx")) return 1;
-    mh_emu_opts o = {.num_sms = sms};
+    mh_emu_opts o = {.num_sms = sms, .threads = threads};
     mh_emu *d = mh_emu_create(&o, &e);
     uint64_t dx, dy;
     mh_emu_alloc(d, (uint64_t)SAXPY_N * 4, &dx, &e);
@@ -157,7 +157,8 @@ static int threads_bench(mh_emu *d1, const mh_ptx_module *sx, const mh_ptx_modul
 
 int main(int argc, char **argv)
 {
-    if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? (uint32_t)atoi(argv[5]) : 132);
+    if (argc > 3 && !strcmp(argv[1], "--rss")) return rss_main(argv[2], argv[3], argc > 4 ? atoi(argv[4]) : 1, argc > 5 ? (uint32_t)atoi(argv[5]) : 132,
+                                                         argc > 6 ? (uint32_t)atoi(argv[6]) : 0);
     const char *dir = argc > 1 ? argv[1] : ".";
     mh_error e;
     mh_emu_opts one = {.threads = 1}; /* the figures below on one worker; threads = 2 against it at the end */

@@ -8,7 +8,7 @@
  * kernel's GFLOP/s as a fraction of it (issue 33's target: wgmma >= 0.25x at 2048^3).  Times are
  * CPU time of this thread (emu and OpenBLAS run on it; wall time on a shared machine moves by 2x);
  * with SMs on several workers ($MGPU_EMU_THREADS) the wall time and the workers used say the speed-up.
- * usage: mmabench SOURCE_DIR [SIZE [KERNEL]] */
+ * usage: mmabench SOURCE_DIR [SIZE [KERNEL [SMS]]] (SMS: a device of that many SMs, for a profile) */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stdio.h>
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         {"wmma_gemm", "tests/ptx/mma.ptx", 0, 0, 32, 32, 128, 0, 0, 0},
     };
     mh_error e;
-    mh_emu *d = mh_emu_create(&(mh_emu_opts){0}, &e);
+    mh_emu *d = mh_emu_create(&(mh_emu_opts){.num_sms = argc > 4 ? (uint32_t)atoi(argv[4]) : 0}, &e);
     if (!d) return 1;
     uint16_t *A = malloc(2 * (size_t)S * S), *B = malloc(2 * (size_t)S * S);
     float *C = malloc(4 * (size_t)S * S);

@@ -298,6 +298,47 @@ static void packed_registers(void)
     mh_ptx_free(&m);
 }
 
+/* launch constants folded into immediates (emu_regpack.c fold_consts) only where every read sees
+ * the constant: a register read before its ld.param (reads 0), one written twice, one written in
+ * code a branch skips and read after it (the lanes that skipped read 0), a fold inside mad, a
+ * partial second warp (the general path runs the folded writes), and a second launch with another
+ * parameter (the values are the launch's) */
+static void folded_consts(void)
+{
+    static const char text[] =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry fold(.param .u64 out, .param .u32 salt)\n{\n"
+        ".reg .b32 %r<12>;\n.reg .pred %p<3>;\n.reg .b64 %rd<4>;\n"
+        "ld.param.u64 %rd1, [out];\nadd.u32 %r5, %r2, 1;\nld.param.u32 %r2, [salt];\n"
+        "ld.param.u32 %r4, [salt];\nmov.u32 %r6, %ntid.x;\nmov.u32 %r1, %tid.x;\nmov.u32 %r8, %ctaid.x;\n"
+        "add.u32 %r7, %r4, %r6;\nadd.u32 %r7, %r7, %r5;\nadd.u32 %r7, %r7, %r2;\nld.param.u32 %r3, [salt];\n"
+        "setp.ge.u32 %p1, %r1, 40;\n@%p1 bra SKIP;\nmov.u32 %r3, 5;\nld.param.u32 %r10, [salt];\n"
+        "SKIP:\nadd.u32 %r7, %r7, %r3;\nadd.u32 %r7, %r7, %r10;\nmov.u32 %r11, 1000;\nadd.u32 %r7, %r7, %r11;\n"
+        "mad.lo.s32 %r9, %r8, %r6, %r1;\nmul.wide.u32 %rd2, %r9, 4;\n"
+        "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r7;\nret;\n}\n";
+    mh_ptx_module m;
+    if (parse_text(&m, text, "fold.ptx")) { CHECK(0); return; }
+    mh_emu *d = device(4);
+    enum { B = 100, T = 48 };
+    uint64_t out = emu_upload(d, NULL, B * T * 4);
+    for (uint32_t salt = 1; salt <= 2; salt++) {
+        mh_emu_arg args[] = {ARG(out), ARG(salt)};
+        mh_error e;
+        mh_emu_launch l = {.grid = {B, 1, 1}, .block = {T, 1, 1}, .args = args, .nargs = 2, .timeout_s = 20};
+        CHECK(mh_emu_run(d, &m, "fold", &l, NULL, &e) == 0);
+        static uint32_t got[B * T];
+        CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
+        int bad = 0;
+        for (uint32_t i = 0; i < B * T; i++) {
+            uint32_t t = i % T, want = salt + T + 1 + salt + (t < 40 ? 5 + salt : salt) + 1000;
+            if (got[i] != want && bad++ < 3) fprintf(stderr, "  thread %u: %u, want %u\n", i, got[i], want);
+        }
+        CHECK(bad == 0);
+    }
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+}
+
 int main(int argc, char **argv)
 {
     if (parse_ptx_file(&grid_ptx, argc > 1 ? argv[1] : ".", "tests/ptx/grid.ptx")) return 1;
@@ -309,6 +350,7 @@ int main(int argc, char **argv)
     deadlock();
     barrier_mismatch();
     packed_registers();
+    folded_consts();
     mh_ptx_free(&grid_ptx);
     return check_report("test_emu_grid");
 }
