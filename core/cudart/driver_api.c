@@ -184,9 +184,12 @@ static CUresult module_new(void **out, const void *image, size_t file_len, const
 {
     if (!out || !image) return cu(cr_set(cudaErrorInvalidValue, "%s: the module or the image pointer is NULL", what));
     const unsigned char *b = image;
-    uint32_t magic;
-    memcpy(&magic, b, 4);
-    if (!memcmp(b, "\177ELF", 4))
+    /* the magics byte by byte: a short PTX text ends (NUL) before any is read past it */
+    int elf = b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F';
+    uint32_t magic = b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba   ? FATBIN_MAGIC
+                     : b[0] == 0xb1 && b[1] == 0x43 && b[2] == 0x62 && b[3] == 0x46 ? WRAPPER_MAGIC
+                                                                                    : 0;
+    if (elf)
         return cu(cr_set(cudaErrorNotSupported, "%s: the image is a cubin (machine code for one GPU); emu runs PTX: load "
                          "the PTX (nvcc -ptx) or a fat binary with compute_90 PTX in it (nvcc -fatbin "
                          "-gencode arch=compute_90a,code=compute_90a)", what));
@@ -440,6 +443,7 @@ static CUresult launch(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned
     void *args[256];
     CUresult r = cu(cr_ready());
     if (!r && !k) r = cu(cr_set(cudaErrorInvalidResourceHandle, "%s: %p is not a function of cuModuleGetFunction", call, fn));
+    if (!r && !k->f && cr_kernel_resolve(k, call)) r = cu(cr_get()->last);
     if (!r && !params && extra) { /* the arguments packed in a buffer at the parameters' offsets */
         const unsigned char *buf = NULL;
         size_t size = 0, got_size = 0;

@@ -151,7 +151,8 @@ int main()
     EXPECT(cuModuleLoad(&m2, "/nonexistent/k.ptx") == CUDA_ERROR_FILE_NOT_FOUND, "a missing file");
     EXPECT(cuModuleLoadData(&m2, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k( {\n") ==
                CUDA_ERROR_INVALID_PTX, "bad PTX");
-    const char *en = nullptr;
+    EXPECT(cuModuleLoadData(&m2, "x") == CUDA_ERROR_INVALID_PTX, "a one-character image is PTX text, and bad");
+        const char *en = nullptr;
     CU(cuGetErrorName(CUDA_ERROR_INVALID_PTX, &en));
     EXPECT(!strcmp(en, "CUDA_ERROR_INVALID_PTX"), "the name %s", en);
 
