@@ -910,16 +910,25 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     case MH_OP_BAR:
         if (in->cmp == 1) break; /* bar.warp.sync: lanes already run together */
         c->progress++;
-        if (in->cmp == 2 || in->nopnds > 1) { /* a thread count: bar.sync a, b / bar.arrive a, b */
+        if (in->cmp == MH_BAR_RED && in->nopnds > 3)
+            LANES return emu_fault(c, w, l, "bar.red with a thread count (bar.red.OP d, a, b, c) is not supported by emu"), -1;
+        if (in->cmp == 2 || (in->cmp != MH_BAR_RED && in->nopnds > 1)) { /* a thread count: bar.sync a, b / bar.arrive a, b */
             if (emu_bar_counted(c, w, in, emask)) return -1;
             break;
         }
-        { /* bar.sync a (every thread of the block at barrier a): the id is kept for the deadlock check */
-            uint8_t id = (uint8_t)(in->nopnds > 0 && emask ? val(c, w, &o[0], __builtin_ctz(emask)) : 0);
+        { /* bar.sync a (every thread of the block at barrier a): the id is kept for the deadlock check;
+           * bar.red.OP d, a, {!}c arrives with c, and d gets the block's reduction when it opens */
+            int red = in->cmp == MH_BAR_RED, ai = red ? 1 : 0;
+            uint8_t id = (uint8_t)(in->nopnds > ai && emask ? val(c, w, &o[ai], __builtin_ctz(emask)) : 0);
             LANES {
                 w->st[l] = LANE_BARRIER;
                 w->bar[l] = id;
+                if (red) {
+                    w->b->red_all++;
+                    w->b->red_true += val(c, w, &o[in->nopnds - 1], l) != 0;
+                }
             }
+            if (red) w->red = in;
         }
         break;
     case MH_OP_TRAP:

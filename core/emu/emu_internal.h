@@ -118,6 +118,7 @@ typedef struct {
     uint32_t st_pc;
     uint8_t st_cost_why, st_wait_why;
     const unsigned char *fl_wait; /* flows (emu_flows.c): the mbarrier a wait of it found incomplete, NULL: none */
+    const mh_ptx_insn *red;  /* the bar.red its lanes wait at (its d is written when the barrier opens), NULL: none */
     /* wgmma's f32 accumulators kept as a 16 x N tile between chained wgmmas (emu_mma.c): while
      * tile_live, the registers of the D list at tile_off (tile_n entries) hold stale values and the
      * tile the current ones, written back before any other instruction names one of them */
@@ -143,6 +144,7 @@ struct blk {
     warp *warps;
     call_frame (*stacks)[MAX_CALL_DEPTH]; /* its warps' call stacks (WARP per warp), NULL without calls */
     uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
+    uint32_t red_true, red_all; /* bar.red: threads arrived with a true predicate, and all arrived */
     uint32_t running;       /* warps that can issue (W_RUN) */
     uint32_t parked;        /* warps whose lanes all wait at an incomplete mbarrier phase (W_PARK) */
     uint32_t live;          /* warps not finished */

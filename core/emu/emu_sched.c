@@ -224,6 +224,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
     if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
+    b->red_true = b->red_all = 0;
     b->fresh = 0; /* the next block of this slot finds what this one leaves */
     b->running = b->live = c->nwarps;
     b->parked = 0;
@@ -409,13 +410,18 @@ static int block_stuck(ctx *c, blk *b)
         warp *w = &b->warps[i];
         if (w->sched != W_WAIT) continue;
         int go = 0;
+        const mh_ptx_insn *red = w->red; /* bar.red: the block's reduction into each waiting lane's d */
+        uint64_t v = !red ? 0 : red->boolop == 1 ? b->red_true : red->boolop == 2 ? b->red_true == b->red_all : b->red_true != 0;
         for (int l = 0; l < WARP; l++)
             if (w->st[l] == LANE_BARRIER) {
                 w->st[l] = LANE_ACTIVE;
+                if (red && red->o[0].kind == MH_OPK_REG) REG(w, red->o[0].reg, l) = v;
                 go = 1;
             }
+        w->red = NULL;
         if (go) wake(c, w, when);
     }
+    b->red_true = b->red_all = 0;
     return 0;
 }
 

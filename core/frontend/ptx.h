@@ -92,6 +92,10 @@ static inline int mh_mb_addr_opnd(int k)
  * mantissa bits zero), with .satfinite or .relu. */
 enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2 };
 
+/* MH_OP_BAR's form (in cmp): 0 bar.sync, 1 bar.warp.sync, 2 bar.arrive, MH_BAR_RED bar.red (its
+ * operation in boolop: 1 popc (.u32), 2 and, 3 or (.pred); operands d, a, [b,] {!}c). */
+enum { MH_BAR_RED = 3 };
+
 /* MH_OP_CLUSTER's kind (in cmp). */
 enum { MH_CL_ARRIVE, MH_CL_WAIT, MH_CL_MAPA, MH_CL_GETCTARANK, MH_CL_ELECT };
 

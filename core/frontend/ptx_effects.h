@@ -13,7 +13,8 @@ static inline int mh_ptx_writes_dst(const mh_ptx_insn *in)
 {
     switch (in->op) {
     case MH_OP_ST: case MH_OP_RED: case MH_OP_MBARRIER_INIT: case MH_OP_CP_ASYNC: case MH_OP_BRA: case MH_OP_RET:
-    case MH_OP_EXIT: case MH_OP_BAR: case MH_OP_MEMBAR: case MH_OP_PREFETCH: case MH_OP_TRAP: case MH_OP_CALL:
+    case MH_OP_BAR: return in->cmp == MH_BAR_RED; /* bar.red writes d when the barrier opens */
+    case MH_OP_EXIT: case MH_OP_MEMBAR: case MH_OP_PREFETCH: case MH_OP_TRAP: case MH_OP_CALL:
     case MH_OP_NOP: case MH_OP_MMA: case MH_OP_TMA: return 0; /* MMA, TMA: their operands are in their records */
     case MH_OP_MBARRIER:
         return mh_mb_addr_opnd(in->cmp) != 0 && in->o[0].kind == MH_OPK_REG;

@@ -347,6 +347,9 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MH_MOD_SHIFTAMT;
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
+        else if (op == MH_OP_BAR && (n == 3 && !memcmp(q, "red", 3))) in->cmp = MH_BAR_RED; /* bar.red.OP d, a, {!}c */
+        else if (op == MH_OP_BAR && in->cmp == MH_BAR_RED && (k = word_in(q, n, (const char *const[]){"popc", "and", "or", NULL})) >= 0)
+            in->boolop = (uint8_t)(k + 1);
         else if (op == MH_OP_MBARRIER && n == 6 && !memcmp(q, "parity", 6)) in->mods |= MH_MOD_PARITY;
         else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 6 && !memcmp(q, "arrive", 6)) in->cmp = MH_CL_ARRIVE;
         else if (op == MH_OP_CLUSTER && in->cmp == 0xff && n == 4 && !memcmp(q, "wait", 4)) in->cmp = MH_CL_WAIT;
@@ -369,9 +372,12 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
                     ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
     if (op == MH_OP_BAR && in->cmp == 0) {
-        /* bar.sync / barrier.sync (cmp 0), bar.arrive / barrier.arrive (cmp 2); bar.red is not supported */
-        if (!strstr_n(s, t->len, "sync")) in->op = MH_OP_OPAQUE; /* bar.red: not decoded */
+        /* bar.sync / barrier.sync (cmp 0), bar.arrive / barrier.arrive (cmp 2), bar.red (MH_BAR_RED) */
+        if (!strstr_n(s, t->len, "sync")) in->op = MH_OP_OPAQUE; /* not decoded */
     }
+    if (op == MH_OP_BAR && in->cmp == MH_BAR_RED &&
+        (!in->boolop || (in->boolop == 1) != (in->type == MH_PT_U32) || (in->boolop > 1) != (in->type == MH_PT_PRED)))
+        return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': bar.red is .popc.u32, .and.pred or .or.pred", (int)t->len, s);
     if (op == MH_OP_CLUSTER && in->cmp == 0xff) { /* barrier.cluster without arrive or wait: not decoded */
         memset(in, 0, offsetof(mh_ptx_insn, guard));
         in->op = MH_OP_OPAQUE;
