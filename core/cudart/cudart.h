@@ -127,6 +127,8 @@ int cr_push(void ***arr, size_t *n, size_t *cap, void *p);
 /* Memory: the host pointer of device memory [p, p+n) or NULL when it is none */
 void *cr_device_host(const void *p, size_t n);
 cr_alloc *cr_alloc_of(uint64_t addr); /* the allocation holding addr, or NULL */
+/* n elements of size 1, 2 or 4 bytes set to v in device memory at p (cudaMemset, cuMemsetD8/16/32) */
+cudaError_t cr_memset(void *p, uint32_t v, size_t n, int size, const char *call);
 
 /* Launch (launch.c), used by every launch entry point */
 typedef struct cr_launch {

@@ -398,21 +398,12 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, cudaStream
 CR_EXPORT CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n);
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { return cu(cudaMemsetAsync(DPTR(d), v, n, NULL)); }
 
-/* cuMemsetD16/D32: elements wider than a byte, written through the device memory's host view */
+/* cuMemsetD16/D32: elements wider than a byte (memory.c's cr_memset, as cudaMemset) */
 static CUresult set_wide(CUdeviceptr d, uint32_t v, size_t n, int size, const char *call)
 {
     cr_lock();
     CUresult r = cu(cr_ready());
-    unsigned char *h = r || n > SIZE_MAX / 4 ? NULL : cr_device_host(DPTR(d), n * (size_t)size);
-    if (!r && (d % (uint64_t)size))
-        r = cu(cr_set(cudaErrorInvalidValue, "%s: 0x%llx is not aligned to %d bytes", call, (unsigned long long)d, size));
-    else if (!r && !h && n)
-        r = cu(cr_set(cudaErrorInvalidValue, "%s: [0x%llx, +%zu elements) is not device memory of cuMemAlloc", call,
-                      (unsigned long long)d, n));
-    for (size_t i = 0; !r && i < n; i++) {
-        if (size == 2) { uint16_t x = (uint16_t)v; memcpy(h + 2 * i, &x, 2); }
-        else memcpy(h + 4 * i, &v, 4);
-    }
+    if (!r) r = cu(cr_memset(DPTR(d), v, n, size, call));
     cr_unlock();
     return r;
 }

@@ -195,15 +195,21 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
     CR_API(copy_2d(dst, dpitch, src, spitch, width, height, kind, "cudaMemcpy2DAsync"));
 }
 
-static cudaError_t set(void *p, int v, size_t n, const char *call)
+cudaError_t cr_memset(void *p, uint32_t v, size_t n, int size, const char *call)
 {
     if (n == 0) return cudaSuccess;
-    void *h;
-    cudaError_t err = side(p, n, 1, "devPtr", call, &h);
+    if (n > SIZE_MAX / (size_t)size) return cr_set(cudaErrorInvalidValue, "%s: %zu elements of %d bytes", call, n, size);
+    if ((uintptr_t)p % (uintptr_t)size)
+        return cr_set(cudaErrorInvalidValue, "%s: %p is not aligned to %d bytes", call, p, size);
+    unsigned char *h;
+    cudaError_t err = side(p, n * (size_t)size, 1, "devPtr", call, (void **)&h);
     if (err) return err;
-    memset(h, v, n);
+    if (size == 1) memset(h, (int)v, n);
+    for (size_t i = 0; size == 2 && i < n; i++) { uint16_t x = (uint16_t)v; memcpy(h + 2 * i, &x, 2); }
+    for (size_t i = 0; size == 4 && i < n; i++) memcpy(h + 4 * i, &v, 4);
     return cudaSuccess;
 }
+static cudaError_t set(void *p, int v, size_t n, const char *call) { return cr_memset(p, (uint32_t)v, n, 1, call); }
 CR_EXPORT cudaError_t cudaMemset(void *p, int v, size_t n);
 cudaError_t cudaMemset(void *p, int v, size_t n) { CR_API(set(p, v, n, "cudaMemset")); }
 CR_EXPORT cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t st);
