@@ -375,6 +375,9 @@ static uint32_t blocks_of(const uint64_t *a, uint32_t n, int shift)
     return mh_ct_distinct(b, n);
 }
 
+/* A load's kind for the memory hierarchy: ld.cg is cached in L2, not in L1 */
+static inline int ld_op(const mh_ptx_insn *in) { return in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD; }
+
 /* The cost beyond the issue of an access (op: EMU_MT_LD, _LD_CG, _ST, _ATOM, _ASYNC) of `size` bytes a
  * lane at the addresses ad[] of the lanes in emask, in `space` (generic: the space of the first
  * lane's address): the memory pipe's, then the latency and queueing of the memory hierarchy
@@ -565,7 +568,7 @@ int emu_fast_shared(ctx *c, warp *w, const mh_ptx_insn *in)
         c->cost += access_cost(c, MH_SP_SHARED, ad, 0xffffffffu, size, EMU_MT_ST);
     } else {
         note_load(c, w, MH_SP_SHARED, ad[0]);
-        c->cost += access_cost(c, MH_SP_SHARED, ad, 0xffffffffu, size, in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD);
+        c->cost += access_cost(c, MH_SP_SHARED, ad, 0xffffffffu, size, ld_op(in));
     }
     return 1;
 }
@@ -594,7 +597,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     else note_load(c, w, in->space, ad[0]);
     c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
     c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind),
-                             kind & 0x10 ? EMU_MT_ST : in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD);
+                             kind & 0x10 ? EMU_MT_ST : ld_op(in));
     if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;
 }
@@ -731,7 +734,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         if (emask && in->space != MH_SP_PARAM && in->space != MH_SP_CONST) {
             note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
             c->cost += access_cost(c, in->space, ad, emask, (uint32_t)(eb * in->vec),
-                                   in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD); /* ld.cg: not in L1 */
+                                   ld_op(in));
         }
         break;
     }
