@@ -85,20 +85,19 @@ static warp *sp_find(subpart *s)
 
 /* The CPU's cache asked for the register rows warp w's next instruction names (w's first line
  * was prefetched when it became its sub-partition's next): a cache hint, nothing else. */
+static void prefetch_row(const ctx *c, const warp *w, uint32_t r)
+{
+    if (r >= c->nregs) return;
+    const char *row = (const char *)&REG(w, r, 0);
+    for (int j = 0; j < WARP * 8; j += 64) __builtin_prefetch(row + j);
+}
 static void prefetch_rows(const ctx *c, const warp *w)
 {
     if (!w->known || w->kpc >= c->ncode) return;
     const mh_ptx_insn *in = &c->code[w->kpc];
-    for (int k = 0; k < in->nopnds && k < 4; k++) {
-        const mh_ptx_opnd *o = &in->o[k];
-        if ((o->kind != MH_OPK_REG && o->kind != MH_OPK_ADDR) || o->reg >= c->nregs) continue;
-        const char *row = (const char *)&REG(w, o->reg, 0);
-        for (int j = 0; j < WARP * 8; j += 64) __builtin_prefetch(row + j);
-    }
-    if (in->guard >= 0 && (uint32_t)in->guard < c->nregs) {
-        const char *row = (const char *)&REG(w, (uint32_t)in->guard, 0);
-        for (int j = 0; j < WARP * 8; j += 64) __builtin_prefetch(row + j);
-    }
+    for (int k = 0; k < in->nopnds && k < 4; k++)
+        if (in->o[k].kind == MH_OPK_REG || in->o[k].kind == MH_OPK_ADDR) prefetch_row(c, w, in->o[k].reg);
+    if (in->guard >= 0) prefetch_row(c, w, (uint32_t)in->guard);
 }
 
 static void wake(ctx *c, warp *w, uint64_t when)
