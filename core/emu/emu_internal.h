@@ -69,7 +69,8 @@ typedef struct blk blk;
 typedef struct {
     uint32_t off;
     uint16_t ndst, nsrc;
-    uint16_t lat;
+    uint32_t lat;
+    uint32_t d0;            /* the first row it writes (sb_regs[off]), when ndst */
 } emu_sb;
 #define MH_EMU_MAX_CLUSTER 16   /* blocks a cluster may have (sm_90's non-portable limit) */
 
@@ -77,8 +78,8 @@ typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
     uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
     uint64_t *rdy;          /* per row: the cycle its value is ready for a dependent instruction (emu_scoreboard.c) */
-    uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
-                             * whose accumulator or A fragment it is; pending while above mma.retired */
+    uint32_t sb_pc;         /* kpc when the scheduler, at the warp's last issue, found the rows kpc's instruction
+                             * reads ready by `ready` (step_warp need not look again), else EMU_NO_PC */
     /* the issue model (emu_sched below): what every issue reads, in the first 64 bytes with r */
     blk *b;                 /* its block */
     uint64_t ready;         /* the first cycle it may issue its next instruction */
@@ -112,6 +113,8 @@ typedef struct {
      * some warp of the warpgroup waited for (their shared-memory reads are over from wgdone_at, the
      * cycle that wait ends); waits: it waits
      * at wgmma.wait_group for a warp of its warpgroup to commit */
+    uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
+                             * whose accumulator or A fragment it is; pending while above mma.retired */
     uint32_t nreg;          /* setmaxnreg: the registers a thread of this warp holds (ctx.regs at start;
                              * 0: not known yet) */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
@@ -503,10 +506,11 @@ int emu_sb_plan(ctx *c);
 static inline uint64_t emu_sb_ready(const ctx *c, const warp *w, uint32_t pc)
 {
     const emu_sb *s = &c->sb[pc];
-    const uint32_t *r = c->sb_regs + s->off + s->ndst;
+    const uint32_t *r = c->sb_regs + s->off + s->ndst, n = s->nsrc;
+    const uint64_t *rdy = w->rdy;
     uint64_t t = 0;
-    for (uint32_t i = 0; i < s->nsrc; i++)
-        if (w->rdy[r[i]] > t) t = w->rdy[r[i]];
+    for (uint32_t i = 0; i < n; i++)
+        if (rdy[r[i]] > t) t = rdy[r[i]];
     return t;
 }
 /* Warp w issued pc's instruction, which started on its pipe at `go`: the rows it writes are ready at
@@ -515,8 +519,11 @@ static inline uint64_t emu_sb_ready(const ctx *c, const warp *w, uint32_t pc)
 static inline void emu_sb_issued(const ctx *c, warp *w, uint32_t pc, uint64_t go)
 {
     const emu_sb *s = &c->sb[pc];
-    const uint32_t *r = c->sb_regs + s->off;
-    for (uint32_t i = 0; i < s->ndst; i++) w->rdy[r[i]] = go + s->lat;
+    if (!s->ndst) return;
+    uint64_t at = go + s->lat;
+    w->rdy[s->d0] = at;
+    if (__builtin_expect(s->ndst > 1, 0))
+        for (uint32_t i = 1, n = s->ndst; i < n; i++) w->rdy[c->sb_regs[s->off + i]] = at;
 }
 
 /* ---- the scheduler (emu_sched.c) ---- */

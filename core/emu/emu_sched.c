@@ -251,6 +251,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
         w->rdy = b->rdy + (size_t)i * nregs;
+        w->sb_pc = EMU_NO_PC;
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.wgdone = w->mma.base = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->mma.waits = 0;
@@ -532,7 +533,7 @@ static int step_warp(ctx *c, warp *w)
             continue;
         }
         const mh_ptx_insn *in = &code[pc];
-        if (c->sb[pc].nsrc && !forced) { /* the register scoreboard (emu_scoreboard.c): its operands ready? */
+        if ((pc != w->sb_pc || !w->known) && !forced && c->sb[pc].nsrc) { /* the scoreboard: operands ready? */
             uint64_t at = emu_sb_ready(c, w, pc);
             if (at > c->now) {
                 c->sb_until = at;
@@ -826,7 +827,19 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
             }
             emu_sb_issued(c, w, pc, go);
             s->free = t + 1;
-            w->ready = s->ready[w->spi] = go + c->cost;
+            uint64_t ready = go + c->cost;
+            w->sb_pc = EMU_NO_PC;
+            if (w->known && w->kpc <= c->ncode) {
+                /* the next instruction's operands (emu_scoreboard.c), looked at now rather than when
+                 * the warp comes up again and finds them not ready (c->sb has an empty entry at ncode) */
+                if (c->sb[w->kpc].nsrc) {
+                    uint64_t at = emu_sb_ready(c, w, w->kpc);
+                    if (__builtin_expect(c->counts != NULL, 0) && at > ready) emu_stall_defer(c, w, at);
+                    ready = at > ready ? at : ready;
+                }
+                w->sb_pc = w->kpc;
+            }
+            w->ready = s->ready[w->spi] = ready;
             s->best = NULL;
         }
         if (c->released) {
