@@ -48,6 +48,9 @@
 #include "emu/emu_model.h"
 #include "frontend/ptx.h"
 
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* GH100's SM and memory system (the rows differ in SMs, HBM and clock) */
@@ -94,6 +97,78 @@ const mh_emu_model *mh_emu_model_find(const char *name)
 }
 
 const char *mh_emu_model_names(void) { return "h200, h100-sxm, h100-pcie"; }
+
+/* The parameters model_params may set: each field's place, kind and the range a value must lie
+ * in (a latency of 0 cycles is allowed, a rate or a size of 0 is not: emu divides by them). */
+enum { P_U16, P_U32, P_U64, P_DBL };
+static const struct {
+    const char *name;
+    size_t off;
+    int kind;
+    double min, max;
+} params[] = {
+#define PF(f, k, lo, hi) {#f, offsetof(mh_emu_model, f), k, lo, hi}
+#define PP(f, pipe) {"pipe_" #f, offsetof(mh_emu_model, pipe_rate) + (pipe) * sizeof(uint16_t), P_U16, 1, 4096}
+    PF(clock_ghz, P_DBL, 0.01, 100),
+    PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
+    PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
+    PF(l1_bytes, P_U32, 1024, 1 << 30), PF(l2_bytes, P_U64, 1024, 1e12),
+    PF(l2_bytes_per_clk, P_DBL, 1, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
+    PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
+    PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
+    PF(mma_f64, P_U32, 1, 1 << 20),
+    PP(fma, MH_PIPE_FMA), PP(fp16, MH_PIPE_FP16), PP(fp64, MH_PIPE_FP64), PP(alu, MH_PIPE_ALU),
+    PP(mufu, MH_PIPE_MUFU), PP(bits, MH_PIPE_BITS), PP(cvt, MH_PIPE_CVT), PP(shfl, MH_PIPE_SHFL),
+#undef PF
+#undef PP
+};
+#define NPARAMS (sizeof params / sizeof *params)
+
+const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value)
+{
+    if (i >= NPARAMS) return NULL;
+    if (value) {
+        const char *f = (const char *)m + params[i].off;
+        switch (params[i].kind) {
+        case P_U16: { uint16_t v; memcpy(&v, f, sizeof v); *value = v; break; }
+        case P_U32: { uint32_t v; memcpy(&v, f, sizeof v); *value = v; break; }
+        case P_U64: { uint64_t v; memcpy(&v, f, sizeof v); *value = (double)v; break; }
+        default: memcpy(value, f, sizeof *value); break;
+        }
+    }
+    return params[i].name;
+}
+
+int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, size_t n)
+{
+    unsigned i = 0;
+    while (i < NPARAMS && strcmp(params[i].name, name)) i++;
+    if (i == NPARAMS) {
+        int k = snprintf(why, n, "no model parameter '%s' (parameters:", name);
+        for (unsigned j = 0; j < NPARAMS && k >= 0 && (size_t)k < n; j++)
+            k += snprintf(why + k, n - (size_t)k, "%s %s", j ? "," : "", params[j].name);
+        if (k >= 0 && (size_t)k < n) snprintf(why + k, n - (size_t)k, ")");
+        return -1;
+    }
+    int whole = params[i].kind != P_DBL;
+    if (!isfinite(v)) {
+        snprintf(why, n, "model parameter %s: not a finite number", name);
+        return -1;
+    }
+    if (v < params[i].min || v > params[i].max || (whole && v != floor(v))) {
+        snprintf(why, n, "model parameter %s: %g is not %s from %g to %g", name, v, whole ? "a whole number" : "a number",
+                 params[i].min, params[i].max);
+        return -1;
+    }
+    char *f = (char *)m + params[i].off;
+    switch (params[i].kind) {
+    case P_U16: { uint16_t x = (uint16_t)v; memcpy(f, &x, sizeof x); break; }
+    case P_U32: { uint32_t x = (uint32_t)v; memcpy(f, &x, sizeof x); break; }
+    case P_U64: { uint64_t x = (uint64_t)v; memcpy(f, &x, sizeof x); break; }
+    default: memcpy(f, &v, sizeof v); break;
+    }
+    return 0;
+}
 
 int mh_emu_pipe_of(const mh_ptx_insn *in, unsigned *units)
 {
