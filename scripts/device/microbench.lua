@@ -17,6 +17,7 @@ local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
 local PUB = { l1 = 33, l2 = 260, l2cg = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048, fma = 128, ex2 = 16,
+  tmachase = 368.4,
   gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
 
 -- every figure of one device: {key = value}
@@ -35,6 +36,7 @@ local function measure(d)
   r.l2 = chase(8 << 20, true)
   r.hbm = chase(128 << 20, false)
   r.l2cg = chase(16 << 10, true, "chase_cg") -- ld.cg: L2 only, the L1-sized ring at L2's latency
+  r.tmachase = chase(512 << 10, true, "tma_chase") -- 16-byte bulk copies from L2, as [P25]'s authors' chase
   -- the L2 under load (loaded_chase): one thread chases while 40 SMs read a 16 MiB buffer through
   -- L2, once (the chase then runs on an idle L2) or 32 times (through the chase); the load's bytes
   -- a cycle over the model's L2 bandwidth (5120, [TAB]) is rho; l2_load_clk is what
@@ -126,6 +128,7 @@ local rows = {
   { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
   { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
+  { "tmachase", "TMA chase from L2 (16 B bulk copies, 512 KiB ring), cycles a hop", "tma_lat, l2_lat, smem_lat" },
 }
 print(string.format("device: %s (%s); emu model %s (%.3f GHz)", dev.name, dev.backend, model, emu.clock_ghz))
 print()
