@@ -69,6 +69,12 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
             return NULL;
         }
     }
+    char why[1024];
+    if (opts && opts->params_list && mh_emu_model_parse(&d->own_model, opts->params_list, why, sizeof why)) {
+        mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
+        free(d);
+        return NULL;
+    }
     d->next_addr = GLOBAL_BASE;
     d->nsm = opts && opts->num_sms ? opts->num_sms : d->model->sms;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;

@@ -51,6 +51,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* GH100's SM and memory system (the rows differ in SMs, HBM and clock) */
@@ -125,6 +126,27 @@ static const struct {
 #undef PP
 };
 #define NPARAMS (sizeof params / sizeof *params)
+
+int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n)
+{
+    char buf[4096];
+    if (strlen(list) >= sizeof buf) {
+        snprintf(why, n, "model parameters: a list longer than %zu characters", sizeof buf - 1);
+        return -1;
+    }
+    strcpy(buf, list);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '='), *end = NULL;
+        double v = eq ? strtod(eq + 1, &end) : 0;
+        if (!eq || eq == t || end == eq + 1 || *end) {
+            snprintf(why, n, "model parameters: '%s' is not NAME=NUMBER (e.g. l2_bytes_per_clk=6000)", t);
+            return -1;
+        }
+        *eq = 0;
+        if (mh_emu_model_set(m, t, v, why, n)) return -1;
+    }
+    return 0;
+}
 
 const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value)
 {

@@ -73,6 +73,9 @@ typedef struct mh_emu_param {
 /* Sets parameter `name` of *m to v: 0, or -1 with why (an unknown name, with the known ones;
  * a value outside the parameter's range, with the range) written to why[0..n). */
 int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, size_t n);
+/* Sets the parameters a list "l2_bytes_per_clk=6000,hbm_gbs=3000" names (MGPU_CUDART_MODEL_PARAMS,
+ * exec --model-params): 0, or -1 with why (an entry not NAME=NUMBER, or mh_emu_model_set's). */
+int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n);
 /* The i-th settable parameter's name (from 0; NULL past the last) and, when value is not NULL,
  * m's value of it. */
 const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value);

@@ -4,15 +4,27 @@
 -- kernels and the published ones (issue 32).  On a GPU the table is what re-fits the model:
 -- each row names the parameter it measures.  The SM clock under tensor load is measured too
 -- (wgmma_rate's %clock64 cycles over the launch's event time).
---   mgpu-harness scripts/device/microbench.lua [cuda|emu|auto] [MODEL]
--- MODEL: the emu model to compare with (default h200).  Prints a markdown table and RESULT
--- lines for scripts/device-check.sh.
+-- The re-fit: from the measured rows, the model parameters that would give them (each row's own
+-- parameter moved by the difference, or scaled by the ratio, the others kept), printed as
+-- model_params, and emu run again with them to show the table they give.
+--   mgpu-harness scripts/device/microbench.lua [cuda|emu|auto] [MODEL] [NAME=VALUE ...]
+-- MODEL: the emu model to compare with (default h200).  NAME=VALUE (on emu only): the measured
+-- device is emu with those parameters set, a stand-in for a GPU whose figures differ (the re-fit
+-- should find them again: ctest microbench_refit).  Prints a markdown table and RESULT lines for
+-- scripts/device-check.sh.
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local ptx = here .. "/tests/ptx/microbench.ptx"
-local dev = mgpu.device(arg[1] or "auto")
-local model = arg[2] or "h200"
+local pos, as = {}, {}
+for _, a in ipairs(arg or {}) do
+  local k, v = a:match("^([%a_][%w_]*)=(.+)$")
+  if k then as[k] = assert(tonumber(v), a .. ": a model parameter takes a number") else pos[#pos + 1] = a end
+end
+local model = pos[2] or "h200"
+local stand_in = next(as) ~= nil
+if stand_in and pos[1] ~= "emu" then error("NAME=VALUE parameters make emu stand in for a GPU: give the backend emu", 0) end
+local dev = stand_in and mgpu.device("emu", { model = model, model_params = as }) or mgpu.device(pos[1] or "auto")
 local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
@@ -105,7 +117,8 @@ if not ok_dev then
   print("RESULT | emu clock microbenchmarks (microbench.lua) | failed | - | MISSED |")
   os.exit(1)
 end
-local e = dev.backend == "emu" and got or measure(emu)
+local measured = dev.backend ~= "emu" or stand_in -- a device to re-fit to (a GPU, or emu standing in)
+local e = measured and measure(emu) or got
 
 local rows = {
   { "l1", "L1 hit latency, cycles (chase, 16 KiB)", "l1_lat" },
@@ -141,11 +154,67 @@ for _, r in ipairs(rows) do
   local ref = key == "clock" and emu.clock_ghz or nil
   print(string.format("| %s | %.3f | %.3f | %s | %s |", r[2], got[key], e[key], pub and tostring(pub) or (ref and
     string.format("%.3f (emu's)", ref) or "-"), r[3]))
-  if dev.backend ~= "emu" and pub then
+  if measured and pub then
     worst = math.max(worst, math.abs(e[key] - got[key]) / got[key])
   end
 end
-if dev.backend == "emu" then
+
+-- The re-fit: each parameter from the row that measures it alone (latencies move by the
+-- difference, rates scale by the ratio), the rows that mix parameters after the ones they mix.
+local function refit(m, got, e)
+  local p = {}
+  local function shift(name, key) p[name] = math.max(0, math.floor(m[name] + got[key] - e[key] + 0.5)) end
+  local function scale(name, key, whole)
+    local v = m[name] * got[key] / e[key]
+    p[name] = whole and math.max(1, math.floor(v + 0.5)) or v
+  end
+  shift("l1_lat", "l1")
+  shift("l2_lat", "l2")
+  shift("hbm_lat", "hbm")
+  shift("smem_lat", "smem")
+  shift("dsmem_lat", "dsmem")
+  -- a TMA hop is the L2's latency, the unit's and a shared read: what the other two do not explain
+  p.tma_lat = math.max(0, math.floor(m.tma_lat + (got.tmachase - e.tmachase) - (p.l2_lat - m.l2_lat)
+    - (p.smem_lat - m.smem_lat) + 0.5))
+  scale("hbm_gbs", "gbs")
+  scale("mma_f16", "wgmma", true)
+  scale("pipe_fma", "fma", true)
+  scale("pipe_mufu", "ex2", true)
+  -- the loaded L2's service time, when the measured one is not emu's own within its 5% of rounding
+  if got.l2load > 0 and math.abs(got.l2load - e.l2load) > 0.05 * e.l2load then p.l2_load_clk = got.l2load end
+  if dev.backend ~= "emu" then p.clock_ghz = got.clock end -- emu's own "clock" row is not a clock
+  local changed, names = {}, {}
+  for k, v in pairs(p) do
+    if math.abs(v - m[k]) > 1e-9 * math.max(1, math.abs(m[k])) then changed[k] = v; names[#names + 1] = k end
+  end
+  table.sort(names)
+  return changed, names
+end
+
+-- the rows a re-fitted parameter answers for (the others have none, or mix several)
+local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
+  wgmma = true, fma = true, ex2 = true, l2busy = true }
+if measured then
+  local fit, names = refit(emu.model, got, e)
+  local parts = {}
+  for _, k in ipairs(names) do parts[#parts + 1] = string.format("%s = %.6g", k, fit[k]) end
+  print()
+  print(string.format("re-fit of %s: model_params = { %s }", model, table.concat(parts, ", ")))
+  local refitted = measure(mgpu.device("emu", { model = model, model_params = fit }))
+  local after = 0
+  print()
+  print("| measure | this device | emu re-fitted | error |")
+  print("|---|---|---|---|")
+  for _, r in ipairs(rows) do
+    local key = r[1]
+    local err = got[key] ~= 0 and (refitted[key] - got[key]) / got[key] or 0
+    print(string.format("| %s | %.3f | %.3f | %+.1f%% |", r[2], got[key], refitted[key], 100 * err))
+    if REFITTED[key] then after = math.max(after, math.abs(err)) end
+  end
+  print(string.format("RESULT | emu model re-fit (microbench.lua) | worst re-fitted row %.1f%% | within 5%% | %s |",
+    100 * after, after <= 0.05 and "ok" or "MISSED"))
+end
+if not measured then
   print("RESULT | emu clock microbenchmarks (microbench.lua) | emu's own figures | - | - |")
 else
   -- on a GPU: how far emu's model is from this device (a re-fit changes emu_model.c)
