@@ -22,7 +22,8 @@ static const char NVCC_USAGE[] =
     "prints the command.  The exit status is nvcc's.\n";
 
 static const char EXEC_USAGE[] =
-    "usage: mgpu-harness exec [--capture DIR] [--trace DIR [--probes FILE]] [--stats] [--sms N] -- PROG [ARGS...]\n"
+    "usage: mgpu-harness exec [--capture DIR] [--trace DIR [--probes FILE]] [--stats] [--sms N] [--model NAME]\n"
+    "                         [--model-params NAME=NUMBER,...] -- PROG [ARGS...]\n"
     "\n"
     "Runs PROG (built by `mgpu-harness nvcc`, or by nvcc -cudart shared) with every CUDA runtime call\n"
     "served by emu, and exits with its status (128 + N when signal N ended it).\n"
@@ -32,7 +33,9 @@ static const char EXEC_USAGE[] =
     "  --probes FILE  with --trace: regions in kernels without markers (FILE.json or FILE.lua, as\n"
     "                 `instrument --probes` takes them)\n"
     "  --stats        emu's exact counters of each launch on stderr\n"
-    "  --sms N        emu's virtual SMs (default 132)\n";
+    "  --sms N        emu's virtual SMs (default 132)\n"
+    "  --model NAME   the device model emu's virtual time comes from: h200 (default), h100-sxm, h100-pcie\n"
+    "  --model-params NAME=NUMBER,...  parameters of that model set otherwise (docs/emu.md: l2_bytes_per_clk=6000)\n";
 
 int mh_cli_nvcc(int argc, char **argv)
 {
@@ -67,12 +70,15 @@ int mh_cli_exec(int argc, char **argv)
         if (!strcmp(a, "--")) { i++; break; }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) { fputs(EXEC_USAGE, stdout); return 0; }
         if (!strcmp(a, "--stats")) { o.stats = 1; continue; }
-        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms") || !strcmp(a, "--probes")) {
+        if (!strcmp(a, "--capture") || !strcmp(a, "--trace") || !strcmp(a, "--sms") || !strcmp(a, "--probes") ||
+            !strcmp(a, "--model") || !strcmp(a, "--model-params")) {
             if (i + 1 >= argc || !argv[i + 1][0]) return usage("option `%s` needs a value", a);
             const char *v = argv[++i];
             if (!strcmp(a, "--capture")) o.capture_dir = v;
             else if (!strcmp(a, "--trace")) o.trace_dir = v;
             else if (!strcmp(a, "--probes")) probes_path = v;
+            else if (!strcmp(a, "--model")) o.model = v;
+            else if (!strcmp(a, "--model-params")) o.model_params = v;
             else {
                 char *end;
                 unsigned long n = strtoul(v, &end, 10);

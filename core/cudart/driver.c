@@ -6,6 +6,7 @@
  * Another symbol is NULL with cudaDriverEntryPointSymbolNotFound and a
  * message naming it. */
 #include "cudart/cudart.h"
+#include "cudart/cu_error_names.h"
 #include "cudart/tensor_map_encode.h"
 
 #include <stdio.h>
@@ -58,35 +59,19 @@ int cuDriverGetVersion(int *v)
     *v = 13000;
     return 0;
 }
-/* The driver's names of the results the stand-in gives (driver_api.c: the runtime's numbers) */
-static const struct { int code; const char *name; } cu_names[] = {
-    {0, "CUDA_SUCCESS"}, {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
-    {3, "CUDA_ERROR_NOT_INITIALIZED"}, {101, "CUDA_ERROR_INVALID_DEVICE"}, {200, "CUDA_ERROR_INVALID_IMAGE"},
-    {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"}, {301, "CUDA_ERROR_FILE_NOT_FOUND"},
-    {400, "CUDA_ERROR_INVALID_HANDLE"}, {500, "CUDA_ERROR_NOT_FOUND"}, {600, "CUDA_ERROR_NOT_READY"},
-    {700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {710, "CUDA_ERROR_ASSERT"},
-    {719, "CUDA_ERROR_LAUNCH_FAILED"}, {720, "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE"},
-    {801, "CUDA_ERROR_NOT_SUPPORTED"}, {912, "CUDA_ERROR_INVALID_CLUSTER_SIZE"}, {999, "CUDA_ERROR_UNKNOWN"},
-};
-static const char *cu_name(int err)
-{
-    for (size_t i = 0; i < sizeof cu_names / sizeof cu_names[0]; i++)
-        if (cu_names[i].code == err) return cu_names[i].name;
-    return NULL;
-}
 const char *cudaGetErrorString(cudaError_t e);
 CR_EXPORT int cuGetErrorString(int err, const char **s);
 int cuGetErrorString(int err, const char **s)
 {
     if (!s) return 1;
-    *s = cu_name(err) ? cudaGetErrorString(err) : NULL; /* the same numbers, the same meanings */
+    *s = mh_cu_error_name(err) ? cudaGetErrorString(err) : NULL; /* the same numbers, the same meanings */
     return *s ? 0 : 1;
 }
 CR_EXPORT int cuGetErrorName(int err, const char **s);
 int cuGetErrorName(int err, const char **s)
 {
     if (!s) return 1;
-    *s = cu_name(err);
+    *s = mh_cu_error_name(err);
     return *s ? 0 : 1;
 }
 

@@ -223,9 +223,15 @@ static CUresult module_new(void **out, const void *image, size_t file_len, const
         free(m->ptx), free(m);
         return cu(cr_set(cudaErrorMemoryAllocation, "%s: out of memory", what));
     }
-    if (cr_module_parse(m)) { /* said at load, as the driver does */
+    if (cr_module_parse(m)) { /* said at load, as the driver does; the module is not kept (no handle names it) */
         int no_ptx = m->wrapper && !m->ptx;
-        return cu(cr_set(no_ptx ? cudaErrorNoKernelImageForDevice : cudaErrorInvalidPtx, "%s: %s", what, m->err.message));
+        CUresult r = cu(cr_set(no_ptx ? cudaErrorNoKernelImageForDevice : cudaErrorInvalidPtx, "%s: %s", what,
+                               m->err.message));
+        s->nmods--; /* the last one: pushed above */
+        mh_ptx_free(&m->ptxm);
+        if (magic == FATBIN_MAGIC) free((void *)m->wrapper); /* our own wrapper, not the caller's image */
+        free(m->ptx), free(m);
+        return r;
     }
     *out = m;
     return CU_OK;

@@ -5,6 +5,7 @@
  * stand-in's when it is in the process (it knows the allocations: the map is
  * checked against the array), else done here unchecked against it.  Any
  * other driver call is missing: the program fails when it links or calls it. */
+#include "cudart/cu_error_names.h"
 #include "cudart/tensor_map_encode.h"
 
 #include <dlfcn.h>
@@ -42,15 +43,19 @@ EXPORT int cuGetErrorString(int err, const char **s);
 int cuGetErrorString(int err, const char **s)
 {
     if (!s) return 1;
-    *s = err == 0 ? "no error" : err == 1 ? "invalid argument" : "an error of the driver API stand-in";
+    const char *name = mh_cu_error_name(err);
+    if (!name) return 1; /* CUDA_ERROR_INVALID_VALUE, as the driver answers an unknown number */
+    /* the runtime stand-in's description when it is in the process (the numbers mean the same), else the name */
+    const char *(*rt)(int) = (const char *(*)(int))(uintptr_t)dlsym(RTLD_DEFAULT, "cudaGetErrorString");
+    *s = rt ? rt(err) : name;
     return 0;
 }
 EXPORT int cuGetErrorName(int err, const char **s);
 int cuGetErrorName(int err, const char **s)
 {
     if (!s) return 1;
-    *s = err == 0 ? "CUDA_SUCCESS" : err == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
-    return 0;
+    *s = mh_cu_error_name(err);
+    return *s ? 0 : 1;
 }
 
 static void *entry(const char *name)

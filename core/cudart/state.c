@@ -56,7 +56,8 @@ cr_state *cr_get(void)
                                             MH_EMU_DEFAULT_SMS);
         else st.sms = (uint32_t)v;
     }
-    mh_emu_opts o = {.num_sms = st.sms, .model = env("MGPU_CUDART_MODEL")}; /* NULL: the default model */
+    /* the device model (NULL: the default) and parameters of it set otherwise (exec --model, --model-params) */
+    mh_emu_opts o = {.num_sms = st.sms, .model = env("MGPU_CUDART_MODEL"), .params_list = env("MGPU_CUDART_MODEL_PARAMS")};
     mh_error e = {0};
     st.emu = mh_emu_create(&o, &e);
     if (!st.emu) {

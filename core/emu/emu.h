@@ -27,6 +27,9 @@ typedef struct mh_emu mh_emu;
 typedef struct mh_emu_opts {
     uint32_t num_sms;            /* 0: the model's */
     const char *model;           /* the device model's name (emu_model.h; NULL: MH_EMU_DEFAULT_MODEL) */
+    const mh_emu_param *params;  /* parameters of that model set otherwise (what-if runs, re-fits) */
+    uint32_t nparams;
+    const char *params_list;     /* and, after them, "NAME=NUMBER,..." (mh_emu_model_parse) */
     uint64_t max_warp_insns;     /* per launch; 0: no limit (guards endless loops) */
     int strict;                  /* a read of a register no instruction wrote stops the launch */
     uint32_t threads;            /* workers SMs run on within a quantum; 0: $MGPU_EMU_THREADS, else the machine's

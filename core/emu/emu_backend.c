@@ -217,9 +217,12 @@ static void emu_probe(const mh_device_opts *o, mh_backend_probe *out)
     out->available = 1;
     out->devices = 1;
     snprintf(out->detail, sizeof out->detail, "available: CPU executor of PTX (deterministic; its times are virtual, not GPU timings)");
-    const mh_emu_model *m = mh_emu_model_find(o ? o->model : NULL);
-    if (!m) m = mh_emu_model_find(NULL); /* (emu_open names the unknown model) */
-    emu_facts(o && o->sms ? o->sms : m->sms, m, &out->facts[0]);
+    const mh_emu_model *named = mh_emu_model_find(o ? o->model : NULL);
+    mh_emu_model m = *(named ? named : mh_emu_model_find(NULL)); /* (emu_open names an unknown model) */
+    char why[1024];
+    for (uint32_t i = 0; o && i < o->nmodel_params; i++) /* (and a bad parameter) */
+        (void)mh_emu_model_set(&m, o->model_params[i].name, o->model_params[i].value, why, sizeof why);
+    emu_facts(o && o->sms ? o->sms : m.sms, &m, &out->facts[0]);
 }
 
 static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
@@ -229,6 +232,8 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     eo.num_sms = o->sms;
     eo.max_warp_insns = o->max_insns;
     eo.model = o->model;
+    eo.params = o->model_params;
+    eo.nparams = o->nmodel_params;
     eo.threads = o->threads;
     emu_dev *d = calloc(1, sizeof *d);
     if (!d) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
@@ -240,6 +245,7 @@ static int emu_open(const mh_device_opts *o, mh_device *out, mh_error *e)
     out->ops = &emu_ops;
     out->impl = d;
     emu_facts(mh_emu_num_sms(d->emu), mh_emu_model_of(d->emu), &out->facts);
+    out->facts.model = mh_emu_model_of(d->emu);
     return 0;
 }
 

@@ -45,7 +45,8 @@ struct mh_emu {
     size_t n, cap;
     uint64_t next_addr;
     uint32_t nsm;
-    const mh_emu_model *model; /* every timing parameter (emu_model.c) */
+    const mh_emu_model *model; /* every timing parameter (emu_model.c): own_model */
+    mh_emu_model own_model;    /* the named model with the options' model_params set */
     uint64_t max_warp_insns;
     int strict;
     uint32_t threads;       /* workers a launch's SMs run on (emu_workers.c), >= 1 */

@@ -53,9 +53,25 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
         mh_fail(e, MH_E_NO_MEMORY, "out of memory");
         return NULL;
     }
-    d->model = mh_emu_model_find(opts ? opts->model : NULL);
-    if (!d->model) {
+    const mh_emu_model *named = mh_emu_model_find(opts ? opts->model : NULL);
+    if (!named) {
         mh_fail(e, MH_E_BAD_ARGUMENT, "emu: no device model '%s' (models: %s)", opts->model, mh_emu_model_names());
+        free(d);
+        return NULL;
+    }
+    d->own_model = *named;
+    d->model = &d->own_model;
+    for (uint32_t i = 0; opts && i < opts->nparams; i++) {
+        char why[1024];
+        if (mh_emu_model_set(&d->own_model, opts->params[i].name, opts->params[i].value, why, sizeof why)) {
+            mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
+            free(d);
+            return NULL;
+        }
+    }
+    char why[1024];
+    if (opts && opts->params_list && mh_emu_model_parse(&d->own_model, opts->params_list, why, sizeof why)) {
+        mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
         free(d);
         return NULL;
     }

@@ -5,6 +5,7 @@
 #ifndef MH_EMU_MODEL_H
 #define MH_EMU_MODEL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define MH_EMU_DEFAULT_MODEL "h200"
@@ -81,6 +82,23 @@ typedef struct mh_emu_model {
 
 /* The model called `name` (NULL or "": the default), or NULL when none is. */
 const mh_emu_model *mh_emu_model_find(const char *name);
+
+/* One parameter of a model set by name (mgpu.device("emu", {model_params = {...}})): what-if
+ * runs and re-fits from a GPU's measurements without rebuilding emu. */
+typedef struct mh_emu_param {
+    const char *name;           /* a field of mh_emu_model (mh_emu_model_param lists them) */
+    double value;
+} mh_emu_param;
+#define MH_EMU_MAX_PARAMS 64    /* parameters one device may set */
+/* Sets parameter `name` of *m to v: 0, or -1 with why (an unknown name, with the known ones;
+ * a value outside the parameter's range, with the range) written to why[0..n). */
+int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, size_t n);
+/* Sets the parameters a list "l2_bytes_per_clk=6000,hbm_gbs=3000" names (MGPU_CUDART_MODEL_PARAMS,
+ * exec --model-params): 0, or -1 with why (an entry not NAME=NUMBER, or mh_emu_model_set's). */
+int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n);
+/* The i-th settable parameter's name (from 0; NULL past the last) and, when value is not NULL,
+ * m's value of it. */
+const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value);
 /* The models' names, comma-separated (for error messages). */
 const char *mh_emu_model_names(void);
 /* The pipe instruction `in` runs on (MH_PIPE_*), and *units how many of that pipe's instructions

@@ -7,6 +7,7 @@
  * on a link step -cudart none plus the stand-in's libraries. */
 #define _GNU_SOURCE
 #include "exec/exec.h"
+#include "emu/emu_model.h"
 #include "exec/nvcc_markers.h"
 #include "instrument/instrument.h"
 
@@ -98,6 +99,15 @@ static int set_abs(const char *name, const char *path, mh_error *e)
 int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
 {
     if (!o->argv || !o->argv[0] || !o->argv[0][0]) return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no program to run");
+    if (o->model || o->model_params) { /* refused here, before the program starts, as emu would refuse them */
+        const mh_emu_model *named = mh_emu_model_find(o->model);
+        if (!named)
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no device model '%s' (models: %s)", o->model, mh_emu_model_names());
+        mh_emu_model m = *named;
+        char why[1024];
+        if (o->model_params && mh_emu_model_parse(&m, o->model_params, why, sizeof why))
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: %s", why);
+    }
     const char *dir = mh_exec_cudart_dir(e);
     if (!dir) return -1;
     if (o->capture_dir && make_dir(o->capture_dir, "--capture", e)) return -1;
@@ -124,6 +134,8 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         }
         if (o->stats) setenv("MGPU_CUDART_STATS", "1", 1);
         if (o->launches_file) setenv("MGPU_CUDART_LAUNCHES", o->launches_file, 1);
+        if (o->model) setenv("MGPU_CUDART_MODEL", o->model, 1);
+        if (o->model_params) setenv("MGPU_CUDART_MODEL_PARAMS", o->model_params, 1);
         if (o->sms) {
             char b[16];
             snprintf(b, sizeof b, "%u", o->sms);

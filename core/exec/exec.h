@@ -14,6 +14,8 @@ typedef struct mh_exec_opts {
     const char *probes;           /* with trace_dir: probes, serialized (MGPU_CUDART_PROBES; cudart_cli.c) */
     int stats;                    /* emu's exact counters per launch, on stderr */
     unsigned sms;                 /* emu's virtual SMs (0: its default) */
+    const char *model;            /* emu's device model (MGPU_CUDART_MODEL; NULL: the environment's, else the default) */
+    const char *model_params;     /* "NAME=NUMBER,..." set in that model (MGPU_CUDART_MODEL_PARAMS; NULL: likewise) */
     const char *launches_file;    /* a line per launch written here (mgpu.exec reads it; NULL: none) */
     char *const *argv;            /* PROG ARGS..., NULL-terminated */
 } mh_exec_opts;

@@ -29,7 +29,11 @@ typedef struct mh_device_facts {
     uint64_t memory;         /* bytes of device memory (emu: the largest allocation it takes) */
     uint64_t max_smem;       /* dynamic shared memory a block may have (opt-in) */
     int virtual_time;        /* times and clocks are a model's, not a GPU's */
+    const struct mh_emu_model *model; /* emu, once open: its device model, model_params set (cuda: NULL) */
 } mh_device_facts;
+
+struct mh_emu_param;
+struct mh_emu_model;
 
 /* How a device is opened. */
 typedef struct mh_device_opts {
@@ -39,6 +43,8 @@ typedef struct mh_device_opts {
     uint32_t sms;            /* emu: virtual SMs, 0 = default */
     uint64_t max_insns;      /* emu: warp instructions a launch may run, 0 = no limit */
     const char *model;       /* emu: the device model (core/emu/emu_model.c), NULL = the default */
+    const struct mh_emu_param *model_params; /* emu: that model's parameters set otherwise, by name */
+    uint32_t nmodel_params;
     uint32_t threads;        /* emu: workers SMs run on, 0 = $MGPU_EMU_THREADS or the machine's cores */
 } mh_device_opts;
 

@@ -43,21 +43,53 @@ static const char *push_file(lua_State *L, const char *path, size_t *len)
     return lua_tolstring(L, -1, len);
 }
 
-/* core.device([kind [, {driver=, strict=, sms=, max_insns=, model=, threads=}]]) -> device.  kind: "auto"
+/* options.model_params (emu): {name = number, ...} into p (names held by the options table, on
+ * the stack while the device opens); how many.  Which names and values are right is emu's to say
+ * (emu_model.c names the parameters and their ranges). */
+static uint32_t model_params(lua_State *L, int t, mh_emu_param *p)
+{
+    lua_getfield(L, t, "model_params");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    glue_check_table(L, -1, "device.model_params", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})");
+    uint32_t n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            glue_bad(L, "device.model_params: a key of type %s (parameters are named: {l2_bytes_per_clk = 6000})",
+                     luaL_typename(L, -2));
+        const char *k = lua_tostring(L, -2);
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            glue_bad(L, "device.model_params.%s must be a number, not %s", k, luaL_typename(L, -1));
+        if (n == MH_EMU_MAX_PARAMS) glue_bad(L, "device.model_params: more than %d parameters", MH_EMU_MAX_PARAMS);
+        p[n].name = k;
+        p[n].value = lua_tonumber(L, -1);
+        n++;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return n;
+}
+
+/* core.device([kind [, {driver=, strict=, sms=, max_insns=, model=, model_params=, threads=}]]) -> device.  kind: "auto"
  * (default), "emu", "cuda", "cuda:N".  driver: another libcuda (tests use a fake one); strict (emu):
  * a read of a register nothing wrote stops the launch; sms (emu): virtual SMs (default: the
  * model's); max_insns (emu): the warp instructions one launch may run (a kernel_fault past them;
  * default: no limit); model (emu): the device model its virtual time comes from ("h200" by
- * default, "h100-sxm", "h100-pcie": core/emu/emu_model.c); threads (emu): the workers a launch's SMs
+ * default, "h100-sxm", "h100-pcie": core/emu/emu_model.c); model_params (emu): {name = number} that
+ * model's parameters set otherwise (dev.model lists them; a what-if run or a re-fit); threads (emu): the workers a launch's SMs
  * run on, 1 to 1024 (default: $MGPU_EMU_THREADS, else the machine's cores; results do not depend on it). */
 static int l_device_new(lua_State *L)
 {
     const char *kind = luaL_optstring(L, 1, "auto");
+    mh_emu_param params[MH_EMU_MAX_PARAMS];
     mh_device_opts o;
     memset(&o, 0, sizeof o);
     if (!lua_isnoneornil(L, 2)) {
-        glue_check_table(L, 2, "device's options", "{driver=, strict=, sms=, max_insns=, model=, threads=}");
-        static const char *const keys[] = {"driver", "strict", "sms", "max_insns", "model", "threads", NULL};
+        glue_check_table(L, 2, "device's options", "{driver=, strict=, sms=, max_insns=, model=, model_params=, threads=}");
+        static const char *const keys[] = {"driver", "strict", "sms", "max_insns", "model", "model_params", "threads", NULL};
         glue_check_keys(L, 2, "device", keys);
         o.driver = glue_opt_string(L, 2, "device", "driver", NULL);
         o.strict = glue_opt_boolean(L, 2, "device", "strict", 0);
@@ -65,6 +97,8 @@ static int l_device_new(lua_State *L)
         o.max_insns = (uint64_t)glue_opt_integer(L, 2, "device", "max_insns", 0, 0, LUA_MAXINTEGER);
         o.model = glue_opt_string(L, 2, "device", "model", NULL);
         o.threads = (uint32_t)glue_opt_integer(L, 2, "device", "threads", 0, 1, MH_EMU_MAX_THREADS);
+        o.nmodel_params = model_params(L, 2, params);
+        o.model_params = params;
     }
     l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
     mh_error e;
@@ -89,8 +123,29 @@ l_device *glue_check_device(lua_State *L, int i)
     return d;
 }
 
+/* dev.model (emu): {name = "h100-sxm", <parameter> = value, ...}, every parameter model_params may
+ * set with the value the device uses; nil on cuda */
+static void push_model(lua_State *L, const mh_emu_model *m)
+{
+    if (!m) {
+        lua_pushnil(L);
+        return;
+    }
+    lua_newtable(L);
+    lua_pushstring(L, m->name);
+    lua_setfield(L, -2, "name");
+    double v;
+    const char *name;
+    for (unsigned i = 0; (name = mh_emu_model_param(m, i, &v)); i++) {
+        if (v == (double)(lua_Integer)v) lua_pushinteger(L, (lua_Integer)v);
+        else lua_pushnumber(L, v);
+        lua_setfield(L, -2, name);
+    }
+}
+
 /* dev.backend, .name, .arch (what nvcc compiles .cu modules for), .sms, .clock_ghz (the clock
- * cycles convert with), .memory (bytes), .max_smem (dynamic shared memory per block), or a method */
+ * cycles convert with), .memory (bytes), .max_smem (dynamic shared memory per block), .model (emu:
+ * its device model's parameters), or a method */
 static int l_device_index(lua_State *L)
 {
     l_device *d = glue_check_device(L, 1);
@@ -103,6 +158,7 @@ static int l_device_index(lua_State *L)
     else if (!strcmp(k, "sms")) lua_pushinteger(L, (lua_Integer)f->sms);
     else if (!strcmp(k, "max_smem")) lua_pushinteger(L, (lua_Integer)f->max_smem);
     else if (!strcmp(k, "memory")) lua_pushinteger(L, (lua_Integer)f->memory);
+    else if (!strcmp(k, "model")) push_model(L, f->model);
     else {
         luaL_getmetafield(L, 1, "methods");
         lua_getfield(L, -1, k);

@@ -60,10 +60,39 @@ static void push_launches(lua_State *L, FILE *f)
     }
 }
 
+/* options.model_params {name = number, ...} as exec's "NAME=NUMBER,..." (a string Lua holds, left on
+ * the stack until l_exec returns), or NULL */
+static const char *model_params_list(lua_State *L)
+{
+    lua_getfield(L, 1, "model_params");
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    glue_check_table(L, -1, "mgpu.exec: model_params", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})");
+    char list[4096];
+    size_t len = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        if (lua_type(L, -2) != LUA_TSTRING)
+            glue_bad(L, "mgpu.exec: model_params has a key of type %s (parameters are named)", luaL_typename(L, -2));
+        if (lua_type(L, -1) != LUA_TNUMBER)
+            glue_bad(L, "mgpu.exec: model_params.%s must be a number, not %s", lua_tostring(L, -2), luaL_typename(L, -1));
+        int k = snprintf(list + len, sizeof list - len, "%s%s=%.17g", len ? "," : "", lua_tostring(L, -2),
+                         (double)lua_tonumber(L, -1));
+        if (k < 0 || (size_t)k >= sizeof list - len) glue_bad(L, "%s", "mgpu.exec: model_params: too many");
+        len += (size_t)k;
+        lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    lua_pushstring(L, list);
+    return lua_tostring(L, -1);
+}
+
 static int l_exec(lua_State *L)
 {
-    glue_check_table(L, 1, "mgpu.exec's options", "{prog=, args=, capture=, trace=, probes=, stats=, sms=}");
-    static const char *const keys[] = {"prog", "args", "capture", "trace", "probes", "stats", "sms", NULL};
+    glue_check_table(L, 1, "mgpu.exec's options", "{prog=, args=, capture=, trace=, probes=, stats=, sms=, model=, model_params=}");
+    static const char *const keys[] = {"prog", "args", "capture", "trace", "probes", "stats", "sms", "model", "model_params", NULL};
     glue_check_keys(L, 1, "mgpu.exec", keys);
     mh_exec_opts o = {0};
     const char *prog = glue_opt_string(L, 1, "mgpu.exec:", "prog", NULL);
@@ -74,6 +103,8 @@ static int l_exec(lua_State *L)
     const char *probes_path = glue_opt_string(L, 1, "mgpu.exec:", "probes", NULL);
     if (probes_path && !o.trace_dir) return glue_bad(L, "%s", "mgpu.exec: probes goes with trace (a folder for the traces)");
     o.sms = (unsigned)glue_opt_integer(L, 1, "mgpu.exec:", "sms", 0, 0, 1024);
+    o.model = glue_opt_string(L, 1, "mgpu.exec:", "model", NULL);
+    o.model_params = model_params_list(L);
     lua_getfield(L, 1, "args");
     size_t nargs = lua_isnil(L, -1) ? 0 : (lua_istable(L, -1) ? lua_rawlen(L, -1) : (size_t)-1);
     if (nargs == (size_t)-1) return glue_bad(L, "mgpu.exec: args must be a list of strings, got %s", glue_typename(L, -1));

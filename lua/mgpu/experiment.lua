@@ -44,6 +44,9 @@
 --               region (how many traces are inside it, per bin of the kernel's span)
 --   backend, arch, nvcc_flags, seed   the device kind ("auto"), nvcc's target and flags,
 --               a seed recorded in the manifest
+--   emu         on emu: {model = "h100-sxm", params = {l2_bytes_per_clk = 6000, ...}}, the device
+--               model its virtual time comes from and parameters of it set otherwise (default: the
+--               h200 as it is); the manifest's emu_model records every parameter the run used
 --   probes      with instrument: probes instead of (or beside) markers, as dev:load takes them
 --               ({name=, kernel = true | loop = | around = | from =, to =}; docs/instrumenting.md "probes")
 --   stats       true (emu): exact counters per source line for each point (Nsight Compute's metric
@@ -87,7 +90,8 @@ local throughput -- defined below, used by attempt_point
 -- The keys each table of an experiment may have (see the header).
 local EXPERIMENT_KEYS = { "name", "module", "kernel", "instrument", "entries", "profile", "axes", "filter", "setup",
   "warmup", "repeats", "flush_l2", "retry", "max_entries", "counters", "backend", "arch", "nvcc_flags", "seed",
-  "timeout_s", "stats", "probes", "defines", "min_time", "max_noise", "max_repeats" }
+  "timeout_s", "stats", "probes", "defines", "min_time", "max_noise", "max_repeats", "emu" }
+local EMU_KEYS = { "model", "params" }
 local PROFILE_KEYS = { "scope", "entries", "names", "staged", "smem_extra" }
 local SETUP_KEYS = { "grid", "block", "smem", "args", "entries", "estimate", "check", "before", "expect", "cooperative",
   "bytes", "flops" }
@@ -208,6 +212,19 @@ local function check_type(v, what, want, desc)
   if v ~= nil and type(v) ~= want then bad(string.format("%s must be %s, got %s", what, desc, type(v))) end
 end
 
+-- The device options an experiment's emu table asks for (core.device's model and model_params), or nil.
+local function emu_opts(exp)
+  if not exp.emu then return nil end
+  return { model = exp.emu.model, model_params = exp.emu.params }
+end
+
+-- Whether two emu models (dev.model tables: name and every parameter) are the same.
+local function same_model(a, b)
+  for k, v in pairs(a) do if b[k] ~= v then return false end end
+  for k in pairs(b) do if a[k] == nil then return false end end
+  return true
+end
+
 -- Every field of an experiment is checked before the first point runs (a
 -- bad one is a bad_argument naming it, exit status 2).
 local function validate(exp)
@@ -241,6 +258,12 @@ local function validate(exp)
   check_type(exp.filter, "experiment.filter", "function", "a function(point) -> keep")
   check_type(exp.backend, "experiment.backend", "string", "a device kind (\"auto\", \"emu\", \"cuda\")")
   check_type(exp.arch, "experiment.arch", "string", "an nvcc target such as \"sm_90\"")
+  if exp.emu ~= nil then
+    check_type(exp.emu, "experiment.emu", "table", "{model = \"h100-sxm\", params = {name = number, ...}}")
+    options.check_keys(exp.emu, "experiment.emu", EMU_KEYS)
+    check_type(exp.emu.model, "experiment.emu.model", "string", "a device model's name (\"h200\", \"h100-sxm\", \"h100-pcie\")")
+    check_type(exp.emu.params, "experiment.emu.params", "table", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})")
+  end
   builds.validate(exp) -- kernel, defines, nvcc_flags: values or functions of the point (compile-time axes)
   timing.check_adaptive(exp, "experiment.")
   if exp.axes ~= nil then axes.groups(exp.axes) end -- axes = 5 is refused naming experiment.axes
@@ -941,7 +964,15 @@ local function run_locked(exp, opts, dir, script, state)
   if workers and workers ~= 0 then
     nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind, asked)
   end
-  local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind)
+  local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind, emu_opts(exp))
+  -- the emu model the points' virtual times come from (with workers: a device opened here only to
+  -- read it, and to refuse a bad parameter before any worker starts)
+  local emu_model = dev.backend == "emu" and (dev.model or mgpu.device("emu", emu_opts(exp)).model) or nil
+  if old and old.emu_model and emu_model and not same_model(old.emu_model, emu_model) then
+    bad(string.format("%s: the run's emu model (%s, manifest.json's emu_model) is not this one (%s, experiment.emu): its "
+      .. "rows would mix models; resume with the run's, or start a new folder", what, tostring(old.emu_model.name),
+      emu_model.name))
+  end
   if exp.stats and dev.backend ~= "emu" then
     bad("experiment.stats: exact counters are emu's (on " .. dev.backend .. ", Nsight Compute counts: "
       .. "scripts/device/ncu_stats.lua); run with --backend emu, or leave stats out")
@@ -1073,6 +1104,7 @@ local function run_locked(exp, opts, dir, script, state)
       backend = dev.backend,
       device = dev.name,
       clock_ghz = dev.clock_ghz,
+      emu_model = emu_model,                 -- emu: its device model, every parameter as the run used it
       min_time = exp.min_time, max_noise = exp.max_noise, max_repeats = exp.max_repeats,
       timing = exp.flush_l2 and "cold" or "hot",  -- cold: L2 flushed before each measured launch
       time_note = dev.backend == "emu" and ("emu times are virtual (deterministic cycles at the stated clock), not GPU "
@@ -1193,7 +1225,7 @@ function M.worker(exp, opts)
   local dir = opts.worker
   local man = manifest.read(dir)
   local pl = plan(exp, nil, man, dir .. "/manifest.json")
-  local dev = mgpu.device(opts.backend or man.backend)
+  local dev = mgpu.device(opts.backend or man.backend, emu_opts(exp))
   local load_path = manifest.path(dir, man.ptx[1].path)
   local bp
   if load_path:match("%.cu$") then -- the builds the parent compiled: their PTX is in DIR/builds

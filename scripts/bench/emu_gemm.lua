@@ -7,16 +7,24 @@
 -- (their tile groups): they run right from 2048 on (docs/results/emu-gemm-tflops.md).  Kernel 3's
 -- second recording (the debug variant) takes an argument the record lacks: it says so.
 -- At N = 4096 each fast.cu row also gives the worklog's published H100 figure and emu / published.
---   mgpu-harness scripts/bench/emu_gemm.lua [N] [MODEL] [KERNEL-NUMBERS, default 5,0] [check]
+--   mgpu-harness scripts/bench/emu_gemm.lua [N] [MODEL] [KERNEL-NUMBERS, default 5,0] [check] [NAME=VALUE ...]
+-- NAME=VALUE arguments set parameters of the model (model_params, docs/emu.md): a what-if run,
+-- e.g. l2_bytes_per_clk=5760.
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/bench/[^/]*$") or "."
-local N = tonumber(arg[1] or "4096")
-local model = arg[2] or "h100-sxm"
+local params, pos = {}, {}
+for _, a in ipairs(arg or {}) do
+  local k, v = a:match("^([%a_][%w_]*)=(.+)$")
+  if k then params[k] = assert(tonumber(v), a .. ": a model parameter takes a number")
+  else pos[#pos + 1] = a end
+end
+local N = tonumber(pos[1] or "4096")
+local model = pos[2] or "h100-sxm"
 local want = {}
-for k in (arg[3] or "5,0"):gmatch("%d+") do want[tonumber(k)] = true end
-local check = arg[4] == "check"
-local dev = mgpu.device("emu", { model = model })
+for k in (pos[3] or "5,0"):gmatch("%d+") do want[tonumber(k)] = true end
+local check = pos[4] == "check"
+local dev = mgpu.device("emu", { model = model, model_params = params })
 local S = 256 -- the recorded size
 
 local recorded = {}

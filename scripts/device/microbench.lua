@@ -4,20 +4,32 @@
 -- kernels and the published ones (issue 32).  On a GPU the table is what re-fits the model:
 -- each row names the parameter it measures.  The SM clock under tensor load is measured too
 -- (wgmma_rate's %clock64 cycles over the launch's event time).
---   mgpu-harness scripts/device/microbench.lua [cuda|emu|auto] [MODEL]
--- MODEL: the emu model to compare with (default h200).  Prints a markdown table and RESULT
--- lines for scripts/device-check.sh.
+-- The re-fit: from the measured rows, the model parameters that would give them (each row's own
+-- parameter moved by the difference, or scaled by the ratio, the others kept), printed as
+-- model_params, and emu run again with them to show the table they give.
+--   mgpu-harness scripts/device/microbench.lua [cuda|emu|auto] [MODEL] [NAME=VALUE ...]
+-- MODEL: the emu model to compare with (default h200).  NAME=VALUE (on emu only): the measured
+-- device is emu with those parameters set, a stand-in for a GPU whose figures differ (the re-fit
+-- should find them again: ctest microbench_refit).  Prints a markdown table and RESULT lines for
+-- scripts/device-check.sh.
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local ptx = here .. "/tests/ptx/microbench.ptx"
-local dev = mgpu.device(arg[1] or "auto")
-local model = arg[2] or "h200"
+local pos, as = {}, {}
+for _, a in ipairs(arg or {}) do
+  local k, v = a:match("^([%a_][%w_]*)=(.+)$")
+  if k then as[k] = assert(tonumber(v), a .. ": a model parameter takes a number") else pos[#pos + 1] = a end
+end
+local model = pos[2] or "h200"
+local stand_in = next(as) ~= nil
+if stand_in and pos[1] ~= "emu" then error("NAME=VALUE parameters make emu stand in for a GPU: give the backend emu", 0) end
+local dev = stand_in and mgpu.device("emu", { model = model, model_params = as }) or mgpu.device(pos[1] or "auto")
 local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
 local PUB = { l1 = 33, l2 = 260, l2cg = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048, fma = 128, ex2 = 16,
-  fmalat = 4, fmailp = 1, ex2lat = 18,
+  fmalat = 4, fmailp = 1, ex2lat = 18, tmachase = 368.4,
   gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
 
 -- every figure of one device: {key = value}
@@ -36,6 +48,7 @@ local function measure(d)
   r.l2 = chase(8 << 20, true)
   r.hbm = chase(128 << 20, false)
   r.l2cg = chase(16 << 10, true, "chase_cg") -- ld.cg: L2 only, the L1-sized ring at L2's latency
+  r.tmachase = chase(512 << 10, true, "tma_chase") -- 16-byte bulk copies from L2, as [P25]'s authors' chase
   -- the L2 under load (loaded_chase): one thread chases while 40 SMs read a 16 MiB buffer through
   -- L2, once (the chase then runs on an idle L2) or 32 times (through the chase); the load's bytes
   -- a cycle over the model's L2 bandwidth (5120, [TAB]) is rho; l2_load_clk is what
@@ -111,7 +124,8 @@ if not ok_dev then
   print("RESULT | emu clock microbenchmarks (microbench.lua) | failed | - | MISSED |")
   os.exit(1)
 end
-local e = dev.backend == "emu" and got or measure(emu)
+local measured = dev.backend ~= "emu" or stand_in -- a device to re-fit to (a GPU, or emu standing in)
+local e = measured and measure(emu) or got
 
 local rows = {
   { "l1", "L1 hit latency, cycles (chase, 16 KiB)", "l1_lat" },
@@ -137,6 +151,7 @@ local rows = {
   { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
   { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
+  { "tmachase", "TMA chase from L2 (16 B bulk copies, 512 KiB ring), cycles a hop", "tma_lat, l2_lat, smem_lat" },
 }
 print(string.format("device: %s (%s); emu model %s (%.3f GHz)", dev.name, dev.backend, model, emu.clock_ghz))
 print()
@@ -149,11 +164,90 @@ for _, r in ipairs(rows) do
   local ref = key == "clock" and emu.clock_ghz or nil
   print(string.format("| %s | %.3f | %.3f | %s | %s |", r[2], got[key], e[key], pub and tostring(pub) or (ref and
     string.format("%.3f (emu's)", ref) or "-"), r[3]))
-  if dev.backend ~= "emu" and pub then
+  if measured and pub then
     worst = math.max(worst, math.abs(e[key] - got[key]) / got[key])
   end
 end
-if dev.backend == "emu" then
+
+-- The re-fit: each parameter from the row that measures it alone (latencies move by the
+-- difference, rates scale by the ratio), the rows that mix parameters after the ones they mix.
+local function refit(m, got, e)
+  local p = {}
+  -- a row a device gave no figure for (0, or not a number: the fake driver runs no kernel) moves nothing
+  local function ok(key) local g, x = got[key], e[key]; return g == g and x == x and g > 0 and x > 0 and g < math.huge end
+  local function shift(name, key)
+    if ok(key) then p[name] = math.max(0, math.floor(m[name] + got[key] - e[key] + 0.5)) end
+  end
+  local function scale(name, key, whole)
+    if not ok(key) then return end
+    local v = m[name] * got[key] / e[key]
+    p[name] = whole and math.max(1, math.floor(v + 0.5)) or v
+  end
+  shift("l1_lat", "l1")
+  shift("l2_lat", "l2")
+  shift("hbm_lat", "hbm")
+  shift("smem_lat", "smem")
+  shift("dsmem_lat", "dsmem")
+  -- a TMA hop is the L2's latency, the unit's and a shared read: what the other two do not explain
+  if ok("tmachase") then
+    p.tma_lat = math.max(0, math.floor(m.tma_lat + (got.tmachase - e.tmachase) - ((p.l2_lat or m.l2_lat) - m.l2_lat)
+      - ((p.smem_lat or m.smem_lat) - m.smem_lat) + 0.5))
+  end
+  scale("hbm_gbs", "gbs")
+  scale("mma_f16", "wgmma", true)
+  scale("pipe_fma", "fma", true)
+  scale("pipe_mufu", "ex2", true)
+  -- result latencies: a dependent chain's cycles an instruction are its latency (and a little loop)
+  shift("lat_fma", "fmalat")
+  shift("lat_ex2", "ex2lat")
+  -- the loaded L2's service time, when the measured one is not emu's own within its 5% of rounding
+  if ok("l2load") and math.abs(got.l2load - e.l2load) > 0.05 * e.l2load then p.l2_load_clk = got.l2load end
+  if dev.backend ~= "emu" and ok("clock") then p.clock_ghz = got.clock end -- emu's own "clock" row is not a clock
+  local changed, names = {}, {}
+  for k, v in pairs(p) do
+    if math.abs(v - m[k]) > 1e-9 * math.max(1, math.abs(m[k])) then changed[k] = v; names[#names + 1] = k end
+  end
+  table.sort(names)
+  return changed, names
+end
+
+-- the rows a re-fitted parameter answers for (the others have none, or mix several)
+local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
+  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true }
+if measured then
+  local fit, names = refit(emu.model, got, e)
+  local parts = {}
+  for _, k in ipairs(names) do parts[#parts + 1] = string.format("%s = %.6g", k, fit[k]) end
+  print()
+  print(string.format("re-fit of %s: model_params = { %s }", model, table.concat(parts, ", ")))
+  local okr, refitted = pcall(function() return measure(mgpu.device("emu", { model = model, model_params = fit })) end)
+  if not okr then
+    print("re-fit: emu could not run with it: " .. tostring(type(refitted) == "table" and refitted.message or refitted))
+    print("RESULT | emu model re-fit (microbench.lua) | failed | within 5% | MISSED |")
+    refitted = nil
+  end
+  if refitted then
+    local after, n = 0, 0
+    print()
+    print("| measure | this device | emu re-fitted | error |")
+    print("|---|---|---|---|")
+    for _, r in ipairs(rows) do
+      local key = r[1]
+      local g = got[key]
+      local valid = g == g and g > 0 and g < math.huge
+      local err = valid and (refitted[key] - g) / g or 0
+      print(string.format("| %s | %.3f | %.3f | %s |", r[2], g, refitted[key], valid and string.format("%+.1f%%", 100 * err) or "-"))
+      if REFITTED[key] and valid then after, n = math.max(after, math.abs(err)), n + 1 end
+    end
+    if n == 0 then
+      print("RESULT | emu model re-fit (microbench.lua) | no measured row | within 5% | MISSED |")
+    else
+      print(string.format("RESULT | emu model re-fit (microbench.lua) | worst re-fitted row %.1f%% (%d rows) | within 5%% | %s |",
+        100 * after, n, after <= 0.05 and "ok" or "MISSED"))
+    end
+  end
+end
+if not measured then
   print("RESULT | emu clock microbenchmarks (microbench.lua) | emu's own figures | - | - |")
 else
   -- on a GPU: how far emu's model is from this device (a re-fit changes emu_model.c)

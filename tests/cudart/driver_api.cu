@@ -152,7 +152,7 @@ int main()
     EXPECT(cuModuleLoadData(&m2, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k( {\n") ==
                CUDA_ERROR_INVALID_PTX, "bad PTX");
     EXPECT(cuModuleLoadData(&m2, "x") == CUDA_ERROR_INVALID_PTX, "a one-character image is PTX text, and bad");
-        const char *en = nullptr;
+    const char *en = nullptr;
     CU(cuGetErrorName(CUDA_ERROR_INVALID_PTX, &en));
     EXPECT(!strcmp(en, "CUDA_ERROR_INVALID_PTX"), "the name %s", en);
 

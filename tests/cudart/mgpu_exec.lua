@@ -25,13 +25,21 @@ f = io.open(dir .. "-trace/launch-1.trace.json")
 expect(r.status == 0 and f and f:read("a"):find('"name":"whole"', 1, true), "mgpu.exec{probes=} traced no region whole")
 f:close()
 
+-- the device model and parameters of it: the same launch, slower where memory is (latencies x 10)
+local slow = mgpu.exec { prog = prog, model = "h100-sxm", model_params = { l2_lat = 2600, hbm_lat = 4800 } }
+expect(slow.status == 0 and slow.launches[1].cycles > 3 * l.cycles, "model_params: %d cycles against %d",
+  slow.launches[1].cycles, l.cycles)
+
 r = mgpu.exec { prog = "/bin/sh", args = { "-c", "exit 3" } }
 expect(r.status == 3 and #r.launches == 0, "sh's status %d", r.status)
 
 for _, bad in ipairs { { opts = { prog = prog, args = { 1 } }, says = "args%[1%] is a number" },
                        { opts = { args = {} }, says = "prog" },
                        { opts = { prog = prog, capure = dir }, says = "capure" },
-                       { opts = { prog = prog, probes = probes }, says = "probes goes with trace" } } do
+                       { opts = { prog = prog, probes = probes }, says = "probes goes with trace" },
+                       { opts = { prog = prog, model = "a100" }, says = "no device model 'a100'" },
+                       { opts = { prog = prog, model_params = { nope = 1 } }, says = "no model parameter 'nope'" },
+                       { opts = { prog = prog, model_params = { l2_lat = "x" } }, says = "model_params.l2_lat must be a number" } } do
   local ok, err = pcall(mgpu.exec, bad.opts)
   expect(not ok and mgpu.errors.is(err, "bad_argument") and tostring(err):find(bad.says),
     "mgpu.exec refused %s with: %s", bad.says, tostring(err))

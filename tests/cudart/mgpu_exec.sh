@@ -10,4 +10,9 @@ export MGPU_NVCC=$NVCC
 D=$WORK/mgpu_exec
 rm -rf "$D" && mkdir -p "$D" || exit 1
 "$H" nvcc -O2 -arch=sm_90a -I"$SRC" -o "$D/prog" "$SRC/vector_add.cu" || { echo "FAIL: mgpu-harness nvcc"; exit 1; }
-"$H" "$SRC/mgpu_exec.lua" "$D/prog" "$D/capture"
+"$H" "$SRC/mgpu_exec.lua" "$D/prog" "$D/capture" || exit 1
+# exec's --model-params refused before the program runs, naming the entry
+OUT=$("$H" exec --model-params l2_lat -- "$D/prog" 2>&1); ST=$?
+[ $ST = 2 ] && echo "$OUT" | grep -q "'l2_lat' is not NAME=NUMBER" || { echo "$OUT"; echo "FAIL: exec --model-params l2_lat (status $ST)"; exit 1; }
+"$H" exec --model h100-sxm --model-params l2_lat=300,hbm_gbs=3000 --stats -- "$D/prog" > /dev/null 2>&1 || { echo "FAIL: exec --model h100-sxm --model-params"; exit 1; }
+echo "mgpu_exec.sh: ok"

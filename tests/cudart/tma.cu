@@ -4,6 +4,7 @@
 // tensor's edge is filled with zeros.  Built with -DDIRECT_DRIVER (and -lcuda), it calls the
 // driver's cuTensorMapEncodeTiled itself: under exec, the libcuda.so.1 stand-in's.
 #include "check.h"
+#include <cstring>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -45,6 +46,12 @@ int main()
 
 #ifdef DIRECT_DRIVER
     auto encode = cuTensorMapEncodeTiled;
+    // the stand-in names the driver's errors as the driver does (it said CUDA_ERROR_UNKNOWN for all but 0 and 1)
+    const char *name = nullptr, *text = nullptr;
+    EXPECT(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &name) == CUDA_SUCCESS && name &&
+           !strcmp(name, "CUDA_ERROR_OUT_OF_MEMORY"), "cuGetErrorName(2): %s", name ? name : "(null)");
+    EXPECT(cuGetErrorString(CUDA_ERROR_INVALID_PTX, &text) == CUDA_SUCCESS && text && *text, "cuGetErrorString(218)");
+    EXPECT(cuGetErrorName((CUresult)12345, &name) != CUDA_SUCCESS, "cuGetErrorName(12345) was taken");
 #else
     void *fn = nullptr;
     cudaDriverEntryPointQueryResult q;

@@ -164,6 +164,36 @@ extern "C" __global__ void tma_bulk(const unsigned char *src, unsigned bytes, lo
     out[0] = clock64() - t0;
 }
 
+// a chase through a ring (chase_init's) by bulk copies, as the TMA latency benchmark of [P25]'s
+// authors does (HPMLL/NVIDIA-Hopper-Benchmark tma_lat_random: 16 bytes a hop into shared memory,
+// an mbarrier wait, the next address read from what landed): `warm` hops, then `hops` timed;
+// out[0] cycles a hop, out[1] the last node
+extern "C" __global__ void tma_chase(const unsigned char *ring, unsigned warm, unsigned hops, long long *out)
+{
+    __shared__ __align__(16) const unsigned char *node[2];
+    __shared__ __align__(8) uint64_t bar;
+    if (threadIdx.x != 0) return;
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    const unsigned char *p = ring;
+    unsigned phase = 0;
+    long long t0 = 0;
+    for (unsigned i = 0; i < warm + hops; i++) {
+        if (i == warm) t0 = clock64();
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 16;" ::"r"(sa(&bar)) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 16, [%2];"
+                     ::"r"(sa(node)), "l"(p), "r"(sa(&bar)) : "memory");
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
+                         : "=r"(done) : "r"(sa(&bar)), "r"(phase) : "memory");
+        phase ^= 1;
+        p = ((const unsigned char *volatile *)node)[0];
+    }
+    out[0] = (clock64() - t0) / hops;
+    out[1] = (long long)p;
+}
+
 // K-major bf16 operand in shared memory without swizzle: 8x8 core matrices, 128 bytes each
 __device__ static inline uint64_t desc(uint32_t addr)
 {

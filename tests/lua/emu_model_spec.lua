@@ -1,0 +1,102 @@
+-- emu_model_spec.lua: emu's device model set by parameter (model_params on a device,
+-- experiment.emu): what dev.model lists, a parameter changing the virtual time it should and no
+-- other, bad names and values refused by name, and an experiment recording the model it ran and
+-- refusing to resume under another.
+local h = require "helpers"
+local mgpu = require "mgpu"
+local core = require "mgpu.core"
+
+-- virtual ns of one streaming read of 16 MiB (HBM-bound) on device d
+local function read_ns(d)
+  local k = d:load(h.src .. "/tests/ptx/microbench.ptx"):kernel("stream_read")
+  local n4 = 1024 * 1024
+  return k:launch { grid = 8 * d.sms, block = 256, args = { d:array("f32", 4 * n4), d:array("f32", 8 * d.sms * 256), n4 } }
+      .time_ns
+end
+
+describe("emu's device model by parameter", function()
+  it("lists every parameter with the value the device uses", function()
+    local m = mgpu.device("emu", { model = "h100-sxm" }).model
+    assert.equal("h100-sxm", m.name)
+    assert.equal(5120, m.l2_bytes_per_clk)
+    assert.equal(3350, m.hbm_gbs)
+    assert.equal(1.755, m.clock_ghz)
+    assert.equal(16, m.pipe_mufu)
+    local set = mgpu.device("emu", { model = "h100-sxm", model_params = { hbm_gbs = 1000, clock_ghz = 1.98 } })
+    assert.equal(1000, set.model.hbm_gbs)
+    assert.equal(1.98, set.model.clock_ghz)
+    assert.equal(1.98, set.clock_ghz) -- the clock times convert with is the model's
+    assert.equal(m.l2_bytes_per_clk, set.model.l2_bytes_per_clk) -- the others as the named model's
+  end)
+
+  it("changes the virtual time a parameter governs", function()
+    local base = mgpu.device("emu", { model = "h100-sxm" })
+    local slow = mgpu.device("emu", { model = "h100-sxm", model_params = { hbm_gbs = 335 } })
+    local t0, t1 = read_ns(base), read_ns(slow)
+    -- a tenth of the HBM bandwidth: a read of 16 MiB that streams from HBM takes several times longer
+    assert.is_true(t1 > 3 * t0, t1 .. " ns at 335 GB/s, " .. t0 .. " at 3350")
+    -- a parameter this kernel does not use leaves its time as it was
+    local other = mgpu.device("emu", { model = "h100-sxm", model_params = { mma_f16 = 64 } })
+    assert.equal(t0, read_ns(other))
+  end)
+
+  it("refuses an unknown name, a bad value and a malformed table by name", function()
+    local cases = {
+      { { nope = 1 }, "no model parameter 'nope' %(parameters: clock_ghz, .*l2_bytes_per_clk.*pipe_shfl%)" },
+      { { l2_lat = -1 }, "model parameter l2_lat: %-1 is not a whole number from 0 to" },
+      { { l2_lat = 1.5 }, "model parameter l2_lat: 1.5 is not a whole number" },
+      { { pipe_fma = 0 }, "model parameter pipe_fma: 0 is not a whole number from 1 to 4096" },
+      { { clock_ghz = 0 / 0 }, "model parameter clock_ghz: not a finite number" },
+      { { l2_lat = "260" }, "device.model_params.l2_lat must be a number, not string" },
+      { { 3 }, "device.model_params: a key of type number" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches(c[2], err.message)
+    end
+    local ok, err = pcall(mgpu.device, "emu", { model_params = 5 })
+    assert.is_false(ok)
+    assert.matches("device.model_params must be a table", err.message)
+  end)
+
+  it("runs an experiment on the model it names, records it, and will not resume under another", function()
+    local dir = h.tmpdir()
+    local function script(params)
+      return string.format([[
+return {
+  name = "read", module = %q, kernel = "stream_read", repeats = 1,
+  emu = { model = "h100-sxm", params = %s },
+  axes = { n4 = { 65536 } },
+  setup = function(p, dev)
+    return { grid = 16, block = 256, args = { dev:array("f32", 4 * p.n4), dev:array("f32", 16 * 256), p.n4 } }
+  end,
+}]], h.src .. "/tests/ptx/microbench.ptx", params)
+    end
+    h.write(dir .. "/a.lua", script("{ hbm_gbs = 500, l2_bytes_per_clk = 6000 }"))
+    h.write(dir .. "/b.lua", script("{ hbm_gbs = 600 }"))
+    local st, _, err = h.run(dir .. "/a.lua", "--backend", "emu", "--out", dir .. "/r", "--quiet")
+    assert.equal(0, st, err)
+    local man = core.json_decode(h.read(dir .. "/r/manifest.json"))
+    assert.equal("h100-sxm", man.emu_model.name)
+    assert.equal(500, man.emu_model.hbm_gbs)
+    assert.equal(6000, man.emu_model.l2_bytes_per_clk)
+    assert.equal(260, man.emu_model.l2_lat) -- every parameter, set or not
+    -- with worker processes the points run on the same model: the same virtual times
+    st, _, err = h.run(dir .. "/a.lua", "--backend", "emu", "--workers", "2", "--out", dir .. "/w", "--quiet")
+    assert.equal(0, st, err)
+    local function times(d) return (h.read(d .. "/results.csv"):match("\n1,[^\n]*")) end
+    assert.equal(times(dir .. "/r"), times(dir .. "/w"))
+    -- resuming the run under other parameters would mix models in one results file
+    st, _, err = h.run(dir .. "/b.lua", "--backend", "emu", "--resume", dir .. "/r", "--force", "--quiet")
+    assert.equal(2, st)
+    assert.matches("emu model .* is not this one", err)
+    -- a bad parameter is refused before any point runs, with workers too
+    h.write(dir .. "/c.lua", script("{ hbm = 1 }"))
+    st, _, err = h.run(dir .. "/c.lua", "--backend", "emu", "--workers", "2", "--out", dir .. "/c", "--quiet")
+    assert.equal(2, st)
+    assert.matches("no model parameter 'hbm'", err)
+    h.rmdir(dir)
+  end)
+end)
