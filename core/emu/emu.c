@@ -295,7 +295,7 @@ static int link_code(ctx *c, mh_error *e)
     emu_fast_consts(c);
     c->mma = m->mma;
     c->mma_regs = m->mma_regs;
-    if (emu_pack_registers(c) || emu_mma_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
+    if (emu_pack_registers(c) || emu_mma_plan(c) || emu_sb_plan(c)) return mh_fail(e, MH_E_NO_MEMORY, "out of memory");
     return 0;
 }
 
@@ -487,6 +487,8 @@ done:
     free(c.code);
     free(c.fast);
     free(c.pipe);
+    free(c.sb);
+    free(c.sb_regs);
     free(c.kconst);
     free(c.wgb);
     free(c.acc_touch);

@@ -65,13 +65,22 @@ typedef struct {
 } call_frame;
 
 typedef struct blk blk;
+/* The register scoreboard's plan of one instruction (emu_scoreboard.c): at sb_regs[off] the ndst
+ * rows it writes, then the nsrc rows it reads; lat: its result latency in cycles. */
+typedef struct {
+    uint32_t off;
+    uint16_t ndst, nsrc;
+    uint32_t lat;
+    uint32_t d0;            /* the first row it writes (sb_regs[off]), when ndst */
+} emu_sb;
 #define MH_EMU_MAX_CLUSTER 16   /* blocks a cluster may have (sm_90's non-portable limit) */
 
 typedef struct {
     uint64_t *r;            /* registers: module registers x 32 lanes */
     uint32_t *written;      /* strict mode: per register, the lanes that wrote it */
-    uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
-                             * whose accumulator or A fragment it is; pending while above mma.retired */
+    uint64_t *rdy;          /* per row: the cycle its value is ready for a dependent instruction (emu_scoreboard.c) */
+    uint32_t sb_pc;         /* kpc when the scheduler, at the warp's last issue, found the rows kpc's instruction
+                             * reads ready by `ready` (step_warp need not look again), else EMU_NO_PC */
     /* the issue model (emu_sched below): what every issue reads, in the first 64 bytes with r */
     blk *b;                 /* its block */
     uint64_t ready;         /* the first cycle it may issue its next instruction */
@@ -105,6 +114,8 @@ typedef struct {
      * some warp of the warpgroup waited for (their shared-memory reads are over from wgdone_at, the
      * cycle that wait ends); waits: it waits
      * at wgmma.wait_group for a warp of its warpgroup to commit */
+    uint32_t *acc;          /* strict mode: per register, the wgmma group (commit count + 1 when issued)
+                             * whose accumulator or A fragment it is; pending while above mma.retired */
     uint32_t nreg;          /* setmaxnreg: the registers a thread of this warp holds (ctx.regs at start;
                              * 0: not known yet) */
     /* barrier.cluster: the lanes that arrived and not yet waited, and the cluster phase each arrived in */
@@ -142,6 +153,7 @@ struct blk {
     unsigned char *shared, *local, *frames;
     uint64_t *regs;
     uint32_t *written;
+    uint64_t *rdy;          /* its warps' rows' ready cycles (nregs a warp) */
     warp *warps;
     call_frame (*stacks)[MAX_CALL_DEPTH]; /* its warps' call stacks (WARP per warp), NULL without calls */
     uint32_t bar_arrived[NUM_BARRIERS]; /* threads arrived at each counted barrier */
@@ -284,6 +296,9 @@ typedef struct {
     uint32_t reg_lo, nregs;
     uint8_t *fast;          /* per instruction: its fast-path kind (emu_fast.c), 0: the general path */
     uint16_t *pipe;         /* per instruction: its pipe (MH_PIPE_*) << 8 | the cycles it holds it (emu_model.c) */
+    emu_sb *sb;             /* per instruction: the rows it reads and writes, its result latency (emu_scoreboard.c) */
+    uint32_t *sb_regs;      /* the lists sb's entries point into */
+    uint64_t sb_until;      /* step_warp deferred the warp (4): the cycle its operands are ready */
     uint8_t *acc_touch;     /* per instruction: it may name a wgmma accumulator register (NULL: no tiles kept) */
     struct emu_wg_b *wgb;   /* the last wgmma's B operand, for the other warps of its warpgroup (emu_mma.c) */
     uint64_t *kconst;       /* per instruction: an EMU_FK_CONST's value (as put() stores it) */
@@ -430,6 +445,9 @@ void emu_count_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask);
  * Called where the instruction is counted (the fast paths' and the slow path's existing tests of
  * counting), so that a launch without stats pays nothing for it. */
 void emu_stall_issue(ctx *c, warp *w, uint64_t t);
+/* Counting: warp w, ready to issue, waits until `until` for a row its next instruction reads (the
+ * scoreboard): those cycles are charged as its previous instruction's, reason wait. */
+void emu_stall_defer(ctx *c, warp *w, uint64_t until);
 
 /* ---- strict mode: Hopper's hazards (emu_hazards.c; c->hz NULL when not strict) ---- */
 /* Each returns -1 after a fault it reported, else 0.  Async-proxy writes of shared memory are
@@ -478,6 +496,36 @@ void emu_flows_wait(ctx *c, warp *w, int lane, const unsigned char *p, int done)
 /* Renames the kernel's registers in c->code to shared rows where packing applies (c->packed, c->nregs
  * the rows, c->zero_rows); 0 (packed or not), -1 out of memory. */
 int emu_pack_registers(ctx *c);
+/* Calls f(r, dst, arg) for each register (a row of c->nregs) instruction `in` names, in o[], its
+ * guard, dst2 or its tensor-core record (dst: it writes it); 0, or -1 when one is out of range. */
+int emu_insn_regs(const ctx *c, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg);
+
+/* ---- the register scoreboard (emu_scoreboard.c) ---- */
+/* Plans c->sb (per instruction: the rows it reads and writes, its result latency); 0, -1 out of memory. */
+int emu_sb_plan(ctx *c);
+/* The first cycle warp w may issue pc's instruction: when the last of the rows it reads is ready. */
+static inline uint64_t emu_sb_ready(const ctx *c, const warp *w, uint32_t pc)
+{
+    const emu_sb *s = &c->sb[pc];
+    const uint32_t *r = c->sb_regs + s->off + s->ndst, n = s->nsrc;
+    const uint64_t *rdy = w->rdy;
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (rdy[r[i]] > t) t = rdy[r[i]];
+    return t;
+}
+/* Warp w issued pc's instruction, which started on its pipe at `go`: the rows it writes are ready at
+ * go + its latency (go for an instruction without one: a row another register of a packed launch
+ * held before is not waited for). */
+static inline void emu_sb_issued(const ctx *c, warp *w, uint32_t pc, uint64_t go)
+{
+    const emu_sb *s = &c->sb[pc];
+    if (!s->ndst) return;
+    uint64_t at = go + s->lat;
+    w->rdy[s->d0] = at;
+    if (__builtin_expect(s->ndst > 1, 0))
+        for (uint32_t i = 1, n = s->ndst; i < n; i++) w->rdy[c->sb_regs[s->off + i]] = at;
+}
 
 /* ---- the scheduler (emu_sched.c) ---- */
 int emu_run_grid(ctx *c, uint64_t *longest);

@@ -18,8 +18,8 @@
  *
  * Latency: an access waits for the level that serves its farthest line (L1, L2 or HBM), plus
  * the L2's loaded latency (an M/D/1 queue's wait at the L2's recent utilisation: l2_load_wait),
- * plus the queueing above.  Loads and atomics keep their warp that long (emu has no scoreboard: a
- * warp's independent loads do not overlap); stores and cp.async only the queueing.
+ * plus the queueing above.  Loads and atomics keep their warp that long (outside the register
+ * scoreboard: a warp's independent loads do not overlap); stores and cp.async only the queueing.
  *
  * SMs in parallel (issue 33, threads = N): within a quantum each SM sees the L2's tags and the
  * bandwidth windows as they were at the quantum's start plus its own changes (struct mt_view);

@@ -27,6 +27,14 @@
  *         count 16; warp shuffle 32; type conversions 16 (from and to 64-bit types, and the
  *         others).  The whitepaper's SM diagram [WP] agrees: per sub-partition 32 FP32, 16 INT32,
  *         16 FP64 lanes and 4 special-function units.
+ *  [NAK]  Mesa's NVIDIA compiler (NAK), src/nouveau/compiler/nak/sm80_instr_latencies.rs at
+ *         commit 00fe8e45a0dbbdc2fe6f7c5cab9a3a0f50313f2f: the register-scheduling latencies
+ *         NVIDIA gave for Ampere and Ada (no Hopper file exists: these are Ampere's), read after
+ *         write: FMA -> FMA 4, ALU -> ALU 4, ALU <-> FMA 5, FP16 5, FP64 10 cycles.
+ *  [AB22] Abdelkhalik et al., "Demystifying the Nvidia Ampere Architecture through
+ *         Microbenchmarking and Instruction-level Analysis", arXiv 2208.11174, Table 2 (A100,
+ *         dependent instructions): mad.rn.f32 4, add.u32 4 cycles (through a transcription of its
+ *         tables; the paper's cells were not reached).
  *  [EST]  emu's estimate where no published figure was found: stated as such, to be re-fitted
  *         with scripts/device/microbench.lua on a GPU.
  * Loaded latency: the papers' latencies are an idle GPU's (one pointer chase).  Under load an L2
@@ -42,6 +50,14 @@
  * waits (Nsight's math pipe throttle) while other pipes' instructions issue.  The map from PTX to
  * pipes (mh_emu_pipe_of) is the table's rows; ptxas may fuse or split instructions (an integer
  * division is a sequence, two cvt to bf16 may become one packing instruction): emu counts PTX.
+ * Result latency (lat): a register a pipe's instruction writes is ready for a dependent instruction
+ * of its warp lat cycles after the instruction started on its pipe (emu_scoreboard.c); the
+ * special-function unit's, shuffles' and conversions' are [EST] from dependent chains measured on
+ * Ada (RTX 4070 Ti: MUFU.EX2 17.6, SIN 23.5, RSQ/LG2 39.6, RCP 41.6, SHFL.BFLY 25.0, F2I + I2F 12.1
+ * cycles) and Blackwell (B300: EX2 14.5, SIN 24.5, RSQ 40.2, RCP 42.3, SHFL about 24) in public
+ * notes whose authors were not identified; no Hopper figure was found.  ptxas's cross-pipe 5
+ * (ALU <-> FMA) is left out: every class reads its own pipe's figure.  A move has none (ptxas
+ * mostly folds PTX's moves away); loads, tensor cores and barriers keep blocking their warp.
  * The latencies are the papers' figures rounded to the cycle as emu's docs carried them (the
  * search corpus held the papers' text but not their tables' cells, so each is "about"); the
  * calibration test (tests/c/test_emu_clock.c) checks emu reproduces these within 15%. */
@@ -74,7 +90,17 @@
     .mma_f16 = 512, .mma_tf32 = 256, .mma_8bit = 1024, .mma_f64 = 32, /* [WP] */                \
     .pipe_rate = {[MH_PIPE_FMA] = 128, [MH_PIPE_FP16] = 128, [MH_PIPE_FP64] = 64,               \
                   [MH_PIPE_ALU] = 64, [MH_PIPE_MUFU] = 16, [MH_PIPE_BITS] = 16,                  \
-                  [MH_PIPE_CVT] = 16, [MH_PIPE_SHFL] = 32} /* [PG], [WP] */
+                  [MH_PIPE_CVT] = 16, [MH_PIPE_SHFL] = 32}, /* [PG], [WP] */                 \
+    .lat = {[MH_LAT_FMA] = 4,   /* [NAK] FMA -> FMA (Ampere); [AB22] A100 dependent mad.f32 */    \
+            [MH_LAT_ALU] = 4,   /* [NAK] ALU -> ALU (Ampere); [AB22] A100 dependent add.u32 */    \
+            [MH_LAT_FP16] = 5,  /* [NAK] FP16 (HFMA2, Ampere) */                                  \
+            [MH_LAT_FP64] = 10, /* [NAK] DFMA/DADD (Ampere's A100 class) */                       \
+            [MH_LAT_EX2] = 18,  /* [EST] MUFU.EX2 (Ada 17.6, B300 14.5); tanh alike */            \
+            [MH_LAT_RCP] = 40,  /* [EST] MUFU.RCP/RSQ/LG2 (Ada 39.6-41.6, B300 40-42) */          \
+            [MH_LAT_SIN] = 24,  /* [EST] MUFU.SIN/COS (Ada 23.5, B300 24.5) */                    \
+            [MH_LAT_BITS] = 6,  /* [EST] popc, clz (A100 CPI 6-7 [AB22] Table 5; decoupled) */    \
+            [MH_LAT_CVT] = 6,   /* [EST] F2I/I2F (Ada round trip 12.1: 6 each) */                 \
+            [MH_LAT_SHFL] = 24} /* [EST] SHFL (Ada 25.0, B300 about 24) */
 
 static const mh_emu_model models[] = {
     {.name = "h200", .desc = "H200 SXM (141 GB HBM3e)", .sms = 132,
@@ -103,7 +129,7 @@ const char *mh_emu_model_names(void) { return "h200, h100-sxm, h100-pcie"; }
 
 /* The parameters model_params may set: each field's place, kind and the range a value must lie
  * in (a latency of 0 cycles is allowed, a rate or a size of 0 is not: emu divides by them). */
-enum { P_U16, P_U32, P_U64, P_DBL };
+enum { P_U8, P_U16, P_U32, P_U64, P_DBL };
 static const struct {
     const char *name;
     size_t off;
@@ -112,6 +138,7 @@ static const struct {
 } params[] = {
 #define PF(f, k, lo, hi) {#f, offsetof(mh_emu_model, f), k, lo, hi}
 #define PP(f, pipe) {"pipe_" #f, offsetof(mh_emu_model, pipe_rate) + (pipe) * sizeof(uint16_t), P_U16, 1, 4096}
+#define PL(f, cls) {"lat_" #f, offsetof(mh_emu_model, lat) + (cls), P_U8, 0, 255}
     PF(clock_ghz, P_DBL, 0.01, 100),
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
@@ -120,10 +147,13 @@ static const struct {
     PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
     PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
     PF(mma_f64, P_U32, 1, 1 << 20),
+    PL(fma, MH_LAT_FMA), PL(alu, MH_LAT_ALU), PL(fp16, MH_LAT_FP16), PL(fp64, MH_LAT_FP64), PL(ex2, MH_LAT_EX2),
+    PL(rcp, MH_LAT_RCP), PL(sin, MH_LAT_SIN), PL(bits, MH_LAT_BITS), PL(cvt, MH_LAT_CVT), PL(shfl, MH_LAT_SHFL),
     PP(fma, MH_PIPE_FMA), PP(fp16, MH_PIPE_FP16), PP(fp64, MH_PIPE_FP64), PP(alu, MH_PIPE_ALU),
     PP(mufu, MH_PIPE_MUFU), PP(bits, MH_PIPE_BITS), PP(cvt, MH_PIPE_CVT), PP(shfl, MH_PIPE_SHFL),
 #undef PF
 #undef PP
+#undef PL
 };
 #define NPARAMS (sizeof params / sizeof *params)
 
@@ -154,6 +184,7 @@ const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value)
     if (value) {
         const char *f = (const char *)m + params[i].off;
         switch (params[i].kind) {
+        case P_U8: *value = (uint8_t)*f; break;
         case P_U16: { uint16_t v; memcpy(&v, f, sizeof v); *value = v; break; }
         case P_U32: { uint32_t v; memcpy(&v, f, sizeof v); *value = v; break; }
         case P_U64: { uint64_t v; memcpy(&v, f, sizeof v); *value = (double)v; break; }
@@ -186,6 +217,7 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
     }
     char *f = (char *)m + params[i].off;
     switch (params[i].kind) {
+    case P_U8: *f = (char)(uint8_t)v; break;
     case P_U16: { uint16_t x = (uint16_t)v; memcpy(f, &x, sizeof x); break; }
     case P_U32: { uint32_t x = (uint32_t)v; memcpy(f, &x, sizeof x); break; }
     case P_U64: { uint64_t x = (uint64_t)v; memcpy(f, &x, sizeof x); break; }
@@ -230,4 +262,25 @@ int mh_emu_pipe_of(const mh_ptx_insn *in, unsigned *units)
     }
     if (mh_ptx_type_bits(t) == 64) *units = 2; /* a 64-bit integer operation: its two halves */
     return MH_PIPE_ALU;
+}
+
+int mh_emu_lat_of(const mh_ptx_insn *in)
+{
+    unsigned units;
+    switch (mh_emu_pipe_of(in, &units)) {
+    case MH_PIPE_FMA: return MH_LAT_FMA;
+    case MH_PIPE_FP16: return MH_LAT_FP16;
+    case MH_PIPE_FP64: return MH_LAT_FP64;
+    case MH_PIPE_ALU: return MH_LAT_ALU;
+    case MH_PIPE_MUFU:
+        switch (in->op) {
+        case MH_OP_EX2: case MH_OP_TANH: return MH_LAT_EX2;
+        case MH_OP_SIN: case MH_OP_COS: return MH_LAT_SIN;
+        default: return MH_LAT_RCP; /* rcp, rsqrt, sqrt, lg2, f32 div */
+        }
+    case MH_PIPE_BITS: return MH_LAT_BITS;
+    case MH_PIPE_CVT: return MH_LAT_CVT;
+    case MH_PIPE_SHFL: return MH_LAT_SHFL;
+    default: return MH_LAT_NONE;
+    }
 }

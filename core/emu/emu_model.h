@@ -28,6 +28,24 @@ enum {
     MH_PIPE_N
 };
 
+/* The issue model's result-latency classes (emu_model.c's table gives each its cycles): a register
+ * an instruction of the class writes is ready for a dependent instruction of its warp that many
+ * cycles after the instruction started on its pipe (a register scoreboard: emu_scoreboard.c). */
+enum {
+    MH_LAT_NONE = 0, /* moves, branches, memory, tensor cores, barriers: their cost blocks the warp */
+    MH_LAT_FMA,      /* f32 add, mul, fma */
+    MH_LAT_ALU,      /* integer arithmetic, logic, shifts, compare, min, max, select, vote */
+    MH_LAT_FP16,     /* f16/bf16 (x2) add, mul, fma, compare */
+    MH_LAT_FP64,     /* f64 arithmetic */
+    MH_LAT_EX2,      /* the special-function unit's ex2, tanh */
+    MH_LAT_RCP,      /* its rcp, rsqrt, sqrt, lg2 (and f32 div: a reciprocal) */
+    MH_LAT_SIN,      /* its sin, cos */
+    MH_LAT_BITS,     /* clz, popc, brev */
+    MH_LAT_CVT,      /* conversions to or from a floating-point type */
+    MH_LAT_SHFL,     /* warp shuffle */
+    MH_LAT_N
+};
+
 typedef struct mh_emu_model {
     const char *name;           /* "h200", "h100-sxm", "h100-pcie" */
     const char *desc;
@@ -58,6 +76,8 @@ typedef struct mh_emu_model {
     uint32_t mma_f64;
     /* the other pipes: results a cycle an SM (MH_PIPE_*; 0 for MH_PIPE_NONE) */
     uint16_t pipe_rate[MH_PIPE_N];
+    /* result latencies, cycles from an instruction's start on its pipe to a dependent's issue (MH_LAT_*) */
+    uint8_t lat[MH_LAT_N];
 } mh_emu_model;
 
 /* The model called `name` (NULL or "": the default), or NULL when none is. */
@@ -84,6 +104,8 @@ const char *mh_emu_model_names(void);
 /* The pipe instruction `in` runs on (MH_PIPE_*), and *units how many of that pipe's instructions
  * it takes (2 for a 64-bit integer operation: two 32-bit halves); MH_PIPE_NONE: not modelled. */
 int mh_emu_pipe_of(const struct mh_ptx_insn *in, unsigned *units);
+/* The result-latency class of instruction `in` (MH_LAT_*; MH_LAT_NONE: its cost blocks its warp). */
+int mh_emu_lat_of(const struct mh_ptx_insn *in);
 /* Cycles one warp instruction of `units` holds its sub-partition's pipe p (0: none). */
 static inline unsigned mh_emu_pipe_cycles(const mh_emu_model *m, int p, unsigned units)
 {

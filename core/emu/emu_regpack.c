@@ -139,6 +139,12 @@ static int packable(const mh_ptx_insn *in)
     }
 }
 
+int emu_insn_regs(const ctx *c, const mh_ptx_insn *in, void (*f)(uint32_t, int, void *), void *arg)
+{
+    pack p = {.nregs = c->nregs};
+    return each_reg(&p, c, in, f, arg);
+}
+
 /* ---- launch constants as immediates ----
  * A register whose one write is an EMU_FK_CONST instruction (ld.param of a kernel parameter, mov of
  * %ntid and the like: the same value in every thread), and which is read only after it, either

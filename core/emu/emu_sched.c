@@ -140,7 +140,7 @@ static void unpark(ctx *c, blk *b, uint64_t when)
 }
 
 /* The sizes of a slot's buffers (the same for every slot of a launch). */
-enum { SB_SHARED, SB_FRAMES, SB_REGS, SB_WRITTEN, SB_WARPS, SB_STACKS, SB_N };
+enum { SB_SHARED, SB_FRAMES, SB_REGS, SB_WRITTEN, SB_WARPS, SB_STACKS, SB_RDY, SB_N };
 static size_t slot_bytes(const ctx *c, int which)
 {
     size_t nw = c->nwarps, nregs = c->nregs;
@@ -150,6 +150,7 @@ static size_t slot_bytes(const ctx *c, int which)
     case SB_REGS: return nw * nregs * WARP * sizeof(uint64_t);
     case SB_WRITTEN: return 2 * nw * nregs * sizeof(uint32_t); /* warp's written, then their acc */
     case SB_WARPS: return nw * sizeof(warp);
+    case SB_RDY: return nw * nregs * sizeof(uint64_t); /* the scoreboard's ready cycles (emu_scoreboard.c) */
     default: return nw * WARP * sizeof(call_frame[MAX_CALL_DEPTH]);
     }
 }
@@ -173,8 +174,9 @@ static int slot_memory(ctx *c, blk *b)
     b->fresh |= (uint8_t)(d->npool == had ? FRESH_REGS : 0);
     b->written = d->strict ? emu_pool_get(d, slot_bytes(c, SB_WRITTEN)) : NULL;
     b->warps = emu_pool_get(d, slot_bytes(c, SB_WARPS));
+    b->rdy = emu_pool_get(d, slot_bytes(c, SB_RDY));
     b->stacks = c->calls ? emu_pool_get(d, slot_bytes(c, SB_STACKS)) : NULL;
-    if (b->shared && b->local && b->frames && b->regs && (!d->strict || b->written) && b->warps &&
+    if (b->shared && b->local && b->frames && b->regs && (!d->strict || b->written) && b->warps && b->rdy &&
         (!c->calls || b->stacks)) {
         memset(b->warps, 0, slot_bytes(c, SB_WARPS));
         return 0;
@@ -195,10 +197,12 @@ void emu_slot_release(ctx *c, blk *b)
     emu_pool_put(d, b->regs, slot_bytes(c, SB_REGS));
     emu_pool_put(d, b->written, slot_bytes(c, SB_WRITTEN));
     emu_pool_put(d, b->warps, slot_bytes(c, SB_WARPS));
+    emu_pool_put(d, b->rdy, slot_bytes(c, SB_RDY));
     emu_pool_put(d, b->stacks, slot_bytes(c, SB_STACKS));
     b->shared = b->local = b->frames = NULL;
     b->regs = NULL;
     b->written = NULL;
+    b->rdy = NULL;
     b->warps = NULL;
     b->stacks = NULL;
 }
@@ -221,6 +225,7 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
     else
         memset(b->regs, 0, (size_t)c->nwarps * nregs * WARP * sizeof *b->regs);
     if (b->written) memset(b->written, 0, slot_bytes(c, SB_WRITTEN));
+    memset(b->rdy, 0, slot_bytes(c, SB_RDY)); /* every row ready: an earlier block's latencies are not its */
     if (c->frames_used) memset(b->frames, 0, (size_t)c->nwarps * WARP * c->frame_bytes);
     memset(b->bar_arrived, 0, sizeof b->bar_arrived);
     b->red_true = b->red_all = 0;
@@ -245,6 +250,8 @@ static int start_block(ctx *c, blk *b, uint64_t linear, uint64_t when)
         w->r = b->regs + (size_t)i * nregs * WARP;
         w->stack = b->stacks ? b->stacks + (size_t)i * WARP : NULL;
         w->written = b->written ? b->written + (size_t)i * nregs : NULL;
+        w->rdy = b->rdy + (size_t)i * nregs;
+        w->sb_pc = EMU_NO_PC;
         w->acc = b->written ? b->written + ((size_t)c->nwarps + i) * nregs : NULL;
         w->mma.retired = w->mma.wgdone = w->mma.base = w->mma.ngroups; /* nothing of an earlier block's in flight */
         w->mma.waits = 0;
@@ -526,6 +533,13 @@ static int step_warp(ctx *c, warp *w)
             continue;
         }
         const mh_ptx_insn *in = &code[pc];
+        if ((pc != w->sb_pc || !w->known) && !forced && c->sb[pc].nsrc) { /* the scoreboard: operands ready? */
+            uint64_t at = emu_sb_ready(c, w, pc);
+            if (at > c->now) {
+                c->sb_until = at;
+                return 4;
+            }
+        }
         if (__builtin_expect(c->hold, 0) && c->strong[pc]) return 3; /* held: run in the quantum's serial part */
         c->cur = in;
         if (__builtin_expect(w->tile_live, 0) && c->acc_touch[pc]) emu_acc_flush(c, w); /* emu_mma.c */
@@ -787,6 +801,12 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
         enter_block(c, b);
         int rc = step_warp(c, w);
         if (rc < 0) return -1;
+        if (rc == 4) { /* a source not ready (emu_scoreboard.c): the warp waits, the sub-partition issues another */
+            if (__builtin_expect(c->counts != NULL, 0)) emu_stall_defer(c, w, c->sb_until);
+            w->ready = s->ready[w->spi] = c->sb_until;
+            s->best = NULL;
+            continue;
+        }
         if (rc == 3) { /* a strong operation: the SM waits for the quantum's serial part (emu_workers.c) */
             sm->held = 1;
             sm->next = t;
@@ -794,7 +814,8 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
         }
         if (rc) {
             uint64_t go = t; /* its pipe takes it (emu_model.c's rates): a warp behind another on it waits */
-            uint16_t pp = c->pipe[c->cur - c->code];
+            uint32_t pc = (uint32_t)(c->cur - c->code);
+            uint16_t pp = c->pipe[pc];
             if (pp) {
                 uint64_t *pf = &s->pipe_free[pp >> 8];
                 if (*pf > go) go = *pf;
@@ -804,8 +825,21 @@ int emu_run_sm(ctx *c, vsm *sm, uint64_t limit)
                     w->st_cost_why = MH_CT_STALL_MATH;
                 }
             }
+            emu_sb_issued(c, w, pc, go);
             s->free = t + 1;
-            w->ready = s->ready[w->spi] = go + c->cost;
+            uint64_t ready = go + c->cost;
+            w->sb_pc = EMU_NO_PC;
+            if (w->known && w->kpc <= c->ncode) {
+                /* the next instruction's operands (emu_scoreboard.c), looked at now rather than when
+                 * the warp comes up again and finds them not ready (c->sb has an empty entry at ncode) */
+                if (c->sb[w->kpc].nsrc) {
+                    uint64_t at = emu_sb_ready(c, w, w->kpc);
+                    if (__builtin_expect(c->counts != NULL, 0) && at > ready) emu_stall_defer(c, w, at);
+                    ready = at > ready ? at : ready;
+                }
+                w->sb_pc = w->kpc;
+            }
+            w->ready = s->ready[w->spi] = ready;
             s->best = NULL;
         }
         if (c->released) {

@@ -4,11 +4,13 @@
  * - the issue cycle itself: selected, to the instruction issued;
  * - cycles the warp could have issued but its sub-partition issued another warp's instruction:
  *   not_selected, to the instruction that then issued;
- * - the cost of its previous instruction beyond the issue cycle (emu has no scoreboard: an
- *   instruction's latency delays its warp's next issue, whatever that is), to that instruction:
+ * - the cost of its previous instruction beyond the issue cycle (a load's, a barrier's latency
+ *   delays its warp's next issue, whatever that is), to that instruction:
  *   long_scoreboard (global, local, generic loads and atomics), short_scoreboard (shared loads and
  *   atomics, ldmatrix), lg_throttle / mio_throttle (global / shared stores, cp.async), math_pipe_throttle
  *   (mma, wmma, wgmma and its wait_group), membar (fences), wait (any other fixed latency);
+ * - the cycles the next instruction waited for a row a pipe's instruction writes (the register
+ *   scoreboard, emu_scoreboard.c): wait, to the previous instruction as well (emu_stall_defer);
  * - then, where the warp waited for others, to the instruction it waited at: barrier (bar.sync,
  *   barrier.cluster.wait, warp-synchronous instructions), sleeping (mbarrier try_wait / test_wait
  *   finding the phase incomplete), misc (setmaxnreg.inc waiting for registers).
@@ -72,4 +74,16 @@ void emu_stall_issue(ctx *c, warp *w, uint64_t t)
     w->st_pc = pc;
     w->st_cost_why = cost_reason(c, in);
     w->st_wait_why = wait_reason(in);
+}
+
+void emu_stall_defer(ctx *c, warp *w, uint64_t until)
+{
+    if (w->st_pc == EMU_NO_PC || until <= w->st_end) return;
+    uint64_t from = w->st_last + 1;
+    if (w->st_end > from) { /* the previous instruction's own cost first, under its reason */
+        c->counts[(size_t)w->st_pc * MH_CT_COUNT + w->st_cost_why] += w->st_end - from;
+        w->st_last = w->st_end - 1;
+    }
+    w->st_end = until;
+    w->st_cost_why = MH_CT_STALL_WAIT;
 }

@@ -21,7 +21,8 @@ function M.stats(xs)
   for _, x in ipairs(s) do sum = sum + x end
   local mean = sum / #s
   for _, x in ipairs(s) do sq = sq + (x - mean) ^ 2 end
-  local stddev = #s > 1 and math.sqrt(sq / (#s - 1)) or 0
+  -- equal times have none (their mean, rounded, may differ from them in the last bit)
+  local stddev = #s > 1 and s[1] ~= s[#s] and math.sqrt(sq / (#s - 1)) or 0
   return { min = s[1], max = s[#s], median = s[math.floor((#s + 1) / 2)], mean = mean, n = #s,
     stddev = stddev, noise = mean > 0 and 100 * stddev / mean or 0 }
 end

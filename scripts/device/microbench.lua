@@ -1,6 +1,6 @@
 -- microbench.lua: the quantities emu's device model holds (core/emu/emu_model.c), measured by
 -- the kernels of tests/ptx/microbench.cu on this backend (latencies, bandwidths, wgmma's and the
--- fma and special-function pipes' rates), beside emu's figures for the same
+-- fma and special-function pipes' rates, the fma's and ex2's result latencies), beside emu's figures for the same
 -- kernels and the published ones (issue 32).  On a GPU the table is what re-fits the model:
 -- each row names the parameter it measures.  The SM clock under tensor load is measured too
 -- (wgmma_rate's %clock64 cycles over the launch's event time).
@@ -29,7 +29,7 @@ local emu = mgpu.device("emu", { model = model })
 
 -- the published figures (the same as tests/c/test_emu_clock.c's)
 local PUB = { l1 = 33, l2 = 260, l2cg = 260, l2idle = 260, hbm = 480, smem = 30, dsmem = 180, wgmma = 2048, fma = 128, ex2 = 16,
-  tmachase = 368.4,
+  fmalat = 4, fmailp = 1, ex2lat = 18, tmachase = 368.4,
   gbs = ({ h200 = 4800, ["h100-sxm"] = 3350, ["h100-pcie"] = 2000 })[model] }
 
 -- every figure of one device: {key = value}
@@ -92,6 +92,13 @@ local function measure(d)
     m:kernel(k .. "_rate"):launch { grid = 1, block = 1024, args = { piters, out, psink } }
     r[k] = 1024 * 8 * 16 * piters / out:read()[1]
   end
+  -- result latency (emu_model.c's lat, the register scoreboard): one warp, a chain of dependent
+  -- f32 fmas, 8 chains interleaved, a chain of dependent ex2.approx; cycles an instruction
+  local citers = d.backend == "emu" and 16 or 4096
+  for _, c in ipairs { { "fmalat", "fma_chain", 64 }, { "fmailp", "fma_ilp", 128 }, { "ex2lat", "ex2_chain", 64 } } do
+    m:kernel(c[2]):launch { grid = 1, block = 32, args = { citers, out, psink } }
+    r[c[1]] = out:read()[1] / (c[3] * citers)
+  end
   -- one SM reading 4 MiB from L2 (ld.cg), then reading and storing it: the copy over the read
   -- (about 1 when the SM's ways in and out are apart, as emu's model has them [EST])
   do
@@ -137,6 +144,9 @@ local rows = {
   { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "smem_lat (no completion latency)" },
   { "fma", "f32 fma, results/cycle/SM (fma_rate)", "pipe_rate[FMA]" },
   { "ex2", "ex2.approx.f32, results/cycle/SM (ex2_rate)", "pipe_rate[MUFU]" },
+  { "fmalat", "dependent f32 fma, cycles each (fma_chain)", "lat[FMA]" },
+  { "fmailp", "8 fma chains in one warp, cycles an fma (fma_ilp)", "(issue rate: 1)" },
+  { "ex2lat", "dependent ex2.approx.ftz, cycles each (ex2_chain)", "lat[EX2]" },
   { "portread", "one SM reading 4 MiB from L2, B/cycle (port_copy)", "sm_port_bytes_per_clk, l2_lat" },
   { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
@@ -187,6 +197,9 @@ local function refit(m, got, e)
   scale("mma_f16", "wgmma", true)
   scale("pipe_fma", "fma", true)
   scale("pipe_mufu", "ex2", true)
+  -- result latencies: a dependent chain's cycles an instruction are its latency (and a little loop)
+  shift("lat_fma", "fmalat")
+  shift("lat_ex2", "ex2lat")
   -- the loaded L2's service time, when the measured one is not emu's own within its 5% of rounding
   if ok("l2load") and math.abs(got.l2load - e.l2load) > 0.05 * e.l2load then p.l2_load_clk = got.l2load end
   if dev.backend ~= "emu" and ok("clock") then p.clock_ghz = got.clock end -- emu's own "clock" row is not a clock
@@ -200,7 +213,7 @@ end
 
 -- the rows a re-fitted parameter answers for (the others have none, or mix several)
 local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
-  wgmma = true, fma = true, ex2 = true, l2busy = true }
+  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true }
 if measured then
   local fit, names = refit(emu.model, got, e)
   local parts = {}

@@ -1,8 +1,8 @@
 /* test_emu_clock.c - calibration of emu's clock (issue 32): the microbenchmarks of
  * tests/ptx/microbench.cu run on emu's default device model (the H200) and must reproduce the
  * published Hopper figures within 15%: pointer-chase latencies of L1, L2 and HBM, shared memory's
- * and distributed shared memory's latency, HBM streaming bandwidth, wgmma's rate and the rates of
- * the f32 fma and special-function (ex2) pipes.  The
+ * and distributed shared memory's latency, HBM streaming bandwidth, wgmma's rate, the rates of
+ * the f32 fma and special-function (ex2) pipes and their result latencies (dependent chains).  The
  * published figures are typed here, apart from the model's parameters (core/emu/emu_model.c): a
  * parameter changed without its figure fails here.  TMA and mbarrier figures have no published
  * counterpart found: they are printed (docs/results/emu-clock.md) and checked for order only.
@@ -30,6 +30,10 @@ static mh_ptx_module mod;
 #define PUB_H100_GBS 3350.0 /* H100 SXM5 datasheet: HBM3 3.35 TB/s */
 #define PUB_FMA_RATE 128.0 /* CUDA C++ Programming Guide, arithmetic instructions, cc 9.0: f32 fma a cycle an SM */
 #define PUB_EX2_RATE 16.0  /* the same table: exp2 (and rcp, rsqrt, lg2, sin, cos) a cycle an SM */
+#define PUB_FMA_LAT 4.0   /* dependent f32 fma: NVIDIA's Ampere/Ada figure in Mesa's NAK (sm80_instr_latencies.rs,
+                           * FMA -> FMA 4); arXiv 2208.11174 Table 2, A100 dependent mad.rn.f32 4 */
+#define PUB_EX2_LAT 18.0  /* dependent MUFU.EX2: no Hopper figure found; Ada chains 17.6, B300 14.5 (estimates) */
+#define PUB_ISSUE 1.0     /* a sub-partition issues one warp instruction a cycle (H100 whitepaper) */
 #define PUB_WGMMA_MACS 2048.0 /* H100 whitepaper: 989.4 dense bf16 TFLOPS = 2048 MACs/cycle/SM at 1.83 GHz x 132 */
 
 static int within(const char *what, double got, double want)
@@ -194,6 +198,21 @@ int main(int argc, char **argv)
     CHECK(within("f32 fma, results/cycle/SM", 1024.0 * 8 * 16 * pit / (double)read0(d, out), PUB_FMA_RATE));
     launch(d, "ex2_rate", 1, 1024, 0, 0, ap, 3);
     CHECK(within("ex2.approx.f32, results/cycle/SM", 1024.0 * 8 * 16 * pit / (double)read0(d, out), PUB_EX2_RATE));
+
+    /* result latency (the register scoreboard, emu_scoreboard.c): one warp's chain of dependent
+     * f32 fmas takes the fma's latency each, 8 chains interleaved one instruction a cycle, a chain
+     * of ex2 the special-function unit's latency (failed before: emu had no result latency, a
+     * dependent fma issued a cycle after the one before, a dependent ex2 at the pipe's 8) */
+    {
+        unsigned ci = 16;
+        mh_emu_arg ac[] = {ARG(ci), ARG(out), ARG(psink)};
+        launch(d, "fma_chain", 1, 32, 0, 0, ac, 3);
+        CHECK(within("dependent f32 fma, cycles each", (double)read0(d, out) / (64.0 * ci), PUB_FMA_LAT));
+        launch(d, "fma_ilp", 1, 32, 0, 0, ac, 3);
+        CHECK(within("8 fma chains in one warp, cycles each", (double)read0(d, out) / (128.0 * ci), PUB_ISSUE));
+        launch(d, "ex2_chain", 1, 32, 0, 0, ac, 3);
+        CHECK(within("dependent ex2.approx, cycles each", (double)read0(d, out) / (64.0 * ci), PUB_EX2_LAT));
+    }
 
     /* an SM's way from L2 and its way to L2 are links of their own (emu_model.c,
      * sm_port_bytes_per_clk each way [EST]): one block reading 4 MiB through L2 (warmed first)

@@ -595,6 +595,13 @@ describe("timing that stops when it is sure", function()
     return { launch = function() i = i + 1; return { time_ns = times(i) } end, device = function() end }
   end
 
+  it("gives equal times no noise (a mean of three 0.1 is not 0.1 in floating point)", function()
+    local st = timing.stats({ 0.1, 0.1, 0.1 })
+    assert.equal(0, st.stddev)
+    assert.equal(0, st.noise)
+    assert.is_true(timing.stats({ 0.1, 0.2 }).noise > 0)
+  end)
+
   it("stops on max_noise once the relative standard deviation is at most it", function()
     -- one slow launch, then steady ones: the noise falls as the steady ones pile up
     local k = fake(function(i) return i == 2 and 300 or 100 end)

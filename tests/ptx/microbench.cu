@@ -43,15 +43,17 @@ extern "C" __global__ void chase_cg(unsigned char *ring, unsigned warm, unsigned
     out[1] = (long long)p;
 }
 
-// shared memory's latency: a chase through 1024 words of shared memory
+// shared memory's latency: a chase through 1024 words of shared memory, each holding the next
+// one's shared-memory address, so a hop is one ld.shared [r] (an index chase puts a shift and an
+// add between the loads in the PTX, which ptxas folds into the address and emu would time)
 extern "C" __global__ void smem_chase(unsigned hops, long long *out)
 {
     __shared__ unsigned s[1024];
     if (threadIdx.x != 0) return;
-    for (unsigned i = 0; i < 1024; i++) s[i] = (i + 33) % 1024;
-    unsigned j = 0;
+    for (unsigned i = 0; i < 1024; i++) s[i] = sa(&s[(i + 33) % 1024]);
+    unsigned j = sa(&s[0]);
     long long t0 = clock64();
-    for (unsigned i = 0; i < hops; i++) j = ((volatile unsigned *)s)[j];
+    for (unsigned i = 0; i < hops; i++) asm volatile("ld.volatile.shared.u32 %0, [%0];" : "+r"(j));
     long long t1 = clock64();
     out[0] = (t1 - t0) / hops;
     out[1] = j;
@@ -270,6 +272,65 @@ extern "C" __global__ void __launch_bounds__(1024, 1) ex2_rate(unsigned iters, l
     float s = 0.0f;
     for (int j = 0; j < 8; j++) s += x[j];
     sink[threadIdx.x] = s;
+}
+
+// result latency (emu_model.c's lat: the issue model's register scoreboard): one warp runs `iters`
+// rounds of 64 f32 fmas, each on the one before (fma_chain), or of 128 on 8 chains in turn
+// (fma_ilp: inline asm, so that the PTX keeps them interleaved: emu issues PTX in its order, and
+// nvcc's order pairs dependent fmas that ptxas would spread), or of 64 dependent ex2.approx
+// (ex2_chain); out[0] the cycles from before the first
+// round to after the last, so an instruction takes out[0] / (64 or 128 iters) cycles: a chain's
+// latency (about 4 for an fma
+// on Ampere and Ada, whose figures NVIDIA gave Mesa's compiler; 14-18 for ex2 measured on Ada and
+// Blackwell), and 8 chains one a cycle (the sub-partition's issue rate)
+extern "C" __global__ void fma_chain(unsigned iters, long long *out, float *sink)
+{
+    float x = threadIdx.x * 1e-3f, a = 0.999f + x * 1e-9f, b = 1e-3f;
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll 1
+    for (unsigned it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 64; u++) x = fmaf(x, a, b);
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    sink[threadIdx.x] = x;
+}
+
+extern "C" __global__ void fma_ilp(unsigned iters, long long *out, float *sink)
+{
+    float x[8], a = 0.999f + threadIdx.x * 1e-9f, b = 1e-3f;
+    for (int j = 0; j < 8; j++) x[j] = threadIdx.x * 1e-3f + j;
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll 1
+    for (unsigned it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 16; u++)
+#pragma unroll
+            for (int j = 0; j < 8; j++) asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(x[j]) : "f"(a), "f"(b));
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    float s = 0.0f;
+    for (int j = 0; j < 8; j++) s += x[j];
+    sink[threadIdx.x] = s;
+}
+
+extern "C" __global__ void ex2_chain(unsigned iters, long long *out, float *sink)
+{
+    float x = -(threadIdx.x * 1e-4f);
+    __syncwarp();
+    long long t0 = clock64();
+#pragma unroll 1
+    for (unsigned it = 0; it < iters; it++) {
+#pragma unroll
+        for (int u = 0; u < 64; u++) asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(x));
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) out[0] = t1 - t0;
+    sink[threadIdx.x] = x;
 }
 
 // one SM's way from L2 and its way to L2 (emu_model.c's sm_port_bytes_per_clk, each way): one
