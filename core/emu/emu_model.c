@@ -112,11 +112,11 @@ static const struct {
 } params[] = {
 #define PF(f, k, lo, hi) {#f, offsetof(mh_emu_model, f), k, lo, hi}
 #define PP(f, pipe) {"pipe_" #f, offsetof(mh_emu_model, pipe_rate) + (pipe) * sizeof(uint16_t), P_U16, 1, 4096}
-    PF(clock_ghz, P_DBL, 0.01, 100),
+    PF(clock_ghz, P_DBL, 0.1, 10), /* MH_CLOCK_GHZ_MIN/MAX: what a trace's clock may be (trace/meta.h) */
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
     PF(l1_bytes, P_U32, 1024, 1 << 30), PF(l2_bytes, P_U64, 1024, 1e12),
-    PF(l2_bytes_per_clk, P_DBL, 1, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
+    PF(l2_bytes_per_clk, P_DBL, MH_EMU_MIN_BYTES_PER_CLK, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
     PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
     PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
     PF(mma_f64, P_U32, 1, 1 << 20),
@@ -190,6 +190,22 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
     case P_U32: { uint32_t x = (uint32_t)v; memcpy(f, &x, sizeof x); break; }
     case P_U64: { uint64_t x = (uint64_t)v; memcpy(f, &x, sizeof x); break; }
     default: memcpy(f, &v, sizeof v); break;
+    }
+    return 0;
+}
+
+int mh_emu_model_check(const mh_emu_model *m, char *why, size_t n)
+{
+    if (m->hbm_lat < m->l2_lat) { /* (emu_memtime.c: a miss is in flight hbm_lat - l2_lat cycles) */
+        snprintf(why, n, "model parameters: hbm_lat %u is below l2_lat %u (hbm_lat is a miss's whole trip, the L2's "
+                 "included): set hbm_lat too", (unsigned)m->hbm_lat, (unsigned)m->l2_lat);
+        return -1;
+    }
+    if (mh_emu_model_hbm_bpc(m) < MH_EMU_MIN_BYTES_PER_CLK) { /* (the L2's has its range) */
+        snprintf(why, n, "model parameters: hbm_gbs %g at clock_ghz %g is %g bytes a cycle, below %d: beyond what emu's "
+                 "bandwidth windows hold (emu_memtime.c)", m->hbm_gbs, m->clock_ghz, mh_emu_model_hbm_bpc(m),
+                 MH_EMU_MIN_BYTES_PER_CLK);
+        return -1;
     }
     return 0;
 }

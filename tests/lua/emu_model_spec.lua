@@ -61,6 +61,56 @@ describe("emu's device model by parameter", function()
     assert.matches("device.model_params must be a table", err.message)
   end)
 
+  -- hostile4: each parameter at its range's edge runs real kernels with sane times and right results
+  it("runs shared, distributed shared and ldmatrix accesses at a latency of 0", function()
+    -- (hung before: dsmem_lat - 1 and smem_lat - 1 wrapped to 2^32 cycles an access)
+    local function dsmem_hop(params)
+      local d = mgpu.device("emu", { sms = 4, model_params = params })
+      local out = d:array("i64", 2)
+      d:load(h.src .. "/tests/ptx/microbench.ptx"):kernel("dsmem_chase"):launch {
+        grid = 2, block = 32, cluster = 2, args = { 8, out } }
+      return out:read()[1]
+    end
+    local base, zero = dsmem_hop({}), dsmem_hop({ dsmem_lat = 0, smem_lat = 0 })
+    assert.is_true(zero >= 0 and zero < base, zero .. " cycles a hop at latency 0, " .. base .. " at the model's")
+    local function ldm(params)
+      local d = mgpu.device("emu", { sms = 1, model_params = params })
+      local src = {}
+      for i = 1, 256 do src[i] = ((i - 1) * 37 + 11) % 65536 end
+      local a, out = d:array("u32", src), d:array("u32", 128)
+      local r = d:load(h.src .. "/tests/ptx/mma.ptx"):kernel("ldmatrix_x1"):launch { grid = 1, block = 32, args = { a, out } }
+      return r.cycles, out:read()
+    end
+    local c0, v0 = ldm({})
+    local c1, v1 = ldm({ smem_lat = 0 })
+    assert.same(v0, v1)
+    assert.is_true(c1 < c0, c1 .. " cycles at smem_lat 0, " .. c0 .. " at the model's")
+  end)
+
+  it("refuses parameters that disagree with each other or with emu's reach", function()
+    -- an L2 hit slower than a miss's whole trip: a miss's time in flight, hbm_lat - l2_lat, wrapped
+    -- (an 8 MiB warm chase read 8.3 million cycles a hop at l2_lat = 5000 before)
+    -- an HBM under 16 bytes a cycle: its queue outgrew the bandwidth windows and went unenforced (16 MiB
+    -- read at hbm_gbs = 1 as fast as at 10); a clock outside a trace's 0.1 to 10 GHz failed every
+    -- instrumented point (bad_buffer)
+    local cases = {
+      { { l2_lat = 5000 }, "hbm_lat 480 is below l2_lat 5000" },
+      { { hbm_gbs = 10 }, "hbm_gbs 10 at clock_ghz 1.755 is 5.698.* bytes a cycle, below 16" },
+      { { l2_bytes_per_clk = 4 }, "model parameter l2_bytes_per_clk: 4 is not a number from 16 to" },
+      { { clock_ghz = 0.05 }, "model parameter clock_ghz: 0.05 is not a number from 0.1 to 10" },
+      { { clock_ghz = 20 }, "model parameter clock_ghz: 20 is not a number from 0.1 to 10" },
+    }
+    for _, c in ipairs(cases) do
+      local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches(c[2], err.message)
+    end
+    -- both latencies moved together are a model
+    local d = mgpu.device("emu", { model_params = { l2_lat = 5000, hbm_lat = 6000 } })
+    assert.equal(5000, d.model.l2_lat)
+  end)
+
   it("runs an experiment on the model it names, records it, and will not resume under another", function()
     local dir = h.tmpdir()
     local function script(params)
