@@ -115,7 +115,9 @@ static const struct {
     PF(clock_ghz, P_DBL, 0.1, 10), /* MH_CLOCK_GHZ_MIN/MAX: what a trace's clock may be (trace/meta.h) */
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
-    PF(l1_bytes, P_U32, 1024, 1 << 30), PF(l2_bytes, P_U64, 1024, 1e12),
+    /* caches: at least a set; at most what emu allocates its tags for without running the host out of memory
+     * (a failed allocation left the cache out: l2_bytes = 1e12 read every line from HBM) */
+    PF(l1_bytes, P_U32, 1024, 1 << 22), PF(l2_bytes, P_U64, 2048, 1 << 30),
     PF(l2_bytes_per_clk, P_DBL, MH_EMU_MIN_BYTES_PER_CLK, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
     PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
     PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
@@ -180,7 +182,7 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
         return -1;
     }
     if (v < params[i].min || v > params[i].max || (whole && v != floor(v))) {
-        snprintf(why, n, "model parameter %s: %g is not %s from %g to %g", name, v, whole ? "a whole number" : "a number",
+        snprintf(why, n, "model parameter %s: %.15g is not %s from %.15g to %.15g", name, v, whole ? "a whole number" : "a number",
                  params[i].min, params[i].max);
         return -1;
     }

@@ -99,6 +99,10 @@ describe("emu's device model by parameter", function()
       { { l2_bytes_per_clk = 4 }, "model parameter l2_bytes_per_clk: 4 is not a number from 16 to" },
       { { clock_ghz = 0.05 }, "model parameter clock_ghz: 0.05 is not a number from 0.1 to 10" },
       { { clock_ghz = 20 }, "model parameter clock_ghz: 20 is not a number from 0.1 to 10" },
+      -- an L2 or L1 whose tags emu cannot allocate (an L2 of 1e12 bytes: 187 GB of tags) was left out silently:
+      -- a chase of a 1 MiB ring read 482 cycles a hop (HBM's) instead of 262 (the L2's)
+      { { l2_bytes = 1e12 }, "model parameter l2_bytes: 1000000000000 is not a whole number from 2048 to 1073741824" },
+      { { l1_bytes = 1 << 30 }, "model parameter l1_bytes: 1073741824 is not a whole number from 1024 to 4194304" },
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
