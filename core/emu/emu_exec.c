@@ -590,14 +590,15 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     }
     c->warp_insns++;
     c->thread_insns += WARP;
+    int op = kind & 0x10 ? EMU_MT_ST : ld_op(in);
+    emu_mt_prefetch(c, ad, WARP, op); /* the memory model's sets on their way while the data is copied */
     mem_copy_kind(w, in, kind, al, ad);
     /* what the general path costs and records: its issue, the memory pipe, the memory hierarchy */
     c->cost = 1;
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
     c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
-    c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind),
-                             kind & 0x10 ? EMU_MT_ST : ld_op(in));
+    c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind), op);
     if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;
 }

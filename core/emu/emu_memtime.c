@@ -51,20 +51,23 @@ typedef struct {
 
 typedef struct { uint64_t w; double bytes; } bw_add; /* a window's bytes an SM took this quantum */
 /* A set of W ways, field by field (a lookup reads only the tags: 2 CPU cache lines of an L2 set,
- * 1 of an L1 set, instead of 6 and 2 as an array of ways): the tags (line + 1, 0: empty), then the
- * access counter when each was last used, then (L2 only) the cycle its data is there (a miss in
- * flight until then).  Sets start on 64-byte boundaries. */
+ * 1 of an L1 set, instead of 6 and 2 as an array of ways): the tags (line + 1, 0: empty), then (L1)
+ * the access counter when each was last used, or (L2) the cycle its data is there (a miss in flight
+ * until then).  An L2 set's recency is one word beside, in l2_order (l2_to_front): the ways' 8-byte
+ * access counters were two more CPU cache lines for each access the quantum's end replays.  Sets
+ * start on 64-byte boundaries. */
 #define L1_SET (2 * L1_WAYS)        /* uint64_t words of an L1 set: tags, used */
-#define L2_SET (3 * L2_WAYS)        /* of an L2 set: tags, used, ready */
+#define L2_SET (2 * L2_WAYS)        /* of an L2 set: tags, ready */
+#define ORDER_EMPTY 0x0123456789abcdefull /* a fresh L2 set's l2_order: way 15 first, way 0 last */
 
 /* One SM's changes to the shared state in the current quantum (applied at its end): its L2
  * accesses in order (a read miss with the HBM bytes it took and when), the lines among them
  * (line + 1 -> the ready cycle it saw: a hash), and the bytes it took from each bandwidth's windows. */
 typedef struct {
-    struct { uint64_t line, ready, at; double fetched; } *log;
+    struct { uint64_t line, ready, at; double fetched; uint32_t set; } *log; /* set: the line's L2 set */
     uint32_t nlog, cap_log;
     uint64_t *hkey, *hval;          /* line + 1 (0: empty), ready */
-    uint32_t hcap, hn;
+    uint32_t hcap, hn, hfree;       /* hfree: the empty slot view_line's last miss ended at */
     bw_add *add[2];                 /* [0] the L2's bandwidth, [1] the HBM's */
     uint32_t nadd[2], cap_add[2];
     uint64_t l1tick;                /* its L1's LRU clock */
@@ -79,13 +82,27 @@ struct emu_mt {
     uint32_t nviews;
     bw_ring l2bw, hbm;
     uint64_t *l2, *l2_mem;          /* l2_sets x L2_SET words (l2_mem: as allocated) */
+    uint64_t *l2_order;             /* per L2 set: its ways from the most recently used on (l2_to_front) */
     uint32_t l2_sets;
     uint64_t *l1, *l1_mem;          /* nsms x l1_sets x L1_SET words */
     uint32_t l1_sets;
-    uint64_t tick;
+    uint64_t l2_mod, l1_mod;        /* mod_magic of l2_sets, l1_sets (set_of's remainder) */
     uint64_t *port_free, *dsm_free; /* per SM: its paths to L2 (2 a SM: data in, data out), to other SMs' shared memory */
     uint64_t *tc_free;              /* per SM x 4 sub-partitions: its tensor core */
 };
+
+/* A line's set among `sets`: a hash's high 32 bits modulo sets.  The remainder without a division
+ * (Lemire, Kaser and Kurz, "Faster remainder by direct computation", 2019: exact for every 32-bit
+ * x and d): magic = 2^64 / d rounded up, then x mod d = the high 64 bits of (magic * x mod 2^64) * d,
+ * here from two 32-bit halves (no 128-bit type in C11).  A lookup computed the set with a 32-bit
+ * division up to four times per line. */
+static inline uint64_t mod_magic(uint32_t d) { return d ? UINT64_MAX / d + 1 : 0; }
+static inline uint32_t set_of(uint64_t line, uint32_t sets, uint64_t magic)
+{
+    uint32_t x = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 32);
+    uint64_t low = magic * x;
+    return (uint32_t)((((low >> 32) * sets) + (((low & 0xffffffffu) * sets) >> 32)) >> 32);
+}
 
 /* n zeroed words from a 64-byte boundary (*mem: what to free) */
 static uint64_t *sets_alloc(size_t n, uint64_t **mem)
@@ -113,7 +130,15 @@ int emu_mt_start(ctx *c)
     t->l2_sets = (uint32_t)((t->m->l2_bytes >> LINE_SHIFT) / L2_WAYS);
     /* allocated here, not at first use: SMs on other workers read them (pages given when touched) */
     if (t->l2_sets && !(t->l2 = sets_alloc((size_t)t->l2_sets * L2_SET, &t->l2_mem))) t->l2_sets = 0;
+    if (t->l2_sets && !(t->l2_order = malloc((size_t)t->l2_sets * sizeof *t->l2_order))) {
+        free(t->l2_mem);
+        t->l2 = t->l2_mem = NULL;
+        t->l2_sets = 0;
+    }
+    for (uint32_t i = 0; i < t->l2_sets; i++) t->l2_order[i] = ORDER_EMPTY;
     if (t->l1_sets && !(t->l1 = sets_alloc((size_t)n * t->l1_sets * L1_SET, &t->l1_mem))) t->l1_sets = 0;
+    t->l2_mod = mod_magic(t->l2_sets);
+    t->l1_mod = mod_magic(t->l1_sets);
     c->mt = t;
     c->mt_last_line = UINT64_MAX;
     if (!t->port_free || !t->dsm_free || !t->tc_free || !t->views) return emu_mt_free(c), -1;
@@ -135,6 +160,7 @@ void emu_mt_free(ctx *c)
     }
     free(t->views);
     free(t->l2_mem);
+    free(t->l2_order);
     free(t->l1_mem);
     free(t->port_free);
     free(t->dsm_free);
@@ -249,86 +275,120 @@ static uint32_t l2_load_wait(const struct emu_mt *t, uint64_t at)
 
 /* ---- caches ---- */
 
-static inline uint32_t set_of(uint64_t line, uint32_t sets)
-{
-    uint64_t h = line * 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(h >> 32) % sets; /* (a 32-bit division: the same set, cheaper) */
-}
-
-/* Looks `line` up in the ways of its set (L1_SET or L2_SET words; with_ready: an L2 set); a miss
- * puts it in the least recently used way (the first of equals), its data there at `ready`.
- * Returns whether it hit. */
-static int cache_access(uint64_t *set, uint32_t ways, int with_ready, uint64_t line, uint64_t tick, uint64_t ready)
+/* Looks `line` up in the ways of its L1 set; a miss puts it in the least recently used way (the
+ * first of equals: an empty one, the lowest).  Returns whether it hit.  (The tags first, then on a
+ * miss the least used: two loops without a chain from one way to the next, where one loop
+ * reloading used[lru] made each way wait for the last; a line is in at most one way, so the
+ * answer is the same.) */
+static int cache_access(uint64_t *set, uint32_t ways, uint64_t line, uint64_t tick)
 {
     uint64_t *used = set + ways;
-    uint32_t lru = 0;
-    for (uint32_t i = 0; i < ways; i++) {
+    for (uint32_t i = 0; i < ways; i++)
         if (set[i] == line + 1) {
             used[i] = tick;
             return 1;
         }
-        if (used[i] < used[lru]) lru = i;
-    }
+    uint32_t lru = 0;
+    uint64_t least = used[0];
+    for (uint32_t i = 1; i < ways; i++)
+        if (used[i] < least) least = used[i], lru = i;
     set[lru] = line + 1;
     used[lru] = tick;
-    if (with_ready) set[2 * ways + lru] = ready;
     return 0;
 }
 
-/* SM view v's entry for `line` among the lines it asked the L2 for this quantum (make: add it,
- * ready `ready`); NULL: none. */
-static uint64_t *view_line(mt_view *v, uint64_t line, int make, uint64_t ready)
+/* An L2 set's recency: its 16 ways as 4-bit numbers, the most recently used in the low nibble, the
+ * next victim in the high one.  A fresh set's order puts way 15 first and way 0 last, so its empty
+ * ways are taken lowest first, and an access moves its way to the front: the victim is the lowest
+ * empty way, else the least recently used, as with a counter per way and the first of equals (the
+ * empty ways, counter 0, never move: they stay at the back in that order). */
+static inline uint64_t l2_to_front(uint64_t order, uint32_t way)
 {
-    if (v->hcap && !make) {
-        for (uint32_t h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);; h = (h + 1) & (v->hcap - 1)) {
-            if (v->hkey[h] == line + 1) return &v->hval[h];
-            if (!v->hkey[h]) return NULL;
-        }
+    uint64_t x = ~(order ^ (way * 0x1111111111111111ull)); /* way's nibble: all ones */
+    x &= x >> 1;
+    x &= x >> 2;
+    uint32_t p = (uint32_t)__builtin_ctzll(x & 0x1111111111111111ull) / 4; /* way's position */
+    uint64_t above = p == 15 ? 0 : order & (~0ull << (4 * p + 4)), below = order & ((1ull << (4 * p)) - 1);
+    return above | below << 4 | way;
+}
+
+/* The L2's access to `line` in set si at the quantum's end, in the order the SMs' accesses are
+ * replayed; a miss puts it in the set's victim way, its data there at `ready`.  Returns whether it hit. */
+static int l2_access(struct emu_mt *t, uint32_t si, uint64_t line, uint64_t ready)
+{
+    uint64_t *set = t->l2 + (size_t)si * L2_SET;
+    uint32_t way = L2_WAYS;
+    for (uint32_t i = 0; i < L2_WAYS; i++)
+        if (set[i] == line + 1) way = i;
+    int hit = way < L2_WAYS;
+    if (!hit) {
+        way = (uint32_t)(t->l2_order[si] >> 60);
+        set[way] = line + 1;
+        set[L2_WAYS + way] = ready;
     }
-    if (!make || v->oom) return NULL;
-    if (2 * (v->hn + 1) > v->hcap) { /* grow (and rehash) */
+    t->l2_order[si] = l2_to_front(t->l2_order[si], way);
+    return hit;
+}
+
+/* SM view v's entry for `line` among the lines it asked the L2 for this quantum; NULL: none (then
+ * v->hfree is the slot view_add_line fills, unless the table must grow first). */
+static uint64_t *view_line(mt_view *v, uint64_t line)
+{
+    if (!v->hcap) return NULL;
+    for (uint32_t h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);; h = (h + 1) & (v->hcap - 1)) {
+        if (v->hkey[h] == line + 1) return &v->hval[h];
+        if (!v->hkey[h]) return v->hfree = h, NULL;
+    }
+}
+
+/* Adds `line` (view_line just found it absent), ready `ready` (out of memory: not added, v->oom). */
+static void view_add_line(mt_view *v, uint64_t line, uint64_t ready)
+{
+    if (v->oom) return;
+    uint32_t h = v->hfree;
+    if (2 * (v->hn + 1) > v->hcap) { /* grow (and rehash), then the line's slot in the new table */
         uint32_t cap = v->hcap ? 2 * v->hcap : 256;
         uint64_t *k = calloc(cap, sizeof *k), *x = calloc(cap, sizeof *x);
-        if (!k || !x) return free(k), free(x), v->oom = 1, NULL;
+        if (!k || !x) return free(k), free(x), (void)(v->oom = 1);
         for (uint32_t i = 0; i < v->hcap; i++)
             if (v->hkey[i]) {
-                uint32_t h = (uint32_t)(((v->hkey[i] - 1) * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
-                while (k[h]) h = (h + 1) & (cap - 1);
-                k[h] = v->hkey[i];
-                x[h] = v->hval[i];
+                uint32_t g = (uint32_t)(((v->hkey[i] - 1) * 0x9e3779b97f4a7c15ull) >> 40) & (cap - 1);
+                while (k[g]) g = (g + 1) & (cap - 1);
+                k[g] = v->hkey[i];
+                x[g] = v->hval[i];
             }
         free(v->hkey);
         free(v->hval);
         v->hkey = k;
         v->hval = x;
         v->hcap = cap;
+        h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);
+        while (v->hkey[h]) h = (h + 1) & (v->hcap - 1);
     }
-    uint32_t h = (uint32_t)((line * 0x9e3779b97f4a7c15ull) >> 40) & (v->hcap - 1);
-    while (v->hkey[h]) h = (h + 1) & (v->hcap - 1);
     v->hkey[h] = line + 1;
     v->hval[h] = ready;
     v->hn++;
-    return &v->hval[h];
 }
 
 /* The L2's answer for `line` asked at cycle `at` by SM view v: the latency to the SM (an L2 hit's,
  * plus the wait for a miss in flight; a miss's); *missed: it was not there.  The tags are read as
  * they were at the quantum's start (plus v's own lines); the access is logged for the quantum's end,
  * a miss with the `fetch` bytes it reads from HBM (0 for a store's: written through, not merged). */
-static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t at, double fetch, int *missed)
+static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint32_t si, uint64_t at, double fetch,
+                           int *missed)
 {
     const mh_emu_model *m = t->m;
     *missed = 1;
     if (!t->l2_sets) return m->hbm_lat;
-    uint64_t *own = view_line(v, line, 0, 0), ready = 0;
+    uint64_t *own = view_line(v, line), ready = 0;
     int hit = own != NULL;
     if (own) ready = *own;
     else {
-        const uint64_t *set = t->l2 + (size_t)set_of(line, t->l2_sets) * L2_SET;
+        const uint64_t *set = t->l2 + (size_t)si * L2_SET;
         for (uint32_t i = 0; i < L2_WAYS && !hit; i++)
-            if (set[i] == line + 1) hit = 1, ready = set[2 * L2_WAYS + i];
+            if (set[i] == line + 1) hit = 1, ready = set[L2_WAYS + i];
         if (!hit) ready = at + m->hbm_lat - m->l2_lat;
-        view_line(v, line, 1, ready);
+        view_add_line(v, line, ready);
     }
     if (!v->oom) {
         if (v->nlog == v->cap_log) {
@@ -338,18 +398,18 @@ static uint32_t l2_latency(struct emu_mt *t, mt_view *v, uint64_t line, uint64_t
             else v->log = p, v->cap_log = cap;
         }
         if (!v->oom)
-            v->log[v->nlog++] = (__typeof__(*v->log)){line, ready, at, hit ? 0 : fetch};
+            v->log[v->nlog++] = (__typeof__(*v->log)){line, ready, at, hit ? 0 : fetch, si};
     }
     if (!hit) return m->hbm_lat;
     *missed = 0;
     return m->l2_lat + (uint32_t)(ready > at ? ready - at : 0);
 }
 
-static int l1_access(ctx *c, struct emu_mt *t, uint64_t line)
+static int l1_access(ctx *c, struct emu_mt *t, uint64_t line, uint32_t si)
 {
     if (!t->l1_sets) return 0;
     uint64_t *sm = t->l1 + (size_t)c->cs->id * t->l1_sets * L1_SET;
-    return cache_access(sm + (size_t)set_of(line, t->l1_sets) * L1_SET, L1_WAYS, 0, line, ++t->views[c->cs->id].l1tick, 0);
+    return cache_access(sm + (size_t)si * L1_SET, L1_WAYS, line, ++t->views[c->cs->id].l1tick);
 }
 
 /* The merge of misses in flight: SM view v read `bytes` of a line from HBM from cycle `at` on that a
@@ -372,11 +432,36 @@ static void refund(mt_view *v, uint64_t at, double bytes)
     }
 }
 
-static void view_apply(struct emu_mt *t, mt_view *v)
+/* The replay's look-ahead: the sets of the accesses 2 x APPLY_AHEAD entries on (their tags and
+ * recency word), then APPLY_AHEAD entries on the word a miss writes (its way read from the recency
+ * word fetched before), are fetched into the CPU's cache while the current one is applied (a
+ * quantum's sets are scattered over the model's L2, megabytes, and each would otherwise stall the
+ * replay on its own miss). */
+#define APPLY_AHEAD 8
+
+/* The set of the access `ahead` entries after v's entry k: in v's log, else in the next view's (the
+ * SM replayed next; NULL: none); UINT32_MAX: none there. */
+static inline uint32_t set_ahead(const mt_view *v, const mt_view *next, uint32_t k, uint32_t ahead)
+{
+    if (k + ahead < v->nlog) return v->log[k + ahead].set;
+    k = k + ahead - v->nlog;
+    return next && k < next->nlog ? next->log[k].set : UINT32_MAX;
+}
+
+/* SM view v's changes applied (next: the view applied after it, whose first sets the look-ahead
+ * reaches; NULL: none). */
+static void view_apply(struct emu_mt *t, mt_view *v, const mt_view *next)
 {
     for (uint32_t k = 0; k < v->nlog; k++) {
-        int hit = cache_access(t->l2 + (size_t)set_of(v->log[k].line, t->l2_sets) * L2_SET, L2_WAYS, 1, v->log[k].line,
-                               ++t->tick, v->log[k].ready);
+        uint32_t si = set_ahead(v, next, k, 2 * APPLY_AHEAD);
+        if (si != UINT32_MAX) {
+            const uint64_t *s = t->l2 + (size_t)si * L2_SET;
+            for (uint32_t j = 0; j < L2_WAYS; j += 8) __builtin_prefetch(s + j, 1);
+            __builtin_prefetch(&t->l2_order[si], 1);
+        }
+        if ((si = set_ahead(v, next, k, APPLY_AHEAD)) != UINT32_MAX)
+            __builtin_prefetch(t->l2 + (size_t)si * L2_SET + L2_WAYS + (t->l2_order[si] >> 60), 1);
+        int hit = l2_access(t, v->log[k].set, v->log[k].line, v->log[k].ready);
         if (hit && v->log[k].fetched > 0) refund(v, v->log[k].at, v->log[k].fetched); /* (it missed at the start) */
     }
     for (uint32_t k = 0; k < v->nadd[0]; k++) bw_apply(&t->l2bw, v->add[0][k].w, v->add[0][k].bytes);
@@ -390,7 +475,7 @@ void emu_mt_quantum_end(ctx *c)
 {
     struct emu_mt *t = c->mt;
     if (!t) return;
-    for (uint32_t i = 0; i < t->nviews; i++) view_apply(t, &t->views[i]);
+    for (uint32_t i = 0; i < t->nviews; i++) view_apply(t, &t->views[i], i + 1 < t->nviews ? &t->views[i + 1] : NULL);
     bw_settle(&t->l2bw);
     bw_settle(&t->hbm);
 }
@@ -399,27 +484,48 @@ void emu_mt_sm_end(ctx *c, uint32_t sm)
 {
     struct emu_mt *t = c->mt;
     if (!t || sm >= t->nviews) return;
-    view_apply(t, &t->views[sm]);
+    view_apply(t, &t->views[sm], NULL);
     bw_settle(&t->l2bw);
     bw_settle(&t->hbm);
 }
 
 /* ---- a warp's access ---- */
 
-/* The distinct 128-byte lines among ad[0..n) with the 32-byte sectors each touches (bit masks). */
+/* The distinct 128-byte lines among ad[0..n) with the 32-byte sectors each touches (bit masks), in
+ * the order they first come.  The sectors of the line at hand gather in a register and are written
+ * when the line changes (a byte in memory ORed lane after lane waited for its own last store). */
 static uint32_t lines_of(const uint64_t *ad, uint32_t n, uint32_t size, uint64_t *line, uint8_t *sect)
 {
-    uint32_t k = 0;
+    uint64_t sz = size ? size : 1, gap = 0;
+    for (uint32_t i = 1; i < n; i++) gap |= ad[i] - ad[i - 1] - sz;
+    if (!gap && ad[n - 1] + sz > ad[0]) { /* lanes one after another (a coalesced warp): one range */
+        uint64_t a = ad[0], e = ad[n - 1] + sz;
+        uint32_t k = 0;
+        for (uint64_t l = a >> LINE_SHIFT; l <= (e - 1) >> LINE_SHIFT; l++) {
+            uint64_t lo = l << LINE_SHIFT > a ? l << LINE_SHIFT : a;
+            uint64_t hi = (l + 1) << LINE_SHIFT < e ? (l + 1) << LINE_SHIFT : e;
+            uint32_t first = (uint32_t)(lo >> 5) & 3, last = (uint32_t)((hi - 1) >> 5) & 3;
+            line[k] = l;
+            sect[k++] = (uint8_t)(((2u << last) - 1) & ~((1u << first) - 1));
+        }
+        return k;
+    }
+    uint32_t k = 0, j = 0;
+    uint64_t cur = UINT64_MAX; /* line[j], the line at hand (no line is UINT64_MAX) */
+    uint32_t m = 0;            /* its sectors not yet in sect[j] */
     for (uint32_t i = 0; i < n; i++)
         for (uint64_t a = ad[i], e = ad[i] + (size ? size : 1); a < e; a = ((a >> 5) + 1) << 5) {
             uint64_t l = a >> LINE_SHIFT;
-            uint32_t j = k;
-            if (k && line[k - 1] == l) j = k - 1;
-            else
+            if (l != cur) {
+                if (k) sect[j] |= (uint8_t)m;
                 for (j = 0; j < k && line[j] != l; j++) {}
-            if (j == k) line[k] = l, sect[k++] = 0;
-            sect[j] |= (uint8_t)(1u << ((a >> 5) & 3));
+                if (j == k) line[k] = l, sect[k++] = 0;
+                cur = l;
+                m = 0;
+            }
+            m |= 1u << ((a >> 5) & 3);
         }
+    if (k) sect[j] |= (uint8_t)m;
     return k;
 }
 
@@ -443,36 +549,57 @@ static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t la
     return *pf;
 }
 
+/* The sets of `line` in the model's L1 (*s1; only for a load and an L1 there) and L2 (*s2), fetched
+ * into the CPU's cache (they are far apart in the model's arrays, megabytes, and each lookup would
+ * otherwise wait for its own miss): the L1 set, the L2 set's tags. */
+static inline void sets_of(const ctx *c, const struct emu_mt *t, uint64_t line, int op, uint32_t *s1, uint32_t *s2)
+{
+    if (op == EMU_MT_LD && t->l1_sets) {
+        *s1 = set_of(line, t->l1_sets, t->l1_mod);
+        __builtin_prefetch(t->l1 + ((size_t)c->cs->id * t->l1_sets + *s1) * L1_SET);
+    }
+    if (t->l2_sets) {
+        *s2 = set_of(line, t->l2_sets, t->l2_mod);
+        const uint64_t *tags = t->l2 + (size_t)*s2 * L2_SET;
+        for (uint32_t j = 0; j < L2_WAYS; j += 8) __builtin_prefetch(tags + j);
+    }
+}
+
+void emu_mt_prefetch(const ctx *c, const uint64_t *ad, uint32_t n, int op)
+{
+    const struct emu_mt *t = c->mt;
+    if (!t) return;
+    uint64_t last = UINT64_MAX;
+    uint32_t s1, s2;
+    for (uint32_t i = 0; i < n; i++)
+        if (ad[i] >> LINE_SHIFT != last) sets_of(c, t, last = ad[i] >> LINE_SHIFT, op, &s1, &s2);
+}
+
+/* the bytes of a line's sectors (a 4-bit mask): 32 a sector */
+static const uint8_t SECTOR_BYTES[16] = {0, 32, 32, 64, 32, 64, 64, 96, 32, 64, 64, 96, 64, 96, 96, 128};
+
 uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, int op)
 {
     struct emu_mt *t = c->mt;
     if (!t || !n) return 0;
     uint64_t line[4 * WARP];
     uint8_t sect[4 * WARP];
+    uint32_t s1[4 * WARP], s2[4 * WARP];
     uint32_t k = lines_of(ad, n, size > 16 ? 16 : size, line, sect);
-    /* the lines' sets fetched into the CPU's cache together (they are far apart in the model's
-     * arrays, and each lookup would otherwise wait for its own miss) */
-    for (uint32_t i = 0; i < k; i++) {
-        if (op == EMU_MT_LD && t->l1) {
-            __builtin_prefetch(t->l1 + ((size_t)c->cs->id * t->l1_sets + set_of(line[i], t->l1_sets)) * L1_SET);
-        }
-        if (t->l2) {
-            const uint64_t *s2 = t->l2 + (size_t)set_of(line[i], t->l2_sets) * L2_SET;
-            for (uint32_t j = 0; j < L2_WAYS; j += 8) __builtin_prefetch(s2 + j); /* the tags */
-        }
-    }
+    for (uint32_t i = 0; i < k; i++) sets_of(c, t, line[i], op, &s1[i], &s2[i]);
     uint64_t at = c->now + 1;
     uint32_t lat = 0;
     double bytes = 0, miss = 0;
+    mt_view *v = &t->views[c->cs->id];
     for (uint32_t i = 0; i < k; i++) {
-        double b = 32.0 * __builtin_popcount(sect[i]);
-        if (op == EMU_MT_LD && l1_access(c, t, line[i])) {
+        double b = SECTOR_BYTES[sect[i] & 15];
+        if (op == EMU_MT_LD && l1_access(c, t, line[i], s1[i])) {
             if (lat < t->m->l1_lat) lat = t->m->l1_lat;
             continue;
         }
         bytes += b;
         int missed;
-        uint32_t l = l2_latency(t, &t->views[c->cs->id], line[i], at, op == EMU_MT_ST ? 0 : b, &missed);
+        uint32_t l = l2_latency(t, v, line[i], s2[i], at, op == EMU_MT_ST ? 0 : b, &missed);
         if (missed || op == EMU_MT_ST) miss += b;
         if (l > lat) lat = l;
     }
@@ -547,7 +674,8 @@ uint64_t emu_mt_tma_end(ctx *c, vsm *sm, uint64_t now, uint64_t bytes, int kind)
     double miss = 0, per = v->ntouch ? (double)bytes / v->ntouch : 0;
     for (uint32_t i = 0; i < v->ntouch; i++) {
         int missed;
-        uint32_t l = l2_latency(t, v, v->touch[i], start, kind == EMU_MT_TMA_STORE ? 0 : per, &missed);
+        uint32_t l = l2_latency(t, v, v->touch[i], t->l2_sets ? set_of(v->touch[i], t->l2_sets, t->l2_mod) : 0, start,
+                                kind == EMU_MT_TMA_STORE ? 0 : per, &missed);
         if (missed || kind == EMU_MT_TMA_STORE) miss += per;
         if (l > lat) lat = l;
     }

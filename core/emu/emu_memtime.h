@@ -26,6 +26,10 @@ void emu_mt_sm_end(ctx *c, uint32_t sm);
  * it keeps its warp beyond the issue and the L1 pipe (latency of the level that serves it and the
  * queueing for the shared bandwidths; a store or cp.async only the queueing). */
 uint64_t emu_mt_global(ctx *c, const uint64_t *ad, uint32_t n, uint32_t size, int op);
+/* A hint only (nothing changes): the model's cache sets that emu_mt_global(c, ad, n, .., op) will
+ * read, fetched into the CPU's cache, so that a caller with other work before it (the data's copy)
+ * overlaps their misses with that work. */
+void emu_mt_prefetch(const ctx *c, const uint64_t *ad, uint32_t n, int op);
 /* The same for shared memory (shared::cta offsets or shared::cluster addresses at sa[0..n)):
  * shared memory's latency, or another block's through the SM-to-SM network. */
 uint64_t emu_mt_shared(ctx *c, const uint64_t *sa, uint32_t n, uint32_t size, int op);
