@@ -263,6 +263,12 @@ local function validate(exp)
     options.check_keys(exp.emu, "experiment.emu", EMU_KEYS)
     check_type(exp.emu.model, "experiment.emu.model", "string", "a device model's name (\"h200\", \"h100-sxm\", \"h100-pcie\")")
     check_type(exp.emu.params, "experiment.emu.params", "table", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})")
+    for k, v in pairs(exp.emu.params or {}) do -- (named as the experiment has them, not as device.model_params)
+      if type(k) ~= "string" then
+        bad(string.format("experiment.emu.params: a key of type %s (parameters are named: {l2_bytes_per_clk = 6000})", type(k)))
+      end
+      check_type(v, "experiment.emu.params." .. k, "number", "a number")
+    end
   end
   builds.validate(exp) -- kernel, defines, nvcc_flags: values or functions of the point (compile-time axes)
   timing.check_adaptive(exp, "experiment.")
