@@ -48,6 +48,7 @@
 #include "emu/emu_model.h"
 #include "frontend/ptx.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -136,16 +137,27 @@ int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n)
         snprintf(why, n, "model parameters: a list longer than %zu characters", sizeof buf - 1);
         return -1;
     }
+    if (!*list) return 0;
     strcpy(buf, list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    unsigned char given[NPARAMS] = {0};
+    /* entry by entry: an empty one (",,", a trailing comma), a space around the number, a name given
+     * twice is refused (strtok had skipped empty ones, strtod spaces; the last of two had won) */
+    for (char *t = buf, *next; t; t = next) {
+        if ((next = strchr(t, ','))) *next++ = 0;
         char *eq = strchr(t, '='), *end = NULL;
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || eq == t || end == eq + 1 || *end) {
-            snprintf(why, n, "model parameters: '%s' is not NAME=NUMBER (e.g. l2_bytes_per_clk=6000)", t);
+        double v = eq && eq[1] && !isspace((unsigned char)eq[1]) ? strtod(eq + 1, &end) : 0;
+        if (!eq || eq == t || !end || end == eq + 1 || *end) {
+            snprintf(why, n, "model parameters: '%s' is not NAME=NUMBER (e.g. l2_bytes_per_clk=6000) in '%s'", t, list);
             return -1;
         }
         *eq = 0;
         if (mh_emu_model_set(m, t, v, why, n)) return -1;
+        unsigned i = 0;
+        while (strcmp(params[i].name, t)) i++; /* (set found it) */
+        if (given[i]++) {
+            snprintf(why, n, "model parameters: %s given twice in '%s'", t, list);
+            return -1;
+        }
     }
     return 0;
 }

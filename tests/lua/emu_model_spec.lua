@@ -115,6 +115,26 @@ describe("emu's device model by parameter", function()
     assert.equal(5000, d.model.l2_lat)
   end)
 
+  it("refuses exec's malformed parameter lists by entry, before the program runs", function()
+    -- (accepted before: empty entries and a trailing comma skipped, a space before the number read,
+    -- a name given twice set to its last value)
+    for _, c in ipairs {
+      { ",", "'' is not NAME=NUMBER" },
+      { "l2_lat=300,", "'' is not NAME=NUMBER .* in 'l2_lat=300,'" },
+      { "l2_lat=300,,hbm_lat=600", "'' is not NAME=NUMBER" },
+      { "l2_lat= 300", "'l2_lat= 300' is not NAME=NUMBER" },
+      { "l2_lat=300,l2_lat=100", "l2_lat given twice in 'l2_lat=300,l2_lat=100'" },
+      { "l2_lat=1x", "'l2_lat=1x' is not NAME=NUMBER" },
+      { "l2_lat=300, hbm_lat=600", "no model parameter ' hbm_lat'" },
+    } do
+      local st, _, err = h.run("exec", "--model-params", c[1], "--", "/bin/true")
+      assert.equal(2, st, c[1])
+      assert.matches(c[2], err)
+    end
+    local st, _, err = h.run("exec", "--model-params", "l2_lat=300,hbm_lat=600", "--", "/bin/true")
+    assert.equal(0, st, err)
+  end)
+
   it("runs an experiment on the model it names, records it, and will not resume under another", function()
     local dir = h.tmpdir()
     local function script(params)
