@@ -49,6 +49,8 @@ describe("emu's device model by parameter", function()
       { { clock_ghz = 0 / 0 }, "model parameter clock_ghz: not a finite number" },
       { { l2_lat = "260" }, "device.model_params.l2_lat must be a number, not string" },
       { { 3 }, "device.model_params: a key of type number" },
+      -- (a name with a NUL byte was read to it: "l2_lat\0x" set l2_lat)
+      { { ["l2_lat\0x"] = 1 }, "device.model_params: a name holding a NUL byte %('l2_lat\\0%.%.%.'%)" },
     }
     for _, c in ipairs(cases) do
       local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
