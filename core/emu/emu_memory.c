@@ -70,7 +70,8 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
         }
     }
     char why[1024];
-    if (opts && opts->params_list && mh_emu_model_parse(&d->own_model, opts->params_list, why, sizeof why)) {
+    if ((opts && opts->params_list && mh_emu_model_parse(&d->own_model, opts->params_list, why, sizeof why)) ||
+        mh_emu_model_check(&d->own_model, why, sizeof why)) {
         mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
         free(d);
         return NULL;

@@ -625,7 +625,7 @@ uint64_t emu_mt_shared(ctx *c, const uint64_t *sa, uint32_t n, uint32_t size, in
     t->dsm_free[sm] = s + (uint64_t)((double)remote * size / t->m->dsmem_bytes_per_clk);
     uint64_t queued = s - at;
     if (op == EMU_MT_ST) return queued;
-    return t->m->dsmem_lat - 1 + queued;
+    return (t->m->dsmem_lat ? t->m->dsmem_lat - 1 : 0) + queued; /* (a latency of 0: model_params) */
 }
 
 /* ---- TMA ---- */

@@ -806,7 +806,7 @@ static int ldst_matrix(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask, int 
     }
     if (store) c->progress++;
     else note_load(c, w, r->space, address(c, w, &ao, 0));
-    c->cost += c->d->model->smem_lat - 1 + (uint64_t)r->num; /* shared memory's latency, a matrix a cycle */
+    c->cost += (c->d->model->smem_lat ? c->d->model->smem_lat - 1 : 0) + (uint64_t)r->num; /* shared memory's latency, a matrix a cycle */
     return 0;
 }
 

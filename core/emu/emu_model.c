@@ -64,6 +64,7 @@
 #include "emu/emu_model.h"
 #include "frontend/ptx.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -139,11 +140,15 @@ static const struct {
 #define PF(f, k, lo, hi) {#f, offsetof(mh_emu_model, f), k, lo, hi}
 #define PP(f, pipe) {"pipe_" #f, offsetof(mh_emu_model, pipe_rate) + (pipe) * sizeof(uint16_t), P_U16, 1, 4096}
 #define PL(f, cls) {"lat_" #f, offsetof(mh_emu_model, lat) + (cls), P_U8, 0, 255}
-    PF(clock_ghz, P_DBL, 0.01, 100),
+    /* a trace's clock is 0.1 to 10 GHz (trace/meta.h); emu's %globaltimer, whole ns, measures one at either
+     * end a little past it (10.0004 over 4000 traces, 0.09999 at 0.1: every instrumented point failed) */
+    PF(clock_ghz, P_DBL, 0.2, 5),
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
-    PF(l1_bytes, P_U32, 1024, 1 << 30), PF(l2_bytes, P_U64, 1024, 1e12),
-    PF(l2_bytes_per_clk, P_DBL, 1, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
+    /* caches: at least a set; at most what emu allocates its tags for without running the host out of memory
+     * (a failed allocation left the cache out: l2_bytes = 1e12 read every line from HBM) */
+    PF(l1_bytes, P_U32, 1024, 1 << 22), PF(l2_bytes, P_U64, 2048, 1 << 30),
+    PF(l2_bytes_per_clk, P_DBL, MH_EMU_MIN_BYTES_PER_CLK, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
     PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
     PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
     PF(mma_f64, P_U32, 1, 1 << 20),
@@ -164,16 +169,27 @@ int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n)
         snprintf(why, n, "model parameters: a list longer than %zu characters", sizeof buf - 1);
         return -1;
     }
+    if (!*list) return 0;
     strcpy(buf, list);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    unsigned char given[NPARAMS] = {0};
+    /* entry by entry: an empty one (",,", a trailing comma), a space around the number, a name given
+     * twice is refused (strtok had skipped empty ones, strtod spaces; the last of two had won) */
+    for (char *t = buf, *next; t; t = next) {
+        if ((next = strchr(t, ','))) *next++ = 0;
         char *eq = strchr(t, '='), *end = NULL;
-        double v = eq ? strtod(eq + 1, &end) : 0;
-        if (!eq || eq == t || end == eq + 1 || *end) {
-            snprintf(why, n, "model parameters: '%s' is not NAME=NUMBER (e.g. l2_bytes_per_clk=6000)", t);
+        double v = eq && eq[1] && !isspace((unsigned char)eq[1]) ? strtod(eq + 1, &end) : 0;
+        if (!eq || eq == t || !end || end == eq + 1 || *end) {
+            snprintf(why, n, "model parameters: '%s' is not NAME=NUMBER (e.g. l2_bytes_per_clk=6000) in '%s'", t, list);
             return -1;
         }
         *eq = 0;
         if (mh_emu_model_set(m, t, v, why, n)) return -1;
+        unsigned i = 0;
+        while (strcmp(params[i].name, t)) i++; /* (set found it) */
+        if (given[i]++) {
+            snprintf(why, n, "model parameters: %s given twice in '%s'", t, list);
+            return -1;
+        }
     }
     return 0;
 }
@@ -211,7 +227,7 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
         return -1;
     }
     if (v < params[i].min || v > params[i].max || (whole && v != floor(v))) {
-        snprintf(why, n, "model parameter %s: %g is not %s from %g to %g", name, v, whole ? "a whole number" : "a number",
+        snprintf(why, n, "model parameter %s: %.15g is not %s from %.15g to %.15g", name, v, whole ? "a whole number" : "a number",
                  params[i].min, params[i].max);
         return -1;
     }
@@ -222,6 +238,22 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
     case P_U32: { uint32_t x = (uint32_t)v; memcpy(f, &x, sizeof x); break; }
     case P_U64: { uint64_t x = (uint64_t)v; memcpy(f, &x, sizeof x); break; }
     default: memcpy(f, &v, sizeof v); break;
+    }
+    return 0;
+}
+
+int mh_emu_model_check(const mh_emu_model *m, char *why, size_t n)
+{
+    if (m->hbm_lat < m->l2_lat) { /* (emu_memtime.c: a miss is in flight hbm_lat - l2_lat cycles) */
+        snprintf(why, n, "model parameters: hbm_lat %u is below l2_lat %u (hbm_lat is a miss's whole trip, the L2's "
+                 "included): set hbm_lat too", (unsigned)m->hbm_lat, (unsigned)m->l2_lat);
+        return -1;
+    }
+    if (mh_emu_model_hbm_bpc(m) < MH_EMU_MIN_BYTES_PER_CLK) { /* (the L2's has its range) */
+        snprintf(why, n, "model parameters: hbm_gbs %g at clock_ghz %g is %g bytes a cycle, below %d: beyond what emu's "
+                 "bandwidth windows hold (emu_memtime.c)", m->hbm_gbs, m->clock_ghz, mh_emu_model_hbm_bpc(m),
+                 MH_EMU_MIN_BYTES_PER_CLK);
+        return -1;
     }
     return 0;
 }

@@ -96,6 +96,12 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
 /* Sets the parameters a list "l2_bytes_per_clk=6000,hbm_gbs=3000" names (MGPU_CUDART_MODEL_PARAMS,
  * exec --model-params): 0, or -1 with why (an entry not NAME=NUMBER, or mh_emu_model_set's). */
 int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n);
+/* Whether the parameters of *m agree with each other: 0, or -1 with why (hbm_lat below l2_lat; the
+ * HBM's bytes a cycle below MH_EMU_MIN_BYTES_PER_CLK).  mh_emu_create and exec check a model set by name. */
+int mh_emu_model_check(const mh_emu_model *m, char *why, size_t n);
+/* The least bytes a cycle of the L2's and the HBM's bandwidths: a slower one's queue outgrows the
+ * million cycles emu's bandwidth windows remember (emu_memtime.c) and transfers stop waiting for it. */
+#define MH_EMU_MIN_BYTES_PER_CLK 16
 /* The i-th settable parameter's name (from 0; NULL past the last) and, when value is not NULL,
  * m's value of it. */
 const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value);

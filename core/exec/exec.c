@@ -105,7 +105,8 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
             return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no device model '%s' (models: %s)", o->model, mh_emu_model_names());
         mh_emu_model m = *named;
         char why[1024];
-        if (o->model_params && mh_emu_model_parse(&m, o->model_params, why, sizeof why))
+        if ((o->model_params && mh_emu_model_parse(&m, o->model_params, why, sizeof why)) ||
+            mh_emu_model_check(&m, why, sizeof why))
             return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: %s", why);
     }
     const char *dir = mh_exec_cudart_dir(e);

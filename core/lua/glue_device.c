@@ -60,7 +60,10 @@ static uint32_t model_params(lua_State *L, int t, mh_emu_param *p)
         if (lua_type(L, -2) != LUA_TSTRING)
             glue_bad(L, "device.model_params: a key of type %s (parameters are named: {l2_bytes_per_clk = 6000})",
                      luaL_typename(L, -2));
-        const char *k = lua_tostring(L, -2);
+        size_t klen;
+        const char *k = lua_tolstring(L, -2, &klen);
+        if (strlen(k) != klen) /* (C would read the name to its NUL: "l2_lat\0x" set l2_lat) */
+            glue_bad(L, "device.model_params: a name holding a NUL byte ('%s\\0...')", k);
         if (lua_type(L, -1) != LUA_TNUMBER)
             glue_bad(L, "device.model_params.%s must be a number, not %s", k, luaL_typename(L, -1));
         if (n == MH_EMU_MAX_PARAMS) glue_bad(L, "device.model_params: more than %d parameters", MH_EMU_MAX_PARAMS);

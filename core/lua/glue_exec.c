@@ -78,6 +78,10 @@ static const char *model_params_list(lua_State *L)
             glue_bad(L, "mgpu.exec: model_params has a key of type %s (parameters are named)", luaL_typename(L, -2));
         if (lua_type(L, -1) != LUA_TNUMBER)
             glue_bad(L, "mgpu.exec: model_params.%s must be a number, not %s", lua_tostring(L, -2), luaL_typename(L, -1));
+        size_t nlen;
+        const char *name = lua_tolstring(L, -2, &nlen);
+        if (strpbrk(name, ",= ") || strlen(name) != nlen) /* (it would be read as other entries of the list, or end early) */
+            glue_bad(L, "mgpu.exec: no model parameter '%s%s'", name, strlen(name) != nlen ? "\\0..." : "");
         int k = snprintf(list + len, sizeof list - len, "%s%s=%.17g", len ? "," : "", lua_tostring(L, -2),
                          (double)lua_tonumber(L, -1));
         if (k < 0 || (size_t)k >= sizeof list - len) glue_bad(L, "%s", "mgpu.exec: model_params: too many");

@@ -263,6 +263,12 @@ local function validate(exp)
     options.check_keys(exp.emu, "experiment.emu", EMU_KEYS)
     check_type(exp.emu.model, "experiment.emu.model", "string", "a device model's name (\"h200\", \"h100-sxm\", \"h100-pcie\")")
     check_type(exp.emu.params, "experiment.emu.params", "table", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})")
+    for k, v in pairs(exp.emu.params or {}) do -- (named as the experiment has them, not as device.model_params)
+      if type(k) ~= "string" then
+        bad(string.format("experiment.emu.params: a key of type %s (parameters are named: {l2_bytes_per_clk = 6000})", type(k)))
+      end
+      check_type(v, "experiment.emu.params." .. k, "number", "a number")
+    end
   end
   builds.validate(exp) -- kernel, defines, nvcc_flags: values or functions of the point (compile-time axes)
   timing.check_adaptive(exp, "experiment.")
@@ -968,9 +974,11 @@ local function run_locked(exp, opts, dir, script, state)
   -- the emu model the points' virtual times come from (with workers: a device opened here only to
   -- read it, and to refuse a bad parameter before any worker starts)
   local emu_model = dev.backend == "emu" and (dev.model or mgpu.device("emu", emu_opts(exp)).model) or nil
-  if old and old.emu_model and emu_model and not same_model(old.emu_model, emu_model) then
+  -- (a run from before manifests recorded emu_model ran the default model: experiments could not set one)
+  local old_model = old and (old.emu_model or (old.backend == "emu" and mgpu.device("emu").model or nil))
+  if old_model and emu_model and not same_model(old_model, emu_model) then
     bad(string.format("%s: the run's emu model (%s, manifest.json's emu_model) is not this one (%s, experiment.emu): its "
-      .. "rows would mix models; resume with the run's, or start a new folder", what, tostring(old.emu_model.name),
+      .. "rows would mix models; resume with the run's, or start a new folder", what, tostring(old_model.name),
       emu_model.name))
   end
   if exp.stats and dev.backend ~= "emu" then

@@ -21,6 +21,10 @@ for _, a in ipairs(arg or {}) do
   local k, v = a:match("^([%a_][%w_]*)=(.+)$")
   if k then as[k] = assert(tonumber(v), a .. ": a model parameter takes a number") else pos[#pos + 1] = a end
 end
+if #pos > 2 then -- (a misspelt NAME=VALUE, "l2-lat=300" or "l2_lat=", was taken for one and ignored)
+  error(string.format("%s: not a backend, a model or NAME=VALUE (usage: microbench.lua [cuda|emu|auto] [MODEL] "
+    .. "[NAME=VALUE ...])", pos[3]), 0)
+end
 local model = pos[2] or "h200"
 local stand_in = next(as) ~= nil
 if stand_in and pos[1] ~= "emu" then error("NAME=VALUE parameters make emu stand in for a GPU: give the backend emu", 0) end

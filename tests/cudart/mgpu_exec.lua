@@ -39,7 +39,11 @@ for _, bad in ipairs { { opts = { prog = prog, args = { 1 } }, says = "args%[1%]
                        { opts = { prog = prog, probes = probes }, says = "probes goes with trace" },
                        { opts = { prog = prog, model = "a100" }, says = "no device model 'a100'" },
                        { opts = { prog = prog, model_params = { nope = 1 } }, says = "no model parameter 'nope'" },
-                       { opts = { prog = prog, model_params = { l2_lat = "x" } }, says = "model_params.l2_lat must be a number" } } do
+                       { opts = { prog = prog, model_params = { l2_lat = "x" } }, says = "model_params.l2_lat must be a number" },
+                       -- a name holding the list's separators was read as other entries (l2_lat set to 2600)
+                       { opts = { prog = prog, model_params = { ["l2_lat=2600,hbm_lat"] = 4800 } },
+                         says = "no model parameter 'l2_lat=2600,hbm_lat'" },
+                       { opts = { prog = prog, model_params = { ["l2_lat\0x"] = 2600 } }, says = "no model parameter 'l2_lat\\0%.%.%.'" } } do
   local ok, err = pcall(mgpu.exec, bad.opts)
   expect(not ok and mgpu.errors.is(err, "bad_argument") and tostring(err):find(bad.says),
     "mgpu.exec refused %s with: %s", bad.says, tostring(err))
