@@ -14,6 +14,16 @@ local function read_ns(d)
       .time_ns
 end
 
+-- each {params, message}: mgpu.device refuses the parameters with a bad_argument saying that
+local function refused(cases)
+  for _, c in ipairs(cases) do
+    local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
+    assert.is_false(ok)
+    assert.equal("bad_argument", err.code)
+    assert.matches(c[2], err.message)
+  end
+end
+
 describe("emu's device model by parameter", function()
   it("lists every parameter with the value the device uses", function()
     local m = mgpu.device("emu", { model = "h100-sxm" }).model
@@ -52,12 +62,7 @@ describe("emu's device model by parameter", function()
       -- (a name with a NUL byte was read to it: "l2_lat\0x" set l2_lat)
       { { ["l2_lat\0x"] = 1 }, "device.model_params: a name holding a NUL byte %('l2_lat\\0%.%.%.'%)" },
     }
-    for _, c in ipairs(cases) do
-      local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
-      assert.is_false(ok)
-      assert.equal("bad_argument", err.code)
-      assert.matches(c[2], err.message)
-    end
+    refused(cases)
     local ok, err = pcall(mgpu.device, "emu", { model_params = 5 })
     assert.is_false(ok)
     assert.matches("device.model_params must be a table", err.message)
@@ -106,12 +111,7 @@ describe("emu's device model by parameter", function()
       { { l2_bytes = 1e12 }, "model parameter l2_bytes: 1000000000000 is not a whole number from 2048 to 1073741824" },
       { { l1_bytes = 1073741824 }, "model parameter l1_bytes: 1073741824 is not a whole number from 1024 to 4194304" },
     }
-    for _, c in ipairs(cases) do
-      local ok, err = pcall(mgpu.device, "emu", { model_params = c[1] })
-      assert.is_false(ok)
-      assert.equal("bad_argument", err.code)
-      assert.matches(c[2], err.message)
-    end
+    refused(cases)
     -- both latencies moved together are a model
     local d = mgpu.device("emu", { model_params = { l2_lat = 5000, hbm_lat = 6000 } })
     assert.equal(5000, d.model.l2_lat)
