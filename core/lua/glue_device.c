@@ -102,6 +102,16 @@ static int l_device_new(lua_State *L)
         o.threads = (uint32_t)glue_opt_integer(L, 2, "device", "threads", 0, 1, MH_EMU_MAX_THREADS);
         o.nmodel_params = model_params(L, 2, params);
         o.model_params = params;
+        /* an explicit backend refuses the other's options (auto takes both: it may open either) */
+        static const char *const emu_only[] = {"strict", "sms", "max_insns", "model", "model_params", "threads", NULL};
+        int cuda = !strncmp(kind, "cuda", 4), emu = !strcmp(kind, "emu");
+        for (int i = 0; cuda && emu_only[i]; i++) {
+            lua_getfield(L, 2, emu_only[i]);
+            if (!lua_isnil(L, -1))
+                glue_bad(L, "device: %s is an option of emu, not of the %s backend (\"auto\" takes both)", emu_only[i], kind);
+            lua_pop(L, 1);
+        }
+        if (emu && o.driver) glue_bad(L, "%s", "device: driver is an option of the cuda backend, not of emu (\"auto\" takes both)");
     }
     l_device *d = glue_new_object(L, sizeof *d, DEVICE_MT, 0);
     mh_error e;

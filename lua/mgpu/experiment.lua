@@ -212,9 +212,10 @@ local function check_type(v, what, want, desc)
   if v ~= nil and type(v) ~= want then bad(string.format("%s must be %s, got %s", what, desc, type(v))) end
 end
 
--- The device options an experiment's emu table asks for (core.device's model and model_params), or nil.
-local function emu_opts(exp)
-  if not exp.emu then return nil end
+-- The device options an experiment's emu table asks for (core.device's model and model_params), or nil
+-- (also on cuda: the table says how emu times the points, and a cuda device refuses emu's options).
+local function emu_opts(exp, kind)
+  if not exp.emu or (kind and kind:match("^cuda")) then return nil end
   return { model = exp.emu.model, model_params = exp.emu.params }
 end
 
@@ -970,7 +971,7 @@ local function run_locked(exp, opts, dir, script, state)
   if workers and workers ~= 0 then
     nworkers, slots, kind = worker_plan(workers, opts.devices or (old and old.devices), kind, asked)
   end
-  local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind, emu_opts(exp))
+  local dev = nworkers and probe_device(kind, slots) or mgpu.device(kind, emu_opts(exp, kind))
   -- the emu model the points' virtual times come from (with workers: a device opened here only to
   -- read it, and to refuse a bad parameter before any worker starts)
   local emu_model = dev.backend == "emu" and (dev.model or mgpu.device("emu", emu_opts(exp)).model) or nil
@@ -1233,7 +1234,7 @@ function M.worker(exp, opts)
   local dir = opts.worker
   local man = manifest.read(dir)
   local pl = plan(exp, nil, man, dir .. "/manifest.json")
-  local dev = mgpu.device(opts.backend or man.backend, emu_opts(exp))
+  local dev = mgpu.device(opts.backend or man.backend, emu_opts(exp, opts.backend or man.backend))
   local load_path = manifest.path(dir, man.ptx[1].path)
   local bp
   if load_path:match("%.cu$") then -- the builds the parent compiled: their PTX is in DIR/builds

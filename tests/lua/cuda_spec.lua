@@ -30,6 +30,35 @@ describe("mgpu on the cuda backend (fake driver)", function()
     assert.equal("emu", mgpu.device("auto", { driver = "/nonexistent/libcuda.so.1" }).backend)
   end)
 
+  it("refuses the other backend's options on an explicit backend, takes both on auto", function()
+    -- (emu's options were ignored on cuda: a model_params given to a GPU changed nothing, silently)
+    for _, o in ipairs { { model_params = { l2_lat = 300 } }, { model = "h100-sxm" }, { sms = 4 }, { strict = true },
+                         { threads = 2 }, { max_insns = 10 } } do
+      o.driver = fake
+      local ok, err = pcall(mgpu.device, "cuda", o)
+      assert.is_false(ok)
+      assert.equal("bad_argument", err.code)
+      assert.matches("is an option of emu, not of the cuda backend", err.message)
+    end
+    local ok, err = pcall(mgpu.device, "emu", { driver = fake })
+    assert.is_false(ok)
+    assert.matches("driver is an option of the cuda backend, not of emu", err.message)
+    assert.equal("cuda", mgpu.device("auto", { driver = fake, model = "h100-sxm", sms = 4 }).backend)
+  end)
+
+  it("runs an experiment with an emu table on cuda (the table times emu's points only)", function()
+    local dir = h.tmpdir()
+    h.write(dir .. "/e.lua", string.format([[
+return { name = "c", module = %q, kernel = "copy_f32x4", repeats = 1, emu = { model = "h100-sxm", params = { l2_lat = 300 } },
+  setup = function(p, dev) return { grid = 1, block = 32, args = { dev:array("f32", 64), dev:array("f32", 64), 16 } } end }]],
+      h.src .. "/ptx/copy.ptx"))
+    local st, _, err = h.run_env("MGPU_LIBCUDA=" .. h.quote(fake), dir .. "/e.lua", "--backend", "cuda", "--workers", "0",
+      "--out", dir .. "/r", "--quiet")
+    assert.equal(0, st, err)
+    assert.is_nil(require("mgpu.core").json_decode(h.read(dir .. "/r/manifest.json")).emu_model)
+    h.rmdir(dir)
+  end)
+
   it("moves arrays, launches with checked arguments and times with events", function()
     local dev = mgpu.device("cuda", { driver = fake })
     local x = dev:array("f32", 64, { fill = "ramp" })
