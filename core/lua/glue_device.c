@@ -99,6 +99,8 @@ static int l_device_new(lua_State *L)
         o.sms = (uint32_t)glue_opt_integer(L, 2, "device", "sms", 0, 1, 100000); /* absent: the default */
         o.max_insns = (uint64_t)glue_opt_integer(L, 2, "device", "max_insns", 0, 0, LUA_MAXINTEGER);
         o.model = glue_opt_string(L, 2, "device", "model", NULL);
+        if (o.model && !*o.model) glue_bad(L, "device.model is empty (models: %s; leave it out for %s)",
+                                           mh_emu_model_names(), MH_EMU_DEFAULT_MODEL);
         o.threads = (uint32_t)glue_opt_integer(L, 2, "device", "threads", 0, 1, MH_EMU_MAX_THREADS);
         o.nmodel_params = model_params(L, 2, params);
         o.model_params = params;

@@ -263,6 +263,7 @@ local function validate(exp)
     check_type(exp.emu, "experiment.emu", "table", "{model = \"h100-sxm\", params = {name = number, ...}}")
     options.check_keys(exp.emu, "experiment.emu", EMU_KEYS)
     check_type(exp.emu.model, "experiment.emu.model", "string", "a device model's name (\"h200\", \"h100-sxm\", \"h100-pcie\")")
+    if exp.emu.model == "" then bad("experiment.emu.model is empty: a device model's name (\"h200\", \"h100-sxm\", \"h100-pcie\"), or leave it out") end
     check_type(exp.emu.params, "experiment.emu.params", "table", "{name = number, ...} (e.g. {l2_bytes_per_clk = 6000})")
     for k, v in pairs(exp.emu.params or {}) do -- (named as the experiment has them, not as device.model_params)
       if type(k) ~= "string" then
