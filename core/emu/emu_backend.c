@@ -217,11 +217,11 @@ static void emu_probe(const mh_device_opts *o, mh_backend_probe *out)
     out->available = 1;
     out->devices = 1;
     snprintf(out->detail, sizeof out->detail, "available: CPU executor of PTX (deterministic; its times are virtual, not GPU timings)");
-    const mh_emu_model *named = mh_emu_model_find(o ? o->model : NULL);
-    mh_emu_model m = *(named ? named : mh_emu_model_find(NULL)); /* (emu_open names an unknown model) */
+    mh_emu_model m;
     char why[1024];
-    for (uint32_t i = 0; o && i < o->nmodel_params; i++) /* (and a bad parameter) */
-        (void)mh_emu_model_set(&m, o->model_params[i].name, o->model_params[i].value, why, sizeof why);
+    if (mh_emu_model_make(&m, o ? o->model : NULL, o ? o->model_params : NULL, o ? o->nmodel_params : 0, NULL, why,
+                          sizeof why))
+        m = *mh_emu_model_find(NULL); /* (emu_open names what is wrong) */
     emu_facts(o && o->sms ? o->sms : m.sms, &m, &out->facts[0]);
 }
 

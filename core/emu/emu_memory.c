@@ -53,29 +53,14 @@ mh_emu *mh_emu_create(const mh_emu_opts *opts, mh_error *e)
         mh_fail(e, MH_E_NO_MEMORY, "out of memory");
         return NULL;
     }
-    const mh_emu_model *named = mh_emu_model_find(opts ? opts->model : NULL);
-    if (!named) {
-        mh_fail(e, MH_E_BAD_ARGUMENT, "emu: no device model '%s' (models: %s)", opts->model, mh_emu_model_names());
-        free(d);
-        return NULL;
-    }
-    d->own_model = *named;
-    d->model = &d->own_model;
-    for (uint32_t i = 0; opts && i < opts->nparams; i++) {
-        char why[1024];
-        if (mh_emu_model_set(&d->own_model, opts->params[i].name, opts->params[i].value, why, sizeof why)) {
-            mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
-            free(d);
-            return NULL;
-        }
-    }
     char why[1024];
-    if ((opts && opts->params_list && mh_emu_model_parse(&d->own_model, opts->params_list, why, sizeof why)) ||
-        mh_emu_model_check(&d->own_model, why, sizeof why)) {
+    if (mh_emu_model_make(&d->own_model, opts ? opts->model : NULL, opts ? opts->params : NULL, opts ? opts->nparams : 0,
+                          opts ? opts->params_list : NULL, why, sizeof why)) {
         mh_fail(e, MH_E_BAD_ARGUMENT, "emu: %s", why);
         free(d);
         return NULL;
     }
+    d->model = &d->own_model;
     d->next_addr = GLOBAL_BASE;
     d->nsm = opts && opts->num_sms ? opts->num_sms : d->model->sms;
     d->max_warp_insns = opts ? opts->max_warp_insns : 0;

@@ -162,6 +162,14 @@ static const struct {
 };
 #define NPARAMS (sizeof params / sizeof *params)
 
+/* The index of parameter `name` in params[], or NPARAMS when there is none. */
+static unsigned param_index(const char *name)
+{
+    unsigned i = 0;
+    while (i < NPARAMS && strcmp(params[i].name, name)) i++;
+    return i;
+}
+
 int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n)
 {
     char buf[4096];
@@ -184,9 +192,7 @@ int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n)
         }
         *eq = 0;
         if (mh_emu_model_set(m, t, v, why, n)) return -1;
-        unsigned i = 0;
-        while (strcmp(params[i].name, t)) i++; /* (set found it) */
-        if (given[i]++) {
+        if (given[param_index(t)]++) { /* (set found it) */
             snprintf(why, n, "model parameters: %s given twice in '%s'", t, list);
             return -1;
         }
@@ -212,8 +218,7 @@ const char *mh_emu_model_param(const mh_emu_model *m, unsigned i, double *value)
 
 int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, size_t n)
 {
-    unsigned i = 0;
-    while (i < NPARAMS && strcmp(params[i].name, name)) i++;
+    unsigned i = param_index(name);
     if (i == NPARAMS) {
         int k = snprintf(why, n, "no model parameter '%s' (parameters:", name);
         for (unsigned j = 0; j < NPARAMS && k >= 0 && (size_t)k < n; j++)
@@ -240,6 +245,21 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
     default: memcpy(f, &v, sizeof v); break;
     }
     return 0;
+}
+
+int mh_emu_model_make(mh_emu_model *out, const char *name, const mh_emu_param *p, uint32_t np, const char *list,
+                      char *why, size_t n)
+{
+    const mh_emu_model *named = mh_emu_model_find(name);
+    if (!named) {
+        snprintf(why, n, "no device model '%s' (models: %s)", name, mh_emu_model_names());
+        return -1;
+    }
+    *out = *named;
+    for (uint32_t i = 0; i < np; i++)
+        if (mh_emu_model_set(out, p[i].name, p[i].value, why, n)) return -1;
+    if (list && mh_emu_model_parse(out, list, why, n)) return -1;
+    return mh_emu_model_check(out, why, n);
 }
 
 int mh_emu_model_check(const mh_emu_model *m, char *why, size_t n)

@@ -96,6 +96,12 @@ int mh_emu_model_set(mh_emu_model *m, const char *name, double v, char *why, siz
 /* Sets the parameters a list "l2_bytes_per_clk=6000,hbm_gbs=3000" names (MGPU_CUDART_MODEL_PARAMS,
  * exec --model-params): 0, or -1 with why (an entry not NAME=NUMBER, or mh_emu_model_set's). */
 int mh_emu_model_parse(mh_emu_model *m, const char *list, char *why, size_t n);
+/* *out = the model called `name` (NULL: the default) with the parameters p[0..np) and then those of
+ * the list `list` (NULL: none) set in it, and checked (mh_emu_model_check): 0, or -1 with why (an
+ * unknown model, with the models; or what set, parse or check said).  What an emu device, exec and
+ * the probe make a model with. */
+int mh_emu_model_make(mh_emu_model *out, const char *name, const mh_emu_param *p, uint32_t np, const char *list,
+                      char *why, size_t n);
 /* Whether the parameters of *m agree with each other: 0, or -1 with why (hbm_lat below l2_lat; the
  * HBM's bytes a cycle below MH_EMU_MIN_BYTES_PER_CLK).  mh_emu_create and exec check a model set by name. */
 int mh_emu_model_check(const mh_emu_model *m, char *why, size_t n);

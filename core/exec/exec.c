@@ -100,13 +100,9 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
 {
     if (!o->argv || !o->argv[0] || !o->argv[0][0]) return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no program to run");
     if (o->model || o->model_params) { /* refused here, before the program starts, as emu would refuse them */
-        const mh_emu_model *named = mh_emu_model_find(o->model);
-        if (!named)
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no device model '%s' (models: %s)", o->model, mh_emu_model_names());
-        mh_emu_model m = *named;
+        mh_emu_model m;
         char why[1024];
-        if ((o->model_params && mh_emu_model_parse(&m, o->model_params, why, sizeof why)) ||
-            mh_emu_model_check(&m, why, sizeof why))
+        if (mh_emu_model_make(&m, o->model, NULL, 0, o->model_params, why, sizeof why))
             return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: %s", why);
     }
     const char *dir = mh_exec_cudart_dir(e);
