@@ -103,7 +103,7 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         mh_emu_model m;
         char why[1024];
         if (mh_emu_model_make(&m, o->model, NULL, 0, o->model_params, why, sizeof why))
-            return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: %s", why);
+            return mh_fail(e, MH_E_BAD_ARGUMENT, "%s", why);
     }
     const char *dir = mh_exec_cudart_dir(e);
     if (!dir) return -1;
