@@ -64,4 +64,16 @@ function M.arg(cmd, what, v, seen)
   return v
 end
 
+-- A script's arguments split into emu model parameters (NAME=VALUE: mgpu.device's model_params) and
+-- the others, in order: params, positional.  A NAME=VALUE whose value is not a number is an error.
+--   local params, pos = options.model_params(arg)   -- "4096 h100-sxm l2_lat=300" -> {l2_lat = 300}, {"4096", "h100-sxm"}
+function M.model_params(argv)
+  local params, pos = {}, {}
+  for _, a in ipairs(argv or {}) do
+    local k, v = a:match("^([%a_][%w_]*)=(.+)$")
+    if k then params[k] = assert(tonumber(v), a .. ": a model parameter takes a number") else pos[#pos + 1] = a end
+  end
+  return params, pos
+end
+
 return M

@@ -13,12 +13,7 @@
 local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/bench/[^/]*$") or "."
-local params, pos = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%a_][%w_]*)=(.+)$")
-  if k then params[k] = assert(tonumber(v), a .. ": a model parameter takes a number")
-  else pos[#pos + 1] = a end
-end
+local params, pos = require("mgpu.options").model_params(arg)
 local N = tonumber(pos[1] or "4096")
 local model = pos[2] or "h100-sxm"
 local want = {}

@@ -16,11 +16,7 @@ local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/device/[^/]*$") or "."
 local ptx = here .. "/tests/ptx/microbench.ptx"
-local pos, as = {}, {}
-for _, a in ipairs(arg or {}) do
-  local k, v = a:match("^([%a_][%w_]*)=(.+)$")
-  if k then as[k] = assert(tonumber(v), a .. ": a model parameter takes a number") else pos[#pos + 1] = a end
-end
+local as, pos = require("mgpu.options").model_params(arg)
 if #pos > 2 then -- (a misspelt NAME=VALUE, "l2-lat=300" or "l2_lat=", was taken for one and ignored)
   error(string.format("%s: not a backend, a model or NAME=VALUE (usage: microbench.lua [cuda|emu|auto] [MODEL] "
     .. "[NAME=VALUE ...])", pos[3]), 0)
