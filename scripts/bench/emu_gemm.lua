@@ -14,6 +14,10 @@ local mgpu = require "mgpu"
 
 local here = (arg and arg[0] or ""):match("^(.*)/scripts/bench/[^/]*$") or "."
 local params, pos = require("mgpu.options").model_params(arg)
+if #pos > 4 then -- (a misspelt NAME=VALUE, "l2-lat=300", was taken for a fifth argument and ignored)
+  error(string.format("%s: not N, a model, kernel numbers, check or NAME=VALUE (usage: emu_gemm.lua [N] [MODEL] "
+    .. "[KERNEL-NUMBERS] [check] [NAME=VALUE ...])", pos[5]), 0)
+end
 local N = tonumber(pos[1] or "4096")
 local model = pos[2] or "h100-sxm"
 local want = {}
