@@ -256,6 +256,48 @@ static void barrier_mismatch(void)
     mh_ptx_free(&m);
 }
 
+/* Runs kernel `name` of PTX `text` (params: out, salt) on B blocks of T threads twice, with salt 1
+ * and 2, on a device of 4 SMs, and checks thread i's word against want(i % T, T, salt). */
+static void run_salted(const char *text, const char *name, uint32_t B, uint32_t T,
+                       uint32_t (*want)(uint32_t t, uint32_t T, uint32_t salt))
+{
+    char file[64];
+    snprintf(file, sizeof file, "%s.ptx", name);
+    mh_ptx_module m;
+    if (parse_text(&m, text, file)) { CHECK(0); return; }
+    mh_emu *d = device(4);
+    uint64_t out = emu_upload(d, NULL, (uint64_t)B * T * 4);
+    uint32_t *got = malloc((size_t)B * T * 4);
+    CHECK(got != NULL);
+    for (uint32_t salt = 1; got && salt <= 2; salt++) {
+        mh_emu_arg args[] = {ARG(out), ARG(salt)};
+        mh_error e;
+        mh_emu_launch l = {.grid = {B, 1, 1}, .block = {T, 1, 1}, .args = args, .nargs = 2, .timeout_s = 20};
+        CHECK(mh_emu_run(d, &m, name, &l, NULL, &e) == 0);
+        CHECK(mh_emu_read(d, out, got, (size_t)B * T * 4, &e) == 0);
+        int bad = 0;
+        for (uint32_t i = 0; i < B * T; i++) {
+            uint32_t w = want(i % T, T, salt);
+            if (got[i] != w && bad++ < 3) fprintf(stderr, "  thread %u: %u, want %u\n", i, got[i], w);
+        }
+        CHECK(bad == 0);
+    }
+    free(got);
+    mh_emu_destroy(d);
+    mh_ptx_free(&m);
+}
+
+static uint32_t pack_want(uint32_t t, uint32_t T, uint32_t salt)
+{
+    (void)T;
+    return (t < 16 ? 7 : 0) + salt + (t < 40 ? 3 * t : 0);
+}
+
+static uint32_t fold_want(uint32_t t, uint32_t T, uint32_t salt)
+{
+    return salt + T + 1 + salt + (t < 40 ? 5 + salt : salt) + 1000;
+}
+
 /* registers packed by live range (emu_regpack.c) keep every lane's values: a guarded write (the
  * other lanes keep 0), a register never written (reads 0), a loop on half the threads, and dead
  * writes at the end that leave values in the rows a next block of the same slot starts with (rows
@@ -275,27 +317,7 @@ static void packed_registers(void)
         "SKIP:\nadd.u32 %r4, %r4, %r8;\nmul.wide.u32 %rd2, %r7, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"
         "st.global.u32 [%rd3], %r4;\n"
         "mov.u32 %r3, 12345;\nmov.u32 %r6, 999;\nmov.u32 %r11, 77;\nadd.u32 %r5, %r11, %r3;\nret;\n}\n";
-    mh_ptx_module m;
-    if (parse_text(&m, text, "pack.ptx")) { CHECK(0); return; }
-    mh_emu *d = device(4);
-    enum { B = 200, T = 64 };
-    uint64_t out = emu_upload(d, NULL, B * T * 4);
-    for (uint32_t salt = 1; salt <= 2; salt++) {
-        mh_emu_arg args[] = {ARG(out), ARG(salt)};
-        mh_error e;
-        mh_emu_launch l = {.grid = {B, 1, 1}, .block = {T, 1, 1}, .args = args, .nargs = 2, .timeout_s = 20};
-        CHECK(mh_emu_run(d, &m, "pack", &l, NULL, &e) == 0);
-        static uint32_t got[B * T];
-        CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
-        int bad = 0;
-        for (uint32_t i = 0; i < B * T; i++) {
-            uint32_t t = i % T, want = (t < 16 ? 7 : 0) + salt + (t < 40 ? 3 * t : 0);
-            if (got[i] != want && bad++ < 3) fprintf(stderr, "  thread %u: %u, want %u\n", i, got[i], want);
-        }
-        CHECK(bad == 0);
-    }
-    mh_emu_destroy(d);
-    mh_ptx_free(&m);
+    run_salted(text, "pack", 200, 64, pack_want);
 }
 
 /* launch constants folded into immediates (emu_regpack.c fold_consts) only where every read sees
@@ -316,27 +338,7 @@ static void folded_consts(void)
         "SKIP:\nadd.u32 %r7, %r7, %r3;\nadd.u32 %r7, %r7, %r10;\nmov.u32 %r11, 1000;\nadd.u32 %r7, %r7, %r11;\n"
         "mad.lo.s32 %r9, %r8, %r6, %r1;\nmul.wide.u32 %rd2, %r9, 4;\n"
         "add.s64 %rd3, %rd1, %rd2;\nst.global.u32 [%rd3], %r7;\nret;\n}\n";
-    mh_ptx_module m;
-    if (parse_text(&m, text, "fold.ptx")) { CHECK(0); return; }
-    mh_emu *d = device(4);
-    enum { B = 100, T = 48 };
-    uint64_t out = emu_upload(d, NULL, B * T * 4);
-    for (uint32_t salt = 1; salt <= 2; salt++) {
-        mh_emu_arg args[] = {ARG(out), ARG(salt)};
-        mh_error e;
-        mh_emu_launch l = {.grid = {B, 1, 1}, .block = {T, 1, 1}, .args = args, .nargs = 2, .timeout_s = 20};
-        CHECK(mh_emu_run(d, &m, "fold", &l, NULL, &e) == 0);
-        static uint32_t got[B * T];
-        CHECK(mh_emu_read(d, out, got, sizeof got, &e) == 0);
-        int bad = 0;
-        for (uint32_t i = 0; i < B * T; i++) {
-            uint32_t t = i % T, want = salt + T + 1 + salt + (t < 40 ? 5 + salt : salt) + 1000;
-            if (got[i] != want && bad++ < 3) fprintf(stderr, "  thread %u: %u, want %u\n", i, got[i], want);
-        }
-        CHECK(bad == 0);
-    }
-    mh_emu_destroy(d);
-    mh_ptx_free(&m);
+    run_salted(text, "fold", 100, 48, fold_want);
 }
 
 int main(int argc, char **argv)
