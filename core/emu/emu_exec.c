@@ -350,14 +350,7 @@ static uint32_t prmt(uint32_t a, uint32_t b, uint32_t sel)
  * A global, local or generic access takes one wavefront per distinct 128-byte line its lanes
  * touch (a coalesced warp of 4-byte loads: 1; a stride of 128 bytes: 32), a shared one the
  * wavefronts of emu_counters.h's rule (bank conflicts serialise: a 32-way conflict is 32).
- * What the warp pays beyond the fixed latency: the wait for the pipe and wf - 1. */
-static uint64_t pipe_cost(ctx *c, uint32_t wf)
-{
-    vsm *sm = c->cs;
-    uint64_t t = c->now + 1, start = sm->lsu_free > t ? sm->lsu_free : t;
-    sm->lsu_free = start + wf;
-    return (start - t) + wf - 1;
-}
+ * What the warp pays beyond the fixed latency: the wait for the pipe and wf - 1 (emu_pipe_cost). */
 
 /* Distinct blocks of 2^shift bytes among n addresses (128-byte lines: 7, 32-byte sectors: 5): in
  * address order (the common case) the steps between neighbours, in a loop that vectorises;
@@ -401,19 +394,19 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
                 sl[k++] = (uint8_t)l;
             }
         wf = mh_ct_wavefronts(sa, sl, k, size, &phases);
-        return pipe_cost(c, wf ? wf : 1) + emu_mt_shared(c, sa, k, size, op);
+        return emu_pipe_cost(c, wf ? wf : 1) + emu_mt_shared(c, sa, k, size, op);
     } else {
         uint64_t ga[WARP];
         uint32_t k = 0;
         for (int l = 0; l < WARP; l++)
             if (emask >> l & 1) ga[k++] = ad[l];
         wf = blocks_of(ga, k, 7);
-        return pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, ga, k, size, op);
+        return emu_pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, ga, k, size, op);
     }
     uint64_t la[WARP]; /* local: through L1 and L2 as global memory is, the lanes' words side by side */
     uint32_t k = 0;
     for (; k < n; k++) la[k] = a0 + (uint64_t)k * size;
-    return pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, la, k, size, op);
+    return emu_pipe_cost(c, wf ? wf : 1) + emu_mt_global(c, la, k, size, op);
 }
 
 /* The bytes a lane accesses in an emu_fast_mem kind: 4 or 8 a element, 1, 2 or 4 elements. */
@@ -597,7 +590,7 @@ int emu_fast_mem(ctx *c, warp *w, const mh_ptx_insn *in, uint8_t kind)
     c->cost = 1;
     if (kind & 0x10) c->progress++;
     else note_load(c, w, in->space, ad[0]);
-    c->cost += pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
+    c->cost += emu_pipe_cost(c, blocks_of(ad, WARP, 7)); /* access_cost's for a global access of the whole warp */
     c->cost += emu_mt_global(c, ad, WARP, fk_mem_bytes(kind), op);
     if (__builtin_expect(c->counts != NULL, 0)) emu_stall_issue(c, w, c->now); /* its stall reasons */
     return 1;

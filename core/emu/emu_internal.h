@@ -674,6 +674,17 @@ static inline int elem_bytes(mh_ptx_type t)
     return b ? b : 1;
 }
 
+/* The running warp's access of wf wavefronts through its SM's memory pipe (L1 and shared memory, a
+ * wavefront a cycle): it waits for the pipe, holds it wf cycles; what the warp pays beyond its issue
+ * cycle (the wait and wf - 1). */
+static inline uint64_t emu_pipe_cost(ctx *c, uint32_t wf)
+{
+    vsm *sm = c->cs;
+    uint64_t t = c->now + 1, start = sm->lsu_free > t ? sm->lsu_free : t;
+    sm->lsu_free = start + wf;
+    return (start - t) + wf - 1;
+}
+
 static inline uint64_t address(ctx *c, const warp *w, const mh_ptx_opnd *o, int lane)
 {
     uint64_t base = 0;

@@ -58,6 +58,15 @@
  * notes whose authors were not identified; no Hopper figure was found.  ptxas's cross-pipe 5
  * (ALU <-> FMA) is left out: every class reads its own pipe's figure.  A move has none (ptxas
  * mostly folds PTX's moves away); loads, tensor cores and barriers keep blocking their warp.
+ * mbarrier arrivals: a warp instruction whose lanes arrive on one mbarrier (libcu++'s cuda::barrier,
+ * where every thread arrives) makes one arrival a lane on the same 8-byte word, and read-modify-writes
+ * of one word are not merged as a load's broadcast is: they hold the SM's memory pipe mbar_lane_clk
+ * cycles for each lane beyond the first (emu_sync.c); one lane's arrival (raw PTX barriers, an elected
+ * thread) is unchanged.  No published figure: mbar_lane_clk is [EST], the value of 0.25, 0.5, 0.75 and
+ * 1 that puts fast.cu's kernel 6 (cuda::barrier, 512 arrivals a k step) behind kernel 7 (the same
+ * kernel with one arrival a warpgroup) nearest the H100's 6.7% (1.4%, 4.4%, 11.7%, 12%); kernels 3, 4
+ * and 5, which arrive as kernel 6 does, were held out (docs/results/emu-gemm-tflops.md).  The device
+ * check's mbar_warp row (a warp's 32 arrivals against one thread's) re-fits it.
  * The latencies are the papers' figures rounded to the cycle as emu's docs carried them (the
  * search corpus held the papers' text but not their tables' cells, so each is "about"); the
  * calibration test (tests/c/test_emu_clock.c) checks emu reproduces these within 15%. */
@@ -82,6 +91,7 @@
                       /* wait and the shared read it gives [P25]'s authors' TMA chase (368.4, */  \
                       /* test_emu_clock) within 1% */                                             \
     .l2_load_clk = 100, /* [EST] (M/D/1 service time): see "loaded latency" above */              \
+    .mbar_lane_clk = 0.5, /* [EST]: see "mbarrier arrivals" above */                              \
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
     .l2_bytes_per_clk = 5120,          /* [TAB] */                                                \
@@ -145,6 +155,7 @@ static const struct {
     PF(clock_ghz, P_DBL, 0.2, 5),
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
+    PF(mbar_lane_clk, P_DBL, 0, 1e3),
     /* caches: at least a set; at most what emu allocates its tags for without running the host out of memory
      * (a failed allocation left the cache out: l2_bytes = 1e12 read every line from HBM) */
     PF(l1_bytes, P_U32, 1024, 1 << 22), PF(l2_bytes, P_U64, 2048, 1 << 30),

@@ -74,6 +74,28 @@ int emu_mbar_tx_host(ctx *c, warp *w, int l, unsigned char *p, int64_t bytes)
     return mb_settle(c, w, l, p, b, 1);
 }
 
+/* What one instruction's arrivals on an mbarrier cost beyond its issue: lanes arriving on one
+ * mbarrier (every thread of a libcu++ cuda::barrier) are read-modify-writes of one word, which the
+ * SM's memory pipe does one after another, not merged as a load's broadcast (the model's
+ * mbar_lane_clk cycles a lane beyond the first, emu_model.c); one lane's arrival costs nothing more. */
+static uint64_t arrivals_cost(ctx *c, const warp *w, const mh_ptx_opnd *a, uint32_t emask)
+{
+    uint64_t ad[WARP];
+    uint32_t n = 0, most = 1, same = 1;
+    for (int l = 0; l < WARP; l++)
+        if (emask >> l & 1) ad[n++] = address(c, w, a, l);
+    while (same < n && ad[same] == ad[0]) same++;
+    if (same == n) most = n; /* (the common case: every lane on one barrier) */
+    else
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t k = 1;
+            for (uint32_t j = i + 1; j < n; j++) k += ad[j] == ad[i];
+            if (k > most) most = k;
+        }
+    uint32_t extra = (uint32_t)((most - 1) * c->d->model->mbar_lane_clk + 0.5);
+    return extra ? emu_pipe_cost(c, 1 + extra) : 0;
+}
+
 /* mbarrier.arrive(_drop)(.expect_tx) / expect_tx / complete_tx / test_wait / try_wait /
  * pending_count / inval and cp.async.mbarrier.arrive (emu's cp.async copies at issue, so it
  * arrives at once).  A phase completes when no arrival and no transaction byte is pending; a
@@ -85,6 +107,9 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     const mh_ptx_opnd *o = in->o;
     int k = in->cmp, ai = mh_mb_addr_opnd(k);
     c->cost += 2;
+    if ((k == MH_MB_ARRIVE || k == MH_MB_ARRIVE_DROP || k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_ARRIVE_DROP_EXPECT_TX) &&
+        (emask & (emask - 1)))
+        c->cost += arrivals_cost(c, w, &o[ai], emask);
     if (emu_tma_settle(c, w, w->b, c->now)) return -1; /* bulk copies that ended by now */
     for (int l = 0; l < WARP; l++) {
         if (!(emask >> l & 1)) continue;

@@ -113,6 +113,8 @@ local function measure(d)
   end
   m:kernel("mbar_roundtrip"):launch { grid = 1, block = 32, args = { 256, out } }
   r.mbar = out:read()[1]
+  m:kernel("mbar_warp"):launch { grid = 1, block = 32, args = { 256, out } }
+  r.mbarwarp = out:read()[1]
   m:kernel("tma_bulk"):launch { grid = 1, block = 32, smem = 16384, args = { d:array("u8", 1 << 20), 16384, out } }
   r.tma = out:read()[1]
   return r
@@ -150,6 +152,7 @@ local rows = {
   { "portread", "one SM reading 4 MiB from L2, B/cycle (port_copy)", "sm_port_bytes_per_clk, l2_lat" },
   { "portcopy", "the same read and stored, over the read alone", "sm_port_bytes_per_clk (each way)" },
   { "mbar", "mbarrier arrive + wait, cycles", "(no parameter)" },
+  { "mbarwarp", "32 lanes arrive on one mbarrier + wait, cycles (mbar_warp)", "mbar_lane_clk" },
   { "tma", "TMA bulk load of 16 KiB, cold, cycles", "hbm_lat, sm_port, tma_lat" },
   { "tmachase", "TMA chase from L2 (16 B bulk copies, 512 KiB ring), cycles a hop", "tma_lat, l2_lat, smem_lat" },
 }
@@ -200,6 +203,10 @@ local function refit(m, got, e)
   -- result latencies: a dependent chain's cycles an instruction are its latency (and a little loop)
   shift("lat_fma", "fmalat")
   shift("lat_ex2", "ex2lat")
+  -- a warp's 32 arrivals on one mbarrier against one thread's: the 31 further lanes' cost, each
+  if ok("mbarwarp") and ok("mbar") then
+    p.mbar_lane_clk = math.max(0, m.mbar_lane_clk + ((got.mbarwarp - got.mbar) - (e.mbarwarp - e.mbar)) / 31)
+  end
   -- the loaded L2's service time, when the measured one is not emu's own within its 5% of rounding
   if ok("l2load") and math.abs(got.l2load - e.l2load) > 0.05 * e.l2load then p.l2_load_clk = got.l2load end
   if dev.backend ~= "emu" and ok("clock") then p.clock_ghz = got.clock end -- emu's own "clock" row is not a clock

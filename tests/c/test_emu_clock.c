@@ -246,6 +246,27 @@ int main(int argc, char **argv)
     long long tma = read0(d, out);
     printf("  mbarrier arrive + wait round trip: %lld cycles; a cold TMA bulk load of 16 KiB: %lld cycles\n", mb, tma);
     CHECK(mb > 0 && mb < PUB_SMEM_LAT * 4);
+    /* per-thread arrivals: a warp's 32 lanes on one mbarrier hold the memory pipe 31 x mbar_lane_clk
+     * cycles more than one lane's arrival (emu_sync.c); the same with the parameter at 0 costs nothing */
+    launch(d, "mbar_warp", 1, 32, 0, 0, am, 2);
+    long long mbw = read0(d, out);
+    double more = 31 * mh_emu_model_of(d)->mbar_lane_clk;
+    printf("  32 lanes arrive on one mbarrier + wait: %lld cycles a round (one lane %lld; model: %.1f more)\n", mbw, mb,
+           more);
+    CHECK(more >= 8 && mbw - mb >= more - 2 && mbw - mb <= more + 2);
+    {
+        mh_emu *d0 = mh_emu_create(&(mh_emu_opts){.params = (mh_emu_param[]){{"mbar_lane_clk", 0}}, .nparams = 1}, &e);
+        CHECK(d0 != NULL);
+        uint64_t out0 = emu_upload(d0, NULL, 64);
+        mh_emu_arg a0[] = {ARG(it), ARG(out0)};
+        launch(d0, "mbar_roundtrip", 1, 32, 0, 0, a0, 2);
+        long long lane1 = read0(d0, out0);
+        launch(d0, "mbar_warp", 1, 32, 0, 0, a0, 2);
+        long long warp = read0(d0, out0);
+        printf("  with mbar_lane_clk = 0: one lane %lld, 32 lanes %lld cycles a round\n", lane1, warp);
+        CHECK(lane1 == mb && warp <= lane1 + 2);
+        mh_emu_destroy(d0);
+    }
     CHECK(tma > PUB_HBM_LAT && tma < PUB_HBM_LAT + 16384 / 8);
     mh_emu_destroy(d);
 

@@ -144,6 +144,27 @@ extern "C" __global__ void mbar_roundtrip(unsigned iters, long long *out)
     out[0] = (clock64() - t0) / iters;
 }
 
+// per-thread arrivals (libcu++'s cuda::barrier): the 32 threads of one warp each arrive on one
+// mbarrier (count 32) and wait for the phase, `iters` times; out[0] cycles a round.  Against
+// mbar_roundtrip's one thread, the difference over 31 is what each further lane's arrival costs
+// (emu_model.c's mbar_lane_clk)
+extern "C" __global__ void mbar_warp(unsigned iters, long long *out)
+{
+    __shared__ __align__(8) uint64_t bar;
+    if (threadIdx.x >= 32) return;
+    if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(sa(&bar)));
+    __syncwarp();
+    long long t0 = clock64();
+    for (unsigned i = 0; i < iters; i++) {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(&bar)) : "memory");
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done) : "r"(sa(&bar)), "r"(i & 1) : "memory");
+    }
+    if (threadIdx.x == 0) out[0] = (clock64() - t0) / iters;
+}
+
 // a TMA bulk copy of `bytes` from global memory (cold: not read before) into shared memory,
 // waited for on its mbarrier: out[0] its cycles
 extern "C" __global__ void tma_bulk(const unsigned char *src, unsigned bytes, long long *out)
