@@ -220,7 +220,7 @@ end
 
 -- the rows a re-fitted parameter answers for (the others have none, or mix several)
 local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
-  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true }
+  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true, mbarwarp = true }
 if measured then
   local fit, names = refit(emu.model, got, e)
   local parts = {}
