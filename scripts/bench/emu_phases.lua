@@ -195,8 +195,11 @@ for _, r in ipairs(d.summary) do
 end
 local cpu = os.clock() - t0
 
+local given = {}
+for k, v in pairs(params) do given[#given + 1] = string.format("%s=%s", k, tostring(v)) end
+table.sort(given)
 print(string.format("fast.cu kernel 3 (M3::matmulKernel3<128, 128, 64, 128, true>) at M = N = K = %d, emu model %s%s",
-  N, model, next(params) and " (what-if: model_params)" or ""))
+  N, model, #given > 0 and (" with " .. table.concat(given, " ")) or ""))
 print()
 print("| phase | published H100 SXM, N = 4096 (thread 63's clock64) | emu: kernel's clock64, thread 63 (plain run) "
   .. "| emu / published | emu: markers, mean over warps (instrumented run) | emu: thread 63's clock64, instrumented run "
@@ -209,7 +212,6 @@ for _, p in ipairs(PHASES) do
     own[k] / PUBLISHED[k], marked[k], counts[k], iown[k], marked[k] / PUBLISHED[k]))
 end
 print()
-print(string.format("kernel time %.1f us (plain), %.1f us (instrumented); blocks/SM %s; %s%s; CPU %.0f s",
-  run.time_ns / 1e3, irun.time_ns / 1e3, tostring(run.blocks_per_sm or "?"),
-  check and ("plain: " .. plain_ok .. ", instrumented: " .. inst_ok) or "C not checked",
-  "", cpu))
+print(string.format("kernel time %.1f us (plain, %.0f TFLOPS), %.1f us (instrumented); blocks/SM %s; %s; CPU %.0f s",
+  run.time_ns / 1e3, 2.0 * N * N * N / run.time_ns / 1e3, irun.time_ns / 1e3, tostring(run.blocks_per_sm or "?"),
+  check and ("plain: " .. plain_ok .. ", instrumented: " .. inst_ok) or "C not checked", cpu))
