@@ -5,8 +5,10 @@
  * L2 only, EMU_MT_LD_CG), and the device's L2 (16-way, 128-byte lines,
  * the model's size, sets picked by a hash of the line as a GPU's slices are) for everything.
  * Both start empty at each launch (deterministic; a GPU's L2 may still hold an earlier
- * launch's data: emu's "hot" equals "cold").  Stores allocate in L2, not in L1; the HBM is
- * charged for every byte stored (written through: emu keeps no dirty lines).
+ * launch's data: emu's "hot" equals "cold").  Stores allocate in L2, not in L1; the HBM's
+ * bandwidth is taken for every byte stored, when it is stored, but the L2 is written back: a
+ * store waits for the HBM only beyond the model's l2_dirty_frac of the L2 still to be written (no
+ * dirty line is tracked: the bytes are written back, in time, as they are stored).
  *
  * Bandwidths: the L2's and the HBM's are the device's, shared by all SMs.  emu runs SMs one
  * after another in turns of a few hundred cycles, so a shared resource cannot be a single
@@ -81,6 +83,7 @@ struct emu_mt {
     mt_view *views;                 /* per SM */
     uint32_t nviews;
     bw_ring l2bw, hbm;
+    double wb_clk;                  /* the HBM backlog, in cycles, stores do not wait for (write-back) */
     uint64_t *l2, *l2_mem;          /* l2_sets x L2_SET words (l2_mem: as allocated) */
     uint64_t *l2_order;             /* per L2 set: its ways from the most recently used on (l2_to_front) */
     uint32_t l2_sets;
@@ -119,6 +122,7 @@ int emu_mt_start(ctx *c)
     t->m = c->d->model;
     t->l2bw.rate = t->m->l2_bytes_per_clk;
     t->hbm.rate = mh_emu_model_hbm_bpc(t->m);
+    t->wb_clk = (double)t->m->l2_bytes * t->m->l2_dirty_frac / t->hbm.rate;
     uint32_t n = c->nsms ? c->nsms : 1;
     t->port_free = calloc(2 * (size_t)n, sizeof *t->port_free);
     t->dsm_free = calloc(n, sizeof *t->dsm_free);
@@ -540,6 +544,8 @@ static uint64_t transfer(struct emu_mt *t, uint32_t sm, uint64_t at, uint32_t la
     double q = (double)bw_take(&t->l2bw, 0, v, at, bytes) - (double)at - bytes / t->l2bw.rate;
     if (miss > 0) {
         double h = (double)bw_take(&t->hbm, 1, v, at, miss) - (double)at - miss / t->hbm.rate;
+        if (out) h -= t->wb_clk; /* a store's bytes reach HBM later (written back): it waits only when
+                                  * more than l2_dirty_frac of the L2 is still to be written */
         if (h > q) q = h;
     }
     uint64_t there = at + lat + (q > 0 ? (uint64_t)q : 0);

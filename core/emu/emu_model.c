@@ -58,6 +58,13 @@
  * notes whose authors were not identified; no Hopper figure was found.  ptxas's cross-pipe 5
  * (ALU <-> FMA) is left out: every class reads its own pipe's figure.  A move has none (ptxas
  * mostly folds PTX's moves away); loads, tensor cores and barriers keep blocking their warp.
+ * Stores: the L2 is written back (a store's bytes reach HBM when their line leaves the L2), so a
+ * store waits for the L2 and its SM's way out, and for the HBM only while the bytes ahead of it still
+ * to be written exceed l2_dirty_frac of the L2 (emu_memtime.c transfer; the HBM's bandwidth is still
+ * taken when the store is made, so loads queue behind what was stored).  l2_dirty_frac is [EST] 0.5:
+ * no published figure for how much of Hopper's L2 may be dirty.  Written through (0), fast.cu's kernel
+ * 3 spent 6507 cycles a block in its epilogue against the 4572 its author measured on an H100 in the
+ * kernel (the worklog's profile; docs/results/emu-phases.md); written back, 4811.
  * mbarrier arrivals: a warp instruction whose lanes arrive on one mbarrier (libcu++'s cuda::barrier,
  * where every thread arrives) makes one arrival a lane on the same 8-byte word, and read-modify-writes
  * of one word are not merged as a load's broadcast is: they hold the SM's memory pipe mbar_lane_clk
@@ -91,6 +98,7 @@
                       /* wait and the shared read it gives [P25]'s authors' TMA chase (368.4, */  \
                       /* test_emu_clock) within 1% */                                             \
     .l2_load_clk = 100, /* [EST] (M/D/1 service time): see "loaded latency" above */              \
+    .l2_dirty_frac = 0.5, /* [EST]: see "stores" above */                                           \
     .mbar_lane_clk = 0.5, /* [EST]: see "mbarrier arrivals" above */                              \
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
@@ -155,7 +163,7 @@ static const struct {
     PF(clock_ghz, P_DBL, 0.2, 5),
     PF(smem_lat, P_U32, 0, 1e6), PF(l1_lat, P_U32, 0, 1e6), PF(l2_lat, P_U32, 0, 1e6), PF(hbm_lat, P_U32, 0, 1e6),
     PF(dsmem_lat, P_U32, 0, 1e6), PF(tma_lat, P_U32, 0, 1e6), PF(l2_load_clk, P_DBL, 0, 1e6),
-    PF(mbar_lane_clk, P_DBL, 0, 1e3),
+    PF(l2_dirty_frac, P_DBL, 0, 1), PF(mbar_lane_clk, P_DBL, 0, 1e3),
     /* caches: at least a set; at most what emu allocates its tags for without running the host out of memory
      * (a failed allocation left the cache out: l2_bytes = 1e12 read every line from HBM) */
     PF(l1_bytes, P_U32, 1024, 1 << 22), PF(l2_bytes, P_U64, 2048, 1 << 30),

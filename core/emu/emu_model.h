@@ -60,6 +60,8 @@ typedef struct mh_emu_model {
     uint32_t tma_lat;           /* a TMA copy's fixed cost beyond its source's latency */
     double l2_load_clk;         /* the L2's loaded latency: an access waits l2_load_clk x rho / (2 (1 - rho))
                                  * more cycles at utilisation rho of the L2's bandwidth (M/D/1) */
+    double l2_dirty_frac;       /* the share of the L2 that holds stored bytes not yet in HBM (write-back):
+                                 * a store waits for the HBM only beyond it (0: written through) */
     double mbar_lane_clk;       /* the SM's memory pipe's cycles for each lane beyond the first of one warp
                                  * instruction arriving on one mbarrier (per-thread arrivals serialise) */
     /* capacities */

@@ -50,6 +50,25 @@ describe("emu's device model by parameter", function()
     assert.equal(t0, read_ns(other))
   end)
 
+  it("writes stores back: the L2 takes a burst of stores the HBM has not, a long stream waits for it", function()
+    -- virtual ns of a copy of n floats (n reads and n writes)
+    local function copy_ns(d, n)
+      local k = d:load(h.src .. "/ptx/copy.ptx"):kernel("copy_f32x4")
+      return k:launch { grid = (n // 4 + 255) // 256, block = 256, args = { d:array("f32", n), d:array("f32", n), n // 4 } }
+          .time_ns
+    end
+    local back = mgpu.device("emu", { model = "h100-sxm" })
+    local through = mgpu.device("emu", { model = "h100-sxm", model_params = { l2_dirty_frac = 0 } })
+    assert.equal(0.5, back.model.l2_dirty_frac)
+    -- 4 MiB each way: the writes fit the L2, so the copy beats what HBM takes for both (written
+    -- through, it ran at the HBM's 3350 GB/s: 2.5 us)
+    local small_back, small_through = copy_ns(back, 1 << 20), copy_ns(through, 1 << 20)
+    assert.is_true(small_back < 0.9 * small_through, small_back .. " ns written back, " .. small_through .. " through")
+    -- 64 MiB each way: the reads queue behind the stored bytes' HBM bandwidth, as before
+    local big_back, big_through = copy_ns(back, 1 << 24), copy_ns(through, 1 << 24)
+    assert.is_true(big_back > 0.95 * big_through, big_back .. " ns written back, " .. big_through .. " through")
+  end)
+
   it("refuses an unknown name, a bad value and a malformed table by name", function()
     local cases = {
       { { nope = 1 }, "no model parameter 'nope' %(parameters: clock_ghz, .*l2_bytes_per_clk.*pipe_shfl%)" },
