@@ -54,7 +54,8 @@ describe("emu's device model by parameter", function()
     -- virtual ns of a copy of n floats (n reads and n writes)
     local function copy_ns(d, n)
       local k = d:load(h.src .. "/ptx/copy.ptx"):kernel("copy_f32x4")
-      return k:launch { grid = (n // 4 + 255) // 256, block = 256, args = { d:array("f32", n), d:array("f32", n), n // 4 } }
+      return k:launch { grid = math.floor((n / 4 + 255) / 256), block = 256,
+        args = { d:array("f32", n), d:array("f32", n), math.floor(n / 4) } }
           .time_ns
     end
     local back = mgpu.device("emu", { model = "h100-sxm" })
@@ -62,10 +63,10 @@ describe("emu's device model by parameter", function()
     assert.equal(0.5, back.model.l2_dirty_frac)
     -- 4 MiB each way: the writes fit the L2, so the copy beats what HBM takes for both (written
     -- through, it ran at the HBM's 3350 GB/s: 2.5 us)
-    local small_back, small_through = copy_ns(back, 1 << 20), copy_ns(through, 1 << 20)
+    local small_back, small_through = copy_ns(back, 1048576), copy_ns(through, 1048576)
     assert.is_true(small_back < 0.9 * small_through, small_back .. " ns written back, " .. small_through .. " through")
     -- 64 MiB each way: the reads queue behind the stored bytes' HBM bandwidth, as before
-    local big_back, big_through = copy_ns(back, 1 << 24), copy_ns(through, 1 << 24)
+    local big_back, big_through = copy_ns(back, 16777216), copy_ns(through, 16777216)
     assert.is_true(big_back > 0.95 * big_through, big_back .. " ns written back, " .. big_through .. " through")
   end)
 
