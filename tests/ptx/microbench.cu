@@ -127,21 +127,28 @@ extern "C" __global__ void loaded_chase(unsigned char *buf, unsigned n4, unsigne
     sink[blockIdx.x * blockDim.x + threadIdx.x] = s;
 }
 
+// `iters` rounds of: the calling threads arrive on the mbarrier at `bar` (a shared address) and
+// wait for its phase; the cycles a round
+__device__ __forceinline__ long long arrive_wait_rounds(unsigned bar, unsigned iters)
+{
+    long long t0 = clock64();
+    for (unsigned i = 0; i < iters; i++) {
+        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                         : "=r"(done) : "r"(bar), "r"(i & 1) : "memory");
+    }
+    return (clock64() - t0) / iters;
+}
+
 // an mbarrier's round trip: one thread arrives and waits for the phase, `iters` times
 extern "C" __global__ void mbar_roundtrip(unsigned iters, long long *out)
 {
     __shared__ __align__(8) uint64_t bar;
     if (threadIdx.x != 0) return;
     asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sa(&bar)));
-    long long t0 = clock64();
-    for (unsigned i = 0; i < iters; i++) {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(&bar)) : "memory");
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                         : "=r"(done) : "r"(sa(&bar)), "r"(i & 1) : "memory");
-    }
-    out[0] = (clock64() - t0) / iters;
+    out[0] = arrive_wait_rounds(sa(&bar), iters);
 }
 
 // per-thread arrivals (libcu++'s cuda::barrier): the 32 threads of one warp each arrive on one
@@ -154,15 +161,8 @@ extern "C" __global__ void mbar_warp(unsigned iters, long long *out)
     if (threadIdx.x >= 32) return;
     if (threadIdx.x == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;" ::"r"(sa(&bar)));
     __syncwarp();
-    long long t0 = clock64();
-    for (unsigned i = 0; i < iters; i++) {
-        asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(sa(&bar)) : "memory");
-        unsigned done = 0;
-        while (!done)
-            asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-                         : "=r"(done) : "r"(sa(&bar)), "r"(i & 1) : "memory");
-    }
-    if (threadIdx.x == 0) out[0] = (clock64() - t0) / iters;
+    long long cycles = arrive_wait_rounds(sa(&bar), iters);
+    if (threadIdx.x == 0) out[0] = cycles;
 }
 
 // a TMA bulk copy of `bytes` from global memory (cold: not read before) into shared memory,
