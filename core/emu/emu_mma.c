@@ -512,6 +512,17 @@ static __attribute__((noinline, cold)) int wgmma_hazards(ctx *c, warp *w, const 
     return 0;
 }
 
+/* A warp's part of a wgmma (16 rows a warp, N columns, K deep, type at) on its sub-partition's tensor
+ * core, shared with the other warps on it (emu_memtime.c): it starts when the core is free and its
+ * operands are read (the shared-memory latency after the issue); its accumulators are ready the
+ * model's wgmma_lat after its last multiply-add (what wgmma.commit_group / wait_group wait for). */
+static void tc_issue(ctx *c, warp *w, int at, int N, int K)
+{
+    const mh_emu_model *m = c->d->model;
+    w->mma.busy = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, m->smem_lat);
+    w->mma.pending = w->mma.busy + m->wgmma_lat;
+}
+
 static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
 {
     int N = r->n, K = r->k, at = r->atype, eb = mh_mma_type_bits(at) / 8, ints = is_int(at);
@@ -623,7 +634,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
             }
         }
         /* the sub-partition's tensor core, shared with the other warps on it (emu_memtime.c) */
-        w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, c->d->model->smem_lat);
+        tc_issue(c, w, at, N, K);
         return 0;
     }
     /* D: element i of lane l is row g + 8*((i>>1)&1), column 8*(i>>2) + 2t + (i&1) of the warp's rows */
@@ -645,7 +656,7 @@ static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
     /* asynchronous: the warp's sub-partition's tensor core (shared with the other warps on it)
      * works from when it is free, the warp goes on; the group's end is what wgmma.wait_group
      * waits for */
-    w->mma.busy = w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, c->d->model->smem_lat);
+    tc_issue(c, w, at, N, K);
     return 0;
 }
 

@@ -65,15 +65,19 @@
  * no published figure for how much of Hopper's L2 may be dirty.  Written through (0), fast.cu's kernel
  * 3 spent 6507 cycles a block in its epilogue against the 4572 its author measured on an H100 in the
  * kernel (the worklog's profile; docs/results/emu-phases.md); written back, 4811.
+ * wgmma completion: a wgmma's accumulators are ready wgmma_lat cycles after its last multiply-add
+ * (the tensor core's pipeline drains; the next wgmma on the same tensor core starts at once).  No
+ * published latency: wgmma_lat is [EST] 120, fitted to the one published in-kernel figure, fast.cu's
+ * kernel 3 on an H100 (its author's profile: 703 cycles from wgmma.fence to wait_group for eight
+ * m64n128k16 a k step; emu read 581 without it, 700 with it; docs/results/emu-phases.md).  It then
+ * predicts what it was not fitted to: fast.cu's kernel 6, whose two consumer warpgroups wait
+ * together at every k step, falls behind kernel 7, whose do not, by 7.4% (the H100: 6.7%).
  * mbarrier arrivals: a warp instruction whose lanes arrive on one mbarrier (libcu++'s cuda::barrier,
- * where every thread arrives) makes one arrival a lane on the same 8-byte word, and read-modify-writes
- * of one word are not merged as a load's broadcast is: they hold the SM's memory pipe mbar_lane_clk
- * cycles for each lane beyond the first (emu_sync.c); one lane's arrival (raw PTX barriers, an elected
- * thread) is unchanged.  No published figure: mbar_lane_clk is [EST], the value of 0.25, 0.5, 0.75 and
- * 1 that puts fast.cu's kernel 6 (cuda::barrier, 512 arrivals a k step) behind kernel 7 (the same
- * kernel with one arrival a warpgroup) nearest the H100's 6.7% (1.4%, 4.4%, 11.7%, 12%); kernels 3, 4
- * and 5, which arrive as kernel 6 does, were held out (docs/results/emu-gemm-tflops.md).  The device
- * check's mbar_warp row (a warp's 32 arrivals against one thread's) re-fits it.
+ * where every thread arrives) makes one arrival a lane on the same 8-byte word; read-modify-writes of
+ * one word may hold the SM's memory pipe mbar_lane_clk cycles for each lane beyond the first
+ * (emu_sync.c).  [EST] 0: with wgmma_lat fitted, any cost of 0.25 or more a lane puts kernel 6
+ * behind 7 by more than the H100 does (0.5: 16%), so no per-lane cost is what the published figures
+ * support; the device check's mbar_warp row (a warp's 32 arrivals against one thread's) measures it.
  * The latencies are the papers' figures rounded to the cycle as emu's docs carried them (the
  * search corpus held the papers' text but not their tables' cells, so each is "about"); the
  * calibration test (tests/c/test_emu_clock.c) checks emu reproduces these within 15%. */
@@ -99,7 +103,7 @@
                       /* test_emu_clock) within 1% */                                             \
     .l2_load_clk = 100, /* [EST] (M/D/1 service time): see "loaded latency" above */              \
     .l2_dirty_frac = 0.5, /* [EST]: see "stores" above */                                           \
-    .mbar_lane_clk = 0.5, /* [EST]: see "mbarrier arrivals" above */                              \
+    .mbar_lane_clk = 0, /* [EST]: see "mbarrier arrivals" above */                                \
     .l1_bytes = 256 * 1024,            /* [WP] */                                                 \
     .l2_bytes = 50ull * 1000 * 1000,   /* [WP] 50 MB */                                           \
     .l2_bytes_per_clk = 5120,          /* [TAB] */                                                \
@@ -107,6 +111,7 @@
                                        /* its way out (stores) a link of its own at that rate [EST] */ \
     .dsmem_bytes_per_clk = 32,         /* [P24] order of the per-SM SM-to-SM throughput */        \
     .mma_f16 = 512, .mma_tf32 = 256, .mma_8bit = 1024, .mma_f64 = 32, /* [WP] */                \
+    .wgmma_lat = 120, /* [EST]: see "wgmma completion" above */                                     \
     .pipe_rate = {[MH_PIPE_FMA] = 128, [MH_PIPE_FP16] = 128, [MH_PIPE_FP64] = 64,               \
                   [MH_PIPE_ALU] = 64, [MH_PIPE_MUFU] = 16, [MH_PIPE_BITS] = 16,                  \
                   [MH_PIPE_CVT] = 16, [MH_PIPE_SHFL] = 32}, /* [PG], [WP] */                 \
@@ -170,7 +175,7 @@ static const struct {
     PF(l2_bytes_per_clk, P_DBL, MH_EMU_MIN_BYTES_PER_CLK, 1e7), PF(sm_port_bytes_per_clk, P_DBL, 1, 1e6), PF(hbm_gbs, P_DBL, 1, 1e7),
     PF(dsmem_bytes_per_clk, P_DBL, 1, 1e6),
     PF(mma_f16, P_U32, 1, 1 << 20), PF(mma_tf32, P_U32, 1, 1 << 20), PF(mma_8bit, P_U32, 1, 1 << 20),
-    PF(mma_f64, P_U32, 1, 1 << 20),
+    PF(mma_f64, P_U32, 1, 1 << 20), PF(wgmma_lat, P_U32, 0, 1e6),
     PL(fma, MH_LAT_FMA), PL(alu, MH_LAT_ALU), PL(fp16, MH_LAT_FP16), PL(fp64, MH_LAT_FP64), PL(ex2, MH_LAT_EX2),
     PL(rcp, MH_LAT_RCP), PL(sin, MH_LAT_SIN), PL(bits, MH_LAT_BITS), PL(cvt, MH_LAT_CVT), PL(shfl, MH_LAT_SHFL),
     PP(fma, MH_PIPE_FMA), PP(fp16, MH_PIPE_FP16), PP(fp64, MH_PIPE_FP64), PP(alu, MH_PIPE_ALU),

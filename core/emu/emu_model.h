@@ -78,6 +78,8 @@ typedef struct mh_emu_model {
     uint32_t mma_tf32;
     uint32_t mma_8bit;          /* e4m3/e5m2, s8/u8 */
     uint32_t mma_f64;
+    uint32_t wgmma_lat;         /* cycles from a wgmma's last multiply-add to its accumulators being
+                                 * ready (the tensor core's drain: what wgmma.wait_group waits for) */
     /* the other pipes: results a cycle an SM (MH_PIPE_*; 0 for MH_PIPE_NONE) */
     uint16_t pipe_rate[MH_PIPE_N];
     /* result latencies, cycles from an instruction's start on its pipe to a dependent's issue (MH_LAT_*) */

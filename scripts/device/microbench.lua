@@ -78,13 +78,15 @@ local function measure(d)
   local sink = d:array("f32", 256)
   local run = m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { iters, out, sink } }
   local cycles = out:read()[1]
-  r.wgmma = 64 * 256 * 16 * iters / cycles
   r.clock = cycles / run.time_ns -- GHz; the launch's own overhead makes it a little low
   -- one wgmma alone, issue to wait_group 0: its rate's 128 cycles (16 x 256 x 16 a warp at 512 a
-  -- cycle) plus what it takes beyond them (operands from shared memory, results back): emu charges
-  -- smem_lat; a GPU's figure is what a completion latency would be fitted to (fast.cu kernels 5-7)
+  -- cycle) plus what it takes beyond them (operands from shared memory, results back: emu's
+  -- smem_lat and wgmma_lat, the drain)
   m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { 1, out, sink } }
   r.wgmma1 = out:read()[1]
+  -- the rate: the iters - 1 wgmmas beyond the first over the cycles beyond one alone's (the start and
+  -- the drain, paid once a chain, do not count: they are wgmma1's)
+  r.wgmma = 64 * 256 * 16 * (iters - 1) / (cycles - r.wgmma1)
   -- the pipes (emu_model.c's pipe_rate): one block of 1024 threads, 8 independent chains each
   local piters = d.backend == "emu" and 8 or 4096
   local psink = d:array("f32", 1024)
@@ -143,7 +145,7 @@ local rows = {
   { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },
   { "wgmma", "wgmma m64n256k16 bf16, MACs/cycle/SM", "mma_f16 (x4)" },
   { "clock", "SM clock under tensor load, GHz", "clock_ghz" },
-  { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "smem_lat (no completion latency)" },
+  { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "wgmma_lat, smem_lat" },
   { "fma", "f32 fma, results/cycle/SM (fma_rate)", "pipe_rate[FMA]" },
   { "ex2", "ex2.approx.f32, results/cycle/SM (ex2_rate)", "pipe_rate[MUFU]" },
   { "fmalat", "dependent f32 fma, cycles each (fma_chain)", "lat[FMA]" },
@@ -196,6 +198,11 @@ local function refit(m, got, e)
     p.tma_lat = math.max(0, math.floor(m.tma_lat + (got.tmachase - e.tmachase) - ((p.l2_lat or m.l2_lat) - m.l2_lat)
       - ((p.smem_lat or m.smem_lat) - m.smem_lat) + 0.5))
   end
+  -- one wgmma alone: its operands' shared-memory latency, the rate's cycles and the drain: what the
+  -- shared-memory row does not explain is the drain's
+  if ok("wgmma1") then
+    p.wgmma_lat = math.max(0, math.floor(m.wgmma_lat + (got.wgmma1 - e.wgmma1) - ((p.smem_lat or m.smem_lat) - m.smem_lat) + 0.5))
+  end
   scale("hbm_gbs", "gbs")
   scale("mma_f16", "wgmma", true)
   scale("pipe_fma", "fma", true)
@@ -220,7 +227,8 @@ end
 
 -- the rows a re-fitted parameter answers for (the others have none, or mix several)
 local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
-  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true, mbarwarp = true }
+  wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true, mbarwarp = true,
+  wgmma1 = true }
 if measured then
   local fit, names = refit(emu.model, got, e)
   local parts = {}
