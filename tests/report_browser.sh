@@ -84,17 +84,19 @@ check() { # check NAME KIND INPUT [INPUT2]
   shift 2
   echo "== $name ($kind)"
   # a loaded machine may dump the page before the check inside it finished ("pending"):
-  # up to 3 tries, each in a fresh browser
-  local try
-  for try in 1 2 3; do
-    if ! browse --allow-file-access-from-files --virtual-time-budget=30000 \
+  # up to 6 tries, each in a fresh browser with twice the virtual time of the one before (3 tries
+  # of 30 s each all read "pending" once, for compare-summaries, on the ASan build of a fresh-clone CI run)
+  local try budget=30000
+  for try in 1 2 3 4 5 6; do
+    if ! browse --allow-file-access-from-files --virtual-time-budget=$budget \
         --dump-dom "file://$src/tests/report/check.html?report=file://$tmp/$name.html"; then
       echo "FAILED  chromium exited with an error"; tail -5 "$tmp/browser.err"; fail=1; return
     fi
     sed -n 's:.*<pre id="result">\(.*\)</pre>.*:\1:p' "$tmp/browser.out" | sed 's/&amp;/\&/g; s/&lt;/</g; s/&gt;/>/g' \
       >"$tmp/$name.result.json"
     grep -qx 'pending' "$tmp/$name.result.json" || break
-    echo "(the check had not finished when the page was dumped: try $((try + 1)))"
+    budget=$((budget * 2))
+    [ "$try" -lt 6 ] && echo "(the check had not finished when the page was dumped: try $((try + 1)))"
   done
   "$exe" "$src/tests/report/check_result.lua" "$tmp/$name.result.json" "$kind" "$@" || fail=1
   if [ -n "$shots" ]; then
