@@ -107,8 +107,9 @@ typedef struct {
     uint8_t ld_pcs;         /* its loads of the epoch were at more than one pc */
     uint64_t spin_hash;     /* a stall being verified: its registers when it last polled at ld_pc */
     uint32_t spins;         /* polls in a row at ld_pc with the same registers */
-    /* its tensor core (emu_mma.c): busy until `busy`; the ends of its last 8 committed wgmma groups */
-    struct { uint64_t busy, pending, group[8], wgdone_at; uint32_t ngroups, retired, base, wgdone; uint8_t waits; } mma;
+    /* its tensor core work (emu_mma.c): when its last wgmma's accumulators are ready (`pending`); the
+     * ends of its last 8 committed wgmma groups */
+    struct { uint64_t pending, group[8], wgdone_at; uint32_t ngroups, retired, base, wgdone; uint8_t waits; } mma;
     /* retired: groups this warp waited for; base: ngroups when the block started (a group's number
      * in the block is ngroups - base, the same in the four warps of a warpgroup); wgdone: groups
      * some warp of the warpgroup waited for (their shared-memory reads are over from wgdone_at, the

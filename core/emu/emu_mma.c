@@ -519,8 +519,7 @@ static __attribute__((noinline, cold)) int wgmma_hazards(ctx *c, warp *w, const 
 static void tc_issue(ctx *c, warp *w, int at, int N, int K)
 {
     const mh_emu_model *m = c->d->model;
-    w->mma.busy = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, m->smem_lat);
-    w->mma.pending = w->mma.busy + m->wgmma_lat;
+    w->mma.pending = emu_mt_mma(c, w, at, 16ull * (uint64_t)N * (uint64_t)K, m->smem_lat) + m->wgmma_lat;
 }
 
 static int wgmma(ctx *c, warp *w, const mh_ptx_mma *r, uint32_t mask)
