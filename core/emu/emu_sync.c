@@ -108,7 +108,7 @@ int emu_exec_mbarrier(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     int k = in->cmp, ai = mh_mb_addr_opnd(k);
     c->cost += 2;
     if ((k == MH_MB_ARRIVE || k == MH_MB_ARRIVE_DROP || k == MH_MB_ARRIVE_EXPECT_TX || k == MH_MB_ARRIVE_DROP_EXPECT_TX) &&
-        (emask & (emask - 1)))
+        (emask & (emask - 1)) && c->d->model->mbar_lane_clk > 0) /* (the model's 0: no lane costs more, no scan) */
         c->cost += arrivals_cost(c, w, &o[ai], emask);
     if (emu_tma_settle(c, w, w->b, c->now)) return -1; /* bulk copies that ended by now */
     for (int l = 0; l < WARP; l++) {
