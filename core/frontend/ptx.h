@@ -89,8 +89,14 @@ static inline int mh_mb_addr_opnd(int k)
 }
 
 /* MH_OP_CVT's form (in cmp): to tf32 (type is .b32, type2 .f32; the tf32 is an f32's bits with the low 13
- * mantissa bits zero), with .satfinite or .relu. */
-enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2 };
+ * mantissa bits zero), with .satfinite or .relu.  Two fp8s in a .b16 (.e4m3x2, or .e5m2x2 with
+ * MH_CVT_E5M2): to them (type .b16; from two .f32 d, a, b or an .f16x2) or from them (type2 .b16, to
+ * .f16x2); the element from a, or a's upper half, in the upper byte. */
+enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2, MH_CVT_TO_F8X2 = 1 << 3,
+       MH_CVT_FROM_F8X2 = 1 << 4, MH_CVT_E5M2 = 1 << 5 };
+
+/* MH_OP_MIN / MH_OP_MAX's form (in cmp): .NaN (a NaN operand gives the canonical NaN, not the other). */
+enum { MH_MINMAX_NAN = 1 };
 
 /* MH_OP_BAR's form (in cmp): 0 bar.sync, 1 bar.warp.sync, 2 bar.arrive, MH_BAR_RED bar.red (its
  * operation in boolop: 1 popc (.u32), 2 and, 3 or (.pred); operands d, a, [b,] {!}c). */
