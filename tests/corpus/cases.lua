@@ -29,6 +29,18 @@ local function cutlass49(a, b, d)
       c_layout = "nm", dtype = "f16" }, timeout_s = 30 }
 end
 
+-- CUTLASS example 54 (fp8 GEMM, warp-specialised cooperative, cluster 1x2x1, 128x128x128 tiles, the
+-- FP8 mainloop that promotes its accumulators to f32 registers), recorded with --alpha=0.5 --beta=0.5
+-- --scale_a=2 --scale_b=0.5 --scale_c=2 --scale_d=0.5 --scale_aux=2: e4m3 A row-major, B, C, D and
+-- aux column-major; Z = 0.5 A B + C, D = 0.5 relu(Z), aux = 2 Z (e4m3, saturating), amax_d and
+-- amax_aux (f32) as max |relu(Z)| and max |Z|
+local cutlass54 = { launches = "cutlass/54_hopper_fp8_warp_specialized_gemm.launches.lua",
+  ptx = "cutlass/54_hopper_fp8_warp_specialized_gemm.ptx", range = 2,
+  inputs = { [1] = "e4m3", [2] = "e4m3", [3] = "e4m3" }, outputs = { [4] = "e4m3", [6] = "e4m3", [8] = "f32", [10] = "f32" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
+    dtype = "e4m3", alpha = 0.5, beta = 1, c0 = 3, act = "relu", scale_d = 0.5, aux = 6, aux_dtype = "e4m3", scale_aux = 2,
+    amax_d = 8, amax_aux = 10 }, timeout_s = 60 }
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -66,5 +78,6 @@ return {
   case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker" }),
   case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11" }),
+  case(cutlass54, { name = "cutlass54_fp8_cooperative", kernel = "GemmUniversal" }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
 }

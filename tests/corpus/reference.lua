@@ -1,14 +1,20 @@
 -- reference.lua: the host references the corpus compares with, computed in double precision
 -- from the arrays the kernel read, and the tolerance each output type allows.
 --   gemm:      C[m][n] = alpha * sum_k A[m][k] * B[n][k] (+ beta * C0), each matrix in the layout
---              the case names ("mk": row-major M x K, "km": column-major, ...)
+--              the case names ("mk": row-major M x K, "km": column-major, ...).  With an epilogue
+--              (CUTLASS's scaled fp8 ones): Z = that; C = scale_d * act(Z) (act "relu" or none),
+--              aux = scale_aux * Z (another output in C's layout), amax_d = max |act(Z)| and
+--              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
 local M = {}
 
 -- |got - want| <= atol + rtol * |want|, by output type (the reference is exact from the inputs:
 -- what is left is f32 accumulation order and the output's rounding)
+-- (fp8: one step of its mantissa, 3 or 2 bits, and a few of its smallest subnormals)
 local tolerances = { bf16 = { atol = 0.05, rtol = 1 / 64 }, f16 = { atol = 0.02, rtol = 1 / 256 },
-  f32 = { atol = 0.02, rtol = 1 / 256 }, tf32 = { atol = 0.05, rtol = 1 / 128 } }
+  f32 = { atol = 0.02, rtol = 1 / 256 }, tf32 = { atol = 0.05, rtol = 1 / 128 },
+  e4m3 = { atol = 1 / 256, rtol = 1 / 8 }, e5m2 = { atol = 1 / 4096, rtol = 1 / 4 } }
+local largest = { e4m3 = 448, e5m2 = 57344 } -- fp8 conversions saturate (satfinite)
 
 -- element (r, c) of an R x C matrix held in `layout` ("rc": row-major, "cr": column-major)
 local function getter(t, layout, rows, cols, row_name)
@@ -42,8 +48,16 @@ local function gemm(s, arrays)
   for j = 0, n - 1 do local r = {} for kk = 0, k - 1 do r[kk + 1] = B(j, kk) end br[j] = r end
   local alpha, beta = s.alpha or 1, s.beta or 0
   local C0 = beta ~= 0 and getter(arrays[s.c0]:read(), s.c_layout, m, n, "m")
-  local want = {}
+  local want, z = {}, {}
   local row_major = s.c_layout == "mn"
+  local relu = s.act == "relu"
+  if s.act and not relu then error("reference: unknown activation " .. tostring(s.act), 0) end
+  local scale_d = s.scale_d or 1
+  local amax_d, amax_z = 0, 0
+  local function sat(x, dtype)
+    local top = largest[dtype]
+    return top and math.max(-top, math.min(top, x)) or x
+  end
   for i = 0, m - 1 do
     local a = ar[i]
     for j = 0, n - 1 do
@@ -51,18 +65,36 @@ local function gemm(s, arrays)
       for kk = 1, k do acc = acc + a[kk] * b[kk] end
       acc = alpha * acc
       if C0 then acc = acc + beta * C0(i, j) end
-      want[row_major and (i * n + j + 1) or (j * m + i + 1)] = acc
+      local at = row_major and (i * n + j + 1) or (j * m + i + 1)
+      local d = relu and math.max(acc, 0) or acc
+      amax_d, amax_z = math.max(amax_d, math.abs(d)), math.max(amax_z, math.abs(acc))
+      want[at], z[at] = sat(scale_d * d, s.dtype), acc
     end
   end
-  local got = out:read()
-  local total = m * n
-  local g = {}
-  for i = 1, total do g[i] = got[i] end
-  return compare(g, want, s.dtype, function(i)
-    local r, c = (i - 1) // n, (i - 1) % n
-    if not row_major then r, c = (i - 1) % m, (i - 1) // m end
-    return string.format("C[%d][%d]", r, c)
-  end)
+  local function name(what)
+    return function(i)
+      local r, c = (i - 1) // n, (i - 1) % n
+      if not row_major then r, c = (i - 1) % m, (i - 1) // m end
+      return string.format("%s[%d][%d]", what, r, c)
+    end
+  end
+  local function first_n(t, count)
+    local g = {}
+    for i = 1, count do g[i] = t[i] end
+    return g
+  end
+  local bad, total, first = compare(first_n(out:read(), m * n), want, s.dtype, name("C"))
+  local function add(b, t, f) bad, total, first = bad + b, total + t, first or f end
+  if s.aux then -- the pre-activation output
+    local w = {}
+    for i = 1, m * n do w[i] = sat((s.scale_aux or 1) * z[i], s.aux_dtype) end
+    add(compare(first_n(arrays[s.aux]:read(), m * n), w, s.aux_dtype, name("aux")))
+  end
+  if s.amax_d then add(compare({ arrays[s.amax_d]:read()[1] }, { amax_d }, "f32", function() return "amax_d" end)) end
+  if s.amax_aux then
+    add(compare({ arrays[s.amax_aux]:read()[1] }, { amax_z }, "f32", function() return "amax_aux" end))
+  end
+  return bad, total, first
 end
 
 local function attention(s, arrays)

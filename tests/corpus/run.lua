@@ -10,6 +10,7 @@
 local mgpu = require "mgpu"
 local here = (arg and arg[0] or ""):match("^(.*)/run%.lua$") or "tests/corpus"
 local ref = dofile(here .. "/reference.lua")
+local fp8 = dofile(here .. "/fp8.lua")
 local pattern = arg and arg[1] ~= "" and arg[1] or nil
 local cases = dofile(arg and arg[2] and arg[2] ~= "" and arg[2] or here .. "/cases.lua")
 local dev = mgpu.device(arg and arg[3] and arg[3] ~= "" and arg[3] or "emu")
@@ -19,7 +20,7 @@ local map_types = { [0] = "u8", [1] = "u16", [2] = "u32", [3] = "i32", [4] = "u6
   [7] = "f32", [8] = "f64", [9] = "bf16", [10] = "f32", [11] = "f32", [12] = "f32" }
 local map_type_names = { [0] = "uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64",
   "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz" } -- dev:tensor_map's data_type (cuda.h's names)
-local sizes = { u8 = 1, i8 = 1, u16 = 2, i16 = 2, f16 = 2, bf16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
+local sizes = { e4m3 = 1, e5m2 = 1, u8 = 1, i8 = 1, u16 = 2, i16 = 2, f16 = 2, bf16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
 local swizzles = { [0] = "none", "32B", "64B", "128B" }
 local interleaves = { [0] = "none", "16B", "32B" }
 local l2s = { [0] = "none", "64B", "128B", "256B" }
@@ -115,7 +116,16 @@ local function build(c, l)
     local t = a.init == "words" and "u32" or dt[id] or "u8"
     if a.bytes % sizes[t] ~= 0 then fail("allocation %d: %d bytes is not a whole number of %s", id, a.bytes, t) end
     local n = math.max(a.bytes // sizes[t], 1) -- an empty allocation (a workspace of 0 bytes) gets one element
-    if c.inputs and c.inputs[id] then -- the program's values (perhaps made by a kernel of its own) are not stored
+    if c.inputs and c.inputs[id] and fp8.formats[t] then -- fp8: seeded values rounded to it, as bytes
+      local r = c.range or 1
+      local v = dev:array("f32", n, { fill = "random", seed = c.seed or id, min = -r, max = r }):read()
+      for i = 1, n do v[i] = fp8.encode(v[i], t) end
+      arrays[id] = dev:array("u8", v)
+      values[id] = fp8.array(arrays[id], t)
+    elseif fp8.formats[t] and a.init ~= "data" then -- an fp8 output
+      arrays[id] = dev:array("u8", n)
+      values[id] = fp8.array(arrays[id], t)
+    elseif c.inputs and c.inputs[id] then -- the program's values (perhaps made by a kernel of its own) are not stored
       local r = c.range or 1
       values[id] = dev:array(t, n, { fill = "random", seed = c.seed or id, min = -r, max = r })
       arrays[id] = values[id]
