@@ -75,6 +75,12 @@ static uint64_t int_op(const mh_ptx_insn *in, uint64_t a, uint64_t b, uint64_t c
     }
     case MH_OP_CLZ: return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
     case MH_OP_POPC: return (uint64_t)__builtin_popcountll(ua);
+    case MH_OP_BFIND: { /* the top bit that differs from the sign (unsigned: the top set bit); none: 0xffffffff */
+        uint64_t v = sgn && sa < 0 ? ~ua & mask_bits(bits) : ua;
+        if (!v) return 0xffffffffu;
+        uint64_t pos = 63 - (uint64_t)__builtin_clzll(v);
+        return (in->mods & MH_MOD_SHIFTAMT) ? (uint64_t)bits - 1 - pos : pos;
+    }
     case MH_OP_BREV: {
         uint64_t r = 0;
         for (int i = 0; i < bits; i++) r |= ((ua >> i) & 1) << (bits - 1 - i);
@@ -1157,7 +1163,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             mh_ptx_type dt = t;
             if (in->mods & MH_MOD_WIDE) dt = mh_ptx_type_is_signed(t) ? (mh_ptx_type_bits(t) == 32 ? MH_PT_S64 : MH_PT_S32)
                                                                 : (mh_ptx_type_bits(t) == 32 ? MH_PT_U64 : MH_PT_U32);
-            if (in->op == MH_OP_CLZ || in->op == MH_OP_POPC) dt = MH_PT_U32;
+            if (in->op == MH_OP_CLZ || in->op == MH_OP_POPC || in->op == MH_OP_BFIND) dt = MH_PT_U32;
             if (!(in->mods & (MH_MOD_SAT | MH_MOD_HI | MH_MOD_WIDE)) && mh_ptx_type_bits(t) >= 32 &&
                 (in->op == MH_OP_ADD || in->op == MH_OP_SUB || in->op == MH_OP_MUL || in->op == MH_OP_MAD || in->op == MH_OP_AND ||
                  in->op == MH_OP_OR || in->op == MH_OP_XOR) && t != MH_PT_PRED) {

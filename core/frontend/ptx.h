@@ -53,6 +53,7 @@ typedef enum {
     MH_OP_CLUSTER,  /* clusters (cmp: MH_CL_*): barrier.cluster.arrive/wait, mapa, getctarank, elect.sync */
     MH_OP_TMA,      /* bulk copies (cp.async.bulk[.tensor], cp.reduce.async.bulk[.tensor]): decoded into
                      * m->tma[callee] (ptx_tma.h), kind in cmp, no operands in o[] */
+    MH_OP_BFIND,    /* bfind{.shiftamt}.{u32,s32,u64,s64} d, a: the most significant non-sign bit (d is .u32) */
     MH_OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
                   * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     MH_OP_COUNT_

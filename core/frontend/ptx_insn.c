@@ -373,7 +373,7 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (n == 4 && !memcmp(q, "full", 4)) in->mods |= MH_MOD_FULL;
         else if (n == 3 && !memcmp(q, "uni", 3)) in->mods |= MH_MOD_UNI;
         else if (n == 2 && !memcmp(q, "to", 2) && op == MH_OP_CVTA) in->mods |= MH_MOD_TO;
-        else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MH_MOD_SHIFTAMT;
+        else if (n == 8 && !memcmp(q, "shiftamt", 8) && op == MH_OP_BFIND) in->mods |= MH_MOD_SHIFTAMT;
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == MH_OP_BAR && (n == 3 && !memcmp(q, "red", 3))) in->cmp = MH_BAR_RED; /* bar.red.OP d, a, {!}c */
@@ -546,7 +546,7 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
         [MH_OP_POPC] = 2, [MH_OP_BREV] = 2, [MH_OP_BFE] = 4, [MH_OP_BFI] = 5, [MH_OP_PRMT] = 4, [MH_OP_LOP3] = 5, [MH_OP_MUL24] = 3,
         [MH_OP_MAD24] = 4, [MH_OP_SAD] = 4, [MH_OP_COPYSIGN] = 3, [MH_OP_TESTP] = 2, [MH_OP_BRA] = 1, [MH_OP_ATOM] = 3, [MH_OP_RED] = 2,
         [MH_OP_SHFL] = 4, [MH_OP_VOTE] = 2, [MH_OP_ACTIVEMASK] = 1, [MH_OP_MBARRIER_INIT] = 2, [MH_OP_CP_ASYNC] = 3,
-        [MH_OP_REDUX] = 3, [MH_OP_MATCH] = 3, [MH_OP_MBARRIER] = 1,
+        [MH_OP_REDUX] = 3, [MH_OP_MATCH] = 3, [MH_OP_MBARRIER] = 1, [MH_OP_BFIND] = 2,
     };
     int op = in->op;
     const char *what = NULL;

@@ -4,7 +4,8 @@
  * another rounding implementation: r rounded toward zero, down or up from
  * the exact value v means r is on the right side of v and r's neighbour in
  * the other direction is on the wrong side, decided with exact arithmetic
- * (products of two f32 are exact in f64, of two f64 in binary128). */
+ * (products of two f32 are exact in f64, of two f64 in binary128).  Inline kernels check the
+ * conversions to tf32 and to/from two fp8s, min/max.NaN and bfind bit by bit. */
 #include <float.h>
 #include <math.h>
 #include "check.h"
@@ -408,6 +409,41 @@ static void minmax_nan(void)
     else CHECK_CONTAINS(e.message, "n.ptx:7");
 }
 
+/* bfind (and .shiftamt): the most significant bit that differs from the sign (unsigned: the top set
+ * bit), 0xffffffff when there is none, for u32, s32, u64, s64; .shiftamt gives bits - 1 - that. */
+static void bfind_bits(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b32 %r<12>;\n.reg .b64 %rd<8>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.u64 %rd5, [%rd4];\ncvt.u32.u64 %r2, %rd5;\n"
+        "mul.wide.u32 %rd3, %r1, 32;\nadd.s64 %rd6, %rd2, %rd3;\n"
+        "bfind.u32 %r3, %r2;\nbfind.s32 %r4, %r2;\nbfind.shiftamt.u32 %r5, %r2;\nbfind.shiftamt.s32 %r6, %r2;\n"
+        "bfind.u64 %r7, %rd5;\nbfind.s64 %r8, %rd5;\nbfind.shiftamt.u64 %r9, %rd5;\nbfind.shiftamt.s64 %r10, %rd5;\n"
+        "st.global.v4.b32 [%rd6], {%r3, %r4, %r5, %r6};\nst.global.v4.b32 [%rd6+16], {%r7, %r8, %r9, %r10};\nret;\n}\n";
+    enum { NV = 6 };
+    const uint64_t v[NV] = {0, 1, 0x80000000u, 0xffffffffu, 0x0000000100000010ull, 0xfffffffffffffff0ull};
+    /* u32 s32 shiftamt.u32 shiftamt.s32 | u64 s64 shiftamt.u64 shiftamt.s64 */
+    const uint32_t want[NV][8] = {
+        {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u},
+        {0, 0, 31, 31, 0, 0, 63, 63},
+        {31, 30, 0, 1, 31, 31, 32, 32},          /* s32: -2^31, its top non-sign bit is 30 */
+        {31, ~0u, 0, ~0u, 31, 31, 32, 32},       /* s32: -1 has none */
+        {4, 4, 27, 27, 32, 32, 31, 31},
+        {31, 3, 0, 28, 63, 3, 0, 60},            /* -16: the top 0 bit is 3 */
+    };
+    uint32_t got[NV][8];
+    run_inline(src, "t", v, sizeof v, got, sizeof got, NV);
+    for (int i = 0; i < NV; i++)
+        for (int k = 0; k < 8; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k])
+                fprintf(stderr, "  bfind form %d of %#llx: %#x, want %#x\n", k, (unsigned long long)v[i], got[i][k], want[i][k]);
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -531,5 +567,6 @@ int main(int argc, char **argv)
     tf32_cvt();
     f8x2_cvt();
     minmax_nan();
+    bfind_bits();
     return check_report("test_emu_round");
 }
