@@ -41,6 +41,22 @@ local cutlass54 = { launches = "cutlass/54_hopper_fp8_warp_specialized_gemm.laun
     dtype = "e4m3", alpha = 0.5, beta = 1, c0 = 3, act = "relu", scale_d = 0.5, aux = 6, aux_dtype = "e4m3", scale_aux = 2,
     amax_d = 8, amax_aux = 10 }, timeout_s = 60 }
 
+-- CUTLASS example 57 (grouped GEMM: the problem list, the matrices' pointers and strides, alpha and
+-- beta in device memory; the kernel points its tensor maps at each group's matrices with
+-- tensormap.replace): three groups from --benchmark (M x N x K 256x128x128, 128x256x256, 192x64x64),
+-- e4m3 A row-major, e5m2 B column-major, f16 C and D column-major, D = alpha_g A B + beta_g C with
+-- the example's rand() alphas 4, 3, 4 and betas 1, 0, 0 (recorded words), the FP8 fast-accumulation
+-- mainloop; cooperative (256x128x128 tiles, cluster 1x2) and ping-pong (128x128x128, cluster 2x1).
+-- Each run allocates A, B, C, D, ref D, alpha, beta anew (ids from `first`).
+local function cutlass57(first)
+  local a, b, c, d, alpha, beta = first, first + 1, first + 2, first + 3, first + 5, first + 6
+  return { launches = "cutlass/57_hopper_grouped_gemm.launches.lua", ptx = "cutlass/57_hopper_grouped_gemm.ptx",
+    range = 2, inputs = { [a] = "e4m3", [b] = "e5m2", [c] = "f16" }, outputs = { [d] = "f16" },
+    check = { op = "grouped_gemm", groups = { { 256, 128, 128 }, { 128, 256, 256 }, { 192, 64, 64 } }, a = a,
+      a_layout = "mk", b = b, b_layout = "nk", c = d, c0 = c, c_layout = "nm", alpha_words = alpha, beta_words = beta,
+      dtype = "f16" }, placeholder_maps = true, timeout_s = 60 }
+end
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -79,5 +95,7 @@ return {
   case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11" }),
   case(cutlass54, { name = "cutlass54_fp8_cooperative", kernel = "GemmUniversal" }),
+  case(cutlass57(1), { name = "cutlass57_grouped_cooperative", kernel = { "GroupProblemShape", "Cooperative" } }),
+  case(cutlass57(45), { name = "cutlass57_grouped_pingpong", kernel = { "GroupProblemShape", "Pingpong" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
 }

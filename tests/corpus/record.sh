@@ -99,6 +99,15 @@ for w in $WHAT; do
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 \
       --scale_a=2 --scale_b=0.5 --scale_c=2 --scale_d=0.5 --scale_aux=2 --iterations=0
     ;;
+  cutlass57) # grouped GEMM, unchanged; three groups from a --benchmark file; only its two GEMM kernels'
+    # PTX is kept (the program's also holds its reference and random-fill kernels and their tables)
+    d=$WORK/cutlass57 && mkdir -p "$d" "$OUT/cutlass"
+    n=57_hopper_grouped_gemm
+    cutlass_example $n $n
+    awk -v KEEP=GroupProblemShape -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    printf '0 256x128x128\n1 128x256x256\n2 192x64x64\n' > "$d/groups.txt"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --benchmark="$d/groups.txt" --iterations=0
+    ;;
   tk) # batch 4 -> 1, heads 16 -> 1, sequence 3072 -> 768, one iteration; head dim 64 and 128
     mkdir -p "$OUT/tk"
     T=$SRC/ThunderKittens/kernels/attention/mha_h100

@@ -5,6 +5,8 @@
 --              (CUTLASS's scaled fp8 ones): Z = that; C = scale_d * act(Z) (act "relu" or none),
 --              aux = scale_aux * Z (another output in C's layout), amax_d = max |act(Z)| and
 --              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value
+--   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
+--              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
 local M = {}
 
@@ -97,6 +99,38 @@ local function gemm(s, arrays)
   return bad, total, first
 end
 
+-- An array's f32 values from its 32-bit words (the recording stores small memory as words).
+local function f32s(arr)
+  local v = {}
+  for i, w in ipairs(arr:read()) do v[i] = string.unpack("<f", string.pack("<I4", w)) end
+  return v
+end
+
+local function grouped_gemm(s, arrays)
+  local whole = {}
+  for _, id in ipairs({ s.a, s.b, s.c, s.c0 }) do whole[id] = whole[id] or arrays[id]:read() end
+  local alpha, beta = f32s(arrays[s.alpha_words]), f32s(arrays[s.beta_words])
+  local at = { a = 0, b = 0, c = 0 } -- each group's first element
+  local bad, total, first = 0, 0, nil
+  for g, p in ipairs(s.groups) do
+    local m, n, k = p[1], p[2], p[3]
+    local function slice(id, from, count)
+      return { read = function()
+        local t = {}
+        for i = 1, count do t[i] = whole[id][from + i] end
+        return t
+      end }
+    end
+    local part = { [1] = slice(s.a, at.a, m * k), [2] = slice(s.b, at.b, n * k), [3] = slice(s.c, at.c, m * n),
+      [4] = slice(s.c0, at.c, m * n) }
+    local b, t, f = gemm({ m = m, n = n, k = k, a = 1, a_layout = s.a_layout, b = 2, b_layout = s.b_layout, c = 3,
+      c_layout = s.c_layout, alpha = alpha[g], beta = beta[g], c0 = 4, dtype = s.dtype }, part)
+    bad, total, first = bad + b, total + t, first or (f and string.format("group %d: %s", g - 1, f))
+    at.a, at.b, at.c = at.a + m * k, at.b + n * k, at.c + m * n
+  end
+  return bad, total, first
+end
+
 local function attention(s, arrays)
   local q, kt, v = arrays[s.q]:read(), arrays[s.k]:read(), arrays[s.v]:read()
   local out = arrays[s.o]
@@ -137,6 +171,7 @@ end
 -- The number of output elements outside tolerance, the number compared and the first bad one.
 function M.check(s, arrays)
   if s.op == "gemm" then return gemm(s, arrays) end
+  if s.op == "grouped_gemm" then return grouped_gemm(s, arrays) end
   if s.op == "attention" then return attention(s, arrays) end
   error("reference: unknown op " .. tostring(s.op), 0)
 end

@@ -99,7 +99,10 @@ local function splice(s, off, bytes) return s:sub(1, off) .. bytes .. s:sub(off 
 -- The case's launch rebuilt on emu: arrays by allocation id (what the kernel gets, and the
 -- values the reference reads), the kernel and its launch table.  A case with `retype` gives an
 -- input that a tensor map types otherwise (CUTLASS's UINT16 maps over f16) the map's type
--- holding the input's bits; without it the map names its type (`type =`).
+-- holding the input's bits; without it the map names its type (`type =`).  A case with
+-- `placeholder_maps` lets a map reach past its allocation (CUTLASS's grouped GEMM passes maps over
+-- its pointer arrays with the first group's sizes and re-points them on the device before any copy):
+-- such a map is made over zeros of its span, as its bytes are never read through it.
 local function build(c, l)
   local dt = alloc_dtypes(c, l)
   local arrays, values, words = {}, {}, {}
@@ -112,8 +115,10 @@ local function build(c, l)
       end
     end
   end
+  local made = {} -- each allocation's array type
   for id, a in pairs(l.allocs) do
     local t = a.init == "words" and "u32" or dt[id] or "u8"
+    made[id] = fp8.formats[t] and "u8" or retyped[id] or t
     if a.bytes % sizes[t] ~= 0 then fail("allocation %d: %d bytes is not a whole number of %s", id, a.bytes, t) end
     local n = math.max(a.bytes // sizes[t], 1) -- an empty allocation (a workspace of 0 bytes) gets one element
     if c.inputs and c.inputs[id] and fp8.formats[t] then -- fp8: seeded values rounded to it, as bytes
@@ -157,8 +162,16 @@ local function build(c, l)
     local arr = arrays[t.alloc]
     if not arr then fail("tensor map %d: allocation %d was not recorded", m, t.alloc) end
     if t.delta ~= 0 then opts.offset = t.delta end -- a map based inside its array
-    if t.type >= 10 or dt[t.alloc] ~= map_types[t.type] then
+    if t.type >= 10 or made[t.alloc] ~= map_types[t.type] then
       opts.data_type = map_type_names[t.type] -- a map typed apart from its array
+    end
+    local span = t.dims[1] * sizes[map_types[t.type]]
+    for i, st in ipairs(t.strides) do span = span + st * (t.dims[i + 1] - 1) end
+    if span > l.allocs[t.alloc].bytes - t.delta then
+      if not c.placeholder_maps then
+        fail("tensor map %d spans %d bytes, past the end of allocation %d (%d bytes)", m, span, t.alloc, l.allocs[t.alloc].bytes)
+      end
+      arr, opts.offset, opts.data_type = dev:array("u8", span), nil, map_type_names[t.type]
     end
     maps[m] = dev:tensor_map(arr, opts)
   end
