@@ -57,6 +57,18 @@ local function cutlass57(first)
       dtype = "f16" }, placeholder_maps = true, timeout_s = 60 }
 end
 
+-- CUTLASS example 55 (mixed-input GEMM: f16 A times e4m3 B, B converted to f16 in registers on its
+-- way to wgmma, optionally scaled and shifted per group of 128 k), recorded with --m=256 --n=256
+-- --k=256 --g=128 --alpha=0.5 --beta=0.5 and --mode=0, 1, 2 (convert only, scale, scale and zero);
+-- A row-major, B column-major, scale and zero [k / 128][n], C and D row-major (the example swaps A
+-- and B for its TMA epilogue), D = 0.5 A Bdq + 0.5 C; its maps over A and the scales are UINT16
+local function cutlass55(dequant)
+  return { launches = "cutlass/55_hopper_mixed_dtype_gemm.launches.lua", ptx = "cutlass/55_hopper_mixed_dtype_gemm.ptx",
+    inputs = { [1] = "f16", [2] = "e4m3", [4] = "f16", [7] = "f16", [8] = "f16" }, outputs = { [5] = "f16" },
+    retype = true, check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 5,
+      c_layout = "mn", alpha = 0.5, beta = 0.5, c0 = 4, dequant = dequant, dtype = "f16" }, timeout_s = 60 }
+end
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -97,5 +109,9 @@ return {
   case(cutlass54, { name = "cutlass54_fp8_cooperative", kernel = "GemmUniversal" }),
   case(cutlass57(1), { name = "cutlass57_grouped_cooperative", kernel = { "GroupProblemShape", "Cooperative" } }),
   case(cutlass57(45), { name = "cutlass57_grouped_pingpong", kernel = { "GroupProblemShape", "Pingpong" } }),
+  case(cutlass55(nil), { name = "cutlass55_mixed_convert", kernel = "MixedInputILi8" }),
+  case(cutlass55({ scale = 7, group = 128 }), { name = "cutlass55_mixed_scale", kernel = { "MixedInput", "float_e4m3_tENS_6half_tEEE" } }),
+  case(cutlass55({ scale = 7, zero = 8, group = 128 }), { name = "cutlass55_mixed_scale_zero",
+    kernel = { "MixedInput", "float_e4m3_tENS_6half_tESJ_EEE" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
 }

@@ -3,17 +3,17 @@
 # recording stand-in (tests/corpus/shim, -cudart none), runs its own host code and writes the PTX
 # and the recorded launches into OUT (one folder per code base, as in tests/corpus).  SRC holds
 # the code bases at the commits SOURCES.md names: SRC/fast.cu, SRC/cuda-samples, SRC/cutlass,
-# SRC/ThunderKittens (cutlass54 and cutlass57: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
+# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
 # re-commit a PTX that only differs by a rebuild.  Needs nvcc 13 and gcc; CUTLASS and
 # ThunderKittens take minutes and GBs of memory per file: one nvcc at a time.
-#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass57|tk]...
+#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]...
 set -eu
-[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass57|tk]..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]..." >&2; exit 2; }
 SRC=$(cd "$1" && pwd)
 mkdir -p "$2"
 OUT=$(cd "$2" && pwd)
 shift 2
-WHAT=${*:-fastcu samples cutlass cutlass54 cutlass57 tk}
+WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 tk}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC="nice $CUDA/bin/nvcc"
@@ -99,6 +99,18 @@ for w in $WHAT; do
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 \
       --scale_a=2 --scale_b=0.5 --scale_c=2 --scale_d=0.5 --scale_aux=2 --iterations=0
     ;;
+  cutlass55) # mixed-input GEMM (f16 x e4m3), unchanged; one run per --mode (0 convert, 1 scale, 2 scale
+    # and zero); only the three mixed-input kernels' PTX is kept (not the reference GEMM's, the fills')
+    d=$WORK/cutlass55 && mkdir -p "$d" "$OUT/cutlass"
+    n=55_hopper_mixed_dtype_gemm
+    cutlass_example $n $n
+    awk -v KEEP=MixedInput -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    : > "$OUT/cutlass/$n.launches.lua"
+    for mode in 0 1 2; do
+      record "$d/$n.ptx" "$d/k$mode.lua" "$d/$n" --m=256 --n=256 --k=256 --g=128 --mode=$mode --alpha=0.5 --beta=0.5 \
+        --iterations=0 --warmup=0 && cat "$d/k$mode.lua" >> "$OUT/cutlass/$n.launches.lua"
+    done
+    ;;
   cutlass57) # grouped GEMM, unchanged; three groups from a --benchmark file; only its two GEMM kernels'
     # PTX is kept (the program's also holds its reference and random-fill kernels and their tables)
     d=$WORK/cutlass57 && mkdir -p "$d" "$OUT/cutlass"
@@ -128,7 +140,7 @@ for w in $WHAT; do
       record "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.launches.lua" "$d/tk" /dev/null
     done
     ;;
-  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass57, tk)" >&2; exit 2 ;;
+  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, tk)" >&2; exit 2 ;;
   esac
 done
 echo "recorded into $OUT: $WHAT"

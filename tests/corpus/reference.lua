@@ -4,7 +4,9 @@
 --              the case names ("mk": row-major M x K, "km": column-major, ...).  With an epilogue
 --              (CUTLASS's scaled fp8 ones): Z = that; C = scale_d * act(Z) (act "relu" or none),
 --              aux = scale_aux * Z (another output in C's layout), amax_d = max |act(Z)| and
---              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value
+--              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value.
+--              With `dequant` (CUTLASS's mixed-input GEMMs): B[n][k] is first scale[k // group][n] * B
+--              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
 --              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
@@ -24,6 +26,21 @@ local function getter(t, layout, rows, cols, row_name)
     return function(r, c) return t[r * cols + c + 1] end
   end
   return function(r, c) return t[c * rows + r + 1] end
+end
+
+-- x rounded to f16 (to nearest, ties to even; subnormals too; |x| within f16's range)
+local function f16(x)
+  local a = math.abs(x)
+  if a == 0 then return x end
+  local e = math.floor(math.log(a, 2))
+  if a / 2.0 ^ e >= 2 then e = e + 1 elseif a / 2.0 ^ e < 1 then e = e - 1 end
+  if e < -14 then e = -14 end
+  local step = 2.0 ^ (e - 10)
+  local q = a / step
+  local whole = math.floor(q)
+  local frac = q - whole
+  if frac > 0.5 or (frac == 0.5 and whole % 2 == 1) then whole = whole + 1 end
+  return (x < 0 and -1 or 1) * whole * step
 end
 
 local function compare(got, want, dtype, index_name)
@@ -48,6 +65,19 @@ local function gemm(s, arrays)
   local ar, br = {}, {}
   for i = 0, m - 1 do local r = {} for kk = 0, k - 1 do r[kk + 1] = A(i, kk) end ar[i] = r end
   for j = 0, n - 1 do local r = {} for kk = 0, k - 1 do r[kk + 1] = B(j, kk) end br[j] = r end
+  local dq = s.dequant
+  if dq then -- scale[k // group][n] (n contiguous), zero likewise
+    local sc, zr = arrays[dq.scale]:read(), dq.zero and arrays[dq.zero]:read()
+    for j = 0, n - 1 do
+      local r = br[j]
+      for kk = 0, k - 1 do
+        local at = (kk // dq.group) * n + j + 1
+        local v = f16(r[kk + 1] * sc[at])
+        if zr then v = f16(v + zr[at]) end
+        r[kk + 1] = v
+      end
+    end
+  end
   local alpha, beta = s.alpha or 1, s.beta or 0
   local C0 = beta ~= 0 and getter(arrays[s.c0]:read(), s.c_layout, m, n, "m")
   local want, z = {}, {}
