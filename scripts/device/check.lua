@@ -687,6 +687,7 @@ do
     { "cutlass54_fp8_cooperative", "CUTLASS 54: fp8 e4m3 GEMM, scaled epilogue, amax" },
     { "cutlass57_grouped_pingpong", "CUTLASS 57: grouped GEMM, tensor maps edited on the device" },
     { "cutlass55_mixed_scale_zero", "CUTLASS 55: f16 x e4m3, per-group scale and zero" },
+    { "cutlass67_fp8_blockwise", "CUTLASS 67: fp8 GEMM, 128x128 block scales of A and B" },
   }
   local exe = harness_exe()
   local has_timeout = os.execute("command -v timeout >/dev/null 2>&1")

@@ -69,6 +69,20 @@ local function cutlass55(dequant)
       c_layout = "mn", alpha = 0.5, beta = 0.5, c0 = 4, dequant = dequant, dtype = "f16" }, timeout_s = 60 }
 end
 
+-- CUTLASS example 67 (DeepSeek-style blockwise-scaled fp8 GEMM: warp-specialised cooperative,
+-- 128x128x128 tiles, cluster 1x2x1, KernelTmaWarpSpecializedCooperativeFP8Blockwise: each k-block's
+-- wgmma result is multiplied by its A and B block scales before it is added to the f32 accumulators),
+-- recorded with --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 --scale_a=2 --scale_b=0.5 --scale_c=2:
+-- e4m3 A row-major, B column-major, one f32 scale per 128 x 128 block of A and of B (the program's
+-- values, recorded words, M/N-major), f32 C, D and aux column-major; Z = 0.5 sum_kb sa sb (A B)_kb + C,
+-- D = relu(Z), aux = Z (the epilogue scales only fp8 outputs; no amax for f32 ones)
+local cutlass67 = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling.launches.lua",
+  ptx = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling.ptx", range = 2,
+  inputs = { [1] = "e4m3", [3] = "e4m3", [5] = "f32" }, outputs = { [6] = "f32", [8] = "f32" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 3, b_layout = "nk", c = 6, c_layout = "nm",
+    dtype = "f32", alpha = 0.5, beta = 1, c0 = 5, act = "relu", aux = 8, aux_dtype = "f32",
+    blockscale = { a = 2, b = 4, m = 128, n = 128, k = 128 } }, timeout_s = 60 }
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -114,4 +128,5 @@ return {
   case(cutlass55({ scale = 7, zero = 8, group = 128 }), { name = "cutlass55_mixed_scale_zero",
     kernel = { "MixedInput", "float_e4m3_tENS_6half_tESJ_EEE" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
+  case(cutlass67, { name = "cutlass67_fp8_blockwise", kernel = "Blockwise" }),
 }

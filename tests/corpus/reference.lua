@@ -6,7 +6,9 @@
 --              aux = scale_aux * Z (another output in C's layout), amax_d = max |act(Z)| and
 --              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value.
 --              With `dequant` (CUTLASS's mixed-input GEMMs): B[n][k] is first scale[k // group][n] * B
---              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do
+--              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do.
+--              With `blockscale` (CUTLASS's blockwise-scaled fp8 GEMMs): each k-block's partial sum is
+--              multiplied by scale_a[k // bk][m // bm] * scale_b[k // bk][n // bn] (f32 words, M/N-major)
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
 --              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
@@ -56,6 +58,13 @@ local function compare(got, want, dtype, index_name)
   return bad, #want, first
 end
 
+-- An array's f32 values from its 32-bit words (the recording stores small memory as words).
+local function f32s(arr)
+  local v = {}
+  for i, w in ipairs(arr:read()) do v[i] = string.unpack("<f", string.pack("<I4", w)) end
+  return v
+end
+
 local function gemm(s, arrays)
   local m, n, k = s.m, s.n, s.k
   local A = getter(arrays[s.a]:read(), s.a_layout, m, k, "m")
@@ -78,6 +87,15 @@ local function gemm(s, arrays)
       end
     end
   end
+  local bs = s.blockscale
+  local sa, sb, mb, nb, nkb
+  if bs then -- f32 words, M-major: scale_a[k // bs.k][m // bs.m], scale_b[k // bs.k][n // bs.n]
+    sa, sb = f32s(arrays[bs.a]), f32s(arrays[bs.b])
+    mb, nb, nkb = (m + bs.m - 1) // bs.m, (n + bs.n - 1) // bs.n, (k + bs.k - 1) // bs.k
+    if #sa < mb * nkb or #sb < nb * nkb then
+      error(string.format("reference: block scales hold %d and %d values, %d and %d needed", #sa, #sb, mb * nkb, nb * nkb), 0)
+    end
+  end
   local alpha, beta = s.alpha or 1, s.beta or 0
   local C0 = beta ~= 0 and getter(arrays[s.c0]:read(), s.c_layout, m, n, "m")
   local want, z = {}, {}
@@ -94,7 +112,15 @@ local function gemm(s, arrays)
     local a = ar[i]
     for j = 0, n - 1 do
       local b, acc = br[j], 0
-      for kk = 1, k do acc = acc + a[kk] * b[kk] end
+      if bs then -- each k-block's sum times its two scales
+        for kb = 0, nkb - 1 do
+          local part = 0
+          for kk = kb * bs.k + 1, math.min(k, (kb + 1) * bs.k) do part = part + a[kk] * b[kk] end
+          acc = acc + sa[i // bs.m + kb * mb + 1] * sb[j // bs.n + kb * nb + 1] * part
+        end
+      else
+        for kk = 1, k do acc = acc + a[kk] * b[kk] end
+      end
       acc = alpha * acc
       if C0 then acc = acc + beta * C0(i, j) end
       local at = row_major and (i * n + j + 1) or (j * m + i + 1)
@@ -127,13 +153,6 @@ local function gemm(s, arrays)
     add(compare({ arrays[s.amax_aux]:read()[1] }, { amax_z }, "f32", function() return "amax_aux" end))
   end
   return bad, total, first
-end
-
--- An array's f32 values from its 32-bit words (the recording stores small memory as words).
-local function f32s(arr)
-  local v = {}
-  for i, w in ipairs(arr:read()) do v[i] = string.unpack("<f", string.pack("<I4", w)) end
-  return v
 end
 
 local function grouped_gemm(s, arrays)
