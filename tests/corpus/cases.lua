@@ -83,6 +83,19 @@ local cutlass67 = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with
     dtype = "f32", alpha = 0.5, beta = 1, c0 = 5, act = "relu", aux = 8, aux_dtype = "f32",
     blockscale = { a = 2, b = 4, m = 128, n = 128, k = 128 } }, timeout_s = 60 }
 
+-- CUTLASS example 88 (Hopper attention forward, f16, f32 accumulation, --use_fast_math as its build
+-- has it), recorded with --b=1 --h=2 --q=256 --k=256 --d=64 --iterations=1 and --mask=no, causal:
+-- O = softmax(Q K^T / 8) V and LSE = each row's log-sum-exp (f32), Q, K, V, O [batch][head][seq][dim];
+-- its three d=64 kernels (TMA 64x128 tiles; warp-specialised cooperative and ping-pong, 128x64),
+-- each runner allocating Q, K, V, O, LSE anew (ids from `first`); its maps are UINT16; inputs in
+-- [-3, 3] so that the scores (standard deviation near 3) make a peaked softmax, which a wrong scale shows
+local function cutlass88(first, causal)
+  return { launches = "cutlass/88_hopper_fmha.launches.lua", ptx = "cutlass/88_hopper_fmha.ptx",
+    inputs = { [first] = "f16", [first + 1] = "f16", [first + 2] = "f16" }, outputs = { [first + 3] = "f16", [first + 4] = "f32" },
+    retype = true, range = 3, check = { op = "attention", q = first, k = first + 1, v = first + 2, o = first + 3, lse = first + 4,
+      batch = 1, heads = 2, seq = 256, dim = 64, causal = causal, dtype = "f16" }, timeout_s = 60 }
+end
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -129,4 +142,10 @@ return {
     kernel = { "MixedInput", "float_e4m3_tENS_6half_tESJ_EEE" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
   case(cutlass67, { name = "cutlass67_fp8_blockwise", kernel = "Blockwise" }),
+  case(cutlass88(1), { name = "cutlass88_fmha_tma", kernel = { "FmhaKernelTmaI", "DefaultFusion" } }),
+  case(cutlass88(9), { name = "cutlass88_fmha_cooperative", kernel = { "IndividualTileScheduler", "DefaultFusion" } }),
+  case(cutlass88(17), { name = "cutlass88_fmha_pingpong", kernel = { "PersistentTileScheduler", "DefaultFusion" } }),
+  case(cutlass88(1, true), { name = "cutlass88_fmha_tma_causal", kernel = { "FmhaKernelTmaI", "CausalFusion" } }),
+  case(cutlass88(9, true), { name = "cutlass88_fmha_cooperative_causal", kernel = { "IndividualTileScheduler", "CausalFusion" } }),
+  case(cutlass88(17, true), { name = "cutlass88_fmha_pingpong_causal", kernel = { "PersistentTileScheduler", "CausalFusion" } }),
 }

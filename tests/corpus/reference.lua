@@ -12,6 +12,7 @@
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
 --              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
+--              (`causal`: row i sees keys 0..i; `lse`: also each row's log-sum-exp, f32 [batch][head][seq])
 local M = {}
 
 -- |got - want| <= atol + rtol * |want|, by output type (the reference is exact from the inputs:
@@ -185,7 +186,7 @@ local function attention(s, arrays)
   local out = arrays[s.o]
   local nb, nh, n, d = s.batch, s.heads, s.seq, s.dim
   local scale = s.scale or 1 / math.sqrt(d)
-  local want = {}
+  local want, lse = {}, {}
   for bh = 0, nb * nh - 1 do
     local base = bh * n * d
     for i = 0, n - 1 do
@@ -200,6 +201,7 @@ local function attention(s, arrays)
       end
       local sum = 0
       for j = 0, last do p[j] = math.exp(p[j] - mx); sum = sum + p[j] end
+      lse[bh * n + i + 1] = mx + math.log(sum)
       for e = 0, d - 1 do
         local acc = 0
         for j = 0, last do acc = acc + p[j] * v[base + j * d + e + 1] end
@@ -210,11 +212,20 @@ local function attention(s, arrays)
   local got = out:read()
   local g = {}
   for i = 1, #want do g[i] = got[i] end
-  return compare(g, want, s.dtype, function(i)
+  local bad, total, first = compare(g, want, s.dtype, function(i)
     local e = (i - 1) % d
     local row = (i - 1) // d
     return string.format("O[bh %d][%d][%d]", row // n, row % n, e)
   end)
+  if s.lse then -- the log-sum-exp of each row's scaled scores, f32 [batch][head][seq]
+    local lg, lgot = {}, arrays[s.lse]:read()
+    for i = 1, #lse do lg[i] = lgot[i] end
+    local b, t, f = compare(lg, lse, "f32", function(i)
+      return string.format("LSE[bh %d][%d]", (i - 1) // n, (i - 1) % n)
+    end)
+    bad, total, first = bad + b, total + t, first or f
+  end
+  return bad, total, first
 end
 
 -- The number of output elements outside tolerance, the number compared and the first bad one.
