@@ -83,6 +83,18 @@ local cutlass67 = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with
     dtype = "f32", alpha = 0.5, beta = 1, c0 = 5, act = "relu", aux = 8, aux_dtype = "f32",
     blockscale = { a = 2, b = 4, m = 128, n = 128, k = 128 } }, timeout_s = 60 }
 
+-- CUTLASS example 63 (fp8 GEMM with weight prefetch: a non-persistent warp-specialised kernel whose
+-- producer warps load A (the weights) and B (the activations) apart, A's first k-tiles into spare
+-- shared memory before B's dependency is released; FP8 fast accumulation, 64x64x128 tiles, no
+-- cluster), recorded with --m=256 --n=64 --k=512 --alpha=0.5 --beta=0.5 (prefetch and overlap ratios
+-- 0.5, its defaults): e4m3 A row-major, e5m2 B column-major, e4m3 C and D column-major,
+-- D = 0.5 A B + 0.5 C (saturating)
+local cutlass63 = { launches = "cutlass/63_hopper_gemm_with_weight_prefetch.launches.lua",
+  ptx = "cutlass/63_hopper_gemm_with_weight_prefetch.ptx", range = 2,
+  inputs = { [1] = "e4m3", [2] = "e5m2", [3] = "e4m3" }, outputs = { [4] = "e4m3" },
+  check = { op = "gemm", m = 256, n = 64, k = 512, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
+    dtype = "e4m3", alpha = 0.5, beta = 0.5, c0 = 3 }, timeout_s = 60 }
+
 -- CUTLASS example 88 (Hopper attention forward, f16, f32 accumulation, --use_fast_math as its build
 -- has it), recorded with --b=1 --h=2 --q=256 --k=256 --d=64 --iterations=1 and --mask=no, causal:
 -- O = softmax(Q K^T / 8) V and LSE = each row's log-sum-exp (f32), Q, K, V, O [batch][head][seq][dim];
@@ -148,4 +160,5 @@ return {
   case(cutlass88(1, true), { name = "cutlass88_fmha_tma_causal", kernel = { "FmhaKernelTmaI", "CausalFusion" } }),
   case(cutlass88(9, true), { name = "cutlass88_fmha_cooperative_causal", kernel = { "IndividualTileScheduler", "CausalFusion" } }),
   case(cutlass88(17, true), { name = "cutlass88_fmha_pingpong_causal", kernel = { "PersistentTileScheduler", "CausalFusion" } }),
+  case(cutlass63, { name = "cutlass63_fp8_weight_prefetch", kernel = "WithPrefetch" }),
 }
