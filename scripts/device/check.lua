@@ -690,6 +690,7 @@ do
     { "cutlass67_fp8_blockwise", "CUTLASS 67: fp8 GEMM, 128x128 block scales of A and B" },
     { "cutlass88_fmha_pingpong_causal", "CUTLASS 88: attention forward, ping-pong, causal, LSE" },
     { "cutlass63_fp8_weight_prefetch", "CUTLASS 63: fp8 GEMM, weight prefetch, dependent launch" },
+    { "cutlass61_topk_softmax", "CUTLASS 61: f16 GEMM, top-2 softmax epilogue" },
   }
   local exe = harness_exe()
   local has_timeout = os.execute("command -v timeout >/dev/null 2>&1")

@@ -95,6 +95,16 @@ local cutlass63 = { launches = "cutlass/63_hopper_gemm_with_weight_prefetch.laun
   check = { op = "gemm", m = 256, n = 64, k = 512, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
     dtype = "e4m3", alpha = 0.5, beta = 0.5, c0 = 3 }, timeout_s = 60 }
 
+-- CUTLASS example 61 (GEMM with a top-K + softmax epilogue: warp-specialised, 64x64x128 tiles, the
+-- whole row of N = 64 in one tile), recorded with --m=256 --n=64 --k=256: f16 A row-major, B
+-- column-major, D row-major f16, Z = A B / 256 (alpha 1 / k, no C), each row of D the softmax of its
+-- 2 largest values of Z and 0 elsewhere; inputs in [-4, 4] so that a row's values stand apart
+local cutlass61 = { launches = "cutlass/61_hopper_gemm_with_topk_and_softmax.launches.lua",
+  ptx = "cutlass/61_hopper_gemm_with_topk_and_softmax.ptx", range = 4, retype = true,
+  inputs = { [1] = "f16", [2] = "f16" }, outputs = { [3] = "f16" },
+  check = { op = "gemm", m = 256, n = 64, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 3, c_layout = "mn",
+    dtype = "f16", alpha = 1 / 256, topk = 2 }, timeout_s = 60 }
+
 -- CUTLASS example 88 (Hopper attention forward, f16, f32 accumulation, --use_fast_math as its build
 -- has it), recorded with --b=1 --h=2 --q=256 --k=256 --d=64 --iterations=1 and --mask=no, causal:
 -- O = softmax(Q K^T / 8) V and LSE = each row's log-sum-exp (f32), Q, K, V, O [batch][head][seq][dim];
@@ -161,4 +171,5 @@ return {
   case(cutlass88(9, true), { name = "cutlass88_fmha_cooperative_causal", kernel = { "IndividualTileScheduler", "CausalFusion" } }),
   case(cutlass88(17, true), { name = "cutlass88_fmha_pingpong_causal", kernel = { "PersistentTileScheduler", "CausalFusion" } }),
   case(cutlass63, { name = "cutlass63_fp8_weight_prefetch", kernel = "WithPrefetch" }),
+  case(cutlass61, { name = "cutlass61_topk_softmax", kernel = "TopK" }),
 }

@@ -3,17 +3,17 @@
 # recording stand-in (tests/corpus/shim, -cudart none), runs its own host code and writes the PTX
 # and the recorded launches into OUT (one folder per code base, as in tests/corpus).  SRC holds
 # the code bases at the commits SOURCES.md names: SRC/fast.cu, SRC/cuda-samples, SRC/cutlass,
-# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57, cutlass63, cutlass67, cutlass88: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
+# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57, cutlass61, cutlass63, cutlass67, cutlass88: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
 # re-commit a PTX that only differs by a rebuild.  Needs nvcc 13 and gcc; CUTLASS and
 # ThunderKittens take minutes and GBs of memory per file: one nvcc at a time.
-#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass63|cutlass67|cutlass88|tk]...
+#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass61|cutlass63|cutlass67|cutlass88|tk]...
 set -eu
-[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass63|cutlass67|cutlass88|tk]..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass61|cutlass63|cutlass67|cutlass88|tk]..." >&2; exit 2; }
 SRC=$(cd "$1" && pwd)
 mkdir -p "$2"
 OUT=$(cd "$2" && pwd)
 shift 2
-WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 cutlass63 cutlass67 cutlass88 tk}
+WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 cutlass61 cutlass63 cutlass67 cutlass88 tk}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC="nice $CUDA/bin/nvcc"
@@ -120,6 +120,13 @@ for w in $WHAT; do
     printf '0 256x128x128\n1 128x256x256\n2 192x64x64\n' > "$d/groups.txt"
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --benchmark="$d/groups.txt" --iterations=0
     ;;
+  cutlass61) # GEMM with a top-K (2) + softmax epilogue, unchanged; one kernel
+    d=$WORK/cutlass61 && mkdir -p "$d" "$OUT/cutlass"
+    n=61_hopper_gemm_with_topk_and_softmax
+    cutlass_example $n $n
+    cp "$d/$n.ptx" "$OUT/cutlass/"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=64 --k=256 --iterations=0
+    ;;
   cutlass63) # fp8 GEMM with weight prefetch, unchanged, built with CUTLASS_ENABLE_GDC_FOR_SM90 as the
     # example's notes require for its programmatic dependent launch (griddepcontrol); one kernel
     d=$WORK/cutlass63 && mkdir -p "$d" "$OUT/cutlass"
@@ -173,7 +180,7 @@ for w in $WHAT; do
       record "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.launches.lua" "$d/tk" /dev/null
     done
     ;;
-  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, cutlass63, cutlass67, cutlass88, tk)" >&2; exit 2 ;;
+  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, cutlass61, cutlass63, cutlass67, cutlass88, tk)" >&2; exit 2 ;;
   esac
 done
 echo "recorded into $OUT: $WHAT"

@@ -9,6 +9,8 @@
 --              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do.
 --              With `blockscale` (CUTLASS's blockwise-scaled fp8 GEMMs): each k-block's partial sum is
 --              multiplied by scale_a[k // bk][m // bm] * scale_b[k // bk][n // bn] (f32 words, M/N-major)
+--              With `topk` (CUTLASS's top-K + softmax epilogue): each row of C is the softmax of its
+--              topk largest values there and 0 elsewhere
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
 --              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
@@ -128,6 +130,20 @@ local function gemm(s, arrays)
       local d = relu and math.max(acc, 0) or acc
       amax_d, amax_z = math.max(amax_d, math.abs(d)), math.max(amax_z, math.abs(acc))
       want[at], z[at] = sat(scale_d * d, s.dtype), acc
+    end
+  end
+  if s.topk then -- each row: softmax over its topk largest values, the others 0 (CUTLASS's TopKSoftmax)
+    for i = 0, m - 1 do
+      local function at(j) return row_major and (i * n + j + 1) or (j * m + i + 1) end
+      local top = {}
+      for j = 0, n - 1 do top[j + 1] = z[at(j)] end
+      table.sort(top, function(x, y) return x > y end)
+      local floor, sum = top[s.topk], 0
+      for t = 1, s.topk do sum = sum + math.exp(top[t] - top[1]) end
+      for j = 0, n - 1 do
+        local v = z[at(j)]
+        want[at(j)] = v < floor and 0 or math.exp(v - top[1]) / sum
+      end
     end
   end
   local function name(what)
