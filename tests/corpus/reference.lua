@@ -8,7 +8,8 @@
 --              With `dequant` (CUTLASS's mixed-input GEMMs): B[n][k] is first scale[k // group][n] * B
 --              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do.
 --              With `blockscale` (CUTLASS's blockwise-scaled fp8 GEMMs): each k-block's partial sum is
---              multiplied by scale_a[k // bk][m // bm] * scale_b[k // bk][n // bn] (f32 words, M/N-major)
+--              multiplied by scale_a[k // bk][m // bm] * scale_b[k // bk][n // bn] (f32 or their words,
+--              M/N-major; B's K-major with b_kmajor)
 --              With `topk` (CUTLASS's top-K + softmax epilogue): each row of C is the softmax of its
 --              topk largest values there and 0 elsewhere
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
@@ -92,8 +93,12 @@ local function gemm(s, arrays)
   end
   local bs = s.blockscale
   local sa, sb, mb, nb, nkb
-  if bs then -- f32 words, M-major: scale_a[k // bs.k][m // bs.m], scale_b[k // bs.k][n // bs.n]
-    sa, sb = f32s(arrays[bs.a]), f32s(arrays[bs.b])
+  if bs then -- f32 (or their words), M-major: scale_a[k // bs.k][m // bs.m], scale_b likewise (b_kmajor: [n // bs.n][k // bs.k])
+    local function values(arr)
+      local v = arr:read()
+      return math.type(v[1]) == "integer" and f32s(arr) or v
+    end
+    sa, sb = values(arrays[bs.a]), values(arrays[bs.b])
     mb, nb, nkb = (m + bs.m - 1) // bs.m, (n + bs.n - 1) // bs.n, (k + bs.k - 1) // bs.k
     if #sa < mb * nkb or #sb < nb * nkb then
       error(string.format("reference: block scales hold %d and %d values, %d and %d needed", #sa, #sb, mb * nkb, nb * nkb), 0)
@@ -119,7 +124,8 @@ local function gemm(s, arrays)
         for kb = 0, nkb - 1 do
           local part = 0
           for kk = kb * bs.k + 1, math.min(k, (kb + 1) * bs.k) do part = part + a[kk] * b[kk] end
-          acc = acc + sa[i // bs.m + kb * mb + 1] * sb[j // bs.n + kb * nb + 1] * part
+          local b_at = bs.b_kmajor and (j // bs.n) * nkb + kb or j // bs.n + kb * nb
+          acc = acc + sa[i // bs.m + kb * mb + 1] * sb[b_at + 1] * part
         end
       else
         for kk = 1, k do acc = acc + a[kk] * b[kk] end
