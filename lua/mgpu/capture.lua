@@ -1,9 +1,10 @@
 -- mgpu.capture: replays what `mgpu-harness exec --capture DIR` wrote (DIR/launches.lua, which
 -- calls replay): each launch of the program on a device of the harness (emu unless the script's
 -- first argument names another backend), from the inputs the program gave it, and every buffer
--- it wrote checked byte for byte against the program's own run.  Device pointers and tensor maps
--- inside parameters point at the replay's arrays; a pointer into the middle of an allocation
--- passed as a pointer parameter gets an array of that allocation's tail (docs/cudart.md).
+-- it reached checked byte for byte against the program's own run (one the launch left unchanged
+-- against its bytes before).  Device pointers and tensor maps inside parameters point at the
+-- replay's arrays; a pointer into the middle of an allocation passed as a pointer parameter gets
+-- an array of that allocation's tail (docs/cudart.md).
 local mgpu = require "mgpu"
 local errors = require "mgpu.errors"
 
@@ -85,19 +86,20 @@ local function replay_one(dev, dir, modules, L)
     for x = 1, #part do whole[t.offset + x] = part[x] end
     arrays[t.buf]:write(whole)
   end
-  local checked = 0
+  -- every buffer the launch reached: one it changed against its bytes after, one it left as it was
+  -- against its bytes before (a replay that writes there differs from the program's run too)
+  local written = 0
   for j, b in ipairs(L.buffers) do
-    if b.output then
-      local want = dev:load_npy(dir .. "/" .. b.output)
-      local r = arrays[j]:compare(want, { atol = 0, rtol = 0 })
-      if r.mismatches > 0 then
-        return false, string.format("buffer %d (%d bytes) differs from the program's in %d elements (first at %s)", j,
-          b.size, r.mismatches, tostring(r.first))
-      end
-      checked = checked + 1
+    local want = dev:load_npy(dir .. "/" .. (b.output or b.input))
+    local r = arrays[j]:compare(want, { atol = 0, rtol = 0 })
+    if r.mismatches > 0 then
+      return false, string.format("buffer %d (%d bytes) differs from the program's in %d elements (first at %s)%s", j,
+        b.size, r.mismatches, tostring(r.first), b.output and "" or ": the program's launch left it unchanged")
     end
+    if b.output then written = written + 1 end
   end
-  return true, string.format("%d buffer%s checked", checked, checked == 1 and "" or "s")
+  return true, string.format("%d buffer%s checked (%d changed by the launch)", #L.buffers, #L.buffers == 1 and "" or "s",
+    written)
 end
 
 -- replay(backend, cap): cap = {dir=, launches={...}} as launches.lua has it.  Raises check_failed

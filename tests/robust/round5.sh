@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# round5.sh - the fourth hostile round (a new user's CUDA programs, cuda-samples among them, through
+# `mgpu-harness nvcc`, `exec` and `--capture`), one ctest test per class (tests/CMakeLists.txt
+# registers robust5_CLASS); none needs nvcc:
+#   messages   exec's, nvcc's and mgpu.exec's messages carry one prefix ("mgpu-harness exec: exec: no
+#              program to run" before), and relocatable device code (-rdc=true, -dc, -dlink: what
+#              dynamic parallelism builds with, cuda-samples' cdpSimplePrint) refused by name before nvcc
+#              runs (it ended in an undefined __cudaRegisterLinkedBinary_* from ld)
+#   capture    a capture's replay checks the buffers the program's launch left unchanged too (a replay
+#              that wrote over one said "same outputs, 0 buffers checked")
+# usage: round5.sh CLASS MGPU_HARNESS SOURCE_DIR
+set -u
+class=$1 exe=$2 src=$3
+. "$(dirname "$0")/checks.sh"
+robust_begin mgpu-robust5
+
+case $class in
+messages)
+  expect 2 "exec of an empty program name" -- "$exe" exec -- ""
+  contains err.txt "mgpu-harness exec: no program to run" "exec of an empty program name"
+  lacks err.txt "exec: exec:" "exec of an empty program name: one prefix"
+  : > afile
+  expect 1 "exec --capture onto a file" -- "$exe" exec --capture afile/cap -- /bin/true
+  contains err.txt "mgpu-harness exec: --capture afile/cap: " "exec --capture onto a file"
+  lacks err.txt "exec: exec:" "exec --capture onto a file: one prefix"
+  cat >lua_exec.lua <<'EOF'
+local mgpu = require "mgpu"
+local ok, e = pcall(mgpu.exec, { prog = "/bin/true", capture = "afile/cap" })
+print(ok, e.code, e.message)
+EOF
+  expect 0 "mgpu.exec with a capture folder it cannot make" -- "$exe" lua_exec.lua
+  contains out.txt "false	io_error	mgpu.exec: --capture afile/cap: " "mgpu.exec's message names mgpu.exec once"
+  # relocatable device code, in each spelling nvcc takes; refused before nvcc is looked for
+  for flags in "-rdc=true" "-rdc true" "--relocatable-device-code=true" "--relocatable-device-code true" "-dc" \
+               "--device-c" "-dlink" "-dw"; do
+    # shellcheck disable=SC2086
+    expect 2 "nvcc $flags" -- env MGPU_NVCC=/nonexistent/nvcc "$exe" nvcc -O2 $flags -o prog cdp.cu
+    contains err.txt "mgpu-harness nvcc: ${flags}: relocatable device code is not supported on emu" "nvcc $flags"
+    contains err.txt "dynamic parallelism" "nvcc $flags names what it is for"
+  done
+  # -rdc=false is the default; -ptx -rdc=true makes no program (nvcc's to answer): neither refused
+  for flags in "-rdc=false" "-ptx -rdc=true"; do # nvcc is run (a missing one: 127)
+    # shellcheck disable=SC2086
+    expect 127 "nvcc $flags" -- env MGPU_NVCC=/nonexistent/nvcc "$exe" nvcc $flags -o prog x.cu
+    contains err.txt "mgpu-harness nvcc: cannot run /nonexistent/nvcc" "nvcc $flags runs nvcc"
+    lacks err.txt "relocatable" "nvcc $flags is not refused"
+  done
+  ;;
+capture)
+  # a capture written by hand: copy_f32x4 copies buffer 1 into buffer 2; the program's launch
+  # "left buffer 2 unchanged" (no output file): true when it held the copy already, false when zeros
+  cp "$src/ptx/copy.ptx" .
+  cat >mk.lua <<'EOF'
+local dev = require("mgpu").device("emu")
+dev:array("f32", 256, { fill = "ramp", start = 1, step = 1 }):save("ramp.npy")
+dev:array("f32", 256):save("zero.npy")
+EOF
+  expect 0 "the capture's buffers" -- "$exe" mk.lua
+  for out in ramp zero; do
+    mkdir -p "$out" && cp copy.ptx ramp.npy zero.npy "$out"/
+    cat >"$out/launches.lua" <<EOF
+return require("mgpu.capture").replay(..., {
+ dir = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."),
+ launches = {
+  { kernel = "copy_f32x4", module = "copy.ptx", grid = {1, 1, 1}, block = {64, 1, 1}, cluster = {0, 0, 0}, smem = 0,
+   cooperative = false,
+   params = {
+    { bytes = "\0\0\0\0\0\0\0\0", ptrs = { { at = 0, buf = 1, offset = 0 } } },
+    { bytes = "\0\0\0\0\0\0\0\0", ptrs = { { at = 0, buf = 2, offset = 0 } } },
+    { bytes = "\64\0\0\0", ptrs = { } },
+   },
+   buffers = {
+    { size = 1024, input = "ramp.npy" },
+    { size = 1024, input = "$out.npy" },
+   },
+  },
+ },
+})
+EOF
+  done
+  expect 0 "a replay that leaves an unchanged buffer as it was" -- "$exe" ramp/launches.lua
+  contains out.txt "launch 1 copy_f32x4: same outputs, 2 buffers checked (0 changed by the launch)" \
+    "the unchanged buffers are checked and counted"
+  expect 7 "a replay that writes a buffer the program's launch left unchanged" -- "$exe" zero/launches.lua
+  contains out.txt "launch 1 copy_f32x4: DIFFERENT: buffer 2 (1024 bytes) differs from the program's in 256 elements" \
+    "the replay that wrote a buffer left unchanged"
+  contains out.txt "the program's launch left it unchanged" "the difference says the buffer was not written"
+  contains err.txt "[check_failed]" "the replay that wrote a buffer left unchanged"
+  ;;
+*) echo "unknown class $class" >&2; exit 2 ;;
+esac
+if [ "$failures" -gt 0 ]; then echo "$class: $failures of $checks checks failed" >&2; exit 1; fi
+echo "$class: $checks checks passed"
