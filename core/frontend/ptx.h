@@ -177,6 +177,9 @@ typedef struct mh_ptx_insn {
     mh_ptx_opnd o[MH_PTX_MAX_OPNDS];
 } mh_ptx_insn;
 
+/* MH_OP_CLZ's forms (in mh_ptx_insn.cmp): clz, and bfind (the position of the most significant
+ * bit set, or with .shiftamt the left shift that brings it to the top; one op: the same FLO unit) */
+enum { MH_CLZ_CLZ = 0, MH_CLZ_BFIND = 1 };
 /* Atomic / reduction operations (in mh_ptx_insn.cmp). */
 typedef enum { AOP_ADD, AOP_MIN, AOP_MAX, AOP_INC, AOP_DEC, AOP_AND, AOP_OR, AOP_XOR, AOP_EXCH, AOP_CAS } mh_ptx_aop;
 /* shfl modes */

@@ -279,6 +279,10 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         op = MH_OP_CLUSTER;
     }
     if (n0 == 14 && !memcmp(s, "griddepcontrol", 14)) op = MH_OP_MEMBAR; /* one launch: only ordering */
+    if (n0 == 5 && !memcmp(s, "bfind", 5)) { /* clz's unit (FLO): one op, its form in cmp */
+        op = MH_OP_CLZ;
+        in->cmp = MH_CLZ_BFIND;
+    }
     if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
         in->op = MH_OP_OPAQUE;
         return 0;
@@ -344,7 +348,8 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (n == 4 && !memcmp(q, "full", 4)) in->mods |= MH_MOD_FULL;
         else if (n == 3 && !memcmp(q, "uni", 3)) in->mods |= MH_MOD_UNI;
         else if (n == 2 && !memcmp(q, "to", 2) && op == MH_OP_CVTA) in->mods |= MH_MOD_TO;
-        else if (n == 5 && !memcmp(q, "shiftamt", 5)) in->mods |= MH_MOD_SHIFTAMT;
+        else if (op == MH_OP_CLZ && in->cmp == MH_CLZ_BFIND && n == 8 && !memcmp(q, "shiftamt", 8))
+            in->mods |= MH_MOD_SHIFTAMT;
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == MH_OP_BAR && (n == 3 && !memcmp(q, "red", 3))) in->cmp = MH_BAR_RED; /* bar.red.OP d, a, {!}c */
