@@ -6,6 +6,7 @@
  * checked against the array), else done here unchecked against it.  Any
  * other driver call is missing: the program fails when it links or calls it. */
 #include "cudart/cu_error_names.h"
+#include "cudart/foreign_libs.h"
 #include "cudart/tensor_map_encode.h"
 
 #include <dlfcn.h>
@@ -29,6 +30,9 @@ int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, cons
     return mh_cu_tensor_map_tiled(map, dtype, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, l2,
                                   oob, 0);
 }
+
+/* loaded by one of NVIDIA's libraries (cuBLAS opens libcuda.so.1 itself), it is named here */
+__attribute__((constructor)) static void say_foreign(void) { cr_say_foreign_libraries(); }
 
 EXPORT int cuInit(unsigned flags);
 int cuInit(unsigned flags) { (void)flags; return 0; }

@@ -118,6 +118,7 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         snprintf(lib, sizeof lib, "%s/lib%s%s", dir, old && *old ? ":" : "", old ? old : "");
         setenv("LD_LIBRARY_PATH", lib, 1);
         unsetenv("MGPU_CUDART_CAPTURE");
+        unsetenv("MGPU_CUDART_FOREIGN_SAID"); /* foreign_libs.c: said once per program */
         unsetenv("MGPU_CUDART_TRACE");
         unsetenv("MGPU_CUDART_STATS");
         unsetenv("MGPU_CUDART_SMS");
