@@ -8,6 +8,8 @@
 #              runs (it ended in an undefined __cudaRegisterLinkedBinary_* from ld)
 #   capture    a capture's replay checks the buffers the program's launch left unchanged too (a replay
 #              that wrote over one said "same outputs, 0 buffers checked")
+#   lua_api    dev:array's ramp options (start, step) without fill = "ramp", or a random fill's (seed,
+#              min, max) without "random", refused by name (zeros came, silently)
 # usage: round5.sh CLASS MGPU_HARNESS SOURCE_DIR
 set -u
 class=$1 exe=$2 src=$3
@@ -86,6 +88,24 @@ EOF
     "the replay that wrote a buffer left unchanged"
   contains out.txt "the program's launch left it unchanged" "the difference says the buffer was not written"
   contains err.txt "[check_failed]" "the replay that wrote a buffer left unchanged"
+  ;;
+lua_api)
+  # a ramp's options without fill = "ramp" (or a random fill's without "random") gave zeros silently
+  cat >arr.lua <<'EOF'
+local dev = require("mgpu").device("emu")
+for _, o in ipairs { { start = 1, step = 1 }, { fill = "random", step = 2 }, { fill = "ramp", seed = 3 }, { min = 0 },
+                     { fill = "ramp", start = 2 }, { fill = "random", seed = 2, min = 0, max = 5 } } do
+  local ok, e = pcall(dev.array, dev, "f32", 4, o)
+  print(ok, ok and #e or (e.code .. ": " .. e.message))
+end
+EOF
+  expect 0 "dev:array's fill options" -- "$exe" arr.lua
+  contains out.txt 'false	bad_argument: array: start is an option of fill = "ramp", and fill is "zeros" (the default: give fill too)' \
+    "start without fill"
+  contains out.txt 'false	bad_argument: array: step is an option of fill = "ramp", and fill is "random"' "step with a random fill"
+  contains out.txt 'false	bad_argument: array: seed is an option of fill = "random", and fill is "ramp"' "seed with a ramp"
+  contains out.txt 'false	bad_argument: array: min is an option of fill = "random", and fill is "zeros"' "min without fill"
+  ok; [ "$(grep -c '^true	4$' out.txt)" = 2 ] || fail "a ramp with start and a random fill with seed, min, max are taken"
   ;;
 *) echo "unknown class $class" >&2; exit 2 ;;
 esac
