@@ -35,7 +35,7 @@ local function put(bytes, at, s)
   return bytes:sub(1, at) .. s .. bytes:sub(at + #s + 1)
 end
 
--- One launch: its arrays, arguments, the launch, the check.  Returns ok, what.
+-- One launch: its arrays, arguments, the launch, the check.  Returns ok, what (ok nil: not replayable).
 local function replay_one(dev, dir, modules, L)
   local mod = modules[L.module]
   if not mod then
@@ -73,6 +73,12 @@ local function replay_one(dev, dir, modules, L)
       else
         args[i] = address(arrays[q.buf]) + q.offset
       end
+    elseif info.ptr then -- a pointer into no allocation of the program's: NULL, or nothing to replay it with
+      local v = string.unpack("<I8", bytes .. string.rep("\0", 8 - #bytes))
+      if v ~= 0 then
+        return nil, string.format("parameter %d is a pointer into no allocation the program made (0x%x)", i, v)
+      end
+      args[i] = mgpu.null
     else
       args[i] = scalar(info, bytes)
     end
@@ -113,8 +119,13 @@ function M.replay(backend, cap)
       print(string.format("launch %d %s: not replayed: %s", n, L.kernel, L.skip or "it failed in the program's run"))
     else
       local ok, what = replay_one(dev, cap.dir, modules, L)
-      print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
-      if not ok then bad[#bad + 1] = n end
+      if ok == nil then -- not replayable: said, as a launch the capture marked
+        skipped = skipped + 1
+        print(string.format("launch %d %s: not replayed: %s", n, L.kernel, what))
+      else
+        print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
+        if not ok then bad[#bad + 1] = n end
+      end
     end
   end
   print(string.format("%d launch%s replayed, %d differ, %d not replayed", #cap.launches - skipped,

@@ -7,7 +7,8 @@
 #              dynamic parallelism builds with, cuda-samples' cdpSimplePrint) refused by name before nvcc
 #              runs (it ended in an undefined __cudaRegisterLinkedBinary_* from ld)
 #   capture    a capture's replay checks the buffers the program's launch left unchanged too (a replay
-#              that wrote over one said "same outputs, 0 buffers checked")
+#              that wrote over one said "same outputs, 0 buffers checked"); a NULL pointer parameter
+#              replays as mgpu.null (the integer 0 was refused: cuda-samples shfl_scan's replay ended)
 #   lua_api    dev:array's ramp options (start, step) without fill = "ramp", or a random fill's (seed,
 #              min, max) without "random", refused by name (zeros came, silently)
 # usage: round5.sh CLASS MGPU_HARNESS SOURCE_DIR
@@ -88,6 +89,30 @@ EOF
     "the replay that wrote a buffer left unchanged"
   contains out.txt "the program's launch left it unchanged" "the difference says the buffer was not written"
   contains err.txt "[check_failed]" "the replay that wrote a buffer left unchanged"
+  # a NULL pointer parameter (cuda-samples shfl_scan passes partial_sums = NULL): replayed with
+  # mgpu.null (it was handed over as the integer 0, a bad_argument that ended the replay); a pointer
+  # into no allocation of the program's is a launch not replayed, said so
+  mkdir -p null && cp copy.ptx ramp.npy null/
+  for v in '\0\0\0\0\0\0\0\0' '\0\16\0\0\0\127\0\0'; do
+    cat >>null/launches.lua.in <<EOF
+  { kernel = "copy_f32x4", module = "copy.ptx", grid = {1, 1, 1}, block = {64, 1, 1}, cluster = {0, 0, 0}, smem = 0,
+   cooperative = false,
+   params = {
+    { bytes = "$v", ptrs = { } },
+    { bytes = "\0\0\0\0\0\0\0\0", ptrs = { { at = 0, buf = 1, offset = 0 } } },
+    { bytes = "\0\0\0\0", ptrs = { } },
+   },
+   buffers = { { size = 1024, input = "ramp.npy" } },
+  },
+EOF
+  done
+  { echo 'return require("mgpu.capture").replay(..., { dir = (debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."),'
+    echo ' launches = {'; cat null/launches.lua.in; echo ' },'; echo '})'; } >null/launches.lua
+  expect 0 "a replay with a NULL pointer parameter" -- "$exe" null/launches.lua
+  contains out.txt "launch 1 copy_f32x4: same outputs, 1 buffer checked (0 changed by the launch)" "a NULL pointer parameter"
+  contains out.txt "launch 2 copy_f32x4: not replayed: parameter 1 is a pointer into no allocation the program made (0x7f0000001000)" \
+    "a pointer into no allocation"
+  contains out.txt "1 launch replayed, 0 differ, 1 not replayed" "a pointer into no allocation"
   ;;
 lua_api)
   # a ramp's options without fill = "ramp" (or a random fill's without "random") gave zeros silently
