@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -79,6 +80,16 @@ int cuGetProcAddress_v2(const char *sym, void **fn, int version, uint64_t flags,
     if (!fn) return 1;
     *fn = entry(sym);
     if (status) *status = *fn ? 0 : 1;
+    static int said;
+    if (!*fn && sym && *sym && !said) { /* NVIDIA's runtime asks for the whole driver ("" first, then cuInit, ...) */
+        said = 1;
+        fprintf(stderr, "mgpu cudart: cuGetProcAddress(\"%s\"): the libcuda.so.1 stand-in serves only "
+                "cuTensorMapEncodeTiled, cuInit, cuDriverGetVersion and cuGetErrorName/String. A program linked with "
+                "NVIDIA's CUDA runtime (nvcc's default -cudart static; NVIDIA's libraries carry one too) asks it for the "
+                "whole driver and stops (\"insufficient driver\"): build the program with `mgpu-harness nvcc`, or nvcc "
+                "-cudart shared, to run it on emu (docs/cudart.md)\n", sym);
+        fflush(stderr);
+    }
     return *fn ? 0 : 500; /* CUDA_ERROR_NOT_FOUND */
 }
 EXPORT int cuGetProcAddress(const char *sym, void **fn, int version, uint64_t flags, int *status);
