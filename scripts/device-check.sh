@@ -14,7 +14,7 @@
 #   overhead    scripts/device/overhead.lua: the instrumented tiled kernel's slowdown
 #   accuracy    scripts/device/accuracy.lua: 2/10/50 us spins read within 2%
 #   ncu_stats   scripts/device/ncu_stats.lua: emu's counters against Nsight Compute's
-#   microbench  scripts/device/microbench.lua: latencies, bandwidths, wgmma rate, fma and ex2 pipe rates, their
+#   microbench  scripts/device/microbench.lua: latencies, bandwidths (a write burst too), wgmma rate, fma and ex2 pipe rates, their
 #               result latencies (dependent chains), SM clock under load against emu's device model
 #               (issue 32: what re-fits emu_model.c)
 # It prints a line per step with the elapsed time, and at the end the summary.

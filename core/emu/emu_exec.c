@@ -371,13 +371,28 @@ static uint32_t blocks_of(const uint64_t *a, uint32_t n, int shift)
 /* A load's kind for the memory hierarchy: ld.cg is cached in L2, not in L1 */
 static inline int ld_op(const mh_ptx_insn *in) { return in->mods & MH_MOD_CG ? EMU_MT_LD_CG : EMU_MT_LD; }
 
-/* The cost beyond the issue of an access (op: EMU_MT_LD, _LD_CG, _ST, _ATOM, _ASYNC) of `size` bytes a
+/* The most lanes of the k at sa[] on one word (a read-modify-write in shared memory does them one
+ * after another: a wavefront each, where lanes reading one word get it in one broadcast). */
+static uint32_t same_word_lanes(const uint64_t *sa, uint32_t k)
+{
+    uint32_t most = k ? 1 : 0;
+    for (uint32_t i = 0; i + most < k; i++) {
+        uint32_t n = 1;
+        for (uint32_t j = i + 1; j < k; j++) n += sa[j] == sa[i];
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+/* The cost beyond the issue of an access (op: EMU_MT_LD, _LD_CG, _ST, _ATOM, _ASYNC; | EMU_MT_RMW for atom and red) of `size` bytes a
  * lane at the addresses ad[] of the lanes in emask, in `space` (generic: the space of the first
  * lane's address): the memory pipe's, then the latency and queueing of the memory hierarchy
  * (emu_memtime.c, the device model's parameters). */
 static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uint32_t size, int op)
 {
     if (!emask) return 0;
+    int rmw = op & EMU_MT_RMW;
+    op &= ~EMU_MT_RMW;
     uint64_t a0 = ad[__builtin_ctz(emask)];
     if (space == MH_SP_GENERIC)
         space = a0 - SHARED_WIN < WIN_SIZE ? MH_SP_SHARED : a0 - LOCAL_WIN < WIN_SIZE ? MH_SP_LOCAL : MH_SP_GLOBAL;
@@ -394,6 +409,10 @@ static uint64_t access_cost(ctx *c, int space, uint64_t *ad, uint32_t emask, uin
                 sl[k++] = (uint8_t)l;
             }
         wf = mh_ct_wavefronts(sa, sl, k, size, &phases);
+        if (rmw) {
+            uint32_t same = same_word_lanes(sa, k);
+            if (same > wf) wf = same;
+        }
         return emu_pipe_cost(c, wf ? wf : 1) + emu_mt_shared(c, sa, k, size, op);
     } else {
         uint64_t ga[WARP];
@@ -994,7 +1013,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         }
         if (changed) c->progress++; /* a failed compare-and-swap is a poll, as a load is */
         else if (emask) note_load(c, w, in->space, ad[__builtin_ctz(emask)]);
-        c->cost += access_cost(c, in->space, ad, emask, (uint32_t)elem_bytes(t), in->op == MH_OP_RED ? EMU_MT_ST : EMU_MT_ATOM);
+        c->cost += access_cost(c, in->space, ad, emask, (uint32_t)elem_bytes(t), (in->op == MH_OP_RED ? EMU_MT_ST : EMU_MT_ATOM) | EMU_MT_RMW);
         break;
     }
     case MH_OP_SHFL: {

@@ -11,6 +11,8 @@
 /* ASYNC: cp.async (no latency to the warp); LD_CG: a load of ld.cg, cached in L2 only (the PTX ISA's
  * "cache at global level": not looked up in, nor allocated in, the SM's L1) */
 enum { EMU_MT_LD, EMU_MT_ST, EMU_MT_ATOM, EMU_MT_ASYNC, EMU_MT_LD_CG };
+/* or'ed into access_cost's op by atom and red: in shared memory, the lanes on one word serialise */
+#define EMU_MT_RMW 0x100
 enum { EMU_MT_TMA_LOAD, EMU_MT_TMA_STORE, EMU_MT_TMA_DSMEM };
 
 int emu_mt_start(ctx *c);   /* -1: out of memory */

@@ -72,6 +72,7 @@ typedef struct {
     mh_spec spec;
     mh_names names;
     double clock_ghz;
+    int virtual_time;        /* from a device whose times are a model's (emu): the dump's result says so */
     mh_trace_flow *flows;    /* emu: what released each mbarrier wait (the dump's flow events), nflows of them */
     uint32_t nflows;
 } l_trace;

@@ -151,6 +151,7 @@ static void prepare_trace(lua_State *L, launch_state *s)
     s->tr = tr;
     s->trace_idx = lua_gettop(L);
     tr->clock_ghz = s->d->dev.facts.clock_ghz;
+    tr->virtual_time = s->d->dev.facts.virtual_time;
     if (!s->inst) {
         glue_read_profile(L, p, s->desc.grid, s->desc.block, tr);
         return;

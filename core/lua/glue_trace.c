@@ -186,7 +186,7 @@ static int l_trace_gc(lua_State *L)
 
 /* trace:dump(path, {compat=, clock_ghz=, counters=}) -> {events=, ..., clock_ghz= (the rate used),
  * clock_source= "measured"|"given", clock_ghz_measured=, timer_step_ns=, clock_bound=,
- * summary={...}, timeline={...} (default mode)} */
+ * virtual_time= true (a trace from emu), summary={...}, timeline={...} (default mode)} */
 static int l_trace_dump(lua_State *L)
 {
     l_trace *t = check_trace(L, 1);
@@ -229,6 +229,10 @@ static int l_trace_dump(lua_State *L)
     glue_set_int(L, -1, "traces_with_events", (lua_Integer)st.traces_with_events);
     glue_set_int(L, -1, "truncated_traces", (lua_Integer)st.truncated_traces);
     glue_set_str(L, -1, "unit", sum.unit);
+    if (t->virtual_time) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "virtual_time"); /* emu's model time, not a GPU's */
+    }
     if (st.clock_ghz_measured > 0) {
         glue_set_num(L, -1, "clock_ghz_measured", st.clock_ghz_measured);
         glue_set_int(L, -1, "timer_step_ns", st.timer_step_ns);
@@ -331,7 +335,8 @@ static int l_trace_ptr(lua_State *L)
     return 2;
 }
 
-/* trace:summary() -> region rows, timeline (as dump returns them), writing nothing */
+/* trace:summary() -> region rows, timeline, and the whole result (unit, clock_ghz, clock_source,
+ * events), as trace:dump returns them, writing nothing */
 static int l_trace_summary(lua_State *L)
 {
     lua_settop(L, 1);
@@ -341,7 +346,8 @@ static int l_trace_summary(lua_State *L)
     lua_call(L, 2, 1);
     lua_getfield(L, -1, "summary");
     lua_getfield(L, -2, "timeline");
-    return 2;
+    lua_pushvalue(L, -3); /* the dump's result: unit, clock_ghz and clock_source say what the numbers are */
+    return 3;
 }
 
 /* trace:words() -> the raw buffer as a table of integers */

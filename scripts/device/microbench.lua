@@ -72,8 +72,14 @@ local function measure(d)
   local n4 = 16 << 20 -- 256 MiB
   local a, sums = d:array("f32", 4 * n4), d:array("f32", 8 * d.sms * 256)
   local k = m:kernel("stream_read")
+  -- a 64 MiB write burst, larger than the L2: a warm-up first, whose dirty lines the reads below
+  -- write back (they leave the L2 clean for the burst)
+  local wn4 = (64 << 20) // 16
+  local wbuf, wk = d:array("f32", 4 * wn4), m:kernel("stream_write")
+  wk:launch { grid = 8 * d.sms, block = 256, args = { wbuf, wn4, 1.0 } }
   k:launch { grid = 8 * d.sms, block = 256, args = { a, sums, n4 } } -- warm-up (the clocks, the TLB)
   r.gbs = 16 * n4 / k:launch { grid = 8 * d.sms, block = 256, args = { a, sums, n4 } }.time_ns
+  r.wburst = 16 * wn4 / wk:launch { grid = 8 * d.sms, block = 256, args = { wbuf, wn4, 2.0 } }.time_ns
   local iters = d.backend == "emu" and 64 or 20000
   local sink = d:array("f32", 256)
   local run = m:kernel("wgmma_rate"):launch { grid = 1, block = 128, args = { iters, out, sink } }
@@ -143,6 +149,7 @@ local rows = {
   { "smem", "shared memory latency, cycles", "smem_lat" },
   { "dsmem", "distributed shared memory latency, cycles", "dsmem_lat" },
   { "gbs", "streaming read, GB/s (256 MiB)", "hbm_gbs" },
+  { "wburst", "write burst after a read, GB/s (64 MiB, stream_write)", "l2_dirty_frac, hbm_gbs" },
   { "wgmma", "wgmma m64n256k16 bf16, MACs/cycle/SM", "mma_f16 (x4)" },
   { "clock", "SM clock under tensor load, GHz", "clock_ghz" },
   { "wgmma1", "one wgmma m64n256k16 alone (with its zeroing moves) to wait_group 0, cycles", "wgmma_lat, smem_lat" },
@@ -204,6 +211,15 @@ local function refit(m, got, e)
     p.wgmma_lat = math.max(0, math.floor(m.wgmma_lat + (got.wgmma1 - e.wgmma1) - ((p.smem_lat or m.smem_lat) - m.smem_lat) + 0.5))
   end
   scale("hbm_gbs", "gbs")
+  -- the write burst: beyond the bytes the L2 takes in (l2_dirty_frac of it) a store waits for the
+  -- HBM, so the burst's time at each device's HBM rate (its read's) is the bytes that waited; the
+  -- bytes fewer than emu's that waited on the device, the L2 took in more. (A burst the L2 takes in
+  -- whole reads the same for every larger fraction: the re-fit is then one that gives the row.)
+  if ok("wburst") and ok("gbs") then
+    local s = 64 << 20
+    local waited_emu, waited = s / e.wburst * e.gbs, s / got.wburst * got.gbs
+    p.l2_dirty_frac = math.min(1, math.max(0, m.l2_dirty_frac + (waited_emu - waited) / m.l2_bytes))
+  end
   scale("mma_f16", "wgmma", true)
   scale("pipe_fma", "fma", true)
   scale("pipe_mufu", "ex2", true)
@@ -228,7 +244,7 @@ end
 -- the rows a re-fitted parameter answers for (the others have none, or mix several)
 local REFITTED = { l1 = true, l2 = true, hbm = true, smem = true, dsmem = true, tmachase = true, gbs = true,
   wgmma = true, fma = true, ex2 = true, l2busy = true, fmalat = true, ex2lat = true, mbarwarp = true,
-  wgmma1 = true }
+  wgmma1 = true, wburst = true }
 if measured then
   local fit, names = refit(emu.model, got, e)
   local parts = {}

@@ -1,7 +1,7 @@
 /* test_emu_time.c - emu's virtual time follows the memory system (issue 21): a
  * strided load's cycles grow with the lines a warp touches, a shared-memory column
  * read with 32-way bank conflicts takes many times the cycles of a padded one, and
- * the same launch gives the same cycles. */
+ * the same launch gives the same cycles; shared atomics on one word serialise. */
 #include "check.h"
 #include "emu_util.h"
 
@@ -42,17 +42,41 @@ static void strided(mh_emu *d)
     CHECK(c[2] > c[0]);     /* 4 lines against 1 */
 }
 
+/* The cycles of kernel(out, arg, 32 reps) on 4 blocks of 256 with arg = a and with arg = b */
+static void two_runs(mh_emu *d, const char *kernel, uint64_t out, unsigned a, unsigned b, uint64_t c[2])
+{
+    unsigned reps = 32, v[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        mh_emu_arg args[] = {{&out, 8}, {&v[i], 4}, {&reps, 4}};
+        c[i] = cycles(d, kernel, 4, 256, args, 3);
+    }
+}
+
+/* Shared-memory atomics: lanes on one word serialise, one wavefront a lane (timing only: the
+ * counters' wavefronts are Nsight Compute's, which counts the request's banks). */
+static void shared_atomics(mh_emu *d)
+{
+    uint64_t out, c[2];
+    mh_error e;
+    CHECK(mh_emu_alloc(d, 4 * 32 * 4, &out, &e) == 0);
+    two_runs(d, "shared_hist", out, 0, 1, c); /* spread 0: one word; 1: 32 words in 32 banks */
+    printf("  shared atomicAdd, 8 warps a block: %llu cycles with a warp's lanes on one word, %llu on 32 banks (%.2fx)\n",
+           (unsigned long long)c[0], (unsigned long long)c[1], (double)c[0] / (double)c[1]);
+    CHECK(c[0] > 4 * c[1]);
+    uint32_t bins[32];
+    CHECK(mh_emu_read(d, out, bins, sizeof bins, &e) == 0);
+    for (int i = 0; i < 32; i++) CHECK(bins[i] == 256); /* spread 1: 256 threads x 32 reps over 32 bins */
+}
+
 static void bank_conflicts(mh_emu *d)
 {
-    uint64_t out;
+    uint64_t out, c[2];
     mh_error e;
     CHECK(mh_emu_alloc(d, 4 * 256 * 4, &out, &e) == 0);
-    unsigned reps = 32, pad0 = 0, pad1 = 1;
-    mh_emu_arg a0[] = {{&out, 8}, {&pad0, 4}, {&reps, 4}}, a1[] = {{&out, 8}, {&pad1, 4}, {&reps, 4}};
-    uint64_t conflicted = cycles(d, "column_read", 4, 256, a0, 3), padded = cycles(d, "column_read", 4, 256, a1, 3);
+    two_runs(d, "column_read", out, 0, 1, c); /* pad 0: 32-way conflicts; 1: none */
     printf("  column read of a 32x32 tile: %llu cycles unpadded (32-way conflicts), %llu padded (%.2fx)\n",
-           (unsigned long long)conflicted, (unsigned long long)padded, (double)conflicted / (double)padded);
-    CHECK(conflicted > 4 * padded);
+           (unsigned long long)c[0], (unsigned long long)c[1], (double)c[0] / (double)c[1]);
+    CHECK(c[0] > 4 * c[1]);
 }
 
 int main(int argc, char **argv)
@@ -64,6 +88,7 @@ int main(int argc, char **argv)
     CHECK(d != NULL);
     strided(d);
     bank_conflicts(d);
+    shared_atomics(d);
     mh_emu_destroy(d);
     mh_ptx_free(&mod);
     return check_report("test_emu_time");

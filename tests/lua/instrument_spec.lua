@@ -176,8 +176,16 @@ describe("instrumented kernels", function()
     local y2, r2 = run("warp", "no_own_markers", function(x, y) return { x, y, n } end, 64)
     assert.equal(0, y2:compare(y1).mismatches)
     local counts = {}
-    for _, g in ipairs(r2.trace:summary()) do counts[g.name] = g.count end
+    local rows, timeline, info = r2.trace:summary()
+    for _, g in ipairs(rows) do counts[g.name] = g.count end
     assert.same({ outer = 3, inner = 6 }, counts) -- the last warp's writer (i = 96) does not call
+    -- the third value says what the numbers are: virtual ns, converted with the clock the
+    -- instrumented kernel measured against emu's globaltimer (its model's clock)
+    assert.equal("ns", info.unit)
+    assert.equal("measured", info.clock_source)
+    assert.near(dev.clock_ghz, info.clock_ghz, dev.clock_ghz * 0.01)
+    assert.is_true(info.virtual_time)
+    assert.equal(timeline.span, info.timeline.span)
     -- the added code reads no register before writing it, in any lane (emu's strict mode)
     dev = mgpu.device("emu", { strict = true })
     for _, scope in ipairs({ "warp", "warpgroup" }) do run(scope, "func_markers", args4, 128) end

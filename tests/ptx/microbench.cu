@@ -381,3 +381,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) port_copy(const float4 *a,
     if (threadIdx.x == 0) out[0] = t1 - t0;
     if (s == 1234.5f) b[threadIdx.x] = make_float4(s, s, s, s); // keeps the read alive
 }
+
+// streaming write: every thread stores float4s a grid stride apart (the host divides the bytes by
+// the launch's time). A burst larger than the L2, made right after a read that left the L2 clean,
+// shows how much of it the L2 takes in before the HBM's bandwidth binds (emu's l2_dirty_frac)
+extern "C" __global__ void stream_write(float4 *a, unsigned n4, float v)
+{
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += gridDim.x * blockDim.x)
+        a[i] = make_float4(v, v, v, v);
+}
