@@ -81,15 +81,14 @@ static uint64_t int_op(const mh_ptx_insn *in, uint64_t a, uint64_t b, uint64_t c
         if (sgn) return (uint64_t)(s >= (uint64_t)bits ? (sa < 0 ? -1 : 0) : sa >> s);
         return s >= (uint64_t)bits ? 0 : ua >> s;
     }
-    case MH_OP_CLZ:
-        if (in->cmp == MH_CLZ_BFIND) { /* the most significant bit set (a signed value's first bit unlike its sign) */
-            uint64_t v = (sgn && sa < 0 ? ~ua : ua) & mask_bits(bits);
-            if (!v) return 0xffffffffu;
-            uint64_t msb = 63 - (uint64_t)__builtin_clzll(v);
-            return (in->mods & MH_MOD_SHIFTAMT) ? (uint64_t)(bits - 1) - msb : msb;
-        }
-        return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
+    case MH_OP_CLZ: return bits == 64 ? (ua ? (uint64_t)__builtin_clzll(ua) : 64) : (ua ? (uint64_t)__builtin_clz((uint32_t)ua) : 32);
     case MH_OP_POPC: return (uint64_t)__builtin_popcountll(ua);
+    case MH_OP_BFIND: { /* the top bit that differs from the sign (unsigned: the top set bit); none: 0xffffffff */
+        uint64_t v = sgn && sa < 0 ? ~ua & mask_bits(bits) : ua;
+        if (!v) return 0xffffffffu;
+        uint64_t pos = 63 - (uint64_t)__builtin_clzll(v);
+        return (in->mods & MH_MOD_SHIFTAMT) ? (uint64_t)bits - 1 - pos : pos;
+    }
     case MH_OP_BREV: {
         uint64_t r = 0;
         for (int i = 0; i < bits; i++) r |= ((ua >> i) & 1) << (bits - 1 - i);
@@ -201,6 +200,19 @@ static inline double flt_op_plain(const mh_ptx_insn *in, double a, double b, dou
     if (in->type == MH_PT_F32 && in->op != MH_OP_FMA && in->op != MH_OP_MAD) r = (float)r;
     if (in->mods & MH_MOD_SAT) r = isnan(r) ? 0 : r < 0 ? 0 : r > 1 ? 1 : r;
     return r;
+}
+
+/* min/max.NaN of a and b of type t (f32, or f16/bf16 and their packed pairs, each half on its own): the
+ * canonical NaN of the type if either is a NaN, else plain min/max */
+static uint64_t minmax_nan(const mh_ptx_insn *in, mh_ptx_type t, uint64_t a, uint64_t b)
+{
+    if (t == MH_PT_F16X2 || t == MH_PT_BF16X2) {
+        mh_ptx_type h = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
+        return minmax_nan(in, h, a >> 16 & 0xffff, b >> 16 & 0xffff) << 16 | minmax_nan(in, h, a & 0xffff, b & 0xffff);
+    }
+    double x = fget(a, t), y = fget(b, t);
+    if (isnan(x) || isnan(y)) return t == MH_PT_F32 ? 0x7fffffffu : 0x7fffu;
+    return fput(flt_op(in, x, y, 0), t);
 }
 
 /* setp/set: a comparison result combined with predicate p (BoolOp 1 and, 2 or, 3 xor) */
@@ -802,6 +814,23 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         }
         break;
     case MH_OP_CVT:
+        if (in->cmp & (MH_CVT_TO_F8X2 | MH_CVT_FROM_F8X2)) { /* two fp8s in 16 bits: a (or a's upper half) high */
+            int e5 = (in->cmp & MH_CVT_E5M2) != 0;
+            mh_ptx_type from = (mh_ptx_type)in->type2;
+            LANES {
+                uint64_t a = val(c, w, &o[1], l), r;
+                if (in->cmp & MH_CVT_FROM_F8X2)
+                    r = (uint64_t)mh_f16_from_f8((uint32_t)a >> 8, e5, in->cmp) << 16 | mh_f16_from_f8((uint32_t)a, e5, in->cmp);
+                else if (from == MH_PT_F32)
+                    r = mh_f8_from_double(fget(a, MH_PT_F32), e5, in->cmp) << 8 |
+                        mh_f8_from_double(fget(val(c, w, &o[2], l), MH_PT_F32), e5, in->cmp);
+                else
+                    r = mh_f8_from_double(mh_half_to_float((uint16_t)(a >> 16)), e5, in->cmp) << 8 |
+                        mh_f8_from_double(mh_half_to_float((uint16_t)a), e5, in->cmp);
+                put(c, w, o[0].reg, l, r, t);
+            }
+            break;
+        }
         if ((t == MH_PT_F16X2 || t == MH_PT_BF16X2) && in->nopnds >= 3) {
             /* cvt.rn.f16x2.f32 d, a, b: a rounded into the upper half, b into the lower */
             mh_ptx_type h = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
@@ -1120,7 +1149,10 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
     }
     case MH_OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, MH_PT_B32); break;
     default:
-        if (t == MH_PT_F16X2 || t == MH_PT_BF16X2) {
+        if ((in->op == MH_OP_MIN || in->op == MH_OP_MAX) && in->cmp == MH_MINMAX_NAN) {
+            LANES put(c, w, o[0].reg, l, minmax_nan(in, t, val(c, w, &o[1], l), val(c, w, &o[2], l)),
+                      t == MH_PT_F16X2 || t == MH_PT_BF16X2 ? MH_PT_B32 : t);
+        } else if (t == MH_PT_F16X2 || t == MH_PT_BF16X2) {
             /* packed halves: the operation on each 16-bit half, as its own type */
             mh_ptx_insn h = *in;
             h.type = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
@@ -1149,7 +1181,7 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
             mh_ptx_type dt = t;
             if (in->mods & MH_MOD_WIDE) dt = mh_ptx_type_is_signed(t) ? (mh_ptx_type_bits(t) == 32 ? MH_PT_S64 : MH_PT_S32)
                                                                 : (mh_ptx_type_bits(t) == 32 ? MH_PT_U64 : MH_PT_U32);
-            if (in->op == MH_OP_CLZ || in->op == MH_OP_POPC) dt = MH_PT_U32;
+            if (in->op == MH_OP_CLZ || in->op == MH_OP_POPC || in->op == MH_OP_BFIND) dt = MH_PT_U32;
             if (!(in->mods & (MH_MOD_SAT | MH_MOD_HI | MH_MOD_WIDE)) && mh_ptx_type_bits(t) >= 32 &&
                 (in->op == MH_OP_ADD || in->op == MH_OP_SUB || in->op == MH_OP_MUL || in->op == MH_OP_MAD || in->op == MH_OP_AND ||
                  in->op == MH_OP_OR || in->op == MH_OP_XOR) && t != MH_PT_PRED) {

@@ -326,7 +326,7 @@ int mh_emu_pipe_of(const mh_ptx_insn *in, unsigned *units)
     case MH_OP_SQRT: case MH_OP_RSQRT: case MH_OP_RCP: case MH_OP_EX2: case MH_OP_LG2: case MH_OP_SIN: case MH_OP_COS:
     case MH_OP_TANH:
         return MH_PIPE_MUFU;
-    case MH_OP_CLZ: case MH_OP_POPC: case MH_OP_BREV:
+    case MH_OP_CLZ: case MH_OP_POPC: case MH_OP_BREV: case MH_OP_BFIND:
         return MH_PIPE_BITS;
     case MH_OP_CVT: /* to or from a floating-point type; integer to integer is a move or an ALU op */
         if (fl || mh_ptx_type_is_float((mh_ptx_type)in->type2)) return MH_PIPE_CVT;

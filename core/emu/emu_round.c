@@ -6,6 +6,7 @@
  * interpreter calls the mode-switching functions only for instructions that
  * carry .rz/.rm/.rp, so its hot path keeps the default mode. */
 #include "emu/emu_round.h"
+#include "base/fp16.h"
 #include "frontend/ptx.h"
 
 #include <fenv.h>
@@ -108,4 +109,40 @@ uint32_t mh_round_tf32(uint32_t x, int rnd, int form)
     mag &= 0xffffe000u;
     if (mag >= 0x7f800000u && (form & MH_CVT_SATFINITE)) mag = 0x7f7fe000u;
     return sign | mag;
+}
+
+uint32_t mh_f8_from_double(double x, int e5m2, int form)
+{
+    const int mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7, emin = 1 - bias;
+    const double largest = e5m2 ? 57344.0 : 448.0;
+    if (isnan(x)) return 0x7f;
+    if ((form & MH_CVT_RELU) && signbit(x)) return 0; /* -0 too, as mh_round_tf32 */
+    uint32_t sign = signbit(x) ? 0x80u : 0u;
+    double a = fabs(x);
+    if (a > largest) a = largest; /* .satfinite; an infinity too (rounding cannot bring either back in range) */
+    int e = a >= ldexp(1, emin) ? ilogb(a) : emin;
+    double step = ldexp(1, e - mbits), r = a / step, whole = floor(r), frac = r - whole; /* all exact */
+    if (frac > 0.5 || (frac == 0.5 && fmod(whole, 2) == 1)) whole += 1;
+    double v = whole * step;
+    if (v > largest) v = largest;
+    if (v < ldexp(1, emin)) return sign | (uint32_t)(v / ldexp(1, emin - mbits)); /* subnormal or zero */
+    e = ilogb(v);
+    return sign | (uint32_t)(e + bias) << mbits | (uint32_t)(v / ldexp(1, e - mbits) - ldexp(1, mbits));
+}
+
+uint16_t mh_f16_from_f8(uint32_t byte, int e5m2, int form)
+{
+    byte &= 0xffu;
+    int negative = (byte & 0x80u) != 0;
+    uint16_t h;
+    if (e5m2) { /* the top byte of an f16 */
+        h = (uint16_t)(byte << 8);
+        if ((h & 0x7fffu) > 0x7c00u) return 0x7fff;
+    } else {
+        uint32_t e = byte >> 3 & 15u, m = byte & 7u;
+        if (e == 15 && m == 7) return 0x7fff; /* e4m3 has no infinities; S.1111.111 is its NaN */
+        double v = e ? ldexp(8 + m, (int)e - 10) : ldexp(m, -9);
+        h = (uint16_t)((negative ? 0x8000u : 0u) | mh_double_to_half(v));
+    }
+    return (form & MH_CVT_RELU) && negative ? 0 : h;
 }

@@ -26,6 +26,16 @@ double mh_round_int(int rnd, int to_f32, int is_signed, uint64_t x_int);
  * kept (with .relu the canonical NaN's, 0x7fffe000). Subnormals are rounded, not flushed. */
 uint32_t mh_round_tf32(uint32_t x, int rnd, int form);
 
+/* cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2} of one value x (an f32's or f16's, exact in a double) to an fp8's
+ * byte (e5m2 selects the format): to nearest, ties to even; an infinity or a value beyond the largest
+ * finite one (448, 57344) gives that of its sign; a NaN gives 0x7f; with .relu (form's MH_CVT_RELU) a
+ * negative value gives +0.  Integer arithmetic on exact doubles: no FPU mode is involved. */
+uint32_t mh_f8_from_double(double x, int e5m2, int form);
+
+/* cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} of one fp8 byte to an f16's bits (exact: every fp8 value is an
+ * f16); a NaN gives 0x7fff, and with .relu a negative value +0. */
+uint16_t mh_f16_from_f8(uint32_t byte, int e5m2, int form);
+
 /* a*b+c rounded to odd in f64 (toward zero, then the last bit set when
  * inexact), for a and b of at most 26 significant bits (halves): rounding
  * that to f16 or bf16 to nearest gives the correctly rounded half-precision

@@ -417,6 +417,63 @@ static void bulk_wait(ctx *c, warp *w, uint32_t n)
     if (end > c->now + c->cost) c->cost = end - c->now;
 }
 
+/* ---- tensor-map edits (grouped GEMMs point one map at each group's matrices in turn) ---- */
+
+/* tensormap.replace for lane l: one field of the map at the record's address (global or shared::cta),
+ * a map made by dev:tensor_map (emu's encoding: the field's slot in it, mh_emu_tensor_map).  The map
+ * is not checked as a whole: a kernel edits it field by field (a new address before its new
+ * dimensions), and the TMA copy that reads it checks it.  Ordinals past the map's rank are written
+ * to their slots and never read (CUTLASS writes all five dimensions of a rank-2 map). */
+static int map_replace(ctx *c, warp *w, int l, const mh_ptx_tma *r)
+{
+    uint64_t a = address(c, w, &r->dst, l), v = val(c, w, &r->size, l);
+    if (a % 64) return emu_fault(c, w, l, "tensormap.replace: the tensor map at 0x%llx is not 64-byte aligned",
+                                 (unsigned long long)a), -1;
+    unsigned char *p = r->to_global ? bulk_global(c, w, l, a, MH_TMAP_BYTES, 1)
+                                    : emu_dsmem(c, w, l, a, MH_TMAP_BYTES, 1, NULL);
+    if (!p) return -1;
+    if (memcmp(p, magic, 8) || p[8] != 1)
+        return emu_fault(c, w, l, "tensormap.replace: the 128 bytes at 0x%llx are not a tensor map made on emu "
+                         "(emu's own encoding, docs/emu.md)", (unsigned long long)a), -1;
+    if (r->type == MH_PT_B32) v &= 0xffffffffu;
+    switch (r->field) {
+    case MH_TMAP_ADDRESS: put_u64(p + 16, v); break;
+    case MH_TMAP_DIM: put_u64(p + 24 + 8 * r->ord, v); break;
+    case MH_TMAP_STRIDE: put_u64(p + 64 + 8 * r->ord, v); break;
+    case MH_TMAP_BOX: {
+        if (v > 0xffff) return emu_fault(c, w, l, "tensormap.replace.box_dim %u: %llu is not a box size", r->ord,
+                                         (unsigned long long)v), -1;
+        uint16_t b = (uint16_t)v;
+        memcpy(p + 96 + 2 * r->ord, &b, 2);
+        break;
+    }
+    default: /* MH_TMAP_ESTRIDE */
+        if (v > 0xff) return emu_fault(c, w, l, "tensormap.replace.element_stride %u: %llu is not an element stride",
+                                       r->ord, (unsigned long long)v), -1;
+        p[106 + r->ord] = (unsigned char)v;
+        break;
+    }
+    if (r->to_global) emu_mt_touch_range(c, a, MH_TMAP_BYTES);
+    return 0;
+}
+
+/* tensormap.cp_fenceproxy for lane l: the 128 bytes of the map in shared memory to global memory (the
+ * fence orders nothing more on emu: its copies are made at issue). */
+static int map_copy(ctx *c, warp *w, int l, const mh_ptx_tma *r)
+{
+    uint64_t dst = address(c, w, &r->dst, l), src = address(c, w, &r->src, l);
+    if (dst % 64 || src % 64)
+        return emu_fault(c, w, l, "tensormap.cp_fenceproxy: 0x%llx and 0x%llx must be 64-byte aligned",
+                         (unsigned long long)dst, (unsigned long long)src), -1;
+    const unsigned char *sp = emu_dsmem(c, w, l, src, MH_TMAP_BYTES, 0, NULL);
+    if (!sp) return -1;
+    unsigned char *dp = bulk_global(c, w, l, dst, MH_TMAP_BYTES, 1);
+    if (!dp) return -1;
+    memmove(dp, sp, MH_TMAP_BYTES);
+    emu_mt_touch_range(c, dst, MH_TMAP_BYTES);
+    return 0;
+}
+
 /* An operand of the record with its register the kernel's (emu renumbers from the kernel's first). */
 static void renumber(const ctx *c, mh_ptx_opnd *o)
 {
@@ -433,6 +490,14 @@ int emu_tma_exec(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t emask)
     if (r->kind == MH_TMA_COMMIT || r->kind == MH_TMA_WAIT) {
         if (r->kind == MH_TMA_COMMIT) bulk_commit(w);
         else bulk_wait(c, w, (uint32_t)r->size.imm);
+        return 0;
+    }
+    if (r->kind == MH_TMA_MAP_REPLACE || r->kind == MH_TMA_MAP_COPY) {
+        c->cost += 2;
+        for (int l = 0; l < WARP; l++)
+            if ((emask >> l & 1) && (r->kind == MH_TMA_MAP_REPLACE ? map_replace(c, w, l, r) : map_copy(c, w, l, r)))
+                return -1;
+        c->progress++;
         return 0;
     }
     c->cost += 2;

@@ -53,6 +53,7 @@ typedef enum {
     MH_OP_CLUSTER,  /* clusters (cmp: MH_CL_*): barrier.cluster.arrive/wait, mapa, getctarank, elect.sync */
     MH_OP_TMA,      /* bulk copies (cp.async.bulk[.tensor], cp.reduce.async.bulk[.tensor]): decoded into
                      * m->tma[callee] (ptx_tma.h), kind in cmp, no operands in o[] */
+    MH_OP_BFIND,    /* bfind{.shiftamt}.{u32,s32,u64,s64} d, a: the most significant non-sign bit (d is .u32) */
     MH_OP_OPAQUE,   /* an instruction (or form) the front end does not decode: kept as its text span, so
                   * signatures, instrumentation and the cuda backend take the module; emu refuses it */
     MH_OP_COUNT_
@@ -89,8 +90,14 @@ static inline int mh_mb_addr_opnd(int k)
 }
 
 /* MH_OP_CVT's form (in cmp): to tf32 (type is .b32, type2 .f32; the tf32 is an f32's bits with the low 13
- * mantissa bits zero), with .satfinite or .relu. */
-enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2 };
+ * mantissa bits zero), with .satfinite or .relu.  Two fp8s in a .b16 (.e4m3x2, or .e5m2x2 with
+ * MH_CVT_E5M2): to them (type .b16; from two .f32 d, a, b or an .f16x2) or from them (type2 .b16, to
+ * .f16x2); the element from a, or a's upper half, in the upper byte. */
+enum { MH_CVT_TF32 = 1 << 0, MH_CVT_SATFINITE = 1 << 1, MH_CVT_RELU = 1 << 2, MH_CVT_TO_F8X2 = 1 << 3,
+       MH_CVT_FROM_F8X2 = 1 << 4, MH_CVT_E5M2 = 1 << 5 };
+
+/* MH_OP_MIN / MH_OP_MAX's form (in cmp): .NaN (a NaN operand gives the canonical NaN, not the other). */
+enum { MH_MINMAX_NAN = 1 };
 
 /* MH_OP_BAR's form (in cmp): 0 bar.sync, 1 bar.warp.sync, 2 bar.arrive, MH_BAR_RED bar.red (its
  * operation in boolop: 1 popc (.u32), 2 and, 3 or (.pred); operands d, a, [b,] {!}c). */
@@ -177,9 +184,6 @@ typedef struct mh_ptx_insn {
     mh_ptx_opnd o[MH_PTX_MAX_OPNDS];
 } mh_ptx_insn;
 
-/* MH_OP_CLZ's forms (in mh_ptx_insn.cmp): clz, and bfind (the position of the most significant
- * bit set, or with .shiftamt the left shift that brings it to the top; one op: the same FLO unit) */
-enum { MH_CLZ_CLZ = 0, MH_CLZ_BFIND = 1 };
 /* Atomic / reduction operations (in mh_ptx_insn.cmp). */
 typedef enum { AOP_ADD, AOP_MIN, AOP_MAX, AOP_INC, AOP_DEC, AOP_AND, AOP_OR, AOP_XOR, AOP_EXCH, AOP_CAS } mh_ptx_aop;
 /* shfl modes */

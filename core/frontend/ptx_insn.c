@@ -226,6 +226,26 @@ static int cvt_tf32(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
     return 0;
 }
 
+/* cvt.rn.satfinite{.relu}.{e4m3x2,e5m2x2}.{f32,f16x2} and cvt.rn{.relu}.f16x2.{e4m3x2,e5m2x2} (sm_89),
+ * refused as ptxas refuses the rest (the operand count is checked with the operands). */
+static int cvt_f8x2(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
+{
+    const char *what = NULL;
+    int sm = target_sm(P), to = (in->cmp & MH_CVT_TO_F8X2) != 0;
+    if ((in->cmp & MH_CVT_TO_F8X2) && (in->cmp & MH_CVT_FROM_F8X2)) what = "one side of cvt can be .e4m3x2/.e5m2x2";
+    else if (in->cmp & MH_CVT_TF32) what = ".tf32 and .e4m3x2/.e5m2x2 do not mix";
+    else if (in->mods) what = ".ftz and .sat do not apply to cvt with .e4m3x2/.e5m2x2 (.satfinite does)";
+    else if (in->rnd != MH_RND_RN) what = "cvt with .e4m3x2/.e5m2x2 rounds with .rn";
+    else if (to && in->type2 != MH_PT_F32 && in->type2 != MH_PT_F16X2)
+        what = "cvt to .e4m3x2/.e5m2x2 converts from .f32 or .f16x2";
+    else if (to && !(in->cmp & MH_CVT_SATFINITE)) what = "cvt to .e4m3x2/.e5m2x2 needs .satfinite";
+    else if (!to && in->type != MH_PT_F16X2) what = "cvt from .e4m3x2/.e5m2x2 converts to .f16x2";
+    else if (!to && (in->cmp & MH_CVT_SATFINITE)) what = ".satfinite does not apply to cvt from .e4m3x2/.e5m2x2";
+    else if (sm && sm < 89) what = "cvt with .e4m3x2/.e5m2x2 needs .target sm_89 or higher";
+    if (what) return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)t->len, t->s, what);
+    return 0;
+}
+
 /* Splits the mnemonic at '.' and fills op, types, space and modifiers. */
 static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
 {
@@ -279,10 +299,6 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         op = MH_OP_CLUSTER;
     }
     if (n0 == 14 && !memcmp(s, "griddepcontrol", 14)) op = MH_OP_MEMBAR; /* one launch: only ordering */
-    if (n0 == 5 && !memcmp(s, "bfind", 5)) { /* clz's unit (FLO): one op, its form in cmp */
-        op = MH_OP_CLZ;
-        in->cmp = MH_CLZ_BFIND;
-    }
     if (op < 0) { /* not decoded: kept as text (emu refuses it, the GPU runs it) */
         in->op = MH_OP_OPAQUE;
         return 0;
@@ -307,6 +323,14 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
                 ntypes++;
             } else if (q[1] == 'n') in->rnd = MH_RND_RNA;
             else in->cmp |= q[0] == 's' ? MH_CVT_SATFINITE : MH_CVT_RELU;
+            continue;
+        }
+        if (op == MH_OP_CVT && n == 6 && (!memcmp(q, "e4m3x2", 6) || !memcmp(q, "e5m2x2", 6))) {
+            /* two fp8s in a .b16 register (cvt_f8x2 checks the form) */
+            if (ntypes == 0) in->type = MH_PT_B16, in->cmp |= MH_CVT_TO_F8X2;
+            else in->type2 = MH_PT_B16, in->cmp |= MH_CVT_FROM_F8X2;
+            if (q[1] == '5') in->cmp |= MH_CVT_E5M2;
+            ntypes++;
             continue;
         }
         mh_ptx_type ty = type_of(q, n);
@@ -344,12 +368,12 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
         else if (n == 4 && !memcmp(q, "wide", 4)) in->mods |= MH_MOD_WIDE;
         else if (n == 3 && !memcmp(q, "sat", 3)) in->mods |= MH_MOD_SAT;
         else if (n == 3 && !memcmp(q, "ftz", 3)) in->mods |= MH_MOD_FTZ;
+        else if ((op == MH_OP_MIN || op == MH_OP_MAX) && n == 3 && !memcmp(q, "NaN", 3)) in->cmp = MH_MINMAX_NAN;
         else if (n == 6 && !memcmp(q, "approx", 6)) in->mods |= MH_MOD_APPROX;
         else if (n == 4 && !memcmp(q, "full", 4)) in->mods |= MH_MOD_FULL;
         else if (n == 3 && !memcmp(q, "uni", 3)) in->mods |= MH_MOD_UNI;
         else if (n == 2 && !memcmp(q, "to", 2) && op == MH_OP_CVTA) in->mods |= MH_MOD_TO;
-        else if (op == MH_OP_CLZ && in->cmp == MH_CLZ_BFIND && n == 8 && !memcmp(q, "shiftamt", 8))
-            in->mods |= MH_MOD_SHIFTAMT;
+        else if (n == 8 && !memcmp(q, "shiftamt", 8) && op == MH_OP_BFIND) in->mods |= MH_MOD_SHIFTAMT;
         else if (op == MH_OP_BAR && (n == 4 && !memcmp(q, "warp", 4))) in->cmp = 1; /* bar.warp.sync */
         else if (op == MH_OP_BAR && (n == 6 && !memcmp(q, "arrive", 6))) in->cmp = 2; /* bar.arrive a, b */
         else if (op == MH_OP_BAR && (n == 3 && !memcmp(q, "red", 3))) in->cmp = MH_BAR_RED; /* bar.red.OP d, a, {!}c */
@@ -372,7 +396,12 @@ static int decode_mnemonic(parser *P, const mh_ptx_tok *t, mh_ptx_insn *in)
             return 0;
         }
     }
+    if (op == MH_OP_CVT && (in->cmp & (MH_CVT_TO_F8X2 | MH_CVT_FROM_F8X2))) return cvt_f8x2(P, t, in);
     if (op == MH_OP_CVT && (in->cmp || in->rnd == MH_RND_RNA)) return cvt_tf32(P, t, in);
+    if ((op == MH_OP_MIN || op == MH_OP_MAX) && in->cmp == MH_MINMAX_NAN && in->type != MH_PT_F32 &&
+        in->type != MH_PT_F16 && in->type != MH_PT_F16X2 && in->type != MH_PT_BF16 && in->type != MH_PT_BF16X2)
+        return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': .NaN applies to .f32, .f16, .f16x2, .bf16 and .bf16x2 only",
+                    (int)t->len, s);
     if (op == MH_OP_TESTP && (!(in->mods & MH_MOD_CC) || (in->type != MH_PT_F32 && in->type != MH_PT_F64)))
         return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': testp needs a class (.finite, .infinite, .number, "
                     ".notanumber, .normal, .subnormal) and .f32 or .f64", (int)t->len, s);
@@ -517,7 +546,7 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
         [MH_OP_POPC] = 2, [MH_OP_BREV] = 2, [MH_OP_BFE] = 4, [MH_OP_BFI] = 5, [MH_OP_PRMT] = 4, [MH_OP_LOP3] = 5, [MH_OP_MUL24] = 3,
         [MH_OP_MAD24] = 4, [MH_OP_SAD] = 4, [MH_OP_COPYSIGN] = 3, [MH_OP_TESTP] = 2, [MH_OP_BRA] = 1, [MH_OP_ATOM] = 3, [MH_OP_RED] = 2,
         [MH_OP_SHFL] = 4, [MH_OP_VOTE] = 2, [MH_OP_ACTIVEMASK] = 1, [MH_OP_MBARRIER_INIT] = 2, [MH_OP_CP_ASYNC] = 3,
-        [MH_OP_REDUX] = 3, [MH_OP_MATCH] = 3, [MH_OP_MBARRIER] = 1,
+        [MH_OP_REDUX] = 3, [MH_OP_MATCH] = 3, [MH_OP_MBARRIER] = 1, [MH_OP_BFIND] = 2,
     };
     int op = in->op;
     const char *what = NULL;
@@ -552,6 +581,10 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
     if (in->nopnds < need) what = "too few operands";
     else if (!no_type && in->type == MH_PT_NONE) what = "a type is needed (e.g. .u32)";
     else if (op == MH_OP_CVT && in->type2 == MH_PT_NONE) what = "cvt needs a destination and a source type";
+    else if (op == MH_OP_CVT && (in->cmp & (MH_CVT_TO_F8X2 | MH_CVT_FROM_F8X2)) &&
+             in->nopnds != ((in->cmp & MH_CVT_TO_F8X2) && in->type2 == MH_PT_F32 ? 3 : 2))
+        what = (in->cmp & MH_CVT_TO_F8X2) && in->type2 == MH_PT_F32 ? "cvt to .e4m3x2/.e5m2x2 from .f32 takes d, a, b"
+                                                                     : "cvt with .e4m3x2/.e5m2x2 takes d, a";
     else if (op == MH_OP_CVT && (in->cmp & MH_CVT_TF32) &&
              (in->o[0].kind != MH_OPK_REG || P->m->reg_type[in->o[0].reg] != MH_PT_B32))
         what = "the destination of cvt to .tf32 must be a .b32 register";

@@ -122,6 +122,7 @@ static const char *const op_names[MH_OP_COUNT_] = {
     [MH_OP_PREFETCH] = "prefetch", [MH_OP_TRAP] = "trap", [MH_OP_CALL] = "call", [MH_OP_REDUX] = "redux",
     [MH_OP_MBARRIER] = "mbarrier",
     [MH_OP_MATCH] = "match", [MH_OP_MMA] = "tensor-core", [MH_OP_TMA] = "cp.async.bulk", [MH_OP_CLUSTER] = "cluster",
+    [MH_OP_BFIND] = "bfind",
     /* MH_OP_OPAQUE has no name: no mnemonic decodes to it */
 };
 

@@ -1,7 +1,8 @@
 /* ptx_tma.c - decoding of Hopper's bulk copies (cp.async.bulk, cp.async.bulk.tensor,
  * cp.reduce.async.bulk(.tensor)) into mh_ptx_tma records, their bulk_group commit/wait and
- * prefetch forms; a form emu does not run (im2col, .cp_mask) is kept as text, so emu refuses
- * it by name. */
+ * prefetch forms, and the tensor-map edits (tensormap.replace, tensormap.cp_fenceproxy); a form
+ * emu does not run (im2col, .cp_mask, tensormap.replace of .rank or an enumerated field) is kept
+ * as text, so emu refuses it by name. */
 #include "frontend/ptx_parser.h"
 #include "frontend/ptx_tma.h"
 
@@ -13,7 +14,9 @@ int tma_mnemonic(const mh_ptx_tok *t)
 {
     if (t->kind != MH_TK_IDENT) return 0;
     return (t->len > 13 && !memcmp(t->s, "cp.async.bulk", 13) && (t->s[13] == '.' || t->len == 13)) ||
-           (t->len > 20 && !memcmp(t->s, "cp.reduce.async.bulk", 20));
+           (t->len > 20 && !memcmp(t->s, "cp.reduce.async.bulk", 20)) ||
+           (t->len > 18 && !memcmp(t->s, "tensormap.replace.", 18)) ||
+           (t->len > 24 && !memcmp(t->s, "tensormap.cp_fenceproxy.", 24));
 }
 
 typedef struct {
@@ -173,8 +176,101 @@ static int add_record(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn, const mh
     return 0;
 }
 
+/* The mnemonic of tensormap.replace / tensormap.cp_fenceproxy into the record.  0: decoded; 1: a
+ * form not decoded (kept as text); -1: refused (the message set). */
+static int decode_tensormap(parser *P, const mh_ptx_tok *t, mh_ptx_tma *r)
+{
+    static const char *const fields[] = {"global_address", "box_dim", "global_dim", "global_stride", "element_stride", NULL};
+    static const char *const copy[] = {"tensormap", "cp_fenceproxy", "global", "shared::cta", "tensormap::generic",
+                                       "release", NULL};
+    const char *part[12];
+    size_t len[12];
+    int n = 0;
+    for (const char *p = t->s, *end = t->s + t->len; p < end && n < 12;) {
+        const char *q = memchr(p, '.', (size_t)(end - p));
+        part[n] = p;
+        len[n++] = (size_t)((q ? q : end) - p);
+        p = q ? q + 1 : end;
+    }
+    if (is(part[1], len[1], "cp_fenceproxy")) {
+        r->kind = MH_TMA_MAP_COPY;
+        for (int i = 0; copy[i]; i++)
+            if (i >= n || !is(part[i], len[i], copy[i])) return 1;
+        if (n != 9 || !(is(part[6], len[6], "cta") || is(part[6], len[6], "cluster") || is(part[6], len[6], "gpu") ||
+                        is(part[6], len[6], "sys")) || !is(part[7], len[7], "sync") || !is(part[8], len[8], "aligned"))
+            return 1;
+        return 0;
+    }
+    r->kind = MH_TMA_MAP_REPLACE;
+    if (n != 7 || !is(part[2], len[2], "tile")) return 1;
+    int f = -1;
+    for (int i = 0; fields[i]; i++)
+        if (is(part[3], len[3], fields[i])) f = i;
+    if (f < 0) return 1; /* .rank, the enumerated fields: not run by emu */
+    r->field = (uint8_t)f;
+    if (is(part[4], len[4], "global")) r->to_global = 1;
+    else if (!is(part[4], len[4], "shared::cta")) return 1;
+    int wide = f == MH_TMAP_ADDRESS || f == MH_TMAP_STRIDE;
+    const char *what = NULL;
+    if (!is(part[5], len[5], "b1024")) what = "a tensor map is .b1024";
+    else if (!is(part[6], len[6], wide ? "b64" : "b32"))
+        what = wide ? ".global_address and .global_stride are .b64" : ".box_dim, .global_dim and .element_stride are .b32";
+    if (what) return perr(P, t->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)t->len, t->s, what), -1;
+    r->type = (uint8_t)(wide ? MH_PT_B64 : MH_PT_B32);
+    return 0;
+}
+
+/* tensormap.replace [map], {ord,} value; tensormap.cp_fenceproxy [global], [shared], 128 */
+static int parse_tensormap(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
+{
+    mh_ptx_tma r;
+    memset(&r, 0, sizeof r);
+    int d = decode_tensormap(P, mn, &r);
+    if (d < 0) return -1;
+    if (d) { /* kept as text: emu refuses it by name */
+        in->op = MH_OP_OPAQUE;
+        return skip_opaque(P, in, mn);
+    }
+    tma_opnd o[3];
+    int n = 0;
+    while (!mh_ptx_tok_punct(TOK, ';')) {
+        if (n == 3) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn->len, mn->s);
+        if (operand(P, &o[n++])) return -1;
+        if (mh_ptx_tok_punct(TOK, ',')) NEXT();
+        else if (!mh_ptx_tok_punct(TOK, ';'))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
+                        (int)mn->len, mn->s, (int)TOK->len, TOK->s);
+    }
+    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+    NEXT();
+    int has_ord = r.kind == MH_TMA_MAP_REPLACE && r.field != MH_TMAP_ADDRESS;
+    int want = r.kind == MH_TMA_MAP_COPY ? 3 : 2 + has_ord;
+    const char *what = NULL;
+    if (n != want) what = "wrong number of operands";
+    else if (!o[0].is_addr || o[0].ncoords >= 0) what = "the tensor map must be an address [..]";
+    else if (r.kind == MH_TMA_MAP_COPY) {
+        if (!o[1].is_addr || o[1].ncoords >= 0) what = "the source must be a shared address [..]";
+        else if (o[2].is_addr || o[2].o.kind != MH_OPK_IMM || o[2].o.imm != 128) what = "the size must be 128";
+        r.src = o[1].o;
+        r.size = o[2].o;
+    } else {
+        if (has_ord && (o[1].is_addr || o[1].o.kind != MH_OPK_IMM || o[1].o.imm < 0 ||
+                        o[1].o.imm > (r.field == MH_TMAP_STRIDE ? 3 : 4)))
+            what = r.field == MH_TMAP_STRIDE ? "the ordinal must be an integer 0..3" : "the ordinal must be an integer 0..4";
+        else if (o[1 + has_ord].is_addr) what = "the new value must be a register or an immediate";
+        r.ord = has_ord ? (uint8_t)o[1].o.imm : 0;
+        r.size = o[1 + has_ord].o;
+    }
+    r.dst = o[0].o;
+    if (what) return perr(P, in->line, MH_E_PTX_SYNTAX, "'%.*s': %s", (int)mn->len, mn->s, what);
+    if (add_record(P, in, mn, &r)) return -1;
+    in->nopnds = 0;
+    return 0;
+}
+
 int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
 {
+    if (mn->len > 10 && !memcmp(mn->s, "tensormap.", 10)) return parse_tensormap(P, in, mn);
     mh_ptx_tma r;
     memset(&r, 0, sizeof r);
     int policy = 0, mbar = 0, group = 0;

@@ -684,6 +684,9 @@ do
     { "cutlass49_pingpong_tma_store", "CUTLASS 49: ping-pong, TMA-store epilogue" },
     { "cutlass49_cooperative_stream_k", "CUTLASS 49: cooperative stream-K" },
     { "tk_attention_fwd_d64", "ThunderKittens attention forward, d 64" },
+    { "cutlass54_fp8_cooperative", "CUTLASS 54: fp8 e4m3 GEMM, scaled epilogue, amax" },
+    { "cutlass57_grouped_pingpong", "CUTLASS 57: grouped GEMM, tensor maps edited on the device" },
+    { "cutlass55_mixed_scale_zero", "CUTLASS 55: f16 x e4m3, per-group scale and zero" },
   }
   local exe = harness_exe()
   local has_timeout = os.execute("command -v timeout >/dev/null 2>&1")

@@ -4,7 +4,8 @@
  * another rounding implementation: r rounded toward zero, down or up from
  * the exact value v means r is on the right side of v and r's neighbour in
  * the other direction is on the wrong side, decided with exact arithmetic
- * (products of two f32 are exact in f64, of two f64 in binary128). */
+ * (products of two f32 are exact in f64, of two f64 in binary128).  Inline kernels check the
+ * conversions to tf32 and to/from two fp8s, min/max.NaN and bfind bit by bit. */
 #include <float.h>
 #include <math.h>
 #include "check.h"
@@ -288,6 +289,161 @@ static void tf32_cvt(void)
     }
 }
 
+/* Two fp8s in 16 bits (sm_89's cvt): from two f32s (a into the upper byte), back to f16x2 and from
+ * f16x2, e4m3 (448 largest, no infinities, 0x7f NaN) and e5m2 (57344 largest); .satfinite clamps
+ * overflows and infinities, .relu gives +0 for negatives, ties go to even (subnormal ones too).
+ * Each expected byte worked out by hand from the formats. */
+static void f8x2_cvt(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .f32 %f<3>;\n.reg .b16 %h<5>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.v2.f32 {%f1, %f2}, [%rd4];\n"
+        "mul.wide.u32 %rd3, %r1, 32;\nadd.s64 %rd5, %rd2, %rd3;\n"
+        "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;\ncvt.rn.satfinite.e5m2x2.f32 %h2, %f1, %f2;\n"
+        "cvt.rn.satfinite.relu.e4m3x2.f32 %h3, %f1, %f2;\ncvt.rn.f16x2.e4m3x2 %r2, %h1;\n"
+        "cvt.rn.f16x2.e5m2x2 %r3, %h2;\ncvt.rn.relu.f16x2.e4m3x2 %r4, %h1;\ncvt.rn.satfinite.e4m3x2.f16x2 %h4, %r2;\n"
+        "st.global.v4.b16 [%rd5], {%h1, %h2, %h3, %h4};\nst.global.v4.b32 [%rd5+16], {%r2, %r3, %r4, %r4};\nret;\n}\n";
+    enum { NV = 7 };
+    const float inf = INFINITY;
+    const float v[NV][2] = {
+        {1.0f, -2.0f},
+        {1.0625f, 1.1875f},     /* e4m3: ties to 1 (even) and to 1.25 (even); e5m2: 1 and 1.25 */
+        {448.0f, 1e6f},         /* e4m3's largest; an overflow clamped */
+        {NAN, 0x1p-9f},         /* a NaN; e4m3's smallest subnormal */
+        {0x1p-10f, 0x1.8p-9f},  /* subnormal ties: to 0 and to 2 steps (even) */
+        {-0.0f, 0x1p-6f},       /* -0; e4m3's smallest normal */
+        {-inf, -500.0f},        /* clamped to -448 (e4m3) and -57344; e5m2 rounds 500 to 512 */
+    };
+    /* e4m3, e5m2, relu e4m3, (e4m3 -> f16x2 -> e4m3 is the first) | e4m3 -> f16x2, e5m2 -> f16x2, relu */
+    const uint16_t want_h[NV][3] = {
+        {0x38c0, 0x3cc0, 0x3800}, {0x383a, 0x3c3d, 0x383a}, {0x7e7e, 0x5f7b, 0x7e7e}, {0x7f01, 0x7f18, 0x7f01},
+        {0x0002, 0x141a, 0x0002}, {0x8008, 0x8024, 0x0008}, {0xfefe, 0xfbe0, 0x0000},
+    };
+    const uint32_t want_r[NV][3] = {
+        {0x3c00c000, 0x3c00c000, 0x3c000000}, {0x3c003d00, 0x3c003d00, 0x3c003d00},
+        {0x5f005f00, 0x5f007b00, 0x5f005f00}, {0x7fff1800, 0x7fff1800, 0x7fff1800},
+        {0x00001c00, 0x14001a00, 0x00001c00}, {0x80002400, 0x80002400, 0x00002400},
+        {0xdf00df00, 0xfb00e000, 0x00000000},
+    };
+    struct { uint16_t h[4]; uint32_t pad[2], r[4]; } got[NV]; /* 32 bytes a thread, as stored */
+    run_inline(src, "t", v, sizeof v, got, sizeof got, NV);
+    for (int i = 0; i < NV; i++) {
+        for (int k = 0; k < 3; k++) {
+            CHECK(got[i].h[k] == want_h[i][k]);
+            CHECK(got[i].r[k] == want_r[i][k]);
+            if (got[i].h[k] != want_h[i][k] || got[i].r[k] != want_r[i][k])
+                fprintf(stderr, "  fp8 cvt %d of (%g, %g): %#x and %#x, want %#x and %#x\n", k, v[i][0], v[i][1],
+                        got[i].h[k], got[i].r[k], want_h[i][k], want_r[i][k]);
+        }
+        CHECK(got[i].h[3] == want_h[i][0]); /* through f16x2 and back */
+    }
+    static const struct { const char *target, *insn, *why; } bad[] = {
+        {"sm_90a", "cvt.rn.e4m3x2.f32 %h1, %f1, %f1;", "needs .satfinite"},
+        {"sm_90a", "cvt.rz.satfinite.e4m3x2.f32 %h1, %f1, %f1;", "rounds with .rn"},
+        {"sm_90a", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1;", "takes d, a, b"},
+        {"sm_90a", "cvt.rn.satfinite.e5m2x2.f16 %h1, %h1;", "from .f32 or .f16x2"},
+        {"sm_90a", "cvt.rn.f32.e4m3x2 %f1, %h1;", "to .f16x2"},
+        {"sm_90a", "cvt.rn.satfinite.f16x2.e4m3x2 %r1, %h1;", ".satfinite does not apply"},
+        {"sm_80", "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f1;", "sm_89"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, ".version 8.7\n.target %s\n.address_size 64\n.visible .entry k()\n{\n"
+                 ".reg .b16 %%h<2>;\n.reg .b32 %%r<2>;\n.reg .f32 %%f<2>;\n%s\nret;\n}\n", bad[i].target, bad[i].insn);
+        mh_ptx_module m;
+        mh_error e;
+        int rc = mh_ptx_parse(&m, text, strlen(text), "f8.ptx", &e);
+        CHECK(rc == MH_E_PTX_SYNTAX);
+        if (rc == 0) { fprintf(stderr, "  accepted: %s\n", bad[i].insn); mh_ptx_free(&m); continue; }
+        CHECK_CONTAINS(e.message, "f8.ptx:9");
+        CHECK_CONTAINS(e.message, bad[i].why);
+    }
+}
+
+/* min/max.NaN (sm_80): a NaN operand gives the canonical NaN (0x7fffffff, 0x7fff a half) where plain
+ * min/max give the other operand; packed halves each on their own. */
+static void minmax_nan(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .f32 %f<5>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.v2.f32 {%f1, %f2}, [%rd4];\n"
+        "mul.wide.u32 %rd3, %r1, 16;\nadd.s64 %rd5, %rd2, %rd3;\n"
+        "max.NaN.f32 %f3, %f1, %f2;\nmin.NaN.f32 %f4, %f1, %f2;\nmov.b32 %r2, %f1;\nmov.b32 %r3, %f2;\n"
+        "max.NaN.f16x2 %r4, %r2, %r3;\nmax.f32 %f1, %f1, %f2;\n"
+        "st.global.v2.f32 [%rd5], {%f3, %f4};\nst.global.v2.b32 [%rd5+8], {%r4, %f1};\nret;\n}\n";
+    enum { NV = 4 };
+    const uint32_t v[NV][2] = {
+        {0x3f800000, 0x7fc00000}, /* 1, NaN */
+        {0xffc00001, 0x40000000}, /* a negative NaN, 2 */
+        {0x3f800000, 0x40000000}, /* 1, 2 (as halves: (1.875, 0) and (2, 0)) */
+        {0x7e003c00, 0x3c004000}, /* finite as f32; as halves (NaN, 1) and (1, 2) */
+    };
+    /* max.NaN, min.NaN, max.NaN.f16x2, plain max */
+    const uint32_t want[NV][4] = {
+        {0x7fffffff, 0x7fffffff, 0x7fff0000, 0x3f800000},
+        {0x7fffffff, 0x7fffffff, 0x7fff0001, 0x40000000},
+        {0x40000000, 0x3f800000, 0x40000000, 0x40000000},
+        {0x7e003c00, 0x3c004000, 0x7fff4000, 0x7e003c00},
+    };
+    uint32_t got[NV][4];
+    run_inline(src, "t", v, sizeof v, got, sizeof got, NV);
+    for (int i = 0; i < NV; i++)
+        for (int k = 0; k < 4; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k])
+                fprintf(stderr, "  min/max.NaN %d of (%#x, %#x): %#x, want %#x\n", k, v[i][0], v[i][1], got[i][k], want[i][k]);
+        }
+    static const char bad[] = ".version 8.7\n.target sm_90a\n.address_size 64\n.visible .entry k()\n{\n"
+                              ".reg .f64 %d<2>;\nmax.NaN.f64 %d1, %d1, %d1;\nret;\n}\n";
+    mh_ptx_module m;
+    mh_error e;
+    int rc = mh_ptx_parse(&m, bad, sizeof bad - 1, "n.ptx", &e);
+    CHECK(rc == MH_E_PTX_SYNTAX);
+    if (rc == 0) mh_ptx_free(&m);
+    else CHECK_CONTAINS(e.message, "n.ptx:7");
+}
+
+/* bfind (and .shiftamt): the most significant bit that differs from the sign (unsigned: the top set
+ * bit), 0xffffffff when there is none, for u32, s32, u64, s64; .shiftamt gives bits - 1 - that. */
+static void bfind_bits(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b32 %r<12>;\n.reg .b64 %rd<8>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.u64 %rd5, [%rd4];\ncvt.u32.u64 %r2, %rd5;\n"
+        "mul.wide.u32 %rd3, %r1, 32;\nadd.s64 %rd6, %rd2, %rd3;\n"
+        "bfind.u32 %r3, %r2;\nbfind.s32 %r4, %r2;\nbfind.shiftamt.u32 %r5, %r2;\nbfind.shiftamt.s32 %r6, %r2;\n"
+        "bfind.u64 %r7, %rd5;\nbfind.s64 %r8, %rd5;\nbfind.shiftamt.u64 %r9, %rd5;\nbfind.shiftamt.s64 %r10, %rd5;\n"
+        "st.global.v4.b32 [%rd6], {%r3, %r4, %r5, %r6};\nst.global.v4.b32 [%rd6+16], {%r7, %r8, %r9, %r10};\nret;\n}\n";
+    enum { NV = 6 };
+    const uint64_t v[NV] = {0, 1, 0x80000000u, 0xffffffffu, 0x0000000100000010ull, 0xfffffffffffffff0ull};
+    /* u32 s32 shiftamt.u32 shiftamt.s32 | u64 s64 shiftamt.u64 shiftamt.s64 */
+    const uint32_t want[NV][8] = {
+        {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u},
+        {0, 0, 31, 31, 0, 0, 63, 63},
+        {31, 30, 0, 1, 31, 31, 32, 32},          /* s32: -2^31, its top non-sign bit is 30 */
+        {31, ~0u, 0, ~0u, 31, 31, 32, 32},       /* s32: -1 has none */
+        {4, 4, 27, 27, 32, 32, 31, 31},
+        {31, 3, 0, 28, 63, 3, 0, 60},            /* -16: the top 0 bit is 3 */
+    };
+    uint32_t got[NV][8];
+    run_inline(src, "t", v, sizeof v, got, sizeof got, NV);
+    for (int i = 0; i < NV; i++)
+        for (int k = 0; k < 8; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k])
+                fprintf(stderr, "  bfind form %d of %#llx: %#x, want %#x\n", k, (unsigned long long)v[i], got[i][k], want[i][k]);
+        }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -409,5 +565,8 @@ int main(int argc, char **argv)
     half_single_rounding();
     half_directed_cvt();
     tf32_cvt();
+    f8x2_cvt();
+    minmax_nan();
+    bfind_bits();
     return check_report("test_emu_round");
 }

@@ -29,6 +29,46 @@ local function cutlass49(a, b, d)
       c_layout = "nm", dtype = "f16" }, timeout_s = 30 }
 end
 
+-- CUTLASS example 54 (fp8 GEMM, warp-specialised cooperative, cluster 1x2x1, 128x128x128 tiles, the
+-- FP8 mainloop that promotes its accumulators to f32 registers), recorded with --alpha=0.5 --beta=0.5
+-- --scale_a=2 --scale_b=0.5 --scale_c=2 --scale_d=0.5 --scale_aux=2: e4m3 A row-major, B, C, D and
+-- aux column-major; Z = 0.5 A B + C, D = 0.5 relu(Z), aux = 2 Z (e4m3, saturating), amax_d and
+-- amax_aux (f32) as max |relu(Z)| and max |Z|
+local cutlass54 = { launches = "cutlass/54_hopper_fp8_warp_specialized_gemm.launches.lua",
+  ptx = "cutlass/54_hopper_fp8_warp_specialized_gemm.ptx", range = 2,
+  inputs = { [1] = "e4m3", [2] = "e4m3", [3] = "e4m3" }, outputs = { [4] = "e4m3", [6] = "e4m3", [8] = "f32", [10] = "f32" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
+    dtype = "e4m3", alpha = 0.5, beta = 1, c0 = 3, act = "relu", scale_d = 0.5, aux = 6, aux_dtype = "e4m3", scale_aux = 2,
+    amax_d = 8, amax_aux = 10 }, timeout_s = 60 }
+
+-- CUTLASS example 57 (grouped GEMM: the problem list, the matrices' pointers and strides, alpha and
+-- beta in device memory; the kernel points its tensor maps at each group's matrices with
+-- tensormap.replace): three groups from --benchmark (M x N x K 256x128x128, 128x256x256, 192x64x64),
+-- e4m3 A row-major, e5m2 B column-major, f16 C and D column-major, D = alpha_g A B + beta_g C with
+-- the example's rand() alphas 4, 3, 4 and betas 1, 0, 0 (recorded words), the FP8 fast-accumulation
+-- mainloop; cooperative (256x128x128 tiles, cluster 1x2) and ping-pong (128x128x128, cluster 2x1).
+-- Each run allocates A, B, C, D, ref D, alpha, beta anew (ids from `first`).
+local function cutlass57(first)
+  local a, b, c, d, alpha, beta = first, first + 1, first + 2, first + 3, first + 5, first + 6
+  return { launches = "cutlass/57_hopper_grouped_gemm.launches.lua", ptx = "cutlass/57_hopper_grouped_gemm.ptx",
+    range = 2, inputs = { [a] = "e4m3", [b] = "e5m2", [c] = "f16" }, outputs = { [d] = "f16" },
+    check = { op = "grouped_gemm", groups = { { 256, 128, 128 }, { 128, 256, 256 }, { 192, 64, 64 } }, a = a,
+      a_layout = "mk", b = b, b_layout = "nk", c = d, c0 = c, c_layout = "nm", alpha_words = alpha, beta_words = beta,
+      dtype = "f16" }, placeholder_maps = true, timeout_s = 60 }
+end
+
+-- CUTLASS example 55 (mixed-input GEMM: f16 A times e4m3 B, B converted to f16 in registers on its
+-- way to wgmma, optionally scaled and shifted per group of 128 k), recorded with --m=256 --n=256
+-- --k=256 --g=128 --alpha=0.5 --beta=0.5 and --mode=0, 1, 2 (convert only, scale, scale and zero);
+-- A row-major, B column-major, scale and zero [k / 128][n], C and D row-major (the example swaps A
+-- and B for its TMA epilogue), D = 0.5 A Bdq + 0.5 C; its maps over A and the scales are UINT16
+local function cutlass55(dequant)
+  return { launches = "cutlass/55_hopper_mixed_dtype_gemm.launches.lua", ptx = "cutlass/55_hopper_mixed_dtype_gemm.ptx",
+    inputs = { [1] = "f16", [2] = "e4m3", [4] = "f16", [7] = "f16", [8] = "f16" }, outputs = { [5] = "f16" },
+    retype = true, check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 5,
+      c_layout = "mn", alpha = 0.5, beta = 0.5, c0 = 4, dequant = dequant, dtype = "f16" }, timeout_s = 60 }
+end
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -66,5 +106,12 @@ return {
   case(tk(64), { name = "tk_attention_fwd_d64", kernel = "fwd_attend_ker" }),
   case(tk(128), { name = "tk_attention_fwd_d128", kernel = "fwd_attend_ker" }),
   case(fastcu, { name = "fastcu_k11_cluster_hilbert", kernel = "matmulKernel11" }),
+  case(cutlass54, { name = "cutlass54_fp8_cooperative", kernel = "GemmUniversal" }),
+  case(cutlass57(1), { name = "cutlass57_grouped_cooperative", kernel = { "GroupProblemShape", "Cooperative" } }),
+  case(cutlass57(45), { name = "cutlass57_grouped_pingpong", kernel = { "GroupProblemShape", "Pingpong" } }),
+  case(cutlass55(nil), { name = "cutlass55_mixed_convert", kernel = "MixedInputILi8" }),
+  case(cutlass55({ scale = 7, group = 128 }), { name = "cutlass55_mixed_scale", kernel = { "MixedInput", "float_e4m3_tENS_6half_tEEE" } }),
+  case(cutlass55({ scale = 7, zero = 8, group = 128 }), { name = "cutlass55_mixed_scale_zero",
+    kernel = { "MixedInput", "float_e4m3_tENS_6half_tESJ_EEE" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
 }

@@ -3,17 +3,17 @@
 # recording stand-in (tests/corpus/shim, -cudart none), runs its own host code and writes the PTX
 # and the recorded launches into OUT (one folder per code base, as in tests/corpus).  SRC holds
 # the code bases at the commits SOURCES.md names: SRC/fast.cu, SRC/cuda-samples, SRC/cutlass,
-# SRC/ThunderKittens.  The committed PTX is what this wrote once: compare with OUT, do not
+# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
 # re-commit a PTX that only differs by a rebuild.  Needs nvcc 13 and gcc; CUTLASS and
 # ThunderKittens take minutes and GBs of memory per file: one nvcc at a time.
-#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|tk]...
+#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]...
 set -eu
-[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|tk]..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]..." >&2; exit 2; }
 SRC=$(cd "$1" && pwd)
 mkdir -p "$2"
 OUT=$(cd "$2" && pwd)
 shift 2
-WHAT=${*:-fastcu samples cutlass tk}
+WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 tk}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC="nice $CUDA/bin/nvcc"
@@ -29,13 +29,23 @@ SHIM="$WORK/record.o $WORK/ptx_params.o $WORK/cublas_stub.o"
 PTXONLY="-gencode arch=compute_90a,code=compute_90a -cudart none"
 
 # run a recorded program: malloc'd memory zeroed (MALLOC_PERTURB_=255), so that host buffers the
-# program copies to the device without filling them all (fast.cu's schedule) record the same
+# program copies to the device without filling them all (fast.cu's schedule) record the same.
+# A program that exits 255 after printing "Disposition: Failed" (CUTLASS examples 54 and 57 exit
+# so when their check of the output fails: kernels do not run here) has recorded all the same.
 record() { # PTX OUT_LUA PROGRAM ARGS...
   ptx=$1 out=$2
   shift 2
   log=$WORK/$(basename "$out").log
-  MALLOC_PERTURB_=255 CORPUS_PTX="$ptx" CORPUS_OUT="$out" "$@" > "$log" 2>&1 ||
+  rc=0
+  MALLOC_PERTURB_=255 CORPUS_PTX="$ptx" CORPUS_OUT="$out" "$@" > "$log" 2>&1 || rc=$?
+  [ $rc = 0 ] || { [ $rc = 255 ] && grep -q "Disposition: Failed" "$log"; } ||
     { tail -20 "$log" >&2; echo "$*: failed" >&2; exit 1; }
+}
+# a CUTLASS example, built as example 49 is
+cutlass_example() { # DIR NAME (examples/DIR/NAME.cu -> $d/NAME, its PTX $d/NAME.ptx)
+  C=$SRC/cutlass
+  (cd "$d" && $NVCC -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -w $PTXONLY -keep -keep-dir "$d" \
+    -I"$C/include" -I"$C/tools/util/include" -I"$C/examples/common" "$C/examples/$1/$2.cu" $SHIM -o "$2")
 }
 
 for w in $WHAT; do
@@ -81,6 +91,35 @@ for w in $WHAT; do
     record "$d/49_collective_builder.ptx" "$OUT/cutlass/49_collective_builder.launches.lua" "$d/ex49" \
       --m=256 --n=256 --k=256
     ;;
+  cutlass54) # fp8 GEMM with a scaled epilogue (scales, C, ReLU, aux output, amax), unchanged
+    d=$WORK/cutlass54 && mkdir -p "$d" "$OUT/cutlass"
+    n=54_hopper_fp8_warp_specialized_gemm
+    cutlass_example $n $n
+    cp "$d/$n.ptx" "$OUT/cutlass/"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 \
+      --scale_a=2 --scale_b=0.5 --scale_c=2 --scale_d=0.5 --scale_aux=2 --iterations=0
+    ;;
+  cutlass55) # mixed-input GEMM (f16 x e4m3), unchanged; one run per --mode (0 convert, 1 scale, 2 scale
+    # and zero); only the three mixed-input kernels' PTX is kept (not the reference GEMM's, the fills')
+    d=$WORK/cutlass55 && mkdir -p "$d" "$OUT/cutlass"
+    n=55_hopper_mixed_dtype_gemm
+    cutlass_example $n $n
+    awk -v KEEP=MixedInput -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    : > "$OUT/cutlass/$n.launches.lua"
+    for mode in 0 1 2; do
+      record "$d/$n.ptx" "$d/k$mode.lua" "$d/$n" --m=256 --n=256 --k=256 --g=128 --mode=$mode --alpha=0.5 --beta=0.5 \
+        --iterations=0 --warmup=0 && cat "$d/k$mode.lua" >> "$OUT/cutlass/$n.launches.lua"
+    done
+    ;;
+  cutlass57) # grouped GEMM, unchanged; three groups from a --benchmark file; only its two GEMM kernels'
+    # PTX is kept (the program's also holds its reference and random-fill kernels and their tables)
+    d=$WORK/cutlass57 && mkdir -p "$d" "$OUT/cutlass"
+    n=57_hopper_grouped_gemm
+    cutlass_example $n $n
+    awk -v KEEP=GroupProblemShape -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    printf '0 256x128x128\n1 128x256x256\n2 192x64x64\n' > "$d/groups.txt"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --benchmark="$d/groups.txt" --iterations=0
+    ;;
   tk) # batch 4 -> 1, heads 16 -> 1, sequence 3072 -> 768, one iteration; head dim 64 and 128
     mkdir -p "$OUT/tk"
     T=$SRC/ThunderKittens/kernels/attention/mha_h100
@@ -101,7 +140,7 @@ for w in $WHAT; do
       record "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.launches.lua" "$d/tk" /dev/null
     done
     ;;
-  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, tk)" >&2; exit 2 ;;
+  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, tk)" >&2; exit 2 ;;
   esac
 done
 echo "recorded into $OUT: $WHAT"

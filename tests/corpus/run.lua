@@ -10,6 +10,7 @@
 local mgpu = require "mgpu"
 local here = (arg and arg[0] or ""):match("^(.*)/run%.lua$") or "tests/corpus"
 local ref = dofile(here .. "/reference.lua")
+local fp8 = dofile(here .. "/fp8.lua")
 local pattern = arg and arg[1] ~= "" and arg[1] or nil
 local cases = dofile(arg and arg[2] and arg[2] ~= "" and arg[2] or here .. "/cases.lua")
 local dev = mgpu.device(arg and arg[3] and arg[3] ~= "" and arg[3] or "emu")
@@ -19,7 +20,7 @@ local map_types = { [0] = "u8", [1] = "u16", [2] = "u32", [3] = "i32", [4] = "u6
   [7] = "f32", [8] = "f64", [9] = "bf16", [10] = "f32", [11] = "f32", [12] = "f32" }
 local map_type_names = { [0] = "uint8", "uint16", "uint32", "int32", "uint64", "int64", "float16", "float32", "float64",
   "bfloat16", "float32_ftz", "tfloat32", "tfloat32_ftz" } -- dev:tensor_map's data_type (cuda.h's names)
-local sizes = { u8 = 1, i8 = 1, u16 = 2, i16 = 2, f16 = 2, bf16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
+local sizes = { e4m3 = 1, e5m2 = 1, u8 = 1, i8 = 1, u16 = 2, i16 = 2, f16 = 2, bf16 = 2, u32 = 4, i32 = 4, f32 = 4, u64 = 8, i64 = 8, f64 = 8 }
 local swizzles = { [0] = "none", "32B", "64B", "128B" }
 local interleaves = { [0] = "none", "16B", "32B" }
 local l2s = { [0] = "none", "64B", "128B", "256B" }
@@ -98,7 +99,10 @@ local function splice(s, off, bytes) return s:sub(1, off) .. bytes .. s:sub(off 
 -- The case's launch rebuilt on emu: arrays by allocation id (what the kernel gets, and the
 -- values the reference reads), the kernel and its launch table.  A case with `retype` gives an
 -- input that a tensor map types otherwise (CUTLASS's UINT16 maps over f16) the map's type
--- holding the input's bits; without it the map names its type (`type =`).
+-- holding the input's bits; without it the map names its type (`type =`).  A case with
+-- `placeholder_maps` lets a map reach past its allocation (CUTLASS's grouped GEMM passes maps over
+-- its pointer arrays with the first group's sizes and re-points them on the device before any copy):
+-- such a map is made over zeros of its span, as its bytes are never read through it.
 local function build(c, l)
   local dt = alloc_dtypes(c, l)
   local arrays, values, words = {}, {}, {}
@@ -111,11 +115,22 @@ local function build(c, l)
       end
     end
   end
+  local made = {} -- each allocation's array type
   for id, a in pairs(l.allocs) do
     local t = a.init == "words" and "u32" or dt[id] or "u8"
+    made[id] = fp8.formats[t] and "u8" or retyped[id] or t
     if a.bytes % sizes[t] ~= 0 then fail("allocation %d: %d bytes is not a whole number of %s", id, a.bytes, t) end
     local n = math.max(a.bytes // sizes[t], 1) -- an empty allocation (a workspace of 0 bytes) gets one element
-    if c.inputs and c.inputs[id] then -- the program's values (perhaps made by a kernel of its own) are not stored
+    if c.inputs and c.inputs[id] and fp8.formats[t] then -- fp8: seeded values rounded to it, as bytes
+      local r = c.range or 1
+      local v = dev:array("f32", n, { fill = "random", seed = c.seed or id, min = -r, max = r }):read()
+      for i = 1, n do v[i] = fp8.encode(v[i], t) end
+      arrays[id] = dev:array("u8", v)
+      values[id] = fp8.array(arrays[id], t)
+    elseif fp8.formats[t] and a.init ~= "data" then -- an fp8 output
+      arrays[id] = dev:array("u8", n)
+      values[id] = fp8.array(arrays[id], t)
+    elseif c.inputs and c.inputs[id] then -- the program's values (perhaps made by a kernel of its own) are not stored
       local r = c.range or 1
       values[id] = dev:array(t, n, { fill = "random", seed = c.seed or id, min = -r, max = r })
       arrays[id] = values[id]
@@ -147,8 +162,16 @@ local function build(c, l)
     local arr = arrays[t.alloc]
     if not arr then fail("tensor map %d: allocation %d was not recorded", m, t.alloc) end
     if t.delta ~= 0 then opts.offset = t.delta end -- a map based inside its array
-    if t.type >= 10 or dt[t.alloc] ~= map_types[t.type] then
+    if t.type >= 10 or made[t.alloc] ~= map_types[t.type] then
       opts.data_type = map_type_names[t.type] -- a map typed apart from its array
+    end
+    local span = t.dims[1] * sizes[map_types[t.type]]
+    for i, st in ipairs(t.strides) do span = span + st * (t.dims[i + 1] - 1) end
+    if span > l.allocs[t.alloc].bytes - t.delta then
+      if not c.placeholder_maps then
+        fail("tensor map %d spans %d bytes, past the end of allocation %d (%d bytes)", m, span, t.alloc, l.allocs[t.alloc].bytes)
+      end
+      arr, opts.offset, opts.data_type = dev:array("u8", span), nil, map_type_names[t.type]
     end
     maps[m] = dev:tensor_map(arr, opts)
   end

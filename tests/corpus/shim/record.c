@@ -19,7 +19,9 @@
 #define MAX_KERNELS 256
 #define MAX_MAPS 256
 #define SMALL_BYTES 65536 /* memory up to this size is searched for pointers and tensor maps */
-#define MAX_RUNS 20000   /* memory of fewer runs of equal 32-bit words is written into the recording */
+#define MAX_RUNS 20000   /* memory of fewer runs of equal 32-bit words is written into the recording, */
+#define FEW_RUNS 64      /* if there are at most this many or a quarter of its words (else it is the */
+                         /* program's data, e.g. random inputs filled on the host: not stored) */
 
 typedef struct { unsigned char *mem; size_t bytes; int written; } alloc;
 typedef struct { const void *host_fun; const char *name; int recorded; } kernel;
@@ -106,6 +108,17 @@ cudaError_t cudaMemset(void *dst, int v, size_t n)
     return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void *dst, int v, size_t n, cudaStream_t s) { (void)s; return cudaMemset(dst, v, n); }
+/* the driver's memsets (CUTLASS fills its workspace through them): N elements of 1, 2 or 4 bytes */
+static CUresult memset_elems(CUdeviceptr dst, uint32_t v, size_t n, size_t size)
+{
+    unsigned char *p = resolve((const void *)(uintptr_t)dst, n * size);
+    for (size_t i = 0; i < n; i++) memcpy(p + i * size, &v, size); /* little-endian: the low bytes */
+    mark_written((const void *)(uintptr_t)dst);
+    return CUDA_SUCCESS;
+}
+CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) { (void)s; return memset_elems(d, v, n, 1); }
+CUresult cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s) { (void)s; return memset_elems(d, v, n, 2); }
+CUresult cuMemsetD32Async(CUdeviceptr d, unsigned v, size_t n, CUstream s) { (void)s; return memset_elems(d, v, n, 4); }
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *a, const void *p)
 {
     uint64_t off;
@@ -178,6 +191,12 @@ static size_t word_runs(const alloc *a)
     for (size_t w = 0; w < a->bytes / 4; w++)
         runs += !w || memcmp(a->mem + 4 * w, a->mem + 4 * (w - 1), 4);
     return runs;
+}
+
+static int few_runs(const alloc *a)
+{
+    size_t runs = word_runs(a);
+    return runs <= MAX_RUNS && (runs <= FEW_RUNS || runs * 4 <= a->bytes / 4);
 }
 
 static void hex(FILE *f, const unsigned char *p, size_t n)
@@ -265,7 +284,7 @@ static void record(const void *fun, dim3 grid, dim3 block, size_t smem, const un
         fprintf(f, "    [%d] = {bytes = %zu, fnv = \"%016llx\", ", id, a->bytes, (unsigned long long)fnv(a->mem, a->bytes));
         if (!a->written) fprintf(f, "init = \"none\"},\n");
         else if (!nz) fprintf(f, "init = \"zeros\"},\n");
-        else if (a->bytes % 4 || word_runs(a) > MAX_RUNS) fprintf(f, "init = \"data\"},\n");
+        else if (a->bytes % 4 || !few_runs(a)) fprintf(f, "init = \"data\"},\n");
         else { /* 32-bit words, runs as {value, count} */
             fprintf(f, "init = \"words\", words = {");
             size_t nw = a->bytes / 4;

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,9 +50,17 @@ int main(int argc, char **argv)
     void **table;
     cudaMalloc((void **)&a, 1024 * sizeof(float));
     cudaMalloc((void **)&b, 1024 * sizeof(float));
-    cudaMalloc((void **)&table, 2 * sizeof(void *));
-    void *host_table[2] = {b, b + 16}; /* memory holding pointers */
+    cudaMalloc((void **)&table, 3 * sizeof(void *));
+    unsigned *data, host_data[1024]; /* the program's own values (no runs): not stored */
+    cudaMalloc((void **)&data, sizeof host_data);
+    for (unsigned i = 0; i < 1024; i++) host_data[i] = i * 2654435761u;
+    cudaMemcpy(data, host_data, sizeof host_data, cudaMemcpyHostToDevice);
+    void *host_table[3] = {b, b + 16, data}; /* memory holding pointers */
     cudaMemcpy(table, host_table, sizeof host_table, cudaMemcpyHostToDevice);
+    float minus_inf = -INFINITY; /* a driver memset fills 4-byte words (CUTLASS's amax workspace) */
+    unsigned mi;
+    memcpy(&mi, &minus_inf, 4);
+    if (cuMemsetD32Async((CUdeviceptr)(uintptr_t)(b + 32), mi, 4, NULL) != CUDA_SUCCESS) return printf("FAIL: cuMemsetD32Async\n"), 1;
     CUtensorMap map;
     cuuint64_t dims[2] = {32, 32}, strides[1] = {128};
     cuuint32_t box[2] = {32, 8}, es[2] = {1, 1};
@@ -86,8 +95,11 @@ int main(int argc, char **argv)
     expect(text, "[1] = {type = 7, rank = 2, alloc = 1, delta = 0, dims = {32, 32}, strides = {128}, box = {32, 8}");
     expect(text, "swizzle = 3");
     expect(text, "init = \"words\"");
+    expect(text, "[2] = {bytes = 4096, fnv = ");
+    expect(text, "init = \"words\", words = {0,32,4286578688,4,0,988,}");
     expect(text, "[1] = {bytes = 4096, ");
     expect(text, "init = \"none\"");
+    expect(text, "[4] = {bytes = 4096, fnv = \"1282681738593545\", init = \"data\"}");
     if (strstr(text, "\"04000000\"")) printf("FAIL: the second launch was recorded\n"), failures++;
     if (failures) {
         printf("%s", text);
