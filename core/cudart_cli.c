@@ -19,7 +19,8 @@ static const char NVCC_USAGE[] =
     "option is given), -cudart none and, when linking, the stand-in's static libraries.\n"
     "-cudart given by you is replaced.  -ptx, -cubin, -E, -M, --version ... go to nvcc as they are.\n"
     "MGPU_NVCC names the nvcc (else PATH, $CUDA_HOME/bin, /usr/local/cuda/bin); MGPU_NVCC_VERBOSE=1\n"
-    "prints the command.  The exit status is nvcc's.\n";
+    "prints the command.  The exit status is nvcc's (2: relocatable device code, -rdc/-dc/-dlink,\n"
+    "which emu does not run; 77: no nvcc).\n";
 
 static const char EXEC_USAGE[] =
     "usage: mgpu-harness exec [--capture DIR] [--trace DIR [--probes FILE]] [--stats] [--sms N] [--model NAME]\n"
@@ -47,7 +48,7 @@ int mh_cli_nvcc(int argc, char **argv)
     int status = 0;
     if (mh_exec_nvcc(argv + 1, &status, &e)) {
         fprintf(stderr, "mgpu-harness nvcc: %s\n", e.message);
-        return e.code == MH_E_NOT_FOUND ? 77 : 1;
+        return e.code == MH_E_NOT_FOUND ? 77 : e.code == MH_E_BAD_ARGUMENT ? 2 : 1;
     }
     return status;
 }

@@ -93,12 +93,12 @@ static int write_file(const char *dir, const char *name, const void *head, size_
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "wb");
     if (!f) {
-        cr_say("capture: cannot write %s: %s", path, strerror(errno));
+        cr_say("cannot write the capture's %s: %s", path, strerror(errno));
         return -1;
     }
     int ok = (!hn || fwrite(head, 1, hn, f) == hn) && (!n || fwrite(p, 1, n, f) == n);
     if (fclose(f) || !ok) {
-        cr_say("capture: writing %s failed", path);
+        cr_say("writing the capture's %s failed", path);
         return -1;
     }
     return 0;

@@ -6,10 +6,12 @@
  * checked against the array), else done here unchecked against it.  Any
  * other driver call is missing: the program fails when it links or calls it. */
 #include "cudart/cu_error_names.h"
+#include "cudart/foreign_libs.h"
 #include "cudart/tensor_map_encode.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
@@ -29,6 +31,9 @@ int cuTensorMapEncodeTiled(void *map, int dtype, uint32_t rank, void *addr, cons
     return mh_cu_tensor_map_tiled(map, dtype, rank, addr, dims, strides, box, elem_strides, interleave, swizzle, l2,
                                   oob, 0);
 }
+
+/* loaded by one of NVIDIA's libraries (cuBLAS opens libcuda.so.1 itself), it is named here */
+__attribute__((constructor)) static void say_foreign(void) { cr_say_foreign_libraries(); }
 
 EXPORT int cuInit(unsigned flags);
 int cuInit(unsigned flags) { (void)flags; return 0; }
@@ -75,6 +80,16 @@ int cuGetProcAddress_v2(const char *sym, void **fn, int version, uint64_t flags,
     if (!fn) return 1;
     *fn = entry(sym);
     if (status) *status = *fn ? 0 : 1;
+    static int said;
+    if (!*fn && sym && *sym && !said) { /* NVIDIA's runtime asks for the whole driver ("" first, then cuInit, ...) */
+        said = 1;
+        fprintf(stderr, "mgpu cudart: cuGetProcAddress(\"%s\"): the libcuda.so.1 stand-in serves only "
+                "cuTensorMapEncodeTiled, cuInit, cuDriverGetVersion and cuGetErrorName/String. A program linked with "
+                "NVIDIA's CUDA runtime (nvcc's default -cudart static; NVIDIA's libraries carry one too) asks it for the "
+                "whole driver and stops (\"insufficient driver\"): build the program with `mgpu-harness nvcc`, or nvcc "
+                "-cudart shared, to run it on emu (docs/cudart.md)\n", sym);
+        fflush(stderr);
+    }
     return *fn ? 0 : 500; /* CUDA_ERROR_NOT_FOUND */
 }
 EXPORT int cuGetProcAddress(const char *sym, void **fn, int version, uint64_t flags, int *status);

@@ -2,6 +2,7 @@
  * virtual SMs exec asked for), what exec asked through the environment, the
  * lock every entry point takes, and the last and sticky errors. */
 #include "cudart/cudart.h"
+#include "cudart/foreign_libs.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -66,6 +67,7 @@ cr_state *cr_get(void)
         return NULL;
     }
     atexit(at_exit);
+    cr_say_foreign_libraries(); /* cuBLAS and its kin say only "initialization error" */
     return &st;
 }
 

@@ -15,6 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* The lanes a warp-synchronous instruction (vote, redux, match: its member mask is operand k) combines
+ * for lane l: its own member mask, of the lanes that executed it (emask; the others exited: undefined
+ * on a GPU); all of them for a form without a mask (vote.ballot). */
+static uint32_t lane_members(ctx *c, const warp *w, const mh_ptx_insn *in, int k, int l, uint32_t emask)
+{
+    return in->nopnds > k ? (uint32_t)val(c, w, &in->o[k], l) & emask : emask;
+}
+
 /* ---- arithmetic ------------------------------------------------------------ */
 
 static uint64_t int_op(const mh_ptx_insn *in, uint64_t a, uint64_t b, uint64_t cc)
@@ -1076,57 +1084,67 @@ int emu_exec_insn(ctx *c, warp *w, const mh_ptx_insn *in, uint32_t mask, uint32_
         break;
     }
     case MH_OP_VOTE: {
-        uint32_t ballot = 0, members = emask;
+        uint32_t ballot = 0;
         LANES if (val(c, w, &o[1], l)) ballot |= 1u << l;
         LANES {
+            uint32_t members = lane_members(c, w, in, 2, l, emask);
             uint64_t r;
             switch (in->cmp) {
             case VOTE_ALL: r = (ballot & members) == members; break;
             case VOTE_ANY: r = (ballot & members) != 0; break;
             case VOTE_UNI: r = (ballot & members) == members || (ballot & members) == 0; break;
-            default: r = ballot; break;
+            default: r = ballot & members; break; /* a lane outside the mask contributes 0 (the ISA) */
             }
             put(c, w, o[0].reg, l, r, in->cmp == VOTE_BALLOT ? MH_PT_B32 : MH_PT_PRED);
         }
         break;
     }
     case MH_OP_REDUX: {
-        /* one value from every member lane, to all of them (the waiting is done: see wsync) */
+        /* each lane gets the reduction over its own member mask (the waiting is done: see wsync): lanes
+         * may name different masks in one instruction (cooperative groups' labeled_partition reduces
+         * each group of a warp at once with its group's mask) */
         int sgn = t == MH_PT_S32;
-        uint64_t acc = in->cmp == AOP_AND ? 0xffffffffu : in->cmp == AOP_MIN ? (sgn ? 0x7fffffffu : 0xffffffffu)
-                     : in->cmp == AOP_MAX ? (sgn ? 0x80000000u : 0) : 0;
+        uint32_t v[WARP], done = 0, acc = 0;
+        LANES v[l] = (uint32_t)val(c, w, &o[1], l);
         LANES {
-            uint32_t v = (uint32_t)val(c, w, &o[1], l), a = (uint32_t)acc;
-            switch (in->cmp) {
-            case AOP_ADD: a += v; break;
-            case AOP_MIN: a = sgn ? ((int32_t)v < (int32_t)a ? v : a) : (v < a ? v : a); break;
-            case AOP_MAX: a = sgn ? ((int32_t)v > (int32_t)a ? v : a) : (v > a ? v : a); break;
-            case AOP_AND: a &= v; break;
-            case AOP_OR: a |= v; break;
-            default: a ^= v; break;
+            uint32_t members = lane_members(c, w, in, 2, l, emask);
+            if (members != done || !members) { /* masks repeat: one reduction per distinct mask in a row */
+                done = members;
+                uint32_t a = in->cmp == AOP_AND ? 0xffffffffu : in->cmp == AOP_MIN ? (sgn ? 0x7fffffffu : 0xffffffffu)
+                           : in->cmp == AOP_MAX ? (sgn ? 0x80000000u : 0) : 0;
+                for (int j = 0; j < WARP; j++) {
+                    if (!(members >> j & 1)) continue;
+                    uint32_t x = v[j];
+                    switch (in->cmp) {
+                    case AOP_ADD: a += x; break;
+                    case AOP_MIN: a = sgn ? ((int32_t)x < (int32_t)a ? x : a) : (x < a ? x : a); break;
+                    case AOP_MAX: a = sgn ? ((int32_t)x > (int32_t)a ? x : a) : (x > a ? x : a); break;
+                    case AOP_AND: a &= x; break;
+                    case AOP_OR: a |= x; break;
+                    default: a ^= x; break;
+                    }
+                }
+                acc = a;
             }
-            acc = a;
+            put(c, w, o[0].reg, l, acc, MH_PT_B32);
         }
-        LANES put(c, w, o[0].reg, l, acc, MH_PT_B32);
         break;
     }
     case MH_OP_MATCH: {
         /* lanes of the member mask holding the same value (the waiting is done: see wsync) */
         uint64_t v[WARP];
         LANES v[l] = val(c, w, &o[1], l) & (t == MH_PT_B64 ? ~0ull : 0xffffffffull);
-        int all = 1;
-        LANES {
-            uint32_t same = 0;
+        LANES { /* over the lane's own member mask, as redux */
+            uint32_t members = lane_members(c, w, in, 2, l, emask), same = 0;
             for (int j = 0; j < WARP; j++)
-                if ((emask >> j & 1) && v[j] == v[l]) same |= 1u << j;
-            if (same != emask) all = 0;
+                if ((members >> j & 1) && v[j] == v[l]) same |= 1u << j;
             if (in->cmp == 0) put(c, w, o[0].reg, l, same, MH_PT_B32);
-        }
-        if (in->cmp == 1)
-            LANES {
-                put(c, w, o[0].reg, l, all ? emask : 0, MH_PT_B32);
+            else {
+                int all = same == members;
+                put(c, w, o[0].reg, l, all ? members : 0, MH_PT_B32);
                 if (in->dst2 >= 0) put(c, w, (uint32_t)in->dst2, l, (uint64_t)all, MH_PT_PRED);
             }
+        }
         break;
     }
     case MH_OP_ACTIVEMASK: LANES put(c, w, o[0].reg, l, mask, MH_PT_B32); break;

@@ -138,6 +138,7 @@ int mh_emu_alloc(mh_emu *d, uint64_t bytes, uint64_t *addr, mh_error *e)
     if (rc) return rc;
     unsigned char *h = calloc(1, bytes);
     if (!h) return mh_fail(e, MH_E_NO_MEMORY, "emu: out of host memory for %llu bytes", (unsigned long long)bytes);
+    emu_huge(h, bytes); /* (a large calloc is a fresh mapping, untouched: the hint still applies) */
     alloc *al = &d->a[d->n++];
     al->addr = d->next_addr;
     al->size = bytes;

@@ -30,12 +30,14 @@
  *
  * Tensor cores: one per sub-partition (warp slot % 4), shared by the warps on it: an operation
  * starts when it is free and takes macs / (the model's rate for its type) cycles. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "emu/emu_memtime.h"
 #include "emu/emu_model.h"
 #include "frontend/ptx_mma.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define LINE_SHIFT 7
 #define WIN_SHIFT 6                 /* 64-cycle windows */
@@ -84,10 +86,11 @@ struct emu_mt {
     uint32_t nviews;
     bw_ring l2bw, hbm;
     double wb_clk;                  /* the HBM backlog, in cycles, stores do not wait for (write-back) */
-    uint64_t *l2, *l2_mem;          /* l2_sets x L2_SET words (l2_mem: as allocated) */
+    uint64_t *l2;                   /* l2_sets x L2_SET words (sets_map) */
+    size_t l2_len, l1_len;          /* their mappings' bytes */
     uint64_t *l2_order;             /* per L2 set: its ways from the most recently used on (l2_to_front) */
     uint32_t l2_sets;
-    uint64_t *l1, *l1_mem;          /* nsms x l1_sets x L1_SET words */
+    uint64_t *l1;                   /* nsms x l1_sets x L1_SET words (sets_map) */
     uint32_t l1_sets;
     uint64_t l2_mod, l1_mod;        /* mod_magic of l2_sets, l1_sets (set_of's remainder) */
     uint64_t *port_free, *dsm_free; /* per SM: its paths to L2 (2 a SM: data in, data out), to other SMs' shared memory */
@@ -107,12 +110,26 @@ static inline uint32_t set_of(uint64_t line, uint32_t sets, uint64_t magic)
     return (uint32_t)((((low >> 32) * sets) + (((low & 0xffffffffu) * sets) >> 32)) >> 32);
 }
 
-/* n zeroed words from a 64-byte boundary (*mem: what to free) */
-static uint64_t *sets_alloc(size_t n, uint64_t **mem)
+/* n zeroed words from a 2 MiB boundary, in a mapping of their own asked for 2 MiB pages before the
+ * first touch (*len: the bytes mapped, for sets_unmap; sets are read at random, megabytes apart, and
+ * from the C heap they were on 4 KiB pages the CPU's TLB misses on almost every lookup). */
+#define HUGE_PAGE (2ull << 20)
+static uint64_t *sets_map(size_t n, size_t *len)
 {
-    if (!(*mem = calloc(n + 8, sizeof **mem))) return NULL;
-    emu_huge(*mem, (n + 8) * sizeof **mem);
-    return (uint64_t *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
+    size_t bytes = (n * sizeof(uint64_t) + 4095) & ~(size_t)4095, all = bytes + HUGE_PAGE;
+    uint8_t *p = mmap(NULL, all, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uint8_t *a = (uint8_t *)(((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+    if (a > p) munmap(p, (size_t)(a - p));
+    if (a + bytes < p + all) munmap(a + bytes, (size_t)(p + all - (a + bytes)));
+    emu_huge(a, bytes);
+    *len = bytes;
+    return (uint64_t *)a;
+}
+
+static void sets_unmap(uint64_t *p, size_t len)
+{
+    if (p) munmap(p, len);
 }
 
 int emu_mt_start(ctx *c)
@@ -133,14 +150,14 @@ int emu_mt_start(ctx *c)
     t->l1_sets = (uint32_t)(l1 >> LINE_SHIFT) / L1_WAYS;
     t->l2_sets = (uint32_t)((t->m->l2_bytes >> LINE_SHIFT) / L2_WAYS);
     /* allocated here, not at first use: SMs on other workers read them (pages given when touched) */
-    if (t->l2_sets && !(t->l2 = sets_alloc((size_t)t->l2_sets * L2_SET, &t->l2_mem))) t->l2_sets = 0;
+    if (t->l2_sets && !(t->l2 = sets_map((size_t)t->l2_sets * L2_SET, &t->l2_len))) t->l2_sets = 0;
     if (t->l2_sets && !(t->l2_order = malloc((size_t)t->l2_sets * sizeof *t->l2_order))) {
-        free(t->l2_mem);
-        t->l2 = t->l2_mem = NULL;
+        sets_unmap(t->l2, t->l2_len);
+        t->l2 = NULL;
         t->l2_sets = 0;
     }
     for (uint32_t i = 0; i < t->l2_sets; i++) t->l2_order[i] = ORDER_EMPTY;
-    if (t->l1_sets && !(t->l1 = sets_alloc((size_t)n * t->l1_sets * L1_SET, &t->l1_mem))) t->l1_sets = 0;
+    if (t->l1_sets && !(t->l1 = sets_map((size_t)n * t->l1_sets * L1_SET, &t->l1_len))) t->l1_sets = 0;
     t->l2_mod = mod_magic(t->l2_sets);
     t->l1_mod = mod_magic(t->l1_sets);
     c->mt = t;
@@ -163,9 +180,9 @@ void emu_mt_free(ctx *c)
         free(v->touch);
     }
     free(t->views);
-    free(t->l2_mem);
+    sets_unmap(t->l2, t->l2_len);
     free(t->l2_order);
-    free(t->l1_mem);
+    sets_unmap(t->l1, t->l1_len);
     free(t->port_free);
     free(t->dsm_free);
     free(t->tc_free);

@@ -602,8 +602,10 @@ static int step_warp(ctx *c, warp *w)
             int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2
                    : elect ? 1 : 0;
             const mh_ptx_opnd *mo = &in->o[mi];
-            uint32_t members = in->nopnds > mi
-                                   ? (uint32_t)val(c, w, mo, __builtin_ctz(mask)) : 0xffffffffu;
+            uint32_t members = in->nopnds > mi ? 0 : 0xffffffffu; /* every arrived lane's mask: they may differ */
+            if (in->nopnds > mi)
+                for (int l = 0; l < WARP; l++)
+                    if (mask >> l & 1) members |= (uint32_t)val(c, w, mo, l);
             uint32_t live = 0, here = mask;
             for (int l = 0; l < WARP; l++) {
                 live |= (uint32_t)(w->st[l] != LANE_EXITED) << l;

@@ -98,7 +98,7 @@ static int set_abs(const char *name, const char *path, mh_error *e)
 
 int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
 {
-    if (!o->argv || !o->argv[0] || !o->argv[0][0]) return mh_fail(e, MH_E_BAD_ARGUMENT, "exec: no program to run");
+    if (!o->argv || !o->argv[0] || !o->argv[0][0]) return mh_fail(e, MH_E_BAD_ARGUMENT, "no program to run");
     if (o->model || o->model_params) { /* refused here, before the program starts, as emu would refuse them */
         mh_emu_model m;
         char why[1024];
@@ -110,7 +110,7 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
     if (o->capture_dir && make_dir(o->capture_dir, "--capture", e)) return -1;
     if (o->trace_dir && make_dir(o->trace_dir, "--trace", e)) return -1;
     pid_t pid = fork();
-    if (pid < 0) return mh_fail(e, MH_E_IO, "exec: fork: %s", strerror(errno));
+    if (pid < 0) return mh_fail(e, MH_E_IO, "cannot start %s: fork: %s", o->argv[0], strerror(errno));
     if (pid == 0) {
         mh_error ce = {0};
         char lib[PATH_MAX * 2];
@@ -118,6 +118,7 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
         snprintf(lib, sizeof lib, "%s/lib%s%s", dir, old && *old ? ":" : "", old ? old : "");
         setenv("LD_LIBRARY_PATH", lib, 1);
         unsetenv("MGPU_CUDART_CAPTURE");
+        unsetenv("MGPU_CUDART_FOREIGN_SAID"); /* foreign_libs.c: said once per program */
         unsetenv("MGPU_CUDART_TRACE");
         unsetenv("MGPU_CUDART_STATS");
         unsetenv("MGPU_CUDART_SMS");
@@ -144,7 +145,7 @@ int mh_exec_run(const mh_exec_opts *o, int *status, mh_error *e)
     }
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) return mh_fail(e, MH_E_IO, "exec: waitpid: %s", strerror(errno));
+        if (errno != EINTR) return mh_fail(e, MH_E_IO, "waiting for %s: waitpid: %s", o->argv[0], strerror(errno));
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
     return 0;
 }
@@ -230,8 +231,35 @@ static void merge_markers(char *const *args, size_t n, char **marks, size_t nmar
     }
 }
 
+/* Relocatable device code: its fat binaries register through __cudaRegisterLinkedBinary_*, which only
+ * nvcc's device link defines (a link of PTX alone leaves it undefined), and what it is mostly for,
+ * kernels launching kernels (dynamic parallelism), emu does not run.  The flag as given, NULL for none. */
+static const char *rdc_flag(char *const *args, size_t n)
+{
+    static const char *const flags[] = {"-dc", "--device-c", "-dw", "--device-w", "-dlink", "--device-link", NULL};
+    for (size_t i = 0; i < n; i++) {
+        const char *a = args[i], *v = NULL;
+        if (one_of(a, flags)) return a;
+        if (!strncmp(a, "-rdc=", 5)) v = a + 5;
+        else if (!strncmp(a, "--relocatable-device-code=", 26)) v = a + 26;
+        else if ((!strcmp(a, "-rdc") || !strcmp(a, "--relocatable-device-code")) && i + 1 < n) v = args[i + 1];
+        if (v && (!strcmp(v, "true") || !strcmp(v, "1"))) return a;
+    }
+    return NULL;
+}
+
 int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
 {
+    size_t nargs = 0;
+    int as_given = 0; /* a step that makes no program: -ptx -rdc=true is nvcc's to answer */
+    for (; args[nargs]; nargs++) as_given |= as_is(args[nargs]);
+    const char *rdc = as_given ? NULL : rdc_flag(args, nargs);
+    if (rdc)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "%s%s: relocatable device code is not supported on emu (a kernel "
+                       "launching kernels, dynamic parallelism, does not run there; its fat binary registers through "
+                       "a device link the stand-in does not serve): build without -rdc, -dc, -dw and -dlink "
+                       "(docs/cudart.md)", rdc, !strcmp(rdc, "-rdc") || !strcmp(rdc, "--relocatable-device-code")
+                                                 ? " true" : "");
     const char *nvcc = find_nvcc();
     if (!nvcc) return mh_fail(e, MH_E_NOT_FOUND, "nvcc not found ($MGPU_NVCC, PATH, $CUDA_HOME/bin, "
                               "/usr/local/cuda/bin): `mgpu-harness nvcc` runs nvcc");
@@ -302,7 +330,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
         fputc('\n', stderr);
     }
     pid_t pid = fork();
-    if (pid < 0) { free(argv); return mh_fail(e, MH_E_IO, "nvcc: fork: %s", strerror(errno)); }
+    if (pid < 0) { free(argv); return mh_fail(e, MH_E_IO, "cannot run %s: fork: %s", nvcc, strerror(errno)); }
     if (pid == 0) {
         execv(nvcc, argv);
         fprintf(stderr, "mgpu-harness nvcc: cannot run %s: %s\n", nvcc, strerror(errno));
@@ -311,7 +339,7 @@ int mh_exec_nvcc(char *const *args, int *status, mh_error *e)
     free(argv);
     int ws;
     while (waitpid(pid, &ws, 0) < 0)
-        if (errno != EINTR) return mh_fail(e, MH_E_IO, "nvcc: waitpid: %s", strerror(errno));
+        if (errno != EINTR) return mh_fail(e, MH_E_IO, "waiting for %s: waitpid: %s", nvcc, strerror(errno));
     *status = WIFEXITED(ws) ? WEXITSTATUS(ws) : WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : 1;
     if (!link && !plain && *status == 0 && nmarks) merge_markers(args, n, marks, nmarks);
     for (size_t i = 0; i < nmarks; i++) {

@@ -140,6 +140,19 @@ int glue_array_new(lua_State *L)
         start = glue_opt_number(L, 4, "array", "start", 0);
         step = glue_opt_number(L, 4, "array", "step", 1);
         if (from_table && fill) return glue_bad(L, "%s", "array: fill is for an array of a length, not of values");
+        /* a ramp's or a random fill's options without that fill were dropped silently (zeros came) */
+        static const char *const ramp_keys[] = {"start", "step", NULL}, *const random_keys[] = {"seed", "min", "max", NULL};
+        for (int f = 1; f <= 2; f++) {
+            const char *const *ks = f == 1 ? ramp_keys : random_keys;
+            for (int i = 0; ks[i] && fill != f; i++) {
+                lua_getfield(L, 4, ks[i]);
+                int given = !lua_isnil(L, -1);
+                lua_pop(L, 1);
+                if (given)
+                    return glue_bad(L, "array: %s is an option of fill = \"%s\", and fill is \"%s\"%s", ks[i],
+                                    fills[f], fills[fill], fill ? "" : " (the default: give fill too)");
+            }
+        }
         if (fill == 2 && !(lo <= hi)) return glue_bad(L, "array: min %g is above max %g", lo, hi);
     }
     if (n < 1 || n > ((lua_Integer)1 << 36)) return glue_bad(L, "%s", "array length must be 1 to 2^36");

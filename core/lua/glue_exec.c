@@ -161,7 +161,7 @@ static int l_exec(lua_State *L)
     lua_setfield(L, -2, "launches");
     if (f) fclose(f);
     unlink(log);
-    if (rc) return glue_raise(L, &e);
+    if (rc) return glue_fail(L, e.code, "mgpu.exec: %s", e.message); /* exec.c's messages carry no prefix */
     return 1;
 }
 

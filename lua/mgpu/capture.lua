@@ -1,9 +1,10 @@
 -- mgpu.capture: replays what `mgpu-harness exec --capture DIR` wrote (DIR/launches.lua, which
 -- calls replay): each launch of the program on a device of the harness (emu unless the script's
 -- first argument names another backend), from the inputs the program gave it, and every buffer
--- it wrote checked byte for byte against the program's own run.  Device pointers and tensor maps
--- inside parameters point at the replay's arrays; a pointer into the middle of an allocation
--- passed as a pointer parameter gets an array of that allocation's tail (docs/cudart.md).
+-- it reached checked byte for byte against the program's own run (one the launch left unchanged
+-- against its bytes before).  Device pointers and tensor maps inside parameters point at the
+-- replay's arrays; a pointer into the middle of an allocation passed as a pointer parameter gets
+-- an array of that allocation's tail (docs/cudart.md).
 local mgpu = require "mgpu"
 local errors = require "mgpu.errors"
 
@@ -34,7 +35,7 @@ local function put(bytes, at, s)
   return bytes:sub(1, at) .. s .. bytes:sub(at + #s + 1)
 end
 
--- One launch: its arrays, arguments, the launch, the check.  Returns ok, what.
+-- One launch: its arrays, arguments, the launch, the check.  Returns ok, what (ok nil: not replayable).
 local function replay_one(dev, dir, modules, L)
   local mod = modules[L.module]
   if not mod then
@@ -72,6 +73,12 @@ local function replay_one(dev, dir, modules, L)
       else
         args[i] = address(arrays[q.buf]) + q.offset
       end
+    elseif info.ptr then -- a pointer into no allocation of the program's: NULL, or nothing to replay it with
+      local v = string.unpack("<I8", bytes .. string.rep("\0", 8 - #bytes))
+      if v ~= 0 then
+        return nil, string.format("parameter %d is a pointer into no allocation the program made (0x%x)", i, v)
+      end
+      args[i] = mgpu.null
     else
       args[i] = scalar(info, bytes)
     end
@@ -85,19 +92,20 @@ local function replay_one(dev, dir, modules, L)
     for x = 1, #part do whole[t.offset + x] = part[x] end
     arrays[t.buf]:write(whole)
   end
-  local checked = 0
+  -- every buffer the launch reached: one it changed against its bytes after, one it left as it was
+  -- against its bytes before (a replay that writes there differs from the program's run too)
+  local written = 0
   for j, b in ipairs(L.buffers) do
-    if b.output then
-      local want = dev:load_npy(dir .. "/" .. b.output)
-      local r = arrays[j]:compare(want, { atol = 0, rtol = 0 })
-      if r.mismatches > 0 then
-        return false, string.format("buffer %d (%d bytes) differs from the program's in %d elements (first at %s)", j,
-          b.size, r.mismatches, tostring(r.first))
-      end
-      checked = checked + 1
+    local want = dev:load_npy(dir .. "/" .. (b.output or b.input))
+    local r = arrays[j]:compare(want, { atol = 0, rtol = 0 })
+    if r.mismatches > 0 then
+      return false, string.format("buffer %d (%d bytes) differs from the program's in %d elements (first at %s)%s", j,
+        b.size, r.mismatches, tostring(r.first), b.output and "" or ": the program's launch left it unchanged")
     end
+    if b.output then written = written + 1 end
   end
-  return true, string.format("%d buffer%s checked", checked, checked == 1 and "" or "s")
+  return true, string.format("%d buffer%s checked (%d changed by the launch)", #L.buffers, #L.buffers == 1 and "" or "s",
+    written)
 end
 
 -- replay(backend, cap): cap = {dir=, launches={...}} as launches.lua has it.  Raises check_failed
@@ -111,8 +119,13 @@ function M.replay(backend, cap)
       print(string.format("launch %d %s: not replayed: %s", n, L.kernel, L.skip or "it failed in the program's run"))
     else
       local ok, what = replay_one(dev, cap.dir, modules, L)
-      print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
-      if not ok then bad[#bad + 1] = n end
+      if ok == nil then -- not replayable: said, as a launch the capture marked
+        skipped = skipped + 1
+        print(string.format("launch %d %s: not replayed: %s", n, L.kernel, what))
+      else
+        print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
+        if not ok then bad[#bad + 1] = n end
+      end
     end
   end
   print(string.format("%d launch%s replayed, %d differ, %d not replayed", #cap.launches - skipped,
