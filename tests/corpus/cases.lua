@@ -95,6 +95,17 @@ local cutlass63 = { launches = "cutlass/63_hopper_gemm_with_weight_prefetch.laun
   check = { op = "gemm", m = 256, n = 64, k = 512, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
     dtype = "e4m3", alpha = 0.5, beta = 0.5, c0 = 3 }, timeout_s = 60 }
 
+-- CUTLASS example 67's groupwise program (fp8 GEMM, A scaled per row and per 128 k, B per 128 x 128
+-- block: f32 scales, A's M-major [k / 128][m], B's K-major [n / 128][k / 128]; cooperative,
+-- 256x128x128 tiles, cluster 1x2x1, the same FP8 blockwise mainloop), recorded with --m=256 --n=256
+-- --k=256: e4m3 A row-major, B column-major, D = the accumulators (bf16, row-major; no C, no
+-- epilogue op); its inputs and scales are filled by device kernels (not run): all from a seed here
+local cutlass67g = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling.launches.lua",
+  ptx = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling.ptx", range = 2,
+  inputs = { [1] = "e4m3", [3] = "e4m3", [2] = "f32", [4] = "f32" }, outputs = { [5] = "bf16" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 3, b_layout = "nk", c = 5, c_layout = "mn",
+    dtype = "bf16", blockscale = { a = 2, b = 4, m = 1, n = 128, k = 128, b_kmajor = true } }, timeout_s = 60 }
+
 -- CUTLASS example 61 (GEMM with a top-K + softmax epilogue: warp-specialised, 64x64x128 tiles, the
 -- whole row of N = 64 in one tile), recorded with --m=256 --n=64 --k=256: f16 A row-major, B
 -- column-major, D row-major f16, Z = A B / 256 (alpha 1 / k, no C), each row of D the softmax of its
@@ -172,4 +183,5 @@ return {
   case(cutlass88(17, true), { name = "cutlass88_fmha_pingpong_causal", kernel = { "PersistentTileScheduler", "CausalFusion" } }),
   case(cutlass63, { name = "cutlass63_fp8_weight_prefetch", kernel = "WithPrefetch" }),
   case(cutlass61, { name = "cutlass61_topk_softmax", kernel = "TopK" }),
+  case(cutlass67g, { name = "cutlass67_fp8_groupwise", kernel = "GemmUniversal" }),
 }

@@ -136,13 +136,19 @@ for w in $WHAT; do
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=64 --k=512 --alpha=0.5 --beta=0.5 --iterations=0
     ;;
   cutlass67) # blockwise-scaled fp8 GEMM (one f32 scale per 128 x 128 block of A and of B), unchanged;
-    # its PTX is the one GEMM kernel (the example checks on the host)
+    # its PTX is the one GEMM kernel (the example checks on the host); then the groupwise program (A
+    # scaled per row and 128 k), whose GEMM kernel's PTX only is kept (not its fill kernels')
     d=$WORK/cutlass67 && mkdir -p "$d" "$OUT/cutlass"
-    n=67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling
-    cutlass_example 67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling $n
+    x=67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling
+    n=$x
+    cutlass_example $x $n
     cp "$d/$n.ptx" "$OUT/cutlass/"
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 \
       --scale_a=2 --scale_b=0.5 --scale_c=2 --iterations=0 --warmup=0
+    n=67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling
+    cutlass_example $x $n
+    awk -v KEEP=GemmUniversal -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --iterations=0 --warmup=0
     ;;
   cutlass88) # attention forward (f16), unchanged, built with --use_fast_math as its CMakeLists builds it;
     # batch 1, 2 heads, sequence 256, head dim 64, no mask and causal (one run each, appended); only
