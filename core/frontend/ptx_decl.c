@@ -8,19 +8,24 @@
 
 /* ---- declarations ------------------------------------------------------- */
 
-/* .reg .TYPE name, name<N>, ...; */
+/* .reg .TYPE name, name<N>, ...;  .reg .v2/.v4 .TYPE v: a vector register, one register per element
+ * (v.x, v.y, ...; cutlass's top-K epilogue declares `.reg .v2 .f32 mx` in inline asm). */
 int parse_reg_decl(parser *P)
 {
     NEXT(); /* .reg */
     mh_ptx_type t = MH_PT_NONE;
+    uint32_t width = 0;
     while (TOK->kind == MH_TK_IDENT && TOK->s[0] == '.') {
         mh_ptx_type tt = type_of(TOK->s + 1, TOK->len - 1);
         if (tt != MH_PT_NONE) t = tt;
-        else if (!mh_ptx_tok_is(TOK, ".v2") && !mh_ptx_tok_is(TOK, ".v4"))
+        else if (mh_ptx_tok_is(TOK, ".v2")) width = 2;
+        else if (mh_ptx_tok_is(TOK, ".v4")) width = 4;
+        else
             return perr(P, TOK->line, MH_E_PTX_SYNTAX, "unknown register type '%.*s'", (int)TOK->len, TOK->s);
         NEXT();
     }
     if (t == MH_PT_NONE) return perr(P, TOK->line, MH_E_PTX_SYNTAX, ".reg without a type");
+    if (width && t == MH_PT_PRED) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "a vector of predicates (.reg .v%u .pred)", width);
     for (;;) {
         if (TOK->kind != MH_TK_IDENT) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected a register name");
         const char *name = TOK->s;
@@ -36,6 +41,7 @@ int parse_reg_decl(parser *P)
             count = (uint32_t)c;
             NEXT();
             if (expect_punct(P, '>')) return -1;
+            if (width) return perr(P, line, MH_E_PTX_SYNTAX, "a range of vector registers (%.*s<%u>) is not supported", (int)len, name, count);
         }
         if (grow((void **)&P->decls, &P->cap_decls, P->ndecls + 1, sizeof *P->decls))
             return perr(P, TOK->line, MH_E_NO_MEMORY, "out of memory");
@@ -49,8 +55,17 @@ int parse_reg_decl(parser *P)
         d->prev = hidden;
         d->line = line;
         d->base = 0;
+        d->width = width;
         uint32_t first = 0;
-        if (count == 0) {
+        if (width) { /* one register per element, named v.x .. v.w */
+            char buf[96];
+            for (uint32_t i = 0; i < width; i++) {
+                int k = snprintf(buf, sizeof buf, "%.*s.%c", (int)(len < 80 ? len : 80), name, "xyzw"[i]);
+                uint32_t r;
+                if (new_reg(P, buf, (size_t)k, t, &r)) return -1;
+                if (i == 0) first = r;
+            }
+        } else if (count == 0) {
             if (new_reg(P, name, len, t, &first)) return -1;
         } else {
             char buf[96];

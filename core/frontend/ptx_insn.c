@@ -138,8 +138,14 @@ int parse_operand(parser *P, mh_ptx_insn *in, mh_ptx_opnd *o)
         NEXT();
         return 0;
     }
-    uint32_t r;
+    uint32_t r, width;
     int v;
+    if ((width = lookup_vec_reg(P, TOK->s, TOK->len, &r)) != 0) { /* a vector register: its elements */
+        o->kind = MH_OPK_VEC;
+        for (uint32_t i = 0; i < width; i++) o->vec[o->n++] = r + i;
+        NEXT();
+        return 0;
+    }
     if (TOK->s[0] == '%') {
         if (!lookup_reg(P, TOK->s, TOK->len, &r)) {
             o->kind = MH_OPK_REG;

@@ -15,6 +15,7 @@ typedef struct {
     const char *name;   /* prefix for ranges, whole name otherwise */
     size_t len;
     uint32_t count;     /* 0: a single register */
+    uint32_t width;     /* a vector register (.reg .v2/.v4): its element count, registers base.. */
     uint32_t base;
     int depth;
     int32_t prev;       /* the declaration this one hides (same name or prefix), -1: none */
@@ -103,6 +104,10 @@ int op_of(const char *s, size_t n);
 int sreg_of(const char *s, size_t n);
 int new_reg(parser *P, const char *name, size_t len, mh_ptx_type t, uint32_t *out);
 int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out);
+/* A vector register's name (.reg .v4 .f32 v): its element count and first element's register, 0
+ * when s names no vector register.  Its elements are v.x .. v.w (or .r .g .b .a), as lookup_reg
+ * finds them; the name alone is the vector, an operand of vector instructions. */
+uint32_t lookup_vec_reg(parser *P, const char *s, size_t n, uint32_t *base);
 /* A name declared again in the scope being parsed (the module's, or the block's: a label, a
  * register, a variable, a parameter of the function in its body's block) is refused as ptxas
  * refuses it, naming both lines; `what` says what the new one is.  range: a register range

@@ -198,9 +198,29 @@ static int32_t lookup_decl(parser *P, const char *s, size_t n, uint32_t *out)
     return best;
 }
 
+/* A vector register's element (v.x, v.y, v.z, v.w or v.r, v.g, v.b, v.a) or a scalar register;
+ * the vector's name alone is no scalar register. */
 int lookup_reg(parser *P, const char *s, size_t n, uint32_t *out)
 {
-    return lookup_decl(P, s, n, out) >= 0 ? 0 : -1;
+    int32_t d = lookup_decl(P, s, n, out);
+    if (d >= 0) return P->decls[d].width ? -1 : 0;
+    if (n < 3 || s[n - 2] != '.') return -1;
+    const char *at = strchr("xyzwrgba", s[n - 1]);
+    uint32_t base, width = lookup_vec_reg(P, s, n - 2, &base);
+    if (!at || !s[n - 1] || !width) return -1;
+    uint32_t i = (uint32_t)(at - "xyzwrgba") % 4;
+    if (i >= width) return -1;
+    *out = base + i;
+    return 0;
+}
+
+uint32_t lookup_vec_reg(parser *P, const char *s, size_t n, uint32_t *base)
+{
+    uint32_t r;
+    int32_t d = lookup_decl(P, s, n, &r);
+    if (d < 0 || !P->decls[d].width) return 0;
+    *base = P->decls[d].base;
+    return P->decls[d].width;
 }
 
 /* 1 when the register name s is the range d's prefix followed by a number below its count, as

@@ -687,6 +687,10 @@ do
     { "cutlass54_fp8_cooperative", "CUTLASS 54: fp8 e4m3 GEMM, scaled epilogue, amax" },
     { "cutlass57_grouped_pingpong", "CUTLASS 57: grouped GEMM, tensor maps edited on the device" },
     { "cutlass55_mixed_scale_zero", "CUTLASS 55: f16 x e4m3, per-group scale and zero" },
+    { "cutlass67_fp8_blockwise", "CUTLASS 67: fp8 GEMM, 128x128 block scales of A and B" },
+    { "cutlass88_fmha_pingpong_causal", "CUTLASS 88: attention forward, ping-pong, causal, LSE" },
+    { "cutlass63_fp8_weight_prefetch", "CUTLASS 63: fp8 GEMM, weight prefetch, dependent launch" },
+    { "cutlass61_topk_softmax", "CUTLASS 61: f16 GEMM, top-2 softmax epilogue" },
   }
   local exe = harness_exe()
   local has_timeout = os.execute("command -v timeout >/dev/null 2>&1")

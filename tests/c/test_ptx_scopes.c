@@ -14,6 +14,9 @@
  *  - every function's blocks (mh_ptx_func.blocks) and mh_ptx_block_at; 300 sibling blocks with
  *    a DONE each (the label index grows while they are read: a label's slot was kept across
  *    the growth, and the branches of the later blocks did not find their own DONE).
+ *  - tests/ptx/scopes/vector_regs.ptx: vector registers (.reg .v2 .f32 mx in an inner block, as
+ *    CUTLASS's top-K softmax epilogue has it; .reg .v4 .b32 v) by element (.x .. .w, .r .. .a) and
+ *    whole as ld/st operands (mx.x was an unknown name, and the .v2 was taken as one f32);
  * `test_ptx_scopes --parse FILE...` prints, for each file, "accept FILE" or "refuse FILE LINE"
  * (the front end only: tests/ptxas_check.sh compares it with ptxas).
  * argv[1]: the source folder. */
@@ -105,6 +108,18 @@ static void shadow(const char *root)
     for (int k = 0; k < 8; k++) {
         CHECK(out[0][k] == want[k]);
         if (out[0][k] != want[k]) fprintf(stderr, "  shadow: out[%d] = %u, expected %u\n", k, out[0][k], want[k]);
+    }
+    free(out[0]);
+}
+
+static void vector_regs(const char *root)
+{
+    uint32_t words[1] = {9}, *out[1];
+    CHECK(run(root, "tests/ptx/scopes/vector_regs.ptx", "vector_regs", 1, 1, words, -1, NULL, out) == 0);
+    static const uint32_t want[9] = {0x40400000, 0x3f800000, 0x3f800000, 0, 7, 8, 9, 10, 17};
+    for (int k = 0; k < 9; k++) {
+        CHECK(out[0][k] == want[k]);
+        if (out[0][k] != want[k]) fprintf(stderr, "  vector_regs: out[%d] = %#x, expected %#x\n", k, out[0][k], want[k]);
     }
     free(out[0]);
 }
@@ -291,6 +306,7 @@ int main(int argc, char **argv)
     const char *root = argc > 1 ? argv[1] : ".";
     wait_inlined(root);
     shadow(root);
+    vector_regs(root);
     blocks(root);
     many_blocks();
     wait_instrumented(root);

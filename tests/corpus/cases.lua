@@ -69,6 +69,66 @@ local function cutlass55(dequant)
       c_layout = "mn", alpha = 0.5, beta = 0.5, c0 = 4, dequant = dequant, dtype = "f16" }, timeout_s = 60 }
 end
 
+-- CUTLASS example 67 (DeepSeek-style blockwise-scaled fp8 GEMM: warp-specialised cooperative,
+-- 128x128x128 tiles, cluster 1x2x1, KernelTmaWarpSpecializedCooperativeFP8Blockwise: each k-block's
+-- wgmma result is multiplied by its A and B block scales before it is added to the f32 accumulators),
+-- recorded with --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 --scale_a=2 --scale_b=0.5 --scale_c=2:
+-- e4m3 A row-major, B column-major, one f32 scale per 128 x 128 block of A and of B (the program's
+-- values, recorded words, M/N-major), f32 C, D and aux column-major; Z = 0.5 sum_kb sa sb (A B)_kb + C,
+-- D = relu(Z), aux = Z (the epilogue scales only fp8 outputs; no amax for f32 ones)
+local cutlass67 = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling.launches.lua",
+  ptx = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling.ptx", range = 2,
+  inputs = { [1] = "e4m3", [3] = "e4m3", [5] = "f32" }, outputs = { [6] = "f32", [8] = "f32" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 3, b_layout = "nk", c = 6, c_layout = "nm",
+    dtype = "f32", alpha = 0.5, beta = 1, c0 = 5, act = "relu", aux = 8, aux_dtype = "f32",
+    blockscale = { a = 2, b = 4, m = 128, n = 128, k = 128 } }, timeout_s = 60 }
+
+-- CUTLASS example 63 (fp8 GEMM with weight prefetch: a non-persistent warp-specialised kernel whose
+-- producer warps load A (the weights) and B (the activations) apart, A's first k-tiles into spare
+-- shared memory before B's dependency is released; FP8 fast accumulation, 64x64x128 tiles, no
+-- cluster), recorded with --m=256 --n=64 --k=512 --alpha=0.5 --beta=0.5 (prefetch and overlap ratios
+-- 0.5, its defaults): e4m3 A row-major, e5m2 B column-major, e4m3 C and D column-major,
+-- D = 0.5 A B + 0.5 C (saturating)
+local cutlass63 = { launches = "cutlass/63_hopper_gemm_with_weight_prefetch.launches.lua",
+  ptx = "cutlass/63_hopper_gemm_with_weight_prefetch.ptx", range = 2,
+  inputs = { [1] = "e4m3", [2] = "e5m2", [3] = "e4m3" }, outputs = { [4] = "e4m3" },
+  check = { op = "gemm", m = 256, n = 64, k = 512, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 4, c_layout = "nm",
+    dtype = "e4m3", alpha = 0.5, beta = 0.5, c0 = 3 }, timeout_s = 60 }
+
+-- CUTLASS example 67's groupwise program (fp8 GEMM, A scaled per row and per 128 k, B per 128 x 128
+-- block: f32 scales, A's M-major [k / 128][m], B's K-major [n / 128][k / 128]; cooperative,
+-- 256x128x128 tiles, cluster 1x2x1, the same FP8 blockwise mainloop), recorded with --m=256 --n=256
+-- --k=256: e4m3 A row-major, B column-major, D = the accumulators (bf16, row-major; no C, no
+-- epilogue op); its inputs and scales are filled by device kernels (not run): all from a seed here
+local cutlass67g = { launches = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling.launches.lua",
+  ptx = "cutlass/67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling.ptx", range = 2,
+  inputs = { [1] = "e4m3", [3] = "e4m3", [2] = "f32", [4] = "f32" }, outputs = { [5] = "bf16" },
+  check = { op = "gemm", m = 256, n = 256, k = 256, a = 1, a_layout = "mk", b = 3, b_layout = "nk", c = 5, c_layout = "mn",
+    dtype = "bf16", blockscale = { a = 2, b = 4, m = 1, n = 128, k = 128, b_kmajor = true } }, timeout_s = 60 }
+
+-- CUTLASS example 61 (GEMM with a top-K + softmax epilogue: warp-specialised, 64x64x128 tiles, the
+-- whole row of N = 64 in one tile), recorded with --m=256 --n=64 --k=256: f16 A row-major, B
+-- column-major, D row-major f16, Z = A B / 256 (alpha 1 / k, no C), each row of D the softmax of its
+-- 2 largest values of Z and 0 elsewhere; inputs in [-4, 4] so that a row's values stand apart
+local cutlass61 = { launches = "cutlass/61_hopper_gemm_with_topk_and_softmax.launches.lua",
+  ptx = "cutlass/61_hopper_gemm_with_topk_and_softmax.ptx", range = 4, retype = true,
+  inputs = { [1] = "f16", [2] = "f16" }, outputs = { [3] = "f16" },
+  check = { op = "gemm", m = 256, n = 64, k = 256, a = 1, a_layout = "mk", b = 2, b_layout = "nk", c = 3, c_layout = "mn",
+    dtype = "f16", alpha = 1 / 256, topk = 2 }, timeout_s = 60 }
+
+-- CUTLASS example 88 (Hopper attention forward, f16, f32 accumulation, --use_fast_math as its build
+-- has it), recorded with --b=1 --h=2 --q=256 --k=256 --d=64 --iterations=1 and --mask=no, causal:
+-- O = softmax(Q K^T / 8) V and LSE = each row's log-sum-exp (f32), Q, K, V, O [batch][head][seq][dim];
+-- its three d=64 kernels (TMA 64x128 tiles; warp-specialised cooperative and ping-pong, 128x64),
+-- each runner allocating Q, K, V, O, LSE anew (ids from `first`); its maps are UINT16; inputs in
+-- [-3, 3] so that the scores (standard deviation near 3) make a peaked softmax, which a wrong scale shows
+local function cutlass88(first, causal)
+  return { launches = "cutlass/88_hopper_fmha.launches.lua", ptx = "cutlass/88_hopper_fmha.ptx",
+    inputs = { [first] = "f16", [first + 1] = "f16", [first + 2] = "f16" }, outputs = { [first + 3] = "f16", [first + 4] = "f32" },
+    retype = true, range = 3, check = { op = "attention", q = first, k = first + 1, v = first + 2, o = first + 3, lse = first + 4,
+      batch = 1, heads = 2, seq = 256, dim = 64, causal = causal, dtype = "f16" }, timeout_s = 60 }
+end
+
 -- ThunderKittens' H100 attention forward: O = softmax(Q K^T / sqrt(D)) V, bf16 [1][1][768][D]
 local function tk(dim)
   return { launches = "tk/mha_h100_d" .. dim .. ".launches.lua", ptx = "tk/mha_h100_d" .. dim .. ".ptx",
@@ -114,4 +174,14 @@ return {
   case(cutlass55({ scale = 7, zero = 8, group = 128 }), { name = "cutlass55_mixed_scale_zero",
     kernel = { "MixedInput", "float_e4m3_tENS_6half_tESJ_EEE" } }),
   case(fastcu, { name = "fastcu_k12_cluster_tma_store", kernel = "matmulKernel12" }),
+  case(cutlass67, { name = "cutlass67_fp8_blockwise", kernel = "Blockwise" }),
+  case(cutlass88(1), { name = "cutlass88_fmha_tma", kernel = { "FmhaKernelTmaI", "DefaultFusion" } }),
+  case(cutlass88(9), { name = "cutlass88_fmha_cooperative", kernel = { "IndividualTileScheduler", "DefaultFusion" } }),
+  case(cutlass88(17), { name = "cutlass88_fmha_pingpong", kernel = { "PersistentTileScheduler", "DefaultFusion" } }),
+  case(cutlass88(1, true), { name = "cutlass88_fmha_tma_causal", kernel = { "FmhaKernelTmaI", "CausalFusion" } }),
+  case(cutlass88(9, true), { name = "cutlass88_fmha_cooperative_causal", kernel = { "IndividualTileScheduler", "CausalFusion" } }),
+  case(cutlass88(17, true), { name = "cutlass88_fmha_pingpong_causal", kernel = { "PersistentTileScheduler", "CausalFusion" } }),
+  case(cutlass63, { name = "cutlass63_fp8_weight_prefetch", kernel = "WithPrefetch" }),
+  case(cutlass61, { name = "cutlass61_topk_softmax", kernel = "TopK" }),
+  case(cutlass67g, { name = "cutlass67_fp8_groupwise", kernel = "GemmUniversal" }),
 }

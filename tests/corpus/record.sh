@@ -3,17 +3,17 @@
 # recording stand-in (tests/corpus/shim, -cudart none), runs its own host code and writes the PTX
 # and the recorded launches into OUT (one folder per code base, as in tests/corpus).  SRC holds
 # the code bases at the commits SOURCES.md names: SRC/fast.cu, SRC/cuda-samples, SRC/cutlass,
-# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
+# SRC/ThunderKittens (cutlass54, cutlass55, cutlass57, cutlass61, cutlass63, cutlass67, cutlass88: more CUTLASS examples from SRC/cutlass).  The committed PTX is what this wrote once: compare with OUT, do not
 # re-commit a PTX that only differs by a rebuild.  Needs nvcc 13 and gcc; CUTLASS and
 # ThunderKittens take minutes and GBs of memory per file: one nvcc at a time.
-#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]...
+#   tests/corpus/record.sh SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass61|cutlass63|cutlass67|cutlass88|tk]...
 set -eu
-[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|tk]..." >&2; exit 2; }
+[ $# -ge 2 ] || { echo "usage: $0 SRC OUT [fastcu|samples|cutlass|cutlass54|cutlass55|cutlass57|cutlass61|cutlass63|cutlass67|cutlass88|tk]..." >&2; exit 2; }
 SRC=$(cd "$1" && pwd)
 mkdir -p "$2"
 OUT=$(cd "$2" && pwd)
 shift 2
-WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 tk}
+WHAT=${*:-fastcu samples cutlass cutlass54 cutlass55 cutlass57 cutlass61 cutlass63 cutlass67 cutlass88 tk}
 HERE=$(cd "$(dirname "$0")" && pwd)
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 NVCC="nice $CUDA/bin/nvcc"
@@ -42,9 +42,9 @@ record() { # PTX OUT_LUA PROGRAM ARGS...
     { tail -20 "$log" >&2; echo "$*: failed" >&2; exit 1; }
 }
 # a CUTLASS example, built as example 49 is
-cutlass_example() { # DIR NAME (examples/DIR/NAME.cu -> $d/NAME, its PTX $d/NAME.ptx)
+cutlass_example() { # DIR NAME [FLAG] (examples/DIR/NAME.cu -> $d/NAME, its PTX $d/NAME.ptx; FLAG: one its build adds)
   C=$SRC/cutlass
-  (cd "$d" && $NVCC -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -w $PTXONLY -keep -keep-dir "$d" \
+  (cd "$d" && $NVCC -std=c++17 -O3 -DNDEBUG --expt-relaxed-constexpr -w ${3:-} $PTXONLY -keep -keep-dir "$d" \
     -I"$C/include" -I"$C/tools/util/include" -I"$C/examples/common" "$C/examples/$1/$2.cu" $SHIM -o "$2")
 }
 
@@ -120,6 +120,52 @@ for w in $WHAT; do
     printf '0 256x128x128\n1 128x256x256\n2 192x64x64\n' > "$d/groups.txt"
     record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --benchmark="$d/groups.txt" --iterations=0
     ;;
+  cutlass61) # GEMM with a top-K (2) + softmax epilogue, unchanged; one kernel
+    d=$WORK/cutlass61 && mkdir -p "$d" "$OUT/cutlass"
+    n=61_hopper_gemm_with_topk_and_softmax
+    cutlass_example $n $n
+    cp "$d/$n.ptx" "$OUT/cutlass/"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=64 --k=256 --iterations=0
+    ;;
+  cutlass63) # fp8 GEMM with weight prefetch, unchanged, built with CUTLASS_ENABLE_GDC_FOR_SM90 as the
+    # example's notes require for its programmatic dependent launch (griddepcontrol); one kernel
+    d=$WORK/cutlass63 && mkdir -p "$d" "$OUT/cutlass"
+    n=63_hopper_gemm_with_weight_prefetch
+    cutlass_example $n $n -DCUTLASS_ENABLE_GDC_FOR_SM90
+    cp "$d/$n.ptx" "$OUT/cutlass/"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=64 --k=512 --alpha=0.5 --beta=0.5 --iterations=0
+    ;;
+  cutlass67) # blockwise-scaled fp8 GEMM (one f32 scale per 128 x 128 block of A and of B), unchanged;
+    # its PTX is the one GEMM kernel (the example checks on the host); then the groupwise program (A
+    # scaled per row and 128 k), whose GEMM kernel's PTX only is kept (not its fill kernels')
+    d=$WORK/cutlass67 && mkdir -p "$d" "$OUT/cutlass"
+    x=67_hopper_fp8_warp_specialized_gemm_with_blockwise_scaling
+    n=$x
+    cutlass_example $x $n
+    cp "$d/$n.ptx" "$OUT/cutlass/"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --alpha=0.5 --beta=0.5 \
+      --scale_a=2 --scale_b=0.5 --scale_c=2 --iterations=0 --warmup=0
+    n=67_hopper_fp8_warp_specialized_gemm_with_groupwise_scaling
+    cutlass_example $x $n
+    awk -v KEEP=GemmUniversal -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    record "$d/$n.ptx" "$OUT/cutlass/$n.launches.lua" "$d/$n" --m=256 --n=256 --k=256 --iterations=0 --warmup=0
+    ;;
+  cutlass88) # attention forward (f16), unchanged, built with --use_fast_math as its CMakeLists builds it;
+    # batch 1, 2 heads, sequence 256, head dim 64, no mask and causal (one run each, appended); only
+    # the six forward kernels those runs launch are kept (the program compiles every head dim's forward
+    # and backward kernels for three masks, 7.7 MB of PTX)
+    d=$WORK/cutlass88 && mkdir -p "$d" "$OUT/cutlass"
+    n=88_hopper_fmha
+    cutlass_example $n $n --use_fast_math
+    : > "$d/launches.lua"
+    for mask in no causal; do
+      record "$d/$n.ptx" "$d/$mask.lua" "$d/$n" --b=1 --h=2 --q=256 --k=256 --d=64 --iterations=1 --mask=$mask &&
+        cat "$d/$mask.lua" >> "$d/launches.lua"
+    done
+    cp "$d/launches.lua" "$OUT/cutlass/$n.launches.lua"
+    sed -n 's/^  kernel = "\(.*\)",$/\1/p' "$d/launches.lua" > "$d/names"
+    awk -v KEEP=FmhaMainloopTma -v NAMES="$d/names" -f "$HERE/ptx_keep.awk" "$d/$n.ptx" "$d/$n.ptx" > "$OUT/cutlass/$n.ptx"
+    ;;
   tk) # batch 4 -> 1, heads 16 -> 1, sequence 3072 -> 768, one iteration; head dim 64 and 128
     mkdir -p "$OUT/tk"
     T=$SRC/ThunderKittens/kernels/attention/mha_h100
@@ -140,7 +186,7 @@ for w in $WHAT; do
       record "$d/mha_h100.ptx" "$OUT/tk/mha_h100_d$dim.launches.lua" "$d/tk" /dev/null
     done
     ;;
-  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, tk)" >&2; exit 2 ;;
+  *) echo "$0: unknown code base $w (fastcu, samples, cutlass, cutlass54, cutlass55, cutlass57, cutlass61, cutlass63, cutlass67, cutlass88, tk)" >&2; exit 2 ;;
   esac
 done
 echo "recorded into $OUT: $WHAT"

@@ -6,10 +6,16 @@
 --              aux = scale_aux * Z (another output in C's layout), amax_d = max |act(Z)| and
 --              amax_aux = max |Z| (one f32 each); fp8 outputs saturate at the format's largest value.
 --              With `dequant` (CUTLASS's mixed-input GEMMs): B[n][k] is first scale[k // group][n] * B
---              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do
+--              (+ zero[k // group][n]), each step rounded to f16 as the kernel's mul.f16 and add.f16 do.
+--              With `blockscale` (CUTLASS's blockwise-scaled fp8 GEMMs): each k-block's partial sum is
+--              multiplied by scale_a[k // bk][m // bm] * scale_b[k // bk][n // bn] (f32 or their words,
+--              M/N-major; B's K-major with b_kmajor)
+--              With `topk` (CUTLASS's top-K + softmax epilogue): each row of C is the softmax of its
+--              topk largest values there and 0 elsewhere
 --   grouped_gemm: that gemm per group, each group's matrices packed one after another in the arrays
 --              (as CUTLASS example 57 allocates them), alpha and beta per group from f32 arrays
 --   attention: O = softmax(scale * Q K^T) V per batch and head, [batch][head][seq][dim] arrays
+--              (`causal`: row i sees keys 0..i; `lse`: also each row's log-sum-exp, f32 [batch][head][seq])
 local M = {}
 
 -- |got - want| <= atol + rtol * |want|, by output type (the reference is exact from the inputs:
@@ -56,6 +62,13 @@ local function compare(got, want, dtype, index_name)
   return bad, #want, first
 end
 
+-- An array's f32 values from its 32-bit words (the recording stores small memory as words).
+local function f32s(arr)
+  local v = {}
+  for i, w in ipairs(arr:read()) do v[i] = string.unpack("<f", string.pack("<I4", w)) end
+  return v
+end
+
 local function gemm(s, arrays)
   local m, n, k = s.m, s.n, s.k
   local A = getter(arrays[s.a]:read(), s.a_layout, m, k, "m")
@@ -78,6 +91,19 @@ local function gemm(s, arrays)
       end
     end
   end
+  local bs = s.blockscale
+  local sa, sb, mb, nb, nkb
+  if bs then -- f32 (or their words), M-major: scale_a[k // bs.k][m // bs.m], scale_b likewise (b_kmajor: [n // bs.n][k // bs.k])
+    local function values(arr)
+      local v = arr:read()
+      return math.type(v[1]) == "integer" and f32s(arr) or v
+    end
+    sa, sb = values(arrays[bs.a]), values(arrays[bs.b])
+    mb, nb, nkb = (m + bs.m - 1) // bs.m, (n + bs.n - 1) // bs.n, (k + bs.k - 1) // bs.k
+    if #sa < mb * nkb or #sb < nb * nkb then
+      error(string.format("reference: block scales hold %d and %d values, %d and %d needed", #sa, #sb, mb * nkb, nb * nkb), 0)
+    end
+  end
   local alpha, beta = s.alpha or 1, s.beta or 0
   local C0 = beta ~= 0 and getter(arrays[s.c0]:read(), s.c_layout, m, n, "m")
   local want, z = {}, {}
@@ -94,13 +120,36 @@ local function gemm(s, arrays)
     local a = ar[i]
     for j = 0, n - 1 do
       local b, acc = br[j], 0
-      for kk = 1, k do acc = acc + a[kk] * b[kk] end
+      if bs then -- each k-block's sum times its two scales
+        for kb = 0, nkb - 1 do
+          local part = 0
+          for kk = kb * bs.k + 1, math.min(k, (kb + 1) * bs.k) do part = part + a[kk] * b[kk] end
+          local b_at = bs.b_kmajor and (j // bs.n) * nkb + kb or j // bs.n + kb * nb
+          acc = acc + sa[i // bs.m + kb * mb + 1] * sb[b_at + 1] * part
+        end
+      else
+        for kk = 1, k do acc = acc + a[kk] * b[kk] end
+      end
       acc = alpha * acc
       if C0 then acc = acc + beta * C0(i, j) end
       local at = row_major and (i * n + j + 1) or (j * m + i + 1)
       local d = relu and math.max(acc, 0) or acc
       amax_d, amax_z = math.max(amax_d, math.abs(d)), math.max(amax_z, math.abs(acc))
       want[at], z[at] = sat(scale_d * d, s.dtype), acc
+    end
+  end
+  if s.topk then -- each row: softmax over its topk largest values, the others 0 (CUTLASS's TopKSoftmax)
+    for i = 0, m - 1 do
+      local function at(j) return row_major and (i * n + j + 1) or (j * m + i + 1) end
+      local top = {}
+      for j = 0, n - 1 do top[j + 1] = z[at(j)] end
+      table.sort(top, function(x, y) return x > y end)
+      local floor, sum = top[s.topk], 0
+      for t = 1, s.topk do sum = sum + math.exp(top[t] - top[1]) end
+      for j = 0, n - 1 do
+        local v = z[at(j)]
+        want[at(j)] = v < floor and 0 or math.exp(v - top[1]) / sum
+      end
     end
   end
   local function name(what)
@@ -127,13 +176,6 @@ local function gemm(s, arrays)
     add(compare({ arrays[s.amax_aux]:read()[1] }, { amax_z }, "f32", function() return "amax_aux" end))
   end
   return bad, total, first
-end
-
--- An array's f32 values from its 32-bit words (the recording stores small memory as words).
-local function f32s(arr)
-  local v = {}
-  for i, w in ipairs(arr:read()) do v[i] = string.unpack("<f", string.pack("<I4", w)) end
-  return v
 end
 
 local function grouped_gemm(s, arrays)
@@ -166,7 +208,7 @@ local function attention(s, arrays)
   local out = arrays[s.o]
   local nb, nh, n, d = s.batch, s.heads, s.seq, s.dim
   local scale = s.scale or 1 / math.sqrt(d)
-  local want = {}
+  local want, lse = {}, {}
   for bh = 0, nb * nh - 1 do
     local base = bh * n * d
     for i = 0, n - 1 do
@@ -181,6 +223,7 @@ local function attention(s, arrays)
       end
       local sum = 0
       for j = 0, last do p[j] = math.exp(p[j] - mx); sum = sum + p[j] end
+      lse[bh * n + i + 1] = mx + math.log(sum)
       for e = 0, d - 1 do
         local acc = 0
         for j = 0, last do acc = acc + p[j] * v[base + j * d + e + 1] end
@@ -191,11 +234,20 @@ local function attention(s, arrays)
   local got = out:read()
   local g = {}
   for i = 1, #want do g[i] = got[i] end
-  return compare(g, want, s.dtype, function(i)
+  local bad, total, first = compare(g, want, s.dtype, function(i)
     local e = (i - 1) % d
     local row = (i - 1) // d
     return string.format("O[bh %d][%d][%d]", row // n, row % n, e)
   end)
+  if s.lse then -- the log-sum-exp of each row's scaled scores, f32 [batch][head][seq]
+    local lg, lgot = {}, arrays[s.lse]:read()
+    for i = 1, #lse do lg[i] = lgot[i] end
+    local b, t, f = compare(lg, lse, "f32", function(i)
+      return string.format("LSE[bh %d][%d]", (i - 1) // n, (i - 1) % n)
+    end)
+    bad, total, first = bad + b, total + t, first or f
+  end
+  return bad, total, first
 end
 
 -- The number of output elements outside tolerance, the number compared and the first bad one.
