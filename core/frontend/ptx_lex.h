@@ -6,6 +6,7 @@
 #define MH_PTX_LEX_H
 
 #include <stddef.h>
+#include <string.h>
 #include <stdint.h>
 #include "frontend/ptx.h"
 
@@ -53,5 +54,19 @@ static inline int mh_ptx_tok_is(const mh_ptx_tok *t, const char *s)
     return 1;
 }
 static inline int mh_ptx_tok_punct(const mh_ptx_tok *t, char c) { return t->kind == MH_TK_PUNCT && t->s[0] == c; }
+
+/* A mnemonic's dot-separated parts ("wgmma.mma_async.sync" -> "wgmma", "mma_async", "sync"): at most
+ * max of them into part[]/len[]; returns how many. */
+static inline int mh_ptx_tok_parts(const mh_ptx_tok *t, const char **part, size_t *len, int max)
+{
+    int n = 0;
+    for (const char *p = t->s, *end = t->s + t->len; p < end && n < max;) {
+        const char *q = (const char *)memchr(p, '.', (size_t)(end - p));
+        part[n] = p;
+        len[n++] = (size_t)((q ? q : end) - p);
+        p = q ? q + 1 : end;
+    }
+    return n;
+}
 
 #endif

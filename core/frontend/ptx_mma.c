@@ -56,13 +56,7 @@ static int decode(const mh_ptx_tok *t, mh_ptx_mma *r)
 {
     const char *part[24];
     size_t len[24];
-    int np = 0;
-    for (const char *p = t->s, *end = t->s + t->len; p < end && np < 24;) {
-        const char *d = memchr(p, '.', (size_t)(end - p));
-        part[np] = p;
-        len[np++] = (size_t)((d ? d : end) - p);
-        p = d ? d + 1 : end;
-    }
+    int np = mh_ptx_tok_parts(t, part, len, 24);
     int types[4], nt = 0, layouts[2], nl = 0, shaped = 0;
     const char *head = part[0];
     size_t hn = len[0];

@@ -103,6 +103,24 @@ static int operand(parser *P, tma_opnd *x)
     return expect_punct(P, ']');
 }
 
+/* The operands up to the statement's ';' (at most max of them) into o[], and the ';' taken:
+ * how many, or -1 (the message set). */
+static int operands(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn, tma_opnd *o, int max)
+{
+    int n = 0;
+    while (!mh_ptx_tok_punct(TOK, ';')) {
+        if (n == max) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn->len, mn->s);
+        if (operand(P, &o[n++])) return -1;
+        if (mh_ptx_tok_punct(TOK, ',')) NEXT();
+        else if (!mh_ptx_tok_punct(TOK, ';'))
+            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
+                        (int)mn->len, mn->s, (int)TOK->len, TOK->s);
+    }
+    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
+    NEXT();
+    return n;
+}
+
 /* The mnemonic into the record.  0: decoded; 1: a form not decoded (kept as text);
  * 2: commit_group or wait_group (their operand, if any, still to read); 3: a hint (prefetch). */
 static int decode(const mh_ptx_tok *t, mh_ptx_tma *r, int *policy, int *mbar, int *group)
@@ -185,13 +203,7 @@ static int decode_tensormap(parser *P, const mh_ptx_tok *t, mh_ptx_tma *r)
                                        "release", NULL};
     const char *part[12];
     size_t len[12];
-    int n = 0;
-    for (const char *p = t->s, *end = t->s + t->len; p < end && n < 12;) {
-        const char *q = memchr(p, '.', (size_t)(end - p));
-        part[n] = p;
-        len[n++] = (size_t)((q ? q : end) - p);
-        p = q ? q + 1 : end;
-    }
+    int n = mh_ptx_tok_parts(t, part, len, 12);
     if (is(part[1], len[1], "cp_fenceproxy")) {
         r->kind = MH_TMA_MAP_COPY;
         for (int i = 0; copy[i]; i++)
@@ -232,17 +244,8 @@ static int parse_tensormap(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
         return skip_opaque(P, in, mn);
     }
     tma_opnd o[3];
-    int n = 0;
-    while (!mh_ptx_tok_punct(TOK, ';')) {
-        if (n == 3) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn->len, mn->s);
-        if (operand(P, &o[n++])) return -1;
-        if (mh_ptx_tok_punct(TOK, ',')) NEXT();
-        else if (!mh_ptx_tok_punct(TOK, ';'))
-            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
-                        (int)mn->len, mn->s, (int)TOK->len, TOK->s);
-    }
-    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
-    NEXT();
+    int n = operands(P, in, mn, o, 3);
+    if (n < 0) return -1;
     int has_ord = r.kind == MH_TMA_MAP_REPLACE && r.field != MH_TMAP_ADDRESS;
     int want = r.kind == MH_TMA_MAP_COPY ? 3 : 2 + has_ord;
     const char *what = NULL;
@@ -296,17 +299,8 @@ int parse_tma(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
         return 0;
     }
     tma_opnd o[6];
-    int n = 0;
-    while (!mh_ptx_tok_punct(TOK, ';')) {
-        if (n == 6) return perr(P, TOK->line, MH_E_PTX_SYNTAX, "too many operands for '%.*s'", (int)mn->len, mn->s);
-        if (operand(P, &o[n++])) return -1;
-        if (mh_ptx_tok_punct(TOK, ',')) NEXT();
-        else if (!mh_ptx_tok_punct(TOK, ';'))
-            return perr(P, TOK->line, MH_E_PTX_SYNTAX, "expected ',' or ';' after an operand of '%.*s', found '%.*s'",
-                        (int)mn->len, mn->s, (int)TOK->len, TOK->s);
-    }
-    in->text_end = (uint32_t)(TOK->s - P->m->text) + 1;
-    NEXT();
+    int n = operands(P, in, mn, o, 6);
+    if (n < 0) return -1;
     int tensor = r.kind == MH_TMA_TENSOR_LOAD || r.kind == MH_TMA_TENSOR_STORE || r.kind == MH_TMA_TENSOR_RED;
     int want = (tensor ? 2 : 3) + mbar + r.multicast + policy;
     const char *what = NULL;
