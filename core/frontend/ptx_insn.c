@@ -538,6 +538,15 @@ static int parse_call(parser *P, mh_ptx_insn *in, const mh_ptx_tok *mn)
     return expect_punct(P, ';');
 }
 
+/* Whether an operand the instruction reads (after its destination, when it writes one) is a
+ * register list */
+static int vec_source(const mh_ptx_insn *in, int writes)
+{
+    for (int k = writes ? 1 : 0; k < in->nopnds; k++)
+        if (in->o[k].kind == MH_OPK_VEC) return 1;
+    return 0;
+}
+
 /* Operand shapes the executor relies on: enough operands, a register (or
  * a vector of registers) where a result goes, an address where memory is
  * accessed, a type where one is needed. */
@@ -605,6 +614,12 @@ static int validate_insn(parser *P, const mh_ptx_insn *in, const mh_ptx_tok *mn)
     else if (op == MH_OP_BRA && in->o[0].kind != MH_OPK_LABEL) what = "the target must be a label";
     else if ((op == MH_OP_LD || op == MH_OP_ST) && in->vec > 1 && in->o[op == MH_OP_LD ? 0 : 1].kind != MH_OPK_VEC)
         what = "a vector access needs a {...} register list";
+    else if ((op == MH_OP_LD || op == MH_OP_ST) && in->o[op == MH_OP_LD ? 0 : 1].kind == MH_OPK_VEC &&
+             in->o[op == MH_OP_LD ? 0 : 1].n != (in->vec > 1 ? in->vec : 1))
+        what = in->vec > 1 ? "the register list must have one register per element of the vector"
+                           : "a register list ({...} or a .v2/.v4 register) needs a .v2/.v4 access";
+    else if (op != MH_OP_LD && op != MH_OP_ST && op != MH_OP_MOV && vec_source(in, writes))
+        what = "a register list ({...} or a .v2/.v4 register) is read only by ld, st and mov: name its elements";
     else if (in->o[0].kind == MH_OPK_VEC && writes && in->o[0].fimm) what = "a constant cannot be written";
     else if (in->o[0].kind == MH_OPK_VEC && writes)
         for (int k = 0; k < in->o[0].n; k++)

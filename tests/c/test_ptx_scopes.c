@@ -281,6 +281,10 @@ static void refused(const char *root)
         {"bad_register_in_range.ptx", 10, "register '%q1' is defined twice in one scope (first at line 9)"},
         {"bad_extern_static.ptx", 8, "'g' was declared .extern (line 6): its definition must be .visible (or .weak), not static"},
         {"bad_register_leading_zero.ptx", 9, "register '%r007' is defined twice in one scope (first at line 8)"},
+        /* ptxas: "Argument vector size mismatch", "Illegal vector size: 3", "Vector operand is not allowed" */
+        {"bad_vector_store_width.ptx", 11, "a register list ({...} or a .v2/.v4 register) needs a .v2/.v4 access"},
+        {"bad_vector_load_count.ptx", 10, "the register list must have one register per element of the vector"},
+        {"bad_vector_source.ptx", 11, "is read only by ld, st and mov: name its elements"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char path[512];
