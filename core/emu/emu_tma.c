@@ -67,8 +67,8 @@ int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_ma
     }
     mh_error e;
     mh_error_clear(&e);
-    return s->elem_size == 1 || s->elem_size == 2 || s->elem_size == 4 || s->elem_size == 8 ? (mh_tensor_map_check(s, &e) ? -1 : 0)
-                                                                                             : -1;
+    return s->elem_size == 1 || s->elem_size == 2 || s->elem_size == 4 || s->elem_size == 8 ? (mh_tensor_map_check(s, &e) ? -2 : 0)
+                                                                                             : -2;
 }
 
 /* ---- the copies ------------------------------------------------------------- */
@@ -94,9 +94,19 @@ static int read_map(ctx *c, warp *w, int l, const mh_ptx_opnd *o, mh_tensor_map_
             memcpy(buf + 64 * h, p, 64);
         }
     }
-    if (mh_emu_tensor_map_decode(buf, s))
+    int d = mh_emu_tensor_map_decode(buf, s);
+    if (d == -2) { /* emu's encoding, its fields out of range: a tensormap.replace or a store made it so */
+        mh_error e;
+        mh_error_clear(&e);
+        if (s->elem_size != 1 && s->elem_size != 2 && s->elem_size != 4 && s->elem_size != 8)
+            return emu_fault(c, w, l, "the tensor map's element size is %u bytes", (unsigned)s->elem_size), -1;
+        mh_tensor_map_check(s, &e);
+        return emu_fault(c, w, l, "the tensor map as it is now in memory (tensormap.replace, or a store) is not valid: %s",
+                         e.message), -1;
+    }
+    if (d)
         return emu_fault(c, w, l, "the tensor map is not one dev:tensor_map made on emu (emu's own encoding, "
-                         "docs/emu.md; a map encoded by the driver or changed in memory is not read)"), -1;
+                         "docs/emu.md; a map the driver encoded is not read)"), -1;
     return 0;
 }
 

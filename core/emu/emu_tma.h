@@ -10,7 +10,8 @@
  * 24 (8 bytes each), strides[4] at 64, box[5] at 96 (2 bytes each), element strides[5] at 106 (one
  * byte each); the rest zero.  Checked first (mh_tensor_map_check): bad_argument naming the rule. */
 int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYTES], mh_error *e);
-/* Reads one back: 0, or -1 when the bytes are not a map mh_emu_tensor_map made (or were changed). */
+/* Reads one back: 0; -1 when the bytes are not in the encoding mh_emu_tensor_map makes; -2 when they
+ * are but a field is out of range (changed in memory: tensormap.replace, a store). */
 int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_map_spec *s);
 
 /* The shared-memory swizzle of TMA (a tensor map's swizzle) and of wgmma (a matrix descriptor's),

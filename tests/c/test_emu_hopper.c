@@ -1217,6 +1217,22 @@ static void tensormap_edits(void)
     CHECK(mh_emu_tensor_map_decode(got, &back) == 0);
     CHECK(back.address == ay && back.box[1] == 2 && back.elem_strides[0] == 2 && back.dims[0] == 16 && back.box[0] == 8);
     mh_ptx_free(&m);
+    /* a map edited out of range (a row stride of 36 bytes, not a multiple of 16): the copy says what is
+     * wrong with it, not that edited maps are not read */
+    {
+        char bad_src[sizeof src];
+        memcpy(bad_src, src, sizeof src);
+        char *st = strstr(bad_src, "[%r2], 0, 32;");
+        CHECK(st != NULL);
+        if (st) memcpy(st, "[%r2], 0, 36;", 13);
+        mh_emu_write(dev, at, map, sizeof map, &e);
+        CHECK(mh_ptx_parse(&m, bad_src, sizeof bad_src - 1, "tm.ptx", &e) == 0);
+        mh_error re;
+        CHECK(run(&m, "edit", 32, 0, args, 4, &re) != 0);
+        CHECK_CONTAINS(re.message, "the tensor map as it is now in memory (tensormap.replace, or a store) is not valid");
+        CHECK_CONTAINS(re.message, "36");
+        mh_ptx_free(&m);
+    }
     /* the forms emu does not run are kept as text and refused by name; the ones ptxas refuses fail here */
     static const struct { const char *insn; int rc; const char *why; } bad[] = {
         {"tensormap.replace.tile.rank.global.b1024.b32 [%rd1], 1;", MH_E_PTX_UNSUPPORTED, "tensormap.replace.tile.rank"},
