@@ -208,7 +208,9 @@ static uint64_t minmax_nan(const mh_ptx_insn *in, mh_ptx_type t, uint64_t a, uin
 {
     if (t == MH_PT_F16X2 || t == MH_PT_BF16X2) {
         mh_ptx_type h = t == MH_PT_F16X2 ? MH_PT_F16 : MH_PT_BF16;
-        return minmax_nan(in, h, a >> 16 & 0xffff, b >> 16 & 0xffff) << 16 | minmax_nan(in, h, a & 0xffff, b & 0xffff);
+        mh_ptx_insn half = *in; /* each half as the scalar form, so .ftz flushes a subnormal half as min.ftz.f16 does */
+        half.type = h;
+        return minmax_nan(&half, h, a >> 16 & 0xffff, b >> 16 & 0xffff) << 16 | minmax_nan(&half, h, a & 0xffff, b & 0xffff);
     }
     double x = fget(a, t), y = fget(b, t);
     if (isnan(x) || isnan(y)) return t == MH_PT_F32 ? 0x7fffffffu : 0x7fffu;

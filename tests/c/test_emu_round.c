@@ -365,6 +365,32 @@ static void f8x2_cvt(void)
 
 /* min/max.NaN (sm_80): a NaN operand gives the canonical NaN (0x7fffffff, 0x7fff a half) where plain
  * min/max give the other operand; packed halves each on their own. */
+/* max.ftz.NaN.f16x2 flushes each subnormal half to zero, as max.ftz.f16 does */
+static void minmax_nan_ftz_f16x2(void)
+{
+    static const char src[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n"
+        ".visible .entry t(.param .u64 pin, .param .u64 pout)\n{\n"
+        ".reg .b32 %r<6>;\n.reg .b64 %rd<6>;\n"
+        "ld.param.u64 %rd1, [pin];\nld.param.u64 %rd2, [pout];\nmov.u32 %r1, %tid.x;\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd4, %rd1, %rd3;\nld.global.v2.b32 {%r2, %r3}, [%rd4];\n"
+        "mul.wide.u32 %rd3, %r1, 8;\nadd.s64 %rd5, %rd2, %rd3;\n"
+        "max.ftz.NaN.f16x2 %r4, %r2, %r3;\nmax.NaN.f16x2 %r5, %r2, %r3;\n"
+        "st.global.v2.b32 [%rd5], {%r4, %r5};\nret;\n}\n";
+    /* halves (hi, lo): a = (-tiny, +tiny) subnormals, b = (+0, +0); then a NaN half beside a subnormal */
+    const uint32_t v[2][2] = {{0x80010001, 0x00000000}, {0x7e000002, 0x00000000}};
+    const uint32_t want[2][2] = {{0x00000000, 0x00000001}, {0x7fff0000, 0x7fff0002}};
+    uint32_t got[2][2];
+    run_inline(src, "t", v, sizeof v, got, sizeof got, 2);
+    for (int i = 0; i < 2; i++)
+        for (int k = 0; k < 2; k++) {
+            CHECK(got[i][k] == want[i][k]);
+            if (got[i][k] != want[i][k])
+                fprintf(stderr, "  max%s.NaN.f16x2 of (%#x, %#x): %#x, want %#x\n", k ? "" : ".ftz", v[i][0], v[i][1],
+                        got[i][k], want[i][k]);
+        }
+}
+
 static void minmax_nan(void)
 {
     static const char src[] =
@@ -567,6 +593,7 @@ int main(int argc, char **argv)
     tf32_cvt();
     f8x2_cvt();
     minmax_nan();
+    minmax_nan_ftz_f16x2();
     bfind_bits();
     return check_report("test_emu_round");
 }
