@@ -13,9 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* the libraries that run GPU code of their own (not nvrtc, nvJitLink or cuFile: they compile, link or read
+ * files on the host, and what they make a program loads through the stand-in) */
 static const char *const libs[] = {"libcublas", "libcublasLt", "libcufft", "libcufftw", "libcurand", "libcusparse",
-                                   "libcusolver", "libcusolverMg", "libnvrtc", "libnvJitLink", "libcudnn", "libnccl",
-                                   "libnpp", "libnvjpeg", "libcutensor", "libcufile", "libnvblas", NULL};
+                                   "libcusolver", "libcusolverMg", "libcudnn", "libnccl", "libnpp", "libnvjpeg",
+                                   "libcutensor", "libnvblas", NULL};
 
 typedef struct {
     char names[512];
