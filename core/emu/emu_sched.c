@@ -616,8 +616,16 @@ static int step_warp(ctx *c, warp *w)
                 w->known = 0;
                 continue;
             }
-            for (int l = 0; l < WARP; l++) if ((here >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;
-            mask = here;
+            /* with the arrivals go the waiting lanes whose own group is all here (a lane of another,
+             * still incomplete group waits on: it must not run over the lanes it has) */
+            uint32_t run = mask;
+            for (int l = 0; l < WARP; l++) {
+                if (!((here & ~mask) >> l & 1)) continue;
+                uint32_t own = in->nopnds > mi ? (uint32_t)val(c, w, mo, l) : 0xffffffffu;
+                if ((here & own & live) == (own & live)) run |= 1u << l;
+            }
+            for (int l = 0; l < WARP; l++) if ((run >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;
+            mask = run;
         }
         if (__builtin_expect(c->slow, 0)) {
             if (w->written && emu_strict_sources(c, w, in, mask)) return -1;

@@ -43,4 +43,46 @@ describe("warp-synchronous instructions with a member mask per lane", function()
       end
     end
   end)
+
+  it("release a waiting group only when its own members are all there", function()
+    -- lanes 16-23 reach the redux first and wait for their group (16-31); lanes 0-15 come next, a
+    -- group of their own, complete; lanes 24-31 come last. Before, the second arrival released the
+    -- waiting lanes too: lanes 16-23 and then 24-31 summed over 8 lanes each, silently.
+    local src = [[
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry three_way(.param .u64 pout)
+{
+	.reg .b32 %r<8>;
+	.reg .pred %p<3>;
+	.reg .b64 %rd<4>;
+	ld.param.u64 %rd1, [pout];
+	mov.u32 %r1, %tid.x;
+	mov.u32 %r4, 1;
+	setp.ge.u32 %p1, %r1, 24;
+	@%p1 bra ZPATH;
+	setp.lt.u32 %p2, %r1, 16;
+	@%p2 bra XPATH;
+	mov.u32 %r2, -65536;
+RED:
+	redux.sync.add.u32 %r3, %r4, %r2;
+	mul.wide.u32 %rd2, %r1, 4;
+	add.s64 %rd3, %rd1, %rd2;
+	st.global.u32 [%rd3], %r3;
+	ret;
+XPATH:
+	mov.u32 %r2, 65535;
+	bra.uni RED;
+ZPATH:
+	mov.u32 %r2, -65536;
+	bra.uni RED;
+}
+]]
+    local m = dev:load { name = "three_way.ptx", source = src }
+    local out = dev:array("u32", 32)
+    m:kernel("three_way"):launch { grid = 1, block = 32, args = { out } }
+    local got = out:read()
+    for l = 1, 32 do assert.are.equal(16, got[l], "lane " .. (l - 1)) end
+  end)
 end)
