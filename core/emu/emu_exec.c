@@ -20,7 +20,7 @@
  * on a GPU); all of them for a form without a mask (vote.ballot). */
 static uint32_t lane_members(ctx *c, const warp *w, const mh_ptx_insn *in, int k, int l, uint32_t emask)
 {
-    return in->nopnds > k ? (uint32_t)val(c, w, &in->o[k], l) & emask : emask;
+    return emu_member_mask(c, w, in, k, l) & emask;
 }
 
 /* ---- arithmetic ------------------------------------------------------------ */

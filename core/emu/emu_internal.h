@@ -593,6 +593,13 @@ static inline __attribute__((always_inline)) uint64_t val(ctx *c, const warp *w,
     return o->neg ? !v : v;
 }
 
+/* A warp-synchronous instruction's member mask for lane l, its operand k (shfl 4; vote, redux,
+ * match 2; elect, bar.warp.sync 1 or 0): the lane's own, or every lane for a form without one. */
+static inline uint32_t emu_member_mask(ctx *c, const warp *w, const mh_ptx_insn *in, int k, int l)
+{
+    return in->nopnds > k ? (uint32_t)val(c, w, &in->o[k], l) : 0xffffffffu;
+}
+
 /* A value of type t as a register holds it: predicates 0/1, signed types sign-extended, the rest
  * zero-extended. */
 static inline uint64_t reg_value(uint64_t v, mh_ptx_type t)

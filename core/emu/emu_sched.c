@@ -601,11 +601,9 @@ static int step_warp(ctx *c, warp *w)
             /* wait until every live lane of the member mask has arrived */
             int mi = in->op == MH_OP_SHFL ? 4 : in->op == MH_OP_VOTE || in->op == MH_OP_REDUX || in->op == MH_OP_MATCH ? 2
                    : elect ? 1 : 0;
-            const mh_ptx_opnd *mo = &in->o[mi];
-            uint32_t members = in->nopnds > mi ? 0 : 0xffffffffu; /* every arrived lane's mask: they may differ */
-            if (in->nopnds > mi)
-                for (int l = 0; l < WARP; l++)
-                    if (mask >> l & 1) members |= (uint32_t)val(c, w, mo, l);
+            uint32_t members = 0; /* every arrived lane's mask: they may differ */
+            for (int l = 0; l < WARP; l++)
+                if (mask >> l & 1) members |= emu_member_mask(c, w, in, mi, l);
             uint32_t live = 0, here = mask;
             for (int l = 0; l < WARP; l++) {
                 live |= (uint32_t)(w->st[l] != LANE_EXITED) << l;
@@ -621,7 +619,7 @@ static int step_warp(ctx *c, warp *w)
             uint32_t run = mask;
             for (int l = 0; l < WARP; l++) {
                 if (!((here & ~mask) >> l & 1)) continue;
-                uint32_t own = in->nopnds > mi ? (uint32_t)val(c, w, mo, l) : 0xffffffffu;
+                uint32_t own = emu_member_mask(c, w, in, mi, l);
                 if ((here & own & live) == (own & live)) run |= 1u << l;
             }
             for (int l = 0; l < WARP; l++) if ((run >> l & 1) && w->st[l] == LANE_WSYNC) w->st[l] = LANE_ACTIVE;

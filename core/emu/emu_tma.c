@@ -44,6 +44,16 @@ int mh_emu_tensor_map(const mh_tensor_map_spec *s, unsigned char out[MH_TMAP_BYT
     return 0;
 }
 
+/* A decoded map's fields: its element size one a map can have, the rest as mh_tensor_map_check
+ * rules (a map made here passes; one edited in memory may not).  0, or -1 with the reason in e. */
+static int fields_check(const mh_tensor_map_spec *s, mh_error *e)
+{
+    mh_error_clear(e);
+    if (s->elem_size != 1 && s->elem_size != 2 && s->elem_size != 4 && s->elem_size != 8)
+        return mh_fail(e, MH_E_BAD_ARGUMENT, "its element size is %u bytes", (unsigned)s->elem_size);
+    return mh_tensor_map_check(s, e);
+}
+
 int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_map_spec *s)
 {
     if (memcmp(in, magic, 8) || in[8] != 1 || in[9] < 1 || in[9] > MH_TMAP_MAX_RANK) return -1;
@@ -66,9 +76,7 @@ int mh_emu_tensor_map_decode(const unsigned char in[MH_TMAP_BYTES], mh_tensor_ma
         s->elem_strides[i] = in[106 + i];
     }
     mh_error e;
-    mh_error_clear(&e);
-    return s->elem_size == 1 || s->elem_size == 2 || s->elem_size == 4 || s->elem_size == 8 ? (mh_tensor_map_check(s, &e) ? -2 : 0)
-                                                                                             : -2;
+    return fields_check(s, &e) ? -2 : 0;
 }
 
 /* ---- the copies ------------------------------------------------------------- */
@@ -97,10 +105,7 @@ static int read_map(ctx *c, warp *w, int l, const mh_ptx_opnd *o, mh_tensor_map_
     int d = mh_emu_tensor_map_decode(buf, s);
     if (d == -2) { /* emu's encoding, its fields out of range: a tensormap.replace or a store made it so */
         mh_error e;
-        mh_error_clear(&e);
-        if (s->elem_size != 1 && s->elem_size != 2 && s->elem_size != 4 && s->elem_size != 8)
-            return emu_fault(c, w, l, "the tensor map's element size is %u bytes", (unsigned)s->elem_size), -1;
-        mh_tensor_map_check(s, &e);
+        fields_check(s, &e);
         return emu_fault(c, w, l, "the tensor map as it is now in memory (tensormap.replace, or a store) is not valid: %s",
                          e.message), -1;
     }
