@@ -114,18 +114,18 @@ function M.replay(backend, cap)
   local dev = mgpu.device(backend or "emu")
   local modules, bad, skipped = {}, {}, 0
   for n, L in ipairs(cap.launches) do
+    local ok, what -- ok nil: not replayed (the capture marked it, or replay_one found it cannot be)
     if L.skip or L.failed then
-      skipped = skipped + 1
-      print(string.format("launch %d %s: not replayed: %s", n, L.kernel, L.skip or "it failed in the program's run"))
+      what = L.skip or "it failed in the program's run"
     else
-      local ok, what = replay_one(dev, cap.dir, modules, L)
-      if ok == nil then -- not replayable: said, as a launch the capture marked
-        skipped = skipped + 1
-        print(string.format("launch %d %s: not replayed: %s", n, L.kernel, what))
-      else
-        print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
-        if not ok then bad[#bad + 1] = n end
-      end
+      ok, what = replay_one(dev, cap.dir, modules, L)
+    end
+    if ok == nil then
+      skipped = skipped + 1
+      print(string.format("launch %d %s: not replayed: %s", n, L.kernel, what))
+    else
+      print(string.format("launch %d %s: %s%s", n, L.kernel, ok and "same outputs, " or "DIFFERENT: ", what))
+      if not ok then bad[#bad + 1] = n end
     end
   end
   print(string.format("%d launch%s replayed, %d differ, %d not replayed", #cap.launches - skipped,
